@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Regenerate the nvcc-produced PTX in this folder (the Triton / CUTLASS files have their own
+# generators: gen_triton.py, gen_cutlass_dsl.py).
+#
+# Sources are copied into a fixed build folder first so the absolute paths nvcc writes into
+# `.file` directives (-lineinfo / -G) do not depend on where the repository is checked out;
+# the PTX is then byte-for-byte reproducible with the same nvcc (13.0, V13.0.88).
+# Each PTX is checked with ptxas for the arch recorded in manifest.yaml.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+BUILD=/tmp/splice-ptx-modern
+NVCC="${NVCC:-nvcc}"
+PTXAS="${PTXAS:-ptxas}"
+rm -rf "$BUILD" && mkdir -p "$BUILD"
+cp "$HERE"/*.cu "$HERE"/*.cuh "$BUILD"/
+cd "$BUILD"
+
+# name          nvcc arch   extra nvcc flags         ptxas arch  extra ptxas flags
+JOBS=(
+  "wgmma_sm90a            sm_90a  -O3                sm_90a  -"
+  "tma_cluster_sm90a      sm_90a  -O3                sm_90a  -"
+  "cp_async_pipeline      sm_90   -O3                sm_90   -"
+  "ldmatrix_stmatrix_mma  sm_90   -O3                sm_90   -"
+  "fp8_mma_sm89           sm_89   -O3                sm_90   -"
+  "tex_surf_objects       sm_90   -O3                sm_90   -"
+  "calls_params_globals   sm_90   -O3                sm_90   -"
+  "rdc_linkage            sm_90   -O3,-rdc=true      sm_90   -c"
+  "warp_atomics_preds     sm_90   -O3                sm_90   -"
+  "lineinfo_inlined       sm_90   -O3,-lineinfo      sm_90   -"
+  "debug_full_G           sm_90   -G                 sm_90   -"
+  "coop_groups_misc       sm_90   -O3                sm_90   -"
+  "half_bf16_math         sm_90   -O3                sm_90   -"
+  "setmaxnreg_elect_sm90a sm_90a  -O3                sm_90a  -"
+)
+for job in "${JOBS[@]}"; do
+  read -r name arch flags parch pflags <<<"$job"
+  IFS=',' read -r -a fl <<<"$flags"
+  "$NVCC" -arch="$arch" -ptx "${fl[@]}" "$name.cu" -o "$name.ptx"
+  pf=(); [[ "$pflags" != "-" ]] && pf=("$pflags")
+  "$PTXAS" -arch="$parch" "${pf[@]}" "$name.ptx" -o /dev/null
+  cp "$name.ptx" "$HERE/$name.ptx"
+  echo "ok $name ($arch -> ptxas $parch)"
+done

@@ -1,0 +1,203 @@
+"""Two printers (pycparser's generator idea, one ``_canon_<Node>`` per class):
+
+- ``emit(module)`` is lossless: a node that still has its ``span`` is written as the exact
+  source text, and the text *between* spanned siblings (whitespace, comments) is kept, so an
+  unmodified module re-emits byte-identical and an edited one changes only where it was edited.
+- ``canonical(module)`` prints from the model alone, with one spelling per construct; ptxas
+  must accept it and produce the same SASS as for the original text.
+"""
+from __future__ import annotations
+
+from . import model as m
+
+# --------------------------------------------------------------------------------------------
+# lossless
+# --------------------------------------------------------------------------------------------
+
+
+def emit(module: m.Module) -> str:
+    return _emit_seq(module.source, 0, len(module.source), module.items, "")
+
+
+def _indent_before(source: str, pos: int) -> str:
+    line_start = source.rfind("\n", 0, pos) + 1
+    prefix = source[line_start:pos]
+    return prefix if not prefix.strip() else ""
+
+
+def _emit_seq(source, start, end, children, indent_hint):
+    out = []
+    pos = start
+    indent = indent_hint
+    for c in children:
+        span = c.span
+        if span is not None:
+            out.append(source[pos:span[0]])
+            indent = _indent_before(source, span[0])
+            out.append(_emit_node(source, c))
+            pos = span[1]
+        else:
+            # A new node: on a line of its own, indented like its previous sibling.
+            out.append("\n" + indent + _render_new(c, indent))
+    out.append(source[pos:end])
+    return "".join(out)
+
+
+def _render_new(node, indent):
+    if isinstance(node, m.Raw):
+        return node.text
+    text = canonical_node(node, indent)
+    return text
+
+
+def _emit_node(source, node):
+    if isinstance(node, m.Block):
+        s, e = node.span
+        # the braces belong to the block's own text: children are emitted between them
+        return _emit_seq(source, s, e, node.items, _indent_before(source, s) + "\t")
+    if isinstance(node, m.Function) and node.body is not None and node.body.span is not None:
+        s, e = node.span
+        bs, be = node.body.span
+        return source[s:bs] + _emit_node(source, node.body) + source[be:e]
+    return source[node.span[0]:node.span[1]]
+
+
+# --------------------------------------------------------------------------------------------
+# canonical
+# --------------------------------------------------------------------------------------------
+
+
+def canonical(module: m.Module) -> str:
+    out = []
+    for item in module.items:
+        out.append(canonical_node(item, ""))
+    return "\n".join(out) + "\n"
+
+
+def canonical_node(node, indent: str = "") -> str:
+    fn = _CANON.get(type(node))
+    if fn is None:
+        raise TypeError(f"no canonical form for {type(node).__name__}")
+    return fn(node, indent)
+
+
+def operand_text(op) -> str:
+    return str(op)
+
+
+def _canon_instruction(i: m.Instruction, indent):
+    head = (str(i.guard) + " " if i.guard else "") + i.opcode + "".join(i.modifiers)
+    if i.opcode.startswith("<"):
+        head = i.opcode
+    if i.operands:
+        return head + " " + ", ".join(operand_text(o) for o in i.operands) + ";"
+    return head + ";"
+
+
+def _canon_label(l: m.Label, indent):
+    return l.name + ":"
+
+
+def _init_text(init) -> str:
+    if isinstance(init, tuple):
+        return "{" + ", ".join(_init_text(x) for x in init) + "}"
+    return str(init)
+
+
+def canonical_declarator(d: m.Declarator) -> str:
+    text = d.name
+    if d.count is not None:
+        text += f"<{d.count}>"
+    for dim in d.dims:
+        text += "[]" if dim is None else f"[{dim}]"
+    if d.init is not None:
+        text += " = " + _init_text(d.init)
+    return text
+
+
+def _canon_decl(d: m.Decl, indent):
+    parts = list(d.linkage) + [d.space] + list(d.attrs)
+    return " ".join(parts) + " " + ", ".join(canonical_declarator(x) for x in d.declarators) + ";"
+
+
+def _args_text(args) -> str:
+    out = ""
+    for a in args:
+        if a == ",":
+            out += ","
+        elif a == "+" or (out.endswith("+")):
+            out += a
+        else:
+            out += (" " if out else "") + a
+    return out
+
+
+def _canon_directive(d: m.Directive, indent):
+    if d.name == ".callprototype":
+        return ".callprototype " + " ".join(d.args) + ";"
+    text = d.name
+    if d.args:
+        text += " " + _args_text(d.args)
+    return text + (";" if d.terminated else "")
+
+
+def _canon_block(b: m.Block, indent):
+    inner = indent + "\t"
+    lines = ["{"]
+    for it in b.items:
+        lines.append(inner + canonical_node(it, inner))
+    lines.append(indent + "}")
+    return "\n".join(lines)
+
+
+def _canon_raw(r: m.Raw, indent):
+    return r.text
+
+
+def canonical_param(p: m.Param) -> str:
+    text = " ".join([p.space] + list(p.attrs))
+    if p.declarator is not None:
+        text += " " + canonical_declarator(p.declarator)
+    return text
+
+
+def canonical_params(params) -> str:
+    return "(" + ", ".join(canonical_param(p) for p in params) + ")"
+
+
+def _canon_function(f: m.Function, indent):
+    parts = list(f.linkage) + [f.kind]
+    if f.returns is not None:
+        parts.append(canonical_params(f.returns))
+    parts.append(f.name)
+    head = " ".join(parts)
+    if f.params is not None:
+        head += canonical_params(f.params)
+    for d in f.directives:
+        head += "\n" + _canon_directive(d, indent)
+    if f.body is None:
+        return head + ";"
+    return head + "\n" + _canon_block(f.body, "")
+
+
+def _canon_section(s: m.Section, indent):
+    lines = [f".section {s.name}", "{"]
+    for it in s.items:
+        if isinstance(it, m.Label):
+            lines.append(it.name + ":")
+        else:
+            lines.append(it.type + " " + ", ".join(it.values))
+    lines.append("}")
+    return "\n".join(lines)
+
+
+_CANON = {
+    m.Instruction: _canon_instruction,
+    m.Label: _canon_label,
+    m.Decl: _canon_decl,
+    m.Directive: _canon_directive,
+    m.Block: _canon_block,
+    m.Raw: _canon_raw,
+    m.Function: _canon_function,
+    m.Section: _canon_section,
+}

@@ -1,0 +1,341 @@
+"""PTX text -> model, with the Lark grammar in grammars/ptx.lark as the only authority on syntax.
+
+Two paths, one language:
+
+- ``parse(text, fast=False)`` hands the whole file to Lark (LALR, contextual lexer) and
+  transforms the tree.  Simple and slow (tens of thousands of lines per second).
+- ``parse(text)`` (the default) is *chunked*: function bodies are masked out of the module
+  text (same length, newlines kept, so positions survive), the skeleton goes to Lark, and each
+  body is cut into statements line by line.  Each statement is looked up by its *shape* — the
+  text with digit runs collapsed — in a cache of templates built from Lark's own parse of the
+  first statement of that shape (``shapes.py``).  Anything the line cutter is not sure about
+  (a ``/*`` comment, a brace it cannot place) goes to Lark whole.  Tests check that both
+  paths give equal models, spans included, over every corpus file.
+
+Errors are ``PtxSyntaxError`` with file:line:col, the line and a caret.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from functools import lru_cache
+from typing import Optional
+
+from lark import Lark
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from . import model as m
+from .build import ModelBuilder
+from .errors import PtxSyntaxError, line_col, source_line
+from .shapes import ShapeCache
+
+
+@lru_cache(maxsize=1)
+def _grammar_text() -> str:
+    from importlib import resources
+
+    try:  # installed wheel: shipped as splice/grammars/ptx.lark
+        return resources.files("splice.grammars").joinpath("ptx.lark").read_text()
+    except (ModuleNotFoundError, FileNotFoundError):
+        from pathlib import Path
+
+        return (Path(__file__).resolve().parents[2] / "grammars" / "ptx.lark").read_text()
+
+
+@lru_cache(maxsize=1)
+def lark_parser() -> Lark:
+    """The LALR parser.  (lark-cython was tried: its tokens are not ``str`` subclasses, which the
+    span bookkeeping relies on, and with the shape cache Lark sees few statements anyway.)"""
+    return Lark(_grammar_text(), parser="lalr", lexer="contextual",
+                start=["module", "top_chunk", "body_items"], propagate_positions=True,
+                maybe_placeholders=False, cache=False)
+
+
+# --------------------------------------------------------------------------------------------
+# errors
+# --------------------------------------------------------------------------------------------
+
+def _describe_expected(exc: UnexpectedInput) -> str:
+    expected = getattr(exc, "expected", None) or getattr(exc, "allowed", None) or set()
+    names = sorted(_pretty_terminal(e) for e in expected)
+    if not names:
+        return "unexpected input"
+    if len(names) > 8:
+        names = names[:8] + ["…"]
+    return "expected " + ", ".join(names)
+
+
+_TERMINAL_NAMES = {
+    "SEMICOLON": "';'", "COMMA": "','", "LBRACE": "'{'", "RBRACE": "'}'", "LSQB": "'['",
+    "RSQB": "']'", "LPAR": "'('", "RPAR": "')'", "COLON": "':'", "IDENT": "identifier",
+    "REG": "register", "INT": "integer", "DOTNAME": "'.modifier'", "STRING": "string",
+    "HEX_FLOAT": "float literal", "DEC_FLOAT": "number", "PLUS": "'+'", "VBAR": "'|'",
+    "EQUAL": "'='", "LESSTHAN": "'<'", "MORETHAN": "'>'", "AT": "'@'", "BANG": "'!'",
+}
+
+
+def _pretty_terminal(name: str) -> str:
+    if name in _TERMINAL_NAMES:
+        return _TERMINAL_NAMES[name]
+    try:
+        pattern = lark_parser().get_terminal(name).pattern
+        if pattern.type == "str":
+            return repr(pattern.value)
+    except Exception:  # noqa: BLE001
+        pass
+    return name
+
+
+def _syntax_error(exc: UnexpectedInput, source: str, path: str, base_pos: int) -> PtxSyntaxError:
+    if isinstance(exc, UnexpectedEOF):
+        pos = len(source) if base_pos is None else base_pos
+        msg = "unexpected end of input, " + _describe_expected(exc)
+    else:
+        pos = (getattr(exc, "pos_in_stream", None) or 0) + base_pos
+        if isinstance(exc, UnexpectedToken):
+            tok = exc.token
+            got = "end of input" if tok.type == "$END" else repr(str(tok))
+            if tok.type == "$END":
+                pos = base_pos + (exc.token.start_pos or 0) if exc.token.start_pos else pos
+            msg = f"{_describe_expected(exc)}, got {got}"
+        elif isinstance(exc, UnexpectedCharacters):
+            msg = f"unexpected character {source[pos]!r}" if pos < len(source) else "unexpected character"
+            allowed = getattr(exc, "allowed", None)
+            if allowed:
+                msg += "; " + _describe_expected(exc)
+        else:
+            msg = str(exc).splitlines()[0]
+    line, col = line_col(source, pos)
+    return PtxSyntaxError(path, line, col, msg, source_line(source, line))
+
+
+def _lark(text: str, start: str, source: str, path: str, base_pos: int, keep_tokens=False):
+    try:
+        tree = lark_parser().parse(text, start=start)
+    except UnexpectedInput as exc:
+        raise _syntax_error(exc, source, path, base_pos) from None
+    base_line = source.count("\n", 0, base_pos) + 1
+    builder = ModelBuilder(base_pos, base_line, keep_tokens)
+    try:
+        return builder.transform(tree)
+    except VisitError as exc:  # re-raise the real error, never the wrapper
+        raise exc.orig_exc from None
+
+
+# --------------------------------------------------------------------------------------------
+# module skeleton: find function bodies
+# --------------------------------------------------------------------------------------------
+
+_BRACES = re.compile(r'//[^\n]*|/\*.*?\*/|"[^"\n]*"|[{}]', re.S)
+_PREV_SIGNIFICANT = re.compile(r'(?:\s|//[^\n]*\n|/\*.*?\*/)*$', re.S)
+
+
+def _function_bodies(source: str):
+    """(open, close) offsets of every depth-0 brace pair that is a function body: not an
+    initializer (``= {``) and not a ``.section`` block."""
+    bodies = []
+    depth = 0
+    open_at = -1
+    kind = None
+    for mt in _BRACES.finditer(source):
+        tok = mt.group()
+        if tok == "{":
+            if depth == 0:
+                open_at = mt.start()
+                kind = _brace_kind(source, open_at)
+            depth += 1
+        elif tok == "}":
+            depth -= 1
+            if depth == 0 and kind == "body":
+                bodies.append((open_at, mt.start()))
+            if depth < 0:
+                return None  # unbalanced: let Lark report it
+    return bodies if depth == 0 else None
+
+
+_SECTION_HEAD = re.compile(r'\.section\s+\.[\w$.]+\s*$')
+
+
+def _brace_kind(source: str, pos: int) -> str:
+    k = pos - 1
+    while k >= 0 and source[k] in " \t\r\n":
+        k -= 1
+    if k >= 0 and source[k] in "=,{":
+        return "init"
+    line_start = source.rfind("\n", 0, k + 1) + 1
+    if _SECTION_HEAD.search(source[line_start:k + 1]):
+        return "section"
+    return "body"
+
+
+def _mask(source: str, bodies) -> str:
+    parts = []
+    pos = 0
+    for open_at, close_at in bodies:
+        parts.append(source[pos:open_at + 1])
+        interior = source[open_at + 1:close_at]
+        parts.append(re.sub(r"[^\n]", " ", interior))
+        pos = close_at
+    parts.append(source[pos:])
+    return "".join(parts)
+
+
+# --------------------------------------------------------------------------------------------
+# function bodies, line by line
+# --------------------------------------------------------------------------------------------
+
+class _Fallback(Exception):
+    """The line cutter met something it does not handle; Lark parses the whole body."""
+
+
+class _BodyParser:
+    def __init__(self, source: str, path: str, shapes: ShapeCache):
+        self.source = source
+        self.path = path
+        self.shapes = shapes
+
+    def parse_body(self, open_at: int, close_at: int) -> m.Block:
+        try:
+            return self._cut(open_at, close_at)
+        except _Fallback:
+            text = self.source[open_at:close_at + 1]
+            items = _lark(text[1:-1], "body_items", self.source, self.path, open_at + 1)
+            line = self.source.count("\n", 0, open_at) + 1
+            return m.Block(tuple(items), (open_at, close_at + 1), line)
+
+    def _cut(self, open_at: int, close_at: int) -> m.Block:
+        source = self.source
+        shapes = self.shapes
+        stack = [[]]            # items of the open blocks
+        opens = [(open_at, source.count("\n", 0, open_at) + 1)]
+        pos = open_at + 1
+        line_no = opens[0][1]
+        pending = -1            # start offset of a statement spanning several lines
+        pending_line = 0
+        end = close_at
+        while pos < end:
+            nl = source.find("\n", pos, end)
+            if nl < 0:
+                nl = end
+            raw = source[pos:nl]
+            s = raw.strip()
+            if s and not s.startswith("//"):
+                if "/*" in s:
+                    raise _Fallback
+                cut = s.find("//")
+                if cut >= 0:
+                    if '"' in s[:cut]:
+                        raise _Fallback
+                    s = s[:cut].rstrip()
+                lead = pos + (len(raw) - len(raw.lstrip()))
+                stop = lead + len(s)
+                if pending >= 0:
+                    if s.endswith(";"):
+                        stack[-1].extend(shapes.statement(source, pending, stop, pending_line, self.path))
+                        pending = -1
+                    elif s[0] in "{}" and not s.startswith("{%") and not s.startswith("{ %"):
+                        raise _Fallback
+                elif s == "{":
+                    stack.append([])
+                    opens.append((lead, line_no))
+                elif s == "}":
+                    if len(stack) == 1:
+                        raise _Fallback
+                    items = stack.pop()
+                    o, o_line = opens.pop()
+                    stack[-1].append(m.Block(tuple(items), (o, stop), o_line))
+                elif s[0] == "{" or s[0] == "}":
+                    stack[-1].extend(self._brace_line(s, lead, stop, line_no))
+                elif s.endswith(";") or s.endswith(":") or s.startswith((".loc", ".file")):
+                    if ";" in s[:-1] and s.count(";") > 1:
+                        stack[-1].extend(_lark(s, "body_items", source, self.path, lead))
+                    else:
+                        stack[-1].extend(shapes.statement(source, lead, stop, line_no, self.path))
+                else:
+                    pending = lead
+                    pending_line = line_no
+            pos = nl + 1
+            line_no += 1
+        if pending >= 0 or len(stack) != 1:
+            raise _Fallback
+        return m.Block(tuple(stack[0]), (open_at, close_at + 1), opens[0][1])
+
+    def _brace_line(self, s: str, lead: int, stop: int, line_no: int):
+        """A line that opens or closes a scope and has text too: NVVM's one-line inline-asm
+        wrap ``{ cvt.f32.f16 %f1, %rs1;}`` is common enough to get its own fast path."""
+        if s[0] == "{" and s[-1] == "}" and s.count(";") == 1 and s[-2:-1] in (";", " ", "\t"):
+            inner = s[1:-1].rstrip()
+            if inner.endswith(";") and not inner.lstrip().startswith(("{", "}")):
+                k = 1
+                while s[k] in " \t":
+                    k += 1
+                stmt = self.shapes.statement(self.source, lead + k, lead + 1 + len(inner),
+                                             line_no, self.path)
+                return [m.Block(tuple(stmt), (lead, stop), line_no)]
+        raise _Fallback
+
+
+# --------------------------------------------------------------------------------------------
+# entry points
+# --------------------------------------------------------------------------------------------
+
+_MEMO: dict = {}
+_MEMO_LIMIT = 16
+
+
+def parse(text: str, path: str = "<string>", fast: bool = True, cache: bool = True) -> m.Module:
+    """Parse PTX text into a ``Module``.  ``cache`` memoises by content hash within the
+    process (a model is immutable, so handing out the same object is safe)."""
+    key = None
+    if cache:
+        key = (hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest(), path, fast)
+        hit = _MEMO.get(key)
+        if hit is not None:
+            return hit
+    module = _parse_fast(text, path) if fast else _parse_slow(text, path)
+    if key is not None:
+        if len(_MEMO) >= _MEMO_LIMIT:
+            _MEMO.pop(next(iter(_MEMO)))
+        _MEMO[key] = module
+    return module
+
+
+def parse_file(path, fast: bool = True, cache: bool = True) -> m.Module:
+    from pathlib import Path
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8", errors="surrogateescape")
+    except UnicodeDecodeError as exc:  # pragma: no cover - surrogateescape never raises
+        raise PtxSyntaxError(str(p), 1, 1, f"cannot decode: {exc}") from None
+    return parse(text, str(p), fast=fast, cache=cache)
+
+
+def _parse_slow(text: str, path: str) -> m.Module:
+    items = _lark(text, "module", text, path, 0)
+    return m.Module(tuple(items), text, path)
+
+
+_SHAPES = ShapeCache(lambda text, start, source, path, base: _lark(text, start, source, path, base, keep_tokens=True))
+
+
+def _parse_fast(text: str, path: str) -> m.Module:
+    bodies = _function_bodies(text)
+    if bodies is None:
+        return _parse_slow(text, path)
+    masked = _mask(text, bodies) if bodies else text
+    items = list(_lark(masked, "top_chunk", text if not bodies else masked, path, 0))
+    if bodies:
+        body_parser = _BodyParser(text, path, _SHAPES)
+        by_open = {o: (o, c) for o, c in bodies}
+        for k, it in enumerate(items):
+            if isinstance(it, m.Function) and it.body is not None and it.body.span is not None:
+                o, c = by_open[it.body.span[0]]
+                block = body_parser.parse_body(o, c)
+                items[k] = m.Function(it.kind, it.linkage, it.name, it.returns, it.params,
+                                      it.directives, block, it.span, it.line)
+    return m.Module(tuple(items), text, path)
+
+
+def shape_stats() -> dict:
+    return _SHAPES.stats()

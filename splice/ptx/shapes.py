@@ -1,0 +1,199 @@
+"""The statement-shape cache: Lark parses each *shape* of statement once.
+
+A kernel of 50 000 statements has a few hundred shapes: ``add.s32 %r12, %r11, 4;`` and
+``add.s32 %r7, %r3, 16;`` differ only in digit runs.  The key of a statement is its opcode word
+kept verbatim (modifiers like ``.m16n8k32`` carry meaning) and the rest with every digit run
+collapsed to ``0``; whitespace and punctuation are kept, so a key fixes the token sequence
+up to the spelling of registers, numbers and identifiers.
+
+On a miss, Lark parses the statement (the grammar is the authority) and the resulting node is
+compiled into a template: a Python expression that rebuilds the same node from the new
+statement's variable tokens.  A node is only templated when every token carrying a digit is
+one of those variable tokens and nothing in it was *computed* from a token (an ``int`` parsed
+from ``%r<10>``, a joined string); otherwise that shape always goes to Lark.  Hex-float and
+binary literals are validated on every hit, because collapsing digits changes their length.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from lark import Token
+
+from . import model as m
+
+_DIGIT_RUN = re.compile(r"[0-9]+")
+_VALS = re.compile(r'%[\w$]+(?:\.[xyzw](?![\w$]))?|-?[0-9][\w.]*|[A-Za-z_$][\w$]*(?:\.[xyzw](?![\w$]))?|"[^"\n]*"')
+_LENGTH_SENSITIVE = re.compile(r"(?<![\w$%])-?0[fFdDbB]")
+_HEXF = re.compile(r"-?0[fF][0-9a-fA-F]{8}|-?0[dD][0-9a-fA-F]{16}|-?0[bB][01]+[uU]?")
+_EXACT_ONLY = ("",)  # marker
+
+
+class _Intern(dict):
+    """value -> operand object, created once: operands are immutable values."""
+
+    def __init__(self, cls):
+        super().__init__()
+        self.cls = cls
+
+    def __missing__(self, key):
+        obj = self.cls(key)
+        self[key] = obj
+        return obj
+
+
+class _Uncacheable(Exception):
+    pass
+
+
+class ShapeCache:
+    def __init__(self, lark_fn):
+        self._lark = lark_fn
+        self._templates: dict = {}
+        self.hits = 0
+        self.misses = 0
+        self._env = {
+            "R": _Intern(m.Reg), "S": _Intern(m.Sym), "I": _Intern(m.Imm),
+            "Instruction": m.Instruction, "Label": m.Label, "Guard": m.Guard, "Offset": m.Offset,
+            "Not": m.Not, "Pair": m.Pair, "Vec": m.Vec, "Addr": m.Addr, "ParenList": m.ParenList,
+            "Directive": m.Directive, "Decl": m.Decl, "Declarator": m.Declarator,
+        }
+
+    def stats(self) -> dict:
+        return {"shapes": len(self._templates), "hits": self.hits, "misses": self.misses}
+
+    # ---------------------------------------------------------------------------------
+    def statement(self, source: str, start: int, stop: int, line: int, path: str):
+        """The model items of ``source[start:stop]`` (one statement, or a label; a line that
+        holds several items is handed to Lark as one)."""
+        text = source[start:stop]
+        key, vs, ve = _key(text)
+        tpl = self._templates.get(key)
+        if tpl is not None and tpl is not _EXACT_ONLY:
+            vals = _VALS.findall(text)
+            if _LENGTH_SENSITIVE.search(text) and not _lengths_ok(vals):
+                return self._lark(text, "body_items", source, path, start)
+            self.hits += 1
+            return (tpl(vals, (start, stop), line),)
+        self.misses += 1
+        items = self._lark(text, "body_items", source, path, start)
+        if tpl is None:
+            self._templates[key] = self._compile(text, items, start, stop, line, vs, ve)
+        return tuple(_detokenize(i) for i in items)
+
+    # ---------------------------------------------------------------------------------
+    def _compile(self, text, items, start, stop, line, vs, ve):
+        if len(items) != 1:
+            return _EXACT_ONLY
+        node = items[0]
+        if node.span != (start, stop):
+            return _EXACT_ONLY
+        posmap = {}
+        vals = []
+        for k, mt in enumerate(_VALS.finditer(text)):
+            posmap[mt.start()] = (k, mt.group())
+            vals.append(mt.group())
+        try:
+            expr = _codegen(node, posmap, (vs, ve), top=True)
+        except _Uncacheable:
+            return _EXACT_ONLY
+        fn = eval("lambda v, sp, ln: " + expr, dict(self._env))  # noqa: S307 - generated above
+        # the template must rebuild exactly what Lark built
+        rebuilt = fn(vals, (start, stop), line)
+        if rebuilt != _detokenize(node) or rebuilt.span != node.span:
+            return _EXACT_ONLY
+        return fn
+
+
+def _word_end(text: str, pos: int) -> int:
+    n = len(text)
+    while pos < n and text[pos] not in " \t\r\n;":
+        pos += 1
+    return pos
+
+
+def _key(text: str):
+    """(key, verbatim start, verbatim end): the opcode word (after an optional guard) is kept
+    verbatim, everything else has its digit runs collapsed."""
+    if text[0] == ".":
+        if text.startswith((".loc", ".pragma")):
+            e = _word_end(text, 0)
+            return text[:e] + "\x00" + _DIGIT_RUN.sub("0", text[e:]), 0, e
+        return text, 0, len(text)  # declarations: dotted words carry meaning, exact text only
+    if text[0] == "@":
+        g = _word_end(text, 0)
+        o = g
+        while o < len(text) and text[o] in " \t\r\n":
+            o += 1
+        e = _word_end(text, o)
+        return (_DIGIT_RUN.sub("0", text[:g]) + "\x01" + text[g:e] + "\x00"
+                + _DIGIT_RUN.sub("0", text[e:])), g, e
+    e = _word_end(text, 0)
+    if text.endswith(":") and e == len(text):
+        return _DIGIT_RUN.sub("0", text), 0, 0
+    return text[:e] + "\x00" + _DIGIT_RUN.sub("0", text[e:]), 0, e
+
+
+def _lengths_ok(vals) -> bool:
+    for v in vals:
+        if len(v) > 1 and v.lstrip("-")[:2] in ("0f", "0F", "0d", "0D", "0b", "0B"):
+            if not _HEXF.fullmatch(v):
+                return False
+    return True
+
+
+_OPERAND_INTERN = {m.Reg: "R", m.Sym: "S", m.Imm: "I"}
+
+
+def _codegen(node, posmap, verbatim, top=False) -> str:
+    if isinstance(node, Token):
+        hit = posmap.get(node.start_pos)
+        if hit is not None and hit[1] == str(node):
+            return f"v[{hit[0]}]"
+        inside = verbatim[0] <= node.start_pos and node.end_pos <= verbatim[1]
+        if not inside and any(ch.isdigit() for ch in node):
+            raise _Uncacheable
+        return repr(str(node))
+    if node is None or isinstance(node, bool):
+        return repr(node)
+    if isinstance(node, str):
+        raise _Uncacheable  # computed text: cannot be rebuilt from other tokens
+    if isinstance(node, (int, float)):
+        raise _Uncacheable
+    if isinstance(node, tuple):
+        return "(" + "".join(_codegen(x, posmap, verbatim) + "," for x in node) + ")"
+    cls = type(node)
+    if cls in _OPERAND_INTERN:
+        value = getattr(node, dataclasses.fields(node)[0].name)
+        return f"{_OPERAND_INTERN[cls]}[{_codegen(value, posmap, verbatim)}]"
+    if not dataclasses.is_dataclass(node):
+        raise _Uncacheable
+    args = []
+    for f in dataclasses.fields(node):
+        value = getattr(node, f.name)
+        if f.name == "span":
+            if not top:
+                raise _Uncacheable
+            args.append("sp")
+        elif f.name == "line":
+            args.append("ln" if top else "0")
+        else:
+            args.append(_codegen(value, posmap, verbatim))
+    return f"{cls.__name__}({', '.join(args)})"
+
+
+def _detokenize(node):
+    """Plain ``str`` instead of Lark tokens everywhere in a node."""
+    if isinstance(node, Token):
+        return str(node)
+    if isinstance(node, tuple):
+        return tuple(_detokenize(x) for x in node)
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        changes = {}
+        for f in dataclasses.fields(node):
+            v = getattr(node, f.name)
+            nv = _detokenize(v)
+            if nv is not v:
+                changes[f.name] = nv
+        return dataclasses.replace(node, **changes) if changes else node
+    return node

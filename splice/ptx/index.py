@@ -1,0 +1,140 @@
+"""The statement index of the user's notes: ``sNNNN`` (statement) and ``LNNNNN`` (physical line).
+
+The notes' numbers come from a line-based linearisation, reproduced here rule for rule so that
+every ``sNNNN``/``LNNNNN`` a user has written down means the same statement in splice:
+
+1. The entry's lines run from the line holding ``.entry NAME(`` to the line where the running
+   count of ``{`` minus ``}`` returns to 0.
+2. Per line: strip it; skip it if empty, starting with ``//``, ``.`` or ``{.``; strip leading
+   ``{``/``}`` characters unless the next character is ``%``; strip trailing ``}`` while the
+   text before it ends with ``;``; skip if now empty or starting with ``.``.
+3. A line ``$LABEL:`` is its own statement; otherwise the text is appended to a buffer (joined
+   with a space) and a statement is emitted each time the buffer ends with ``;``.
+4. Numbering is 1-based per entry; a statement's line is its first physical line (1-based).
+
+A consequence worth knowing: the ``)`` closing the parameter list is not skipped, so statement
+1 starts on that line and its text begins with ``) ``.  That is what the notes cite (enc5's
+``s1, L1018``), so it is kept.
+
+Each statement also records its last physical line; ``attach`` uses it to pair statements
+with model nodes (a node's span ends on the line its statement's ``;`` is on).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from . import model as m
+
+_LABEL = re.compile(r"^[$%\w.]+:$")
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedStatement:
+    n: int            # sNNNN
+    line: int         # LNNNNN: first physical line
+    last_line: int    # physical line holding the terminating ';' (or the label)
+    text: str
+
+    @property
+    def sid(self) -> str:
+        return f"s{self.n}"
+
+
+def entry_line_range(source: str, entry: str) -> tuple:
+    """(first, last) 1-based physical lines of ``entry``'s text, per rule 1."""
+    lines = source.split("\n")
+    pat = re.compile(r"\.entry\s+" + re.escape(entry) + r"\s*\(")
+    start = None
+    for i, line in enumerate(lines):
+        if pat.search(line):
+            start = i
+            break
+    if start is None:
+        pat2 = re.compile(r"\.(?:entry|func)\b.*?\b" + re.escape(entry) + r"\s*\(")
+        for i, line in enumerate(lines):
+            if pat2.search(line):
+                start = i
+                break
+    if start is None:
+        raise KeyError(f"no entry {entry!r}")
+    depth = 0
+    seen_open = False
+    for j in range(start, len(lines)):
+        depth += lines[j].count("{") - lines[j].count("}")
+        if "{" in lines[j]:
+            seen_open = True
+        if seen_open and depth == 0:
+            return start + 1, j + 1
+    return start + 1, len(lines)
+
+
+def statement_index(source: str, entry: str) -> list:
+    """The numbered statements of ``entry`` in ``source`` (PTX text)."""
+    first, last = entry_line_range(source, entry)
+    lines = source.split("\n")
+    out = []
+    buf = []
+    buf_line = 0
+    for ln in range(first, last + 1):
+        s = lines[ln - 1].strip()
+        if not s or s.startswith("//") or s.startswith(".") or s.startswith("{."):
+            continue
+        while s and s[0] in "{}" and not s[1:2] == "%":
+            s = s[1:].lstrip()
+        while s.endswith("}") and s[:-1].rstrip().endswith(";"):
+            s = s[:-1].rstrip()
+        if not s or s.startswith("."):
+            continue
+        if _LABEL.match(s) and not buf:
+            out.append(IndexedStatement(len(out) + 1, ln, ln, s))
+            continue
+        if not buf:
+            buf_line = ln
+        buf.append(s)
+        if s.endswith(";"):
+            out.append(IndexedStatement(len(out) + 1, buf_line, ln, " ".join(buf)))
+            buf = []
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Stmt:
+    """A model statement with its place in the notes' index (``n`` is None for nodes the
+    index skips, such as declarations and ``.loc``)."""
+    n: Optional[int]
+    line: int
+    node: object
+    depth: int        # nesting depth of { } scopes inside the body (0 = body level)
+
+
+def _end_line(source: str, node) -> int:
+    return source.count("\n", 0, node.span[1] - 1) + 1
+
+
+def attach(module: m.Module, entry: str) -> list:
+    """Every statement node of ``entry``'s body in program order, paired with its ``sNNNN``."""
+    fn = module.function(entry)
+    if fn.body is None:
+        return []
+    index = statement_index(module.source, entry)
+    by_last = {}
+    for st in index:
+        by_last.setdefault(st.last_line, st)
+    out = []
+
+    def visit(items, depth):
+        for it in items:
+            if isinstance(it, m.Block):
+                visit(it.items, depth + 1)
+                continue
+            n = None
+            if isinstance(it, (m.Instruction, m.Label)) and it.span is not None:
+                st = by_last.get(_end_line(module.source, it))
+                if st is not None:
+                    n = st.n
+            out.append(Stmt(n, it.line, it, depth))
+
+    visit(fn.body.items, 0)
+    return out

@@ -308,6 +308,7 @@ def parse_resource_usage(text: str) -> dict[str, ResourceUsage]:
         if m:
             props = m.group("name")
             rec(props)
+            current = props  # a "Used ..." line after a .func's properties belongs to that .func
             continue
         m = _RE_FRAME.search(line)
         if m and props is not None:

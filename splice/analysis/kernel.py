@@ -1,0 +1,325 @@
+"""Kernel: one entry's statements, declared register types, def-use, and the analyses on top.
+
+``Kernel.load(path, entry=None)`` parses a file and takes its first entry (or ``entry``);
+``Kernel(module, entry)`` wraps an already parsed module.  The heavy analyses (liveness,
+phases, provenance, epilogues) are computed on first use and cached on the instance.
+
+Registers are named as written (``%r12``, or ``hl`` when hand-written PTX declares a register
+without ``%``).  A register declared in a nested ``{ }`` scope is a different register from a
+same-named one elsewhere: internally it gets the *key* ``name@scope`` so liveness never mixes the
+two; every public result shows the written name.
+"""
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from typing import Optional
+
+from ..errors import SpliceError
+from ..ptx import model as m
+from ..ptx.index import Stmt, statement_index
+from . import roles
+
+_SPLIT = re.compile(r"^(.*?)(\d+)$")
+
+
+class Kernel:
+    def __init__(self, module: m.Module, entry: Optional[str] = None):
+        self.module = module
+        if entry is None:
+            ents = [f for f in module.entries() if f.body is not None]
+            if not ents:
+                raise SpliceError("no .entry with a body", path=module.path)
+            fn = ents[0]
+        else:
+            try:
+                fn = module.function(entry)
+            except KeyError:
+                raise SpliceError(f"no entry {entry!r}", path=module.path) from None
+            if fn.body is None:
+                raise SpliceError(f"{entry!r} has no body", path=module.path)
+        self.fn = fn
+        self.name = fn.name
+        self.path = module.path
+        self._build()
+
+    @classmethod
+    def load(cls, path, entry: Optional[str] = None) -> "Kernel":
+        from ..ptx import parse_file
+
+        return cls(parse_file(str(path)), entry)
+
+    # ------------------------------------------------------------------------------------
+    # statements and declarations
+    # ------------------------------------------------------------------------------------
+
+    def _build(self):
+        src = self.module.source
+        index = statement_index(src, self.name)
+        by_last = {}
+        for st in index:
+            by_last.setdefault(st.last_line, st.n)
+        # newline offsets: the end line of a node is found by bisection (attach() counts
+        # newlines from the start of the file for every node, which is quadratic)
+        nl = _newlines(src)
+
+        stmts: list = []
+        scope_of: list = []
+        parent = [None]            # scope id -> parent scope id; 0 is the body
+        scope_names = [dict()]     # scope id -> {explicit name: type}
+        scope_ranges = [dict()]    # scope id -> {prefix: [(count, type)]}
+        global_names: dict = {}    # module-level .reg (rare) — treated as body scope
+
+        def visit(items, depth, sid):
+            for it in items:
+                if isinstance(it, m.Block):
+                    parent.append(sid)
+                    scope_names.append({})
+                    scope_ranges.append({})
+                    visit(it.items, depth + 1, len(parent) - 1)
+                    continue
+                n = None
+                if isinstance(it, (m.Instruction, m.Label)) and it.span is not None:
+                    end = bisect_left(nl, it.span[1] - 1) + 1
+                    n = by_last.get(end)
+                if isinstance(it, m.Decl) and it.space == ".reg":
+                    ty = it.type
+                    for d in it.declarators:
+                        if d.count is not None:
+                            scope_ranges[sid].setdefault(d.name, []).append((d.count, ty))
+                        else:
+                            scope_names[sid][d.name] = ty
+                stmts.append(Stmt(n, it.line, it, depth))
+                scope_of.append(sid)
+
+        visit(self.fn.body.items, 0, 0)
+        self.stmts = stmts
+        self._scope_of = scope_of
+        self._parent = parent
+        self._scope_names = scope_names
+        self._scope_ranges = scope_ranges
+        self._global_names = global_names
+        self._pos = {s.n: i for i, s in enumerate(stmts) if s.n is not None}
+        self._numbers = [s.n for s in stmts]
+        self._nested_declared = set()
+        for sid in range(1, len(parent)):
+            self._nested_declared.update(scope_names[sid])
+        self._nested_ranges = any(scope_ranges[sid] for sid in range(1, len(parent)))
+        self._cache = {}
+        self._du = None
+
+    def pos_of(self, n: int) -> int:
+        """Index into ``stmts`` of statement number ``n`` (``sNNNN``)."""
+        try:
+            return self._pos[n]
+        except KeyError:
+            raise SpliceError(f"{self.name}: no statement s{n}", path=self.path) from None
+
+    def stmt(self, n: int) -> Stmt:
+        return self.stmts[self.pos_of(n)]
+
+    def number_at(self, pos: int) -> Optional[int]:
+        """The statement number at or after index ``pos`` (None past the end)."""
+        for i in range(pos, len(self.stmts)):
+            if self._numbers[i] is not None:
+                return self._numbers[i]
+        return None
+
+    @property
+    def last_number(self) -> int:
+        for s in reversed(self.stmts):
+            if s.n is not None:
+                return s.n
+        return 0
+
+    def _declared_in(self, sid: int, name: str):
+        ty = self._scope_names[sid].get(name)
+        if ty is not None:
+            return ty
+        rs = self._scope_ranges[sid]
+        if rs:
+            mm = _SPLIT.match(name)
+            if mm:
+                for cnt, t in rs.get(mm.group(1), ()):
+                    if int(mm.group(2)) < cnt:
+                        return t
+        return None
+
+    def _resolve(self, name: str, sid: int):
+        """(key, type) of a register name used in scope ``sid``, or None if not a register."""
+        s = sid
+        while s is not None:
+            ty = self._declared_in(s, name)
+            if ty is not None:
+                return (name if s == 0 else f"{name}@{s}"), ty
+            s = self._parent[s]
+        return None
+
+    def reg_type(self, name: str) -> Optional[str]:
+        """Declared type of a register (``.b32``, ``.pred``, ``.b64`` …); the body's declaration
+        first, then any nested scope's."""
+        base = name.split("@", 1)[0]
+        ty = self._declared_in(0, base)
+        if ty is not None:
+            return ty
+        for sid in range(1, len(self._parent)):
+            ty = self._declared_in(sid, base)
+            if ty is not None:
+                return ty
+        return None
+
+    @staticmethod
+    def display(key: str) -> str:
+        return key.split("@", 1)[0]
+
+    # ------------------------------------------------------------------------------------
+    # def-use
+    # ------------------------------------------------------------------------------------
+
+    def defs_uses(self, node, pos: Optional[int] = None):
+        """(defs, uses): register names of one Instruction via the roles table.  Names that
+        are not declared registers (parameters, labels, globals, ``_``) are dropped; special
+        registers (``%tid.x``, ``%laneid``) are not registers here.  With ``pos`` the names are
+        resolved in that statement's scope and returned as internal keys."""
+        if not isinstance(node, m.Instruction):
+            return [], []
+        sid = self._scope_of[pos] if pos is not None else 0
+        d, u = roles.raw_defs_uses(node)
+        return self._filter(d, sid, pos is not None), self._filter(u, sid, pos is not None)
+
+    def _filter(self, names, sid, as_key):
+        out = []
+        for nm in names:
+            r = self._resolve(nm, sid)
+            if r is None and sid == 0:
+                continue
+            if r is None:
+                continue
+            out.append(r[0] if as_key else nm)
+        return out
+
+    def du(self):
+        """Per statement index: (defs, uses, guarded) as internal keys; computed once."""
+        if self._du is None:
+            self._du = _compute_du(self)
+        return self._du
+
+    # ------------------------------------------------------------------------------------
+    # analyses (lazy)
+    # ------------------------------------------------------------------------------------
+
+    @property
+    def liveness(self):
+        if "live" not in self._cache:
+            from .liveness import Liveness
+
+            self._cache["live"] = Liveness(self)
+        return self._cache["live"]
+
+    @property
+    def provenance(self):
+        if "prov" not in self._cache:
+            from .provenance import Provenance
+
+            self._cache["prov"] = Provenance(self)
+        return self._cache["prov"]
+
+    @property
+    def phases(self):
+        if "phases" not in self._cache:
+            from .phases import find_phases
+
+            self._cache["phases"] = find_phases(self)
+        return self._cache["phases"]
+
+    @property
+    def epilogues(self):
+        if "epi" not in self._cache:
+            from .epilogues import find_epilogues
+
+            self._cache["epi"] = find_epilogues(self)
+        return self._cache["epi"]
+
+    def abi(self, first: int, last: int):
+        from .abi import cut_abi
+
+        return cut_abi(self, first, last)
+
+    def phase_abi(self, i: int):
+        from .abi import phase_abi
+
+        return phase_abi(self, i)
+
+    def phase(self, i: int):
+        for p in self.phases:
+            if p.index == i:
+                return p
+        raise SpliceError(f"{self.name}: no phase {i} (it has {len(self.phases)})", path=self.path)
+
+
+def _newlines(src: str) -> list:
+    out = []
+    find = src.find
+    i = find("\n")
+    while i >= 0:
+        out.append(i)
+        i = find("\n", i + 1)
+    return out
+
+
+def _compute_du(k: Kernel):
+    """defs/uses keys per statement; Sym names are kept only when declared as registers."""
+    defs_l: list = []
+    uses_l: list = []
+    guarded_l: list = []
+    scope_of = k._scope_of
+    body_names = k._scope_names[0]
+    nested = k._nested_declared or k._nested_ranges
+    resolve = k._resolve
+    split = _SPLIT.match
+    body_ranges = k._scope_ranges[0]
+    cache: dict = {}
+
+    def res(nm, sid):
+        if not nested or sid == 0:
+            key = cache.get(nm)
+            if key is not None:
+                return key or None
+            if nm in body_names:
+                cache[nm] = nm
+                return nm
+            mm = split(nm)
+            if mm:
+                for cnt, _t in body_ranges.get(mm.group(1), ()):
+                    if int(mm.group(2)) < cnt:
+                        cache[nm] = nm
+                        return nm
+            cache[nm] = ""
+            return None
+        r = resolve(nm, sid)
+        return r[0] if r else None
+
+    raw = roles.raw_defs_uses
+    for pos, st in enumerate(k.stmts):
+        node = st.node
+        if type(node) is not m.Instruction:
+            defs_l.append(())
+            uses_l.append(())
+            guarded_l.append(False)
+            continue
+        sid = scope_of[pos]
+        d, u = raw(node)
+        dd = []
+        for nm in d:
+            key = res(nm, sid)
+            if key is not None:
+                dd.append(key)
+        uu = []
+        for nm in u:
+            key = res(nm, sid)
+            if key is not None:
+                uu.append(key)
+        defs_l.append(tuple(dd))
+        uses_l.append(tuple(uu))
+        guarded_l.append(node.guard is not None)
+    return defs_l, uses_l, guarded_l

@@ -1,0 +1,209 @@
+"""Control flow and register liveness of one entry.
+
+Basic blocks start at the body's first statement, at every label and after every branch or exit;
+a ``bra`` goes to its label (and falls through when guarded), ``brx.idx`` may go to any label,
+``ret``/``exit``/``trap`` end the path (unless guarded).  Liveness is the usual backward dataflow
+over blocks with Python-int bitsets; a guarded definition does not kill (it may not happen).
+
+Point queries never rescan a block: every register keeps its sorted event list (uses, killing
+definitions) so "is r live just after statement p" is a bisection plus, when no event of r
+follows p inside p's block, one bit of the block's live-out set.
+"""
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+
+from ..ptx import model as m
+from . import roles
+
+USE, KILL = 1, 2
+
+
+class Liveness:
+    def __init__(self, k):
+        self.k = k
+        defs, uses, guarded = k.du()
+        stmts = k.stmts
+        n = len(stmts)
+        # ---- blocks ------------------------------------------------------------------------
+        leaders = {0} if n else set()
+        labels = {}
+        term = {}
+        for pos, st in enumerate(stmts):
+            node = st.node
+            t = type(node)
+            if t is m.Label:
+                leaders.add(pos)
+                labels[node.name] = pos
+            elif t is m.Instruction:
+                nm = node.name
+                if roles.is_branch(nm) or roles.is_exit(nm):
+                    term[pos] = node
+                    if pos + 1 < n:
+                        leaders.add(pos + 1)
+        starts = sorted(leaders)
+        self.starts = starts
+        block_of = [0] * n
+        ends = []
+        for b, s in enumerate(starts):
+            e = starts[b + 1] - 1 if b + 1 < len(starts) else n - 1
+            ends.append(e)
+            for p in range(s, e + 1):
+                block_of[p] = b
+        self.ends = ends
+        self.block_of = block_of
+        label_block = {name: block_of[p] for name, p in labels.items()}
+        nb = len(starts)
+        succ = [[] for _ in range(nb)]
+        for b in range(nb):
+            e = ends[b]
+            node = term.get(e)
+            fall = b + 1 if b + 1 < nb else None
+            if node is None:
+                if fall is not None:
+                    succ[b].append(fall)
+                continue
+            nm = node.name
+            g = node.guard is not None
+            if roles.is_exit(nm):
+                if g and fall is not None:
+                    succ[b].append(fall)
+                continue
+            tgt = None
+            if nm.startswith("bra") and node.operands:
+                o = node.operands[0]
+                tgt = label_block.get(getattr(o, "name", None))
+            if tgt is not None:
+                succ[b].append(tgt)
+            else:  # brx.idx or an unknown target: any label
+                succ[b].extend(sorted(set(label_block.values())))
+            if g and fall is not None and fall not in succ[b]:
+                succ[b].append(fall)
+        self.succ = succ
+        # ---- register numbering and events ----------------------------------------------------
+        bit = {}
+        ev_pos = {}
+        ev_kind = {}
+        for pos in range(n):
+            u = uses[pos]
+            d = defs[pos]
+            if not u and not d:
+                continue
+            for key in u:
+                if key not in bit:
+                    bit[key] = len(bit)
+                    ev_pos[key] = []
+                    ev_kind[key] = []
+                ev_pos[key].append(pos)
+                ev_kind[key].append(USE)
+            if guarded[pos]:
+                for key in d:
+                    if key not in bit:
+                        bit[key] = len(bit)
+                        ev_pos[key] = []
+                        ev_kind[key] = []
+                continue
+            for key in d:
+                if key not in bit:
+                    bit[key] = len(bit)
+                    ev_pos[key] = []
+                    ev_kind[key] = []
+                ev_pos[key].append(pos)
+                ev_kind[key].append(KILL)
+        self.bit = bit
+        self.ev_pos = ev_pos
+        self.ev_kind = ev_kind
+        # ---- gen / kill per block -----------------------------------------------------------------
+        gen = [0] * nb
+        kill = [0] * nb
+        for b in range(nb):
+            gs = set()
+            ks = set()
+            for pos in range(starts[b], ends[b] + 1):
+                for key in uses[pos]:
+                    if key not in ks:
+                        gs.add(key)
+                if not guarded[pos]:
+                    ks.update(defs[pos])
+            gv = 0
+            for key in gs:
+                gv |= 1 << bit[key]
+            kv = 0
+            for key in ks:
+                kv |= 1 << bit[key]
+            gen[b] = gv
+            kill[b] = kv
+        # ---- backward dataflow ----------------------------------------------------------------
+        live_in = [0] * nb
+        live_out = [0] * nb
+        pred = [[] for _ in range(nb)]
+        for b in range(nb):
+            for s in succ[b]:
+                pred[s].append(b)
+        work = list(range(nb))
+        inwork = [True] * nb
+        while work:
+            b = work.pop()
+            inwork[b] = False
+            o = 0
+            for s in succ[b]:
+                o |= live_in[s]
+            live_out[b] = o
+            i = gen[b] | (o & ~kill[b])
+            if i != live_in[b]:
+                live_in[b] = i
+                for p in pred[b]:
+                    if not inwork[p]:
+                        inwork[p] = True
+                        work.append(p)
+        self.live_in_block = live_in
+        self.live_out_block = live_out
+
+    # ---- point queries ------------------------------------------------------------------------
+
+    def _next_event(self, key, pos_from):
+        ps = self.ev_pos.get(key)
+        if not ps:
+            return None
+        i = bisect_left(ps, pos_from)
+        if i < len(ps):
+            return ps[i], self.ev_kind[key][i]
+        return None
+
+    def live_before(self, key, pos) -> bool:
+        """Is ``key`` live on entry to statement index ``pos``?"""
+        b = self.block_of[pos]
+        ev = self._next_event(key, pos)
+        if ev is not None and ev[0] <= self.ends[b]:
+            return ev[1] == USE
+        bi = self.bit.get(key)
+        return bi is not None and bool((self.live_out_block[b] >> bi) & 1)
+
+    def live_after(self, key, pos) -> bool:
+        """Is ``key`` live just after statement index ``pos`` (on every path out of it)?"""
+        b = self.block_of[pos]
+        if pos == self.ends[b]:
+            bi = self.bit.get(key)
+            return bi is not None and bool((self.live_out_block[b] >> bi) & 1)
+        return self.live_before(key, pos + 1)
+
+    def live_set_before(self, pos) -> set:
+        """Every key live on entry to ``pos`` (walks the rest of its block once)."""
+        defs, uses, guarded = self.k.du()
+        b = self.block_of[pos]
+        names = {v: kk for kk, v in self.bit.items()}
+        live = {names[i] for i in _bits(self.live_out_block[b])}
+        for p in range(self.ends[b], pos - 1, -1):
+            if not guarded[p]:
+                live.difference_update(defs[p])
+            live.update(uses[p])
+        return live
+
+
+def _bits(v: int):
+    """Indices of the set bits of ``v``, low to high."""
+    s = bin(v)[:1:-1]
+    i = s.find("1")
+    while i >= 0:
+        yield i
+        i = s.find("1", i + 1)

@@ -1,0 +1,467 @@
+"""Provenance: symbolic affine values of registers, resolved by program point.
+
+A value is an affine form ``{atom: coefficient}`` (the constant under the atom ``""``) over atoms
+such as
+
+* ``param_0+40`` — the value of the parameter field at that byte offset (``ld.param``);
+  the field the weight loads hang off is renamed ``W`` once it is known;
+* ``&param_0`` — the address of the parameter block itself (``mov.b64 %rd, kernel_param_0``);
+* ``laneid``, ``tid.x|y|z``, ``ctaid.x|y|z`` … — special registers;
+* ``smem`` — a shared array's address (the demangled tail of its symbol);
+* ``((laneid<<2)&12)`` — the per-column table pattern (``and`` of ``4·laneid`` with 12);
+* ``%r123#p`` — an opaque value (a load result, a product of two unknowns …), shown as ``%r123``.
+
+``add/sub/mul(.wide|.lo)/shl/mad/neg/mov/cvt/cvta`` propagate exactly while one factor is a
+constant; anything else becomes an opaque atom.  A register's value at a statement is the value
+its reaching definition gave it: the latest definition before the statement when that is in the
+same basic block or the register has only one definition, otherwise unknown.
+"""
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from dataclasses import dataclass
+from typing import Optional
+
+from ..ptx import model as m
+from . import roles
+
+CONST = ""
+_SHARED_TAIL = re.compile(r"E\d+([A-Za-z_]\w*)$")
+_MAX_DEPTH = 300
+
+
+def form(d: dict) -> tuple:
+    """A canonical hashable affine form from a dict (zero coefficients dropped)."""
+    return tuple(sorted((k, v) for k, v in d.items() if v))
+
+
+def _add(a: tuple, b: tuple, sb: int = 1) -> tuple:
+    d = dict(a)
+    for k, v in b:
+        d[k] = d.get(k, 0) + sb * v
+    return form(d)
+
+
+def _scale(a: tuple, c: int) -> tuple:
+    return form({k: v * c for k, v in a})
+
+
+def const_of(f: tuple) -> int:
+    for k, v in f:
+        if k == CONST:
+            return v
+    return 0
+
+
+def coef(f: tuple, atom: str) -> int:
+    for k, v in f:
+        if k == atom:
+            return v
+    return 0
+
+
+def _is_const(f: tuple):
+    return all(k == CONST for k, _ in f)
+
+
+def _atom_rank(a: str) -> tuple:
+    if a == "W" or a.startswith(("param", "&param")) or a in _POINTERS:
+        return (0, a)
+    if a.startswith(("tid.", "ntid.", "ctaid.", "nctaid.")):
+        return (1, a)
+    if a.startswith("laneid") or a.startswith("warpid"):
+        return (2, a)
+    if a.startswith("("):
+        return (3, a)
+    return (4, a)
+
+
+_POINTERS: set = set()
+
+
+def render(f: Optional[tuple]) -> str:
+    """``W + 27648·tid.z + 16·laneid + 8512``."""
+    if f is None:
+        return "?"
+    if not f:
+        return "0"
+    terms = sorted((k for k, _ in f if k != CONST), key=_atom_rank)
+    parts = []
+    for k in terms:
+        v = coef(f, k)
+        name = k.split("#", 1)[0]
+        mag = abs(v)
+        t = name if mag == 1 else f"{mag}·{name}"
+        parts.append(("-" if v < 0 else "+", t))
+    c = const_of(f)
+    if c:
+        parts.append(("-" if c < 0 else "+", str(abs(c))))
+    out = ""
+    for i, (sgn, t) in enumerate(parts):
+        if i == 0:
+            out = t if sgn == "+" else "-" + t
+        else:
+            out += f" {sgn} {t}"
+    return out
+
+
+@dataclass
+class Access:
+    """One memory access: ``ld``/``st``/``atom``/``red``/``tex``/``sust`` … at statement ``n``."""
+    pos: int
+    n: Optional[int]
+    kind: str           # 'ld', 'st', 'atom', 'red', 'tex', 'sust', 'suld', 'ldmatrix', 'cp'
+    space: str          # 'global', 'shared', 'param', 'local', 'const', 'generic', 'tex', 'surf'
+    bytes: int
+    addr: Optional[tuple]
+    regs: tuple         # registers written (loads) or stored (stores)
+
+    @property
+    def text(self) -> str:
+        return render(self.addr)
+
+
+class Provenance:
+    def __init__(self, k):
+        self.k = k
+        defs, _uses, _g = k.du()
+        self._defs = defs
+        dp: dict = {}
+        for pos, ds in enumerate(defs):
+            for key in ds:
+                dp.setdefault(key, []).append(pos)
+        self.def_pos = dp
+        self._memo: dict = {}
+        fn = k.fn
+        self.param_short = {}
+        for p in fn.params or ():
+            nm = p.name
+            self.param_short[nm] = nm[len(fn.name) + 1:] if nm.startswith(fn.name + "_") else nm
+        self.shared = {}
+        self._scan_module_arrays()
+        self.weight_atom: Optional[str] = None
+        self._accesses = None
+        self.weight_atom = self._find_weight_field()
+        if self.weight_atom:
+            _POINTERS.add("W")
+
+    # ---- symbols ---------------------------------------------------------------------------
+
+    def _scan_module_arrays(self):
+        for it in self.k.module.items:
+            if isinstance(it, m.Decl) and it.space in (".shared", ".global", ".const"):
+                for d in it.declarators:
+                    self.shared[d.name] = self._short_array(d.name)
+        for st in self.k.stmts:
+            it = st.node
+            if isinstance(it, m.Decl) and it.space in (".shared", ".global", ".const", ".local"):
+                for d in it.declarators:
+                    self.shared[d.name] = self._short_array(d.name)
+
+    @staticmethod
+    def _short_array(name: str) -> str:
+        mm = _SHARED_TAIL.search(name)
+        s = mm.group(1) if mm else name
+        _POINTERS.add(s)
+        return s
+
+    def _sym_value(self, name: str) -> tuple:
+        if name in self.param_short:
+            return (("&" + self.param_short[name], 1),)
+        if name in self.shared:
+            return ((self.shared[name], 1),)
+        return ((name, 1),)
+
+    # ---- register values -----------------------------------------------------------------
+
+    def reaching_def(self, key: str, pos: int) -> Optional[int]:
+        """The statement index of ``key``'s definition reaching ``pos``, or None if unknown."""
+        ps = self.def_pos.get(key)
+        if not ps:
+            return None
+        i = bisect_left(ps, pos) - 1
+        if i < 0:
+            return None
+        d = ps[i]
+        live = self.k.liveness
+        if len(ps) == 1 or live.block_of[d] == live.block_of[pos]:
+            return d
+        return None
+
+    def value_at(self, key: str, pos: int, depth: int = 0) -> Optional[tuple]:
+        """The affine form of register ``key`` just before statement index ``pos``."""
+        d = self.reaching_def(key, pos)
+        if d is None:
+            return ((key + "#in", 1),)
+        return self._value_def(key, d, depth)
+
+    def text_of(self, key: str, pos: int) -> Optional[str]:
+        """Readable provenance of ``key`` at ``pos``: an affine form (``W + 16·laneid + 8512``),
+        or for an opaque value what produced it (``ld.global.v4 [W + 16·laneid + 8512]``,
+        ``mma s1170``, ``cvt.rn.satfinite.e4m3x2.f16x2 s1300``)."""
+        f = self.value_at(key, pos)
+        if f is None:
+            return None
+        if len(f) == 1 and f[0][1] == 1 and "#" in f[0][0]:
+            atom = f[0][0]
+            if atom.endswith("#in"):
+                return "?"
+            d, _k = self.origin(key, pos)
+            if d is not None:
+                st = self.k.stmts[d]
+                acc = self.access_at(d)
+                if acc is not None:
+                    return f"{acc.kind}.{acc.space} [{render(acc.addr)}]"
+                node = st.node
+                nm = node.opcode if node.opcode == "mma" else node.name
+                return f"{nm} s{st.n}" if st.n is not None else nm
+        return render(f)
+
+    def _operand(self, op, pos: int, depth: int) -> Optional[tuple]:
+        t = type(op)
+        if t is m.Imm:
+            v = op.value
+            if isinstance(v, float):
+                return None
+            return ((CONST, int(v)),) if v else ()
+        if t is m.Reg:
+            if op.special:
+                return ((op.name[1:], 1),)
+            key = self._key(op.name, pos)
+            return self.value_at(key, pos, depth + 1) if key else None
+        if t is m.Sym:
+            key = self._key(op.name, pos)
+            if key:
+                return self.value_at(key, pos, depth + 1)
+            return self._sym_value(op.name)
+        if t is m.Offset:
+            b = self._operand(op.base, pos, depth)
+            if b is None:
+                return None
+            return _add(b, ((CONST, int(m.parse_number(op.imm))),))
+        if t is m.Addr:
+            f = self._operand(op.items[0], pos, depth)
+            return f
+        return None
+
+    def _key(self, name, pos):
+        r = self.k._resolve(name, self.k._scope_of[pos])
+        return r[0] if r else None
+
+    def _value_def(self, key: str, d: int, depth: int) -> Optional[tuple]:
+        mk = (key, d)
+        if mk in self._memo:
+            return self._memo[mk]
+        if depth > _MAX_DEPTH:
+            return ((f"{key}#{d}", 1),)
+        self._memo[mk] = ((f"{key}#{d}", 1),)  # cycle guard
+        v = self._eval(key, d, depth)
+        if v is None:
+            v = ((f"{key}#{d}", 1),)
+        self._memo[mk] = v
+        return v
+
+    def _eval(self, key: str, d: int, depth: int) -> Optional[tuple]:
+        node = self.k.stmts[d].node
+        if type(node) is not m.Instruction or node.guard is not None:
+            return None
+        ops = node.operands
+        op = node.opcode
+        name = node.name
+        if not ops or type(ops[0]) not in (m.Reg, m.Sym):
+            if op == "ld" and ".param" in name and ops and type(ops[0]) is m.Vec:
+                return self._param_field(node, d, depth, key)
+            return None
+        src = ops[1:]
+
+        def val(i):
+            return self._operand(src[i], d, depth) if i < len(src) else None
+
+        if op in ("mov", "cvt", "cvta") and len(src) == 1:
+            if type(src[0]) is m.Vec:
+                return None
+            return val(0)
+        if op == "add" and len(src) == 2:
+            a, b = val(0), val(1)
+            return _add(a, b) if a is not None and b is not None else None
+        if op == "sub" and len(src) == 2:
+            a, b = val(0), val(1)
+            return _add(a, b, -1) if a is not None and b is not None else None
+        if op == "neg" and len(src) == 1:
+            a = val(0)
+            return _scale(a, -1) if a is not None else None
+        if op == "mul" and len(src) == 2 and ".hi" not in name and node.modifiers \
+                and node.modifiers[-1][1:2] in ("s", "u", "b"):
+            a, b = val(0), val(1)
+            if a is None or b is None:
+                return None
+            if _is_const(b):
+                return _scale(a, const_of(b))
+            if _is_const(a):
+                return _scale(b, const_of(a))
+            return None
+        if op == "shl" and len(src) == 2:
+            a, b = val(0), val(1)
+            if a is not None and b is not None and _is_const(b):
+                return _scale(a, 1 << const_of(b))
+            return None
+        if op == "mad" and len(src) == 3 and (".lo" in name or ".wide" in name):
+            a, b, c = val(0), val(1), val(2)
+            if a is None or b is None or c is None:
+                return None
+            if _is_const(b):
+                return _add(_scale(a, const_of(b)), c)
+            if _is_const(a):
+                return _add(_scale(b, const_of(a)), c)
+            return None
+        if op in ("and", "shr", "or", "xor") and len(src) == 2:
+            a, b = val(0), val(1)
+            if a is None or b is None or not _is_const(b):
+                return None
+            c = const_of(b)
+            if _is_const(a):
+                x = const_of(a)
+                r = {"and": x & c, "shr": x >> c, "or": x | c, "xor": x ^ c}[op]
+                return ((CONST, r),) if r else ()
+            sym = {"and": "&", "shr": ">>", "or": "|", "xor": "^"}[op]
+            inner = render(a)
+            if a == (("laneid", 4),):
+                inner = "laneid<<2"
+            return ((f"(({inner}){sym}{c})" if " " in inner or "·" in inner
+                     else f"({inner}{sym}{c})", 1),)
+        if op == "ld" and ".param" in name:
+            return self._param_field(node, d, depth, key)
+        return None
+
+    def _param_field(self, node, d, depth, key):
+        addr = None
+        for o in node.operands[1:]:
+            if type(o) is m.Addr:
+                addr = self._operand(o, d, depth)
+        if addr is None:
+            return None
+        base = [k for k, v in addr if k != CONST]
+        if len(base) != 1 or not base[0].startswith("&") or coef(addr, base[0]) != 1:
+            return None
+        off = const_of(addr)
+        regs = []
+        roles._writes_in_dest(node.operands[0], regs)
+        size = roles.access_bytes(node.name)
+        vec = node.operands[0]
+        per = size // max(1, len(vec.items)) if type(vec) is m.Vec else size
+        for i, nm in enumerate(regs):
+            if self._key(nm, d) == key:
+                field = f"{base[0][1:]}+{off + i * per}"
+                if self.weight_atom and field == self.weight_atom:
+                    return (("W", 1),)
+                return ((field, 1),)
+        return None
+
+    # ---- accesses -------------------------------------------------------------------------
+
+    @property
+    def accesses(self) -> list:
+        if self._accesses is None:
+            self._accesses = self._scan_accesses()
+        return self._accesses
+
+    def _scan_accesses(self) -> list:
+        out = []
+        for pos, st in enumerate(self.k.stmts):
+            node = st.node
+            if type(node) is not m.Instruction:
+                continue
+            op = node.opcode
+            if op not in ("ld", "ldu", "st", "atom", "red", "tex", "tld4", "sust", "suld",
+                          "ldmatrix", "stmatrix", "cp"):
+                continue
+            name = node.name
+            addr_op = None
+            for o in node.operands:
+                if type(o) is m.Addr:
+                    addr_op = o
+                    break
+            if addr_op is None:
+                continue
+            if op in ("tex", "tld4"):
+                space = "tex"
+            elif op in ("sust", "suld"):
+                space = "surf"
+            else:
+                space = roles.mem_space(name)
+            addr = self._operand(addr_op, pos, 0)
+            if op in ("tex", "tld4", "sust", "suld") and addr is not None:
+                pass
+            regs = []
+            if op in ("st", "red", "sust", "stmatrix"):
+                for o in node.operands[1:]:
+                    roles._collect(o, regs)
+            elif op != "cp":
+                roles._writes_in_dest(node.operands[0], regs)
+            out.append(Access(pos, st.n, "ld" if op == "ldu" else op, space,
+                              roles.access_bytes(name), addr, tuple(regs)))
+        return out
+
+    def _find_weight_field(self) -> Optional[str]:
+        """The parameter field most global loads hang off (the weight image ``W``)."""
+        from collections import Counter
+
+        cnt = Counter()
+        shorts = set(self.param_short.values())
+        for a in self.accesses:
+            if a.kind == "ld" and a.space in ("global", "generic") and a.addr:
+                for k, v in a.addr:
+                    if v == 1 and k.split("+", 1)[0] in shorts:
+                        cnt[k] += 1
+        if not cnt:
+            return None
+        field, c = cnt.most_common(1)[0]
+        if c < 2:
+            return None
+        # rename the field to W everywhere already computed
+        self.weight_atom = field
+        self._memo = {}
+        self._accesses = None
+        return field
+
+    # ---- questions others ask ----------------------------------------------------------------
+
+    def origin(self, key: str, pos: int):
+        """Follow plain register copies (``mov``/``cvt`` of one register) back from the value
+        ``key`` has at ``pos``: returns (def index, key) of the first non-copy definition."""
+        seen = 0
+        while seen < 64:
+            d = self.reaching_def(key, pos)
+            if d is None:
+                return None, key
+            node = self.k.stmts[d].node
+            if (type(node) is m.Instruction and node.opcode == "mov" and len(node.operands) == 2
+                    and type(node.operands[1]) in (m.Reg, m.Sym) and node.guard is None):
+                src = node.operands[1]
+                if type(src) is m.Reg and src.special:
+                    return d, key
+                k2 = self._key(src.name, d)
+                if k2 is None:
+                    return d, key
+                key, pos = k2, d
+                seen += 1
+                continue
+            return d, key
+        return None, key
+
+    def access_at(self, pos: int) -> Optional[Access]:
+        if not hasattr(self, "_acc_by_pos"):
+            self._acc_by_pos = {a.pos: a for a in self.accesses}
+        return self._acc_by_pos.get(pos)
+
+    def fields_read(self) -> list:
+        """[(field, statement number)] of every ``ld.param`` of the entry."""
+        out = []
+        for a in self.accesses:
+            if a.space == "param" and a.kind == "ld" and a.addr:
+                base = [k for k, v in a.addr if k != CONST]
+                if len(base) == 1 and base[0].startswith("&"):
+                    off = const_of(a.addr)
+                    out.append((f"{base[0][1:]}+{off}", a.n, a.bytes))
+        return out

@@ -1,0 +1,224 @@
+"""Operand roles: one table, opcode pattern -> which operands an instruction writes and reads.
+
+Def-use, liveness, the cut ABI and provenance all read registers through this module and nothing
+else (STYLE.md, "per-opcode knowledge in one table").  The PTX manual's operand conventions are:
+
+* the first operand is the destination, every other operand a source (the default, ``WRITE0``);
+  the destination may be a brace list (``ld.v4``, ``mma``'s D, ``mov.b32 {lo, hi}, r``) or a
+  ``p|q`` pair (``setp``, ``shfl.sync``, ``elect.sync``, ``tex … {…}|p``) — every register in it
+  is written;
+* instructions that only touch memory, synchronise or transfer control write no register
+  (``NONE``): stores, reductions, ``sust``/``sured``, ``cp.async*``, ``bar``/``barrier``,
+  ``fence``/``membar``, ``bra``/``brx``/``ret``/``exit`` …;
+* ``wgmma.mma_async`` reads and writes its accumulator (``RW0``);
+* ``call (rets), fn, (args)`` writes its return list and reads its argument list (``CALL``);
+* ``mma`` writes D and reads A, B, C (``MMA``; ``mma_fragments`` gives the fragment sizes).
+
+Whatever the role, registers inside ``[...]`` (address registers, ``Offset`` bases, the
+coordinate vector of ``tex``/``sust``) are reads, and so is the guard predicate.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from ..ptx.model import Addr, Not, Offset, Pair, ParenList, Reg, Sym, Vec
+
+WRITE0 = "write0"   # operand 0 written, the rest read
+NONE = "none"       # nothing written
+RW0 = "rw0"         # operand 0 read and written
+CALL = "call"       # (returns) written, (arguments) read
+MMA = "mma"         # D written; A, B, C read
+
+# Longest dotted-prefix match on the instruction's full name.  Section names are the PTX ISA's.
+ROLE_TABLE: dict = {
+    # 9.7.9 data movement: stores, prefetch, async copies — memory is the destination
+    "st": NONE, "st.async": NONE, "st.bulk": NONE, "stmatrix": NONE,
+    "prefetch": NONE, "prefetchu": NONE, "discard": NONE, "applypriority": NONE,
+    "cp": NONE,                      # cp.async, cp.async.bulk(.tensor), cp.reduce.async.bulk
+    "cp.async.mbarrier": NONE,
+    "tensormap": NONE,
+    "multimem": NONE, "multimem.ld_reduce": WRITE0,
+    # 9.7.10 texture / 9.7.11 surface
+    "tex": WRITE0, "tld4": WRITE0, "txq": WRITE0, "istypep": WRITE0,
+    "suld": WRITE0, "sust": NONE, "sured": NONE, "suq": WRITE0,
+    # 9.7.13 parallel synchronisation and communication
+    "atom": WRITE0, "red": NONE, "red.async": NONE,
+    "bar": NONE, "bar.red": WRITE0, "barrier": NONE, "barrier.red": WRITE0,
+    "barrier.cta.red": WRITE0, "bar.warp": NONE,
+    "membar": NONE, "fence": NONE,
+    "mbarrier": WRITE0,              # arrive/test_wait/try_wait return a state or predicate
+    "mbarrier.init": NONE, "mbarrier.inval": NONE, "mbarrier.expect_tx": NONE,
+    "mbarrier.complete_tx": NONE,
+    "griddepcontrol": NONE, "setmaxnreg": NONE, "nanosleep": NONE,
+    # 9.7.12 control flow
+    "bra": NONE, "brx": NONE, "ret": NONE, "exit": NONE, "call": CALL,
+    # 9.7.19 miscellaneous
+    "trap": NONE, "brkpt": NONE, "pmevent": NONE, "stackrestore": NONE,
+    # 9.7.14 / 9.7.15 matrix multiply-accumulate
+    "mma": MMA,
+    "wgmma.mma_async": RW0, "wgmma.fence": NONE, "wgmma.commit_group": NONE,
+    "wgmma.wait_group": NONE,
+}
+
+
+@lru_cache(maxsize=4096)
+def role_of(name: str) -> str:
+    """The role of an instruction by full dotted name (``st.global.u32`` -> ``NONE``)."""
+    parts = name.split(".")
+    for i in range(len(parts), 0, -1):
+        r = ROLE_TABLE.get(".".join(parts[:i]))
+        if r is not None:
+            return r
+    return WRITE0
+
+
+_MMA_SHAPE = re.compile(r"^m(\d+)n(\d+)k(\d+)$")
+# (m, n, k, A type) -> (A regs, B regs, C/D regs) for the dense f16-accumulator forms the
+# analysis meets; anything else is read from the operand lists themselves.
+_FRAG = {
+    (16, 8, 32, 8): (4, 2, 2),    # e4m3/e5m2/s8/u8, f16 accumulate
+    (16, 8, 16, 16): (4, 2, 2),   # f16/bf16 A/B, f16 accumulate
+    (16, 8, 8, 16): (2, 1, 2),
+    (16, 8, 16, 8): (2, 1, 2),
+}
+
+
+def mma_shape(name: str):
+    """(m, n, k) from an mma opcode's ``.mMnNkK`` modifier, or None."""
+    for p in name.split("."):
+        mm = _MMA_SHAPE.match(p)
+        if mm:
+            return int(mm.group(1)), int(mm.group(2)), int(mm.group(3))
+    return None
+
+
+def mma_fragments(instr):
+    """(D, A, B, C) register-name tuples of an ``mma`` instruction, in operand order."""
+    ops = instr.operands
+    out = []
+    for o in ops[:4]:
+        regs = []
+        _collect(o, regs)
+        out.append(tuple(regs))
+    while len(out) < 4:
+        out.append(())
+    return tuple(out)
+
+
+def _collect(op, out):
+    """Every register-like name inside an operand (Reg that is not special, Sym, nested)."""
+    t = type(op)
+    if t is Reg:
+        if not op.special:
+            out.append(op.name)
+    elif t is Sym:
+        out.append(op.name)
+    elif t is Vec or t is Addr or t is ParenList:
+        for i in op.items:
+            _collect(i, out)
+    elif t is Offset:
+        _collect(op.base, out)
+    elif t is Not:
+        _collect(op.operand, out)
+    elif t is Pair:
+        _collect(op.first, out)
+        _collect(op.second, out)
+
+
+def _reads_in_dest(op, out):
+    """Registers *read* by a destination operand: an address inside it (``[...]``)."""
+    t = type(op)
+    if t is Addr:
+        _collect(op, out)
+    elif t is Vec or t is ParenList:
+        for i in op.items:
+            _reads_in_dest(i, out)
+    elif t is Pair:
+        _reads_in_dest(op.first, out)
+        _reads_in_dest(op.second, out)
+
+
+def _writes_in_dest(op, out):
+    t = type(op)
+    if t is Reg:
+        if not op.special:
+            out.append(op.name)
+    elif t is Sym:
+        out.append(op.name)
+    elif t is Vec or t is ParenList:
+        for i in op.items:
+            _writes_in_dest(i, out)
+    elif t is Pair:
+        _writes_in_dest(op.first, out)
+        _writes_in_dest(op.second, out)
+    # Addr / Offset / Imm / Not in a destination position write no register
+
+
+def raw_defs_uses(instr):
+    """(defs, uses): candidate register names (Syms included, unfiltered) of one Instruction.
+
+    Callers filter Sym names against the declared registers (``Kernel.defs_uses`` does)."""
+    defs: list = []
+    uses: list = []
+    ops = instr.operands
+    role = role_of(instr.name)
+    if instr.guard is not None:
+        uses.append(instr.guard.pred)
+    if not ops:
+        return defs, uses
+    if role == NONE:
+        for o in ops:
+            _collect(o, uses)
+    elif role == CALL:
+        start = 0
+        if type(ops[0]) is ParenList:
+            _writes_in_dest(ops[0], defs)
+            start = 1
+        for o in ops[start:]:
+            _collect(o, uses)
+    else:
+        d = ops[0]
+        _writes_in_dest(d, defs)
+        _reads_in_dest(d, uses)
+        if role == RW0:
+            _writes_in_dest(d, uses)
+        for o in ops[1:]:
+            _collect(o, uses)
+    return defs, uses
+
+
+# --- a few families other modules ask about ---------------------------------------------------
+
+def is_branch(name: str) -> bool:
+    return name.startswith("bra") or name.startswith("brx")
+
+
+def is_exit(name: str) -> bool:
+    return name == "ret" or name.startswith("ret.") or name == "exit" or name.startswith("exit.") \
+        or name == "trap" or name.startswith("trap.")
+
+
+def is_mma(name: str) -> bool:
+    return name.startswith("mma.") or name == "mma"
+
+
+def mem_space(name: str):
+    """The state space of a ld/st/atom/red-like opcode (``global``, ``shared``, ``param``,
+    ``local``, ``const``, or ``generic`` when none is written)."""
+    for sp in ("global", "shared", "param", "local", "const"):
+        if "." + sp in name:
+            return sp
+    return "generic"
+
+
+_VEC = re.compile(r"\.v(\d)\b")
+_WIDTH = re.compile(r"\.[bsuf](8|16|32|64|128)\b")
+
+
+def access_bytes(name: str) -> int:
+    """Bytes one lane moves with a ld/st opcode (``ld.weak.global.ca.v4.u32`` -> 16)."""
+    v = _VEC.search(name)
+    ws = _WIDTH.findall(name)
+    w = int(ws[-1]) if ws else 32
+    return (int(v.group(1)) if v else 1) * w // 8

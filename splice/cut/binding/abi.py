@@ -1,0 +1,389 @@
+"""Bind a native phase's symbolic registers to a cut's real ones, in one of three ABIs.
+
+- ``inline``: the native statements are renamed in place — ABI names to the cut's real
+  registers, scratch to fresh ``%rsplice<N>`` — inside a ``{ }`` scope that declares the scratch.
+  No call overhead.  Checked: no live-in is read after the native code overwrote its real
+  register (a live-out bound to the same register, e.g. an in-place accumulator), and no
+  live-in is written at all (the original code may read it after the cut).
+- ``call``: the native statements become a ``.func`` taking the live-ins (and named values) as
+  ``.param`` arguments and returning the live-outs; the cut becomes ``st.param`` / ``call.uni``
+  / ``ld.param``.
+- ``call-shared``: as ``call`` but the function returns nothing: it stores the live-outs to a
+  per-thread slot of a module-scope shared scratch array and the caller reloads them (the notes'
+  workaround for translators that drop call return values).  The caller synchronises with
+  ``bar.warp.sync -1`` when the cut holds warp-synchronous code (``mma.sync.aligned``) — the
+  slot is the thread's own, so no wider barrier is needed — or as the cut's ``sync:`` says.
+
+Checked for every ABI: the native phase names only ABI registers, named values and declared
+scratch; every live-out is written; operand widths agree with the bound registers' types.
+Every error names the native file's line.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from ...errors import SpliceError
+from ...ptx import model as m
+from ..kernel import defs_uses
+from ..native import REG_WIDTH, NativePhase, labels_of, render, rename_node
+
+ABIS = ("inline", "call", "call-shared")
+
+_SAME_WIDTH_OPS = {"ld", "st", "mov", "add", "sub", "mul", "mad", "and", "or", "xor", "not", "min",
+                   "max", "neg", "abs", "fma", "div", "rem", "selp", "shl", "shr", "ex2", "rcp",
+                   "sqrt", "rsqrt", "max", "ld.param", "st.param"}
+
+
+class Namer:
+    """Hands out fresh ``%rsplice<N>`` names (module-wide, above any already in the source)."""
+
+    def __init__(self, start: int = 0):
+        self.next = start
+
+    @classmethod
+    def for_source(cls, source: str) -> "Namer":
+        import re
+
+        used = [int(x) for x in re.findall(r"%rsplice(\d+)", source)]
+        return cls(max(used) + 1 if used else 0)
+
+    def fresh(self) -> str:
+        name = f"%rsplice{self.next}"
+        self.next += 1
+        return name
+
+
+@dataclass
+class Binding:
+    abi: str
+    site: list                    # lines replacing the cut (no base indentation)
+    prelude: list = field(default_factory=list)   # module-level text blocks (.func, .shared)
+    table: list = field(default_factory=list)     # rows: symbol, register, type, role, direction
+    scratch: dict = field(default_factory=dict)   # native scratch name -> bound name
+    added: int = 0                # statements in the site (+ function body)
+    func: Optional[str] = None
+    shared_bytes: int = 0
+    notes: list = field(default_factory=list)
+    site_origin: list = field(default_factory=list)      # per site line: (native path, line) or None
+    prelude_origin: list = field(default_factory=list)   # per prelude block: list like site_origin
+
+
+def _sym(r) -> str:
+    return f"%{r.role}{r.index}"
+
+
+def _width(t: Optional[str]) -> Optional[int]:
+    return REG_WIDTH.get(t) if t else None
+
+
+def _bits_type(t: str) -> str:
+    w = _width(t)
+    return {8: ".b8", 16: ".b16", 32: ".b32", 64: ".b64"}.get(w, ".b32")
+
+
+def _values(abi) -> dict:
+    vals = getattr(abi, "values", None) or {}
+    out = {}
+    if isinstance(vals, dict):
+        for k, v in vals.items():
+            out[k] = getattr(v, "reg", v)
+    else:
+        for v in vals:
+            name = getattr(v, "name", None) or getattr(v, "role", None)
+            if name:
+                out[name] = v.reg
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# checks
+# --------------------------------------------------------------------------------------------
+
+def _check_names(nat: NativePhase, abi_syms: dict, values: dict):
+    known = set(abi_syms) | {"%" + k for k in values} | set(nat.scratch)
+    clash = sorted(set(nat.scratch) & (set(abi_syms) | {"%" + k for k in values}))
+    if clash:
+        raise nat.error(f"scratch register {clash[0]} shadows an ABI register of this cut")
+    for reg, line in sorted(nat.used.items(), key=lambda kv: kv[1]):
+        if reg not in known:
+            roles = sorted({s.rstrip("0123456789") for s in abi_syms})
+            raise nat.error(f"{reg} is not an ABI register of this cut ({', '.join(r + 'N' for r in roles)}),"
+                            " a named value or declared scratch", line,
+                            "ABI registers: " + _ranges(abi_syms) +
+                            ("\nnamed values: " + ", ".join("%" + k for k in values) if values else ""))
+
+
+def _ranges(syms) -> str:
+    by = {}
+    for s in syms:
+        base = s.rstrip("0123456789")
+        by.setdefault(base, []).append(int(s[len(base):] or 0))
+    return ", ".join(f"{b}0..{b}{max(v)}" for b, v in sorted(by.items()))
+
+
+def _check_outputs(nat: NativePhase, live_out_syms: list):
+    written = set()
+    for st in m.walk(nat.body):
+        d, _u = defs_uses(st)
+        written.update(d)
+    missing = [s for s in live_out_syms if s not in written]
+    if missing:
+        shown = ", ".join(missing[:12]) + (" …" if len(missing) > 12 else "")
+        raise nat.error(f"native phase does not write {len(missing)} live-out(s): {shown}")
+
+
+def _check_types(nat: NativePhase, types: dict):
+    for st in m.walk(nat.body):
+        if not isinstance(st, m.Instruction):
+            continue
+        line = nat.line(st)
+        if st.opcode in ("mma", "wgmma"):
+            want = 64 if ".f64" in st.modifiers else 32
+            for op in st.operands:
+                for x in getattr(op, "items", ()):
+                    if isinstance(x, m.Reg) and x.name in types and _width(types[x.name]) != want:
+                        raise nat.error(f"{x.name} is {types[x.name]} but {st.name} takes {want}-bit fragments", line)
+            continue
+        tys = [t for t in st.modifiers if t in REG_WIDTH and t != ".pred"]
+        if st.opcode not in _SAME_WIDTH_OPS or len(tys) != 1:
+            continue
+        w = REG_WIDTH[tys[0]]
+        ops = list(st.operands)
+        if st.opcode == "selp":
+            ops = ops[:3]
+        if st.opcode in ("shl", "shr"):
+            ops = ops[:2]
+        wide = ".wide" in st.modifiers
+        for k, op in enumerate(ops):
+            if isinstance(op, m.Addr):
+                continue
+            regs = [op] if isinstance(op, m.Reg) else (list(op.items) if isinstance(op, m.Vec) and st.opcode in ("ld", "st") else [])
+            for r in regs:
+                if not isinstance(r, m.Reg) or r.name not in types:
+                    continue
+                t = types[r.name]
+                if t == ".pred":
+                    continue
+                want = 2 * w if (wide and k == 0) else w
+                if _width(t) != want:
+                    raise nat.error(f"{r.name} is {t} but {st.name} uses it as a {want}-bit operand", line)
+
+
+def _check_clobber(nat: NativePhase, real: dict, live_in_syms: set, live_out_syms: set):
+    written = {}
+    for st in m.walk(nat.body):
+        d, u = defs_uses(st)
+        line = nat.line(st)
+        for r in u:
+            if r in live_in_syms and real[r] in written:
+                by, at = written[real[r]]
+                raise nat.error(f"reads live-in {r} ({real[r]}) after line {at} overwrote that register"
+                                f" as {by}", line,
+                                "the live-out and live-in share a register in the original code; write the "
+                                "live-out to scratch first, or use abi: call")
+        for r in d:
+            if r in live_in_syms and r not in live_out_syms:
+                raise nat.error(f"writes live-in {r} ({real[r]}); live-ins are read-only under abi: inline "
+                                "(copy it to scratch)", line)
+            if r in real:
+                written.setdefault(real[r], (r, line))
+
+
+# --------------------------------------------------------------------------------------------
+# binding
+# --------------------------------------------------------------------------------------------
+
+def bind(nat: NativePhase, abi, kind: str, namer: Namer, cut_id: int, *,
+         threads: Optional[int] = None, sync: Optional[str] = None, func_cache: Optional[dict] = None,
+         title: str = "") -> Binding:
+    if kind not in ABIS:
+        raise SpliceError(f"unknown abi {kind!r} (expected one of {', '.join(ABIS)})")
+    values = _values(abi)
+    real = {}
+    types = {}
+    for r in list(abi.live_in) + list(abi.live_out):
+        real[_sym(r)] = r.reg
+        types[_sym(r)] = r.type or ".b32"
+    value_types = getattr(abi, "value_types", {}) or {}
+    for k, v in values.items():
+        real["%" + k] = v
+        types["%" + k] = value_types.get(k, ".b64" if v.startswith("%rd") else ".b32")
+    types.update(nat.scratch)
+    live_in_syms = [_sym(r) for r in abi.live_in]
+    live_out_syms = [_sym(r) for r in abi.live_out]
+    _check_names(nat, real, values)
+    _check_outputs(nat, live_out_syms)
+    _check_types(nat, types)
+    table = [{"symbol": _sym(r), "register": r.reg, "type": r.type, "role": r.role, "dir": "in"}
+             for r in abi.live_in]
+    table += [{"symbol": _sym(r), "register": r.reg, "type": r.type, "role": r.role, "dir": "out"}
+              for r in abi.live_out]
+    table += [{"symbol": "%" + k, "register": v, "type": types["%" + k], "role": "value", "dir": "in"}
+              for k, v in values.items()]
+    unused = [s for s in live_in_syms if s not in nat.used]
+    notes = [f"{len(unused)} live-in(s) not read by the native phase: {_ranges(unused)}"] if unused else []
+    n_native = sum(1 for s in m.walk(nat.body) if isinstance(s, m.Instruction))
+    head = f"// splice: cut {cut_id}{' — ' + title if title else ''} <- {nat.path} (abi {kind})"
+    if kind == "inline":
+        return _bind_inline(nat, real, types, set(live_in_syms), set(live_out_syms), namer, cut_id,
+                            head, table, notes, n_native)
+    has_sync = any(isinstance(s, m.Instruction) and ".sync" in s.modifiers for s in m.walk(nat.body))
+    return _bind_call(nat, abi, values, real, types, kind, namer, cut_id, head, table, notes, n_native,
+                      threads, sync or ("warp" if has_sync else "none"), func_cache)
+
+
+def _bind_inline(nat, real, types, live_in_syms, live_out_syms, namer, cut_id, head, table, notes, n_native):
+    _check_clobber(nat, real, live_in_syms, live_out_syms)
+    regs = dict(real)
+    scratch = {}
+    by_type = {}
+    for name, t in nat.scratch.items():
+        fresh = namer.fresh()
+        scratch[name] = fresh
+        regs[name] = fresh
+        by_type.setdefault(t, []).append(fresh)
+    labels = {l: f"$Lsplice{cut_id}_{l.lstrip('$')}" for l in labels_of(nat.body)}
+    body = [rename_node(n, regs, labels) for n in nat.body]
+    lines = [head, "{"]
+    for t, names in by_type.items():
+        lines.append(f"\t.reg {t} {', '.join(names)};")
+    origin = [None] * len(lines)
+    lines += render(body, "\t")
+    origin += _origins(nat.body, nat)
+    lines += ["}", f"// splice: end cut {cut_id}"]
+    origin += [None, None]
+    table += [{"symbol": k, "register": v, "type": nat.scratch[k], "role": "scratch", "dir": ""}
+              for k, v in scratch.items()]
+    return Binding("inline", lines, [], table, scratch, n_native, None, 0, notes, origin, [])
+
+
+def _bind_call(nat, abi, values, real, types, kind, namer, cut_id, head, table, notes, n_native,
+               threads, sync, func_cache):
+    ins = [(_sym(r), r.reg, r.type or ".b32") for r in abi.live_in]
+    ins += [("%" + k, v, types["%" + k]) for k, v in values.items()]
+    outs = [(_sym(r), r.reg, r.type or ".b32") for r in abi.live_out]
+    for s, reg, t in ins + outs:
+        if t == ".pred":
+            raise nat.error(f"abi {kind} cannot pass predicate {s} ({reg}) through .param; use abi: inline")
+    fn = f"__splice_fn{cut_id}"
+    # ---- the .func
+    decl = {}
+    for s, _reg, t in ins + outs:
+        decl.setdefault(t, []).append(s)
+    for s, t in nat.scratch.items():
+        decl.setdefault(t, []).append(s)
+    body = []
+    for t, names in decl.items():
+        uniq = list(dict.fromkeys(names))
+        body.append(f"\t.reg {t} {', '.join(uniq)};")
+    shared_bytes = 0
+    if kind == "call":
+        params = [f".param {_bits_type(t)} {fn}_in{i}" for i, (_s, _r, t) in enumerate(ins)]
+        rets = [f".param {_bits_type(t)} {fn}_out{i}" for i, (_s, _r, t) in enumerate(outs)]
+    else:
+        if not threads:
+            raise SpliceError("abi call-shared needs the block size: add threads: N to the cut")
+        params = [f".param {_bits_type(t)} {fn}_in{i}" for i, (_s, _r, t) in enumerate(ins)]
+        params += [f".param .b32 {fn}_base", f".param .b32 {fn}_tid"]
+        rets = []
+        body.append("\t.reg .b32 %splice_base, %splice_tid, %splice_slot;")
+    for i, (s, _r, t) in enumerate(ins):
+        body.append(f"\tld.param{_bits_type(t)} {s}, [{fn}_in{i}];")
+    body_origin = [None] * len(body)
+    body += render(nat.body, "\t")
+    body_origin += _origins(nat.body, nat)
+    offsets = _shared_layout(outs, threads) if kind == "call-shared" else []
+    if kind == "call":
+        for i, (s, _r, t) in enumerate(outs):
+            body.append(f"\tst.param{_bits_type(t)} [{fn}_out{i}], {s};")
+    else:
+        body.append(f"\tld.param.b32 %splice_base, [{fn}_base];")
+        body.append(f"\tld.param.b32 %splice_tid, [{fn}_tid];")
+        for (s, _r, t), (off, size) in zip(outs, offsets):
+            body.append(f"\tmad.lo.u32 %splice_slot, %splice_tid, {size}, %splice_base;")
+            body.append(f"\tst.shared{_bits_type(t)} [%splice_slot+{off}], {s};")
+        shared_bytes = sum(size for _o, size in offsets) * threads
+    body.append("\tret;")
+    head_fn = ".func " + (f"({', '.join(rets)}) " if rets else "") + f"{fn}({', '.join(params)})"
+    func_text = "\n".join([head_fn, "{"] + body + ["}"])
+    func_origin = [None, None, None] + body_origin + [None] * (len(body) - len(body_origin)) + [None]
+    key = func_text.replace(fn, "__FN__")
+    prelude = []
+    prelude_origin = []
+    if func_cache is not None and key in func_cache:
+        fn = func_cache[key]
+        notes.append(f"reuses {fn} (same native code as an earlier cut)")
+    else:
+        if func_cache is not None:
+            func_cache[key] = fn
+        prelude.append(f"// splice: native phase of cut {cut_id} <- {nat.path} (abi {kind})\n" + func_text)
+        prelude_origin = [func_origin]
+    # ---- the call site
+    site = [head, "{"]
+    tmp = {}
+    if kind == "call-shared":
+        for nm in ("tid", "t", "n", "base", "slot"):
+            tmp[nm] = namer.fresh()
+        site.append(f"\t.reg .b32 {', '.join(tmp.values())};")
+    for i, (_s, _r, t) in enumerate(ins):
+        site.append(f"\t.param {_bits_type(t)} {fn}_arg{i};")
+    for i, (_s, _r, t) in enumerate(outs if kind == "call" else []):
+        site.append(f"\t.param {_bits_type(t)} {fn}_ret{i};")
+    if kind == "call-shared":
+        site.append(f"\t.param .b32 {fn}_arg_base;")
+        site.append(f"\t.param .b32 {fn}_arg_tid;")
+    for i, (_s, r, t) in enumerate(ins):
+        site.append(f"\tst.param{_bits_type(t)} [{fn}_arg{i}], {r};")
+    args = ", ".join([f"{fn}_arg{i}" for i in range(len(ins))] +
+                     ([f"{fn}_arg_base", f"{fn}_arg_tid"] if kind == "call-shared" else []))
+    if kind == "call":
+        rets_s = ", ".join(f"{fn}_ret{i}" for i in range(len(outs)))
+        site.append(f"\tcall.uni ({rets_s}), {fn}, ({args});")
+        for i, (_s, r, t) in enumerate(outs):
+            site.append(f"\tld.param{_bits_type(t)} {r}, [{fn}_ret{i}];")
+    else:
+        t_, tid, n_, base = tmp["t"], tmp["tid"], tmp["n"], tmp["base"]
+        site += [f"\tmov.u32 {tid}, %tid.z;", f"\tmov.u32 {n_}, %ntid.y;", f"\tmov.u32 {t_}, %tid.y;",
+                 f"\tmad.lo.u32 {tid}, {tid}, {n_}, {t_};", f"\tmov.u32 {n_}, %ntid.x;",
+                 f"\tmov.u32 {t_}, %tid.x;", f"\tmad.lo.u32 {tid}, {tid}, {n_}, {t_};",
+                 f"\tmov.u32 {base}, __splice_ret;",
+                 f"\tst.param.b32 [{fn}_arg_base], {base};", f"\tst.param.b32 [{fn}_arg_tid], {tid};",
+                 f"\tcall.uni {fn}, ({args});"]
+        if sync == "warp":
+            site.append("\tbar.warp.sync -1;")
+        elif sync == "cta":
+            site.append("\tmembar.cta;")
+        slot = tmp["slot"]
+        for (_s, r, t), (off, size) in zip(outs, offsets):
+            site.append(f"\tmad.lo.u32 {slot}, {tid}, {size}, {base};")
+            site.append(f"\tld.shared{_bits_type(t)} {r}, [{slot}+{off}];")
+    site += ["}", f"// splice: end cut {cut_id}"]
+    added = sum(1 for ln in site if ln.startswith("\t") and not ln.startswith("\t.") and ln.strip().endswith(";"))
+    return Binding(kind, site, prelude, table, {k: k for k in nat.scratch}, added + n_native, fn,
+                   shared_bytes, notes, [None] * len(site), prelude_origin)
+
+
+def _origins(nodes, nat) -> list:
+    """Per line of ``render(nodes)``: the native file position it came from."""
+    out = []
+    for n in nodes:
+        if isinstance(n, m.Block):
+            out.append((nat.path, nat.line(n)))
+            out.extend(_origins(n.items, nat))
+            out.append(None)
+        else:
+            out.append((nat.path, nat.line(n)))
+    return out
+
+
+def _shared_layout(outs, threads) -> list:
+    """(byte offset of the output's region, element size); regions widest first (aligned)."""
+    sizes = [max(4, (_width(t) or 32) // 8) for _s, _r, t in outs]
+    order = sorted(range(len(outs)), key=lambda i: -sizes[i])
+    offs = [0] * len(outs)
+    pos = 0
+    for i in order:
+        offs[i] = pos
+        pos += sizes[i] * threads
+    return [(offs[i], sizes[i]) for i in range(len(outs))]

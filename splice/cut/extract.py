@@ -1,0 +1,80 @@
+"""``splice extract``: write a phase (or statement range) as a native-phase file against the
+symbolic ABI — the starting point for hand-writing one.  Applying the extracted file with
+``abi: inline`` reproduces the original computation."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..errors import SpliceError
+from ..ptx import model as m
+from .kernel import defs_uses
+from .native import _all_regs, render, rename_node
+
+
+def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = None,
+            source_name: str = "") -> dict:
+    from .splice import _phase_abi, _phase_by_index, cut_facts
+
+    if phase is not None:
+        ph = _phase_by_index(kernel, phase)
+        if ph is None:
+            raise SpliceError(f"phase {phase} does not exist (the kernel has {len(kernel.phases)} phases)",
+                              source_name)
+        first, last = ph.first, ph.last
+        abi = _phase_abi(kernel, ph)
+    elif statements is not None:
+        ph = None
+        first, last = statements
+        try:
+            kernel.pos_of(first), kernel.pos_of(last)
+        except (KeyError, IndexError):
+            raise SpliceError(f"statements s{first}-s{last} are not in the entry", source_name) from None
+        abi = kernel.abi(first, last)
+    else:
+        raise SpliceError("extract needs --phase N or --statements sA-sB")
+    i, j = kernel.pos_of(first), kernel.pos_of(last)
+    regs = {}
+    for r in list(abi.live_in) + list(abi.live_out):
+        regs.setdefault(r.reg, f"%{r.role}{r.index}")
+    vals = getattr(abi, "values", None) or {}
+    if isinstance(vals, dict):
+        for k, v in vals.items():
+            regs.setdefault(getattr(v, "reg", v), "%" + k)
+    scratch = {}
+    nodes = []
+    for s in kernel.stmts[i:j + 1]:
+        node = s.node
+        if isinstance(node, m.Decl):
+            continue
+        if isinstance(node, m.Instruction):
+            d, u = defs_uses(node)
+            for r in list(d) + list(u):
+                if r not in regs and r not in scratch:
+                    scratch[r] = f"%t{len(scratch)}"
+        nodes.append(node)
+    types = {}
+    for real, sym in scratch.items():
+        types[sym] = kernel.reg_type(real) or ".b32"
+    allmap = dict(regs)
+    allmap.update(scratch)
+    # labels stay as written; guard predicates are renamed with everything else
+    body = [rename_node(n, allmap, {}) for n in nodes]
+    facts = cut_facts(kernel, i, j, abi, ph)
+    head = [f"// splice native phase extracted from {source_name} "
+            f"s{first}-s{last}" + (f" (phase {ph.index})" if ph is not None else "")]
+    for k in ("mma", "shape", "weight_bytes", "live_in", "live_out"):
+        if facts.get(k) is not None:
+            head.append(f"//   {k}: {facts[k]}")
+    head.append("//   live-in:  " + "  ".join(f"{r.role}{r.index}={r.reg}" for r in abi.live_in))
+    head.append("//   live-out: " + "  ".join(f"{r.role}{r.index}={r.reg}" for r in abi.live_out))
+    sc = ", ".join(f"{s[1:]}: {t}" for s, t in types.items())
+    head.append("// splice-native:")
+    head.append("//   params: {}")
+    head.append(f"//   scratch: {{{sc}}}")
+    text = "\n".join(head) + "\n" + "\n".join(ln.lstrip("\t") if not ln.startswith("\t\t") else ln[1:]
+                                               for ln in render(body, "\t")) + "\n"
+    return {"text": text, "first": first, "last": last, "phase": ph.index if ph is not None else None,
+            "facts": {k: v for k, v in facts.items() if not k.endswith("_regs")},
+            "live_in": [vars(r) if hasattr(r, "__dict__") else r for r in abi.live_in],
+            "live_out": [vars(r) if hasattr(r, "__dict__") else r for r in abi.live_out],
+            "scratch": types}

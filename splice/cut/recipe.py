@@ -1,0 +1,319 @@
+"""Cut recipes: YAML that names a module, an entry and a list of cuts.
+
+    module: enc5.ptx                 # relative to the recipe, else found on the corpus search path
+    entry: cuda_dldn_engine_swin_enc5_kernel
+    arch: sm_90                      # ptxas target (default sm_90), opt_level: 3
+    output: ../build/enc5_p8.ptx     # default: build/<recipe stem>.ptx (relative to the cwd)
+    cuts:
+      - phase: 8                     # or  phases: 1-10 | statements: s7771-s7794 | lines: 12051-12206
+        native: native/enc5_p8.ptx   # relative to the recipe
+        abi: inline                  # inline | call | call-shared
+        params: {woff: 8512}         # template parameters (override the native header's)
+        values: {W: "%rd3"}          # named values: %W in the native phase is this register
+        threads: 128                 # block size (call-shared only)
+        sync: warp                   # call-shared: warp | cta | none
+        expect: {mma: 24, shape: 96x32x32, weight_bytes: 8512..9036, live_in: 80, live_out: 48}
+
+The loader keeps the line and column of every key and value, so a schema error names the
+YAML key and its line (``recipe.yaml:7:5: cut 1: unknown key 'phsae'``).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from ..errors import SpliceError
+
+TOP_KEYS = {"module", "entry", "arch", "opt_level", "output", "cuts", "description", "name"}
+CUT_KEYS = {"phase", "phases", "statements", "lines", "native", "abi", "params", "values", "expect",
+            "threads", "sync", "name", "description"}
+SELECTORS = ("phase", "phases", "statements", "lines")
+EXPECT_KEYS = {"mma", "shape", "weight_bytes", "live_in", "live_out", "statements", "chains",
+               "phases"}
+
+
+# --------------------------------------------------------------------------------------------
+# YAML with positions
+# --------------------------------------------------------------------------------------------
+
+class YMap(dict):
+    """A mapping that remembers where each key and value was written (1-based line, column)."""
+    line = 1
+    column = 1
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.key_at = {}
+        self.value_at = {}
+
+    def at(self, key) -> tuple:
+        return self.key_at.get(key, (self.line, self.column))
+
+    def vat(self, key) -> tuple:
+        return self.value_at.get(key, self.at(key))
+
+
+class YList(list):
+    line = 1
+    column = 1
+
+    def __init__(self, *a):
+        super().__init__(*a)
+        self.item_at = []
+
+
+def load_yaml_marked(text: str, path: str):
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        raise SpliceError(f"YAML: {exc.problem or exc.context}", path,
+                          mark.line + 1 if mark else None, mark.column + 1 if mark else None) from None
+    except yaml.YAMLError as exc:
+        raise SpliceError(f"YAML: {exc}", path) from None
+    try:
+        return _convert(node, loader, path) if node is not None else YMap()
+    finally:
+        loader.dispose()
+
+
+def _convert(node, loader, path):
+    import yaml
+
+    pos = (node.start_mark.line + 1, node.start_mark.column + 1)
+    if isinstance(node, yaml.MappingNode):
+        out = YMap()
+        out.line, out.column = pos
+        for k, v in node.value:
+            key = loader.construct_object(k, deep=True)
+            kpos = (k.start_mark.line + 1, k.start_mark.column + 1)
+            if key in out:
+                raise SpliceError(f"duplicate key {key!r}", path, *kpos)
+            out[key] = _convert(v, loader, path)
+            out.key_at[key] = kpos
+            out.value_at[key] = (v.start_mark.line + 1, v.start_mark.column + 1)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        out = YList()
+        out.line, out.column = pos
+        for v in node.value:
+            out.append(_convert(v, loader, path))
+            out.item_at.append((v.start_mark.line + 1, v.start_mark.column + 1))
+        return out
+    return loader.construct_object(node, deep=True)
+
+
+# --------------------------------------------------------------------------------------------
+# the recipe model
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class Cut:
+    index: int                  # 1-based position in the recipe's cut list
+    select: str                 # phase | phases | statements | lines
+    targets: tuple              # phase numbers, or one (lo, hi) range
+    native: Path
+    native_shown: str
+    abi: str = "inline"
+    params: dict = field(default_factory=dict)
+    values: dict = field(default_factory=dict)
+    expect: dict = field(default_factory=dict)
+    threads: Optional[int] = None
+    sync: Optional[str] = None
+    name: Optional[str] = None
+    line: int = 0
+    at: dict = field(default_factory=dict)     # key -> (line, column) in the recipe
+
+    def where(self, key=None) -> tuple:
+        return self.at.get(key, (self.line, None)) if key else (self.line, None)
+
+
+@dataclass
+class Recipe:
+    path: str
+    module: Path
+    module_shown: str
+    entry: Optional[str]
+    arch: str
+    opt_level: int
+    output: Path
+    cuts: list
+    description: str = ""
+    at: dict = field(default_factory=dict)
+
+    def error(self, message, key=None, cut: Optional[Cut] = None, detail="") -> SpliceError:
+        if cut is not None:
+            line, col = cut.where(key)
+            message = f"cut {cut.index}: {message}"
+        else:
+            line, col = self.at.get(key, (None, None))
+        return SpliceError(message, self.path, line, col, detail)
+
+
+def _range(text, path, at, prefix=""):
+    """'s7771-s7794' / '7771-7794' / 7771 -> (7771, 7794)."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return (text, text)
+    s = str(text).strip()
+    mt = re.fullmatch(rf"{prefix}?(\d+)\s*(?:-|\.\.|–)\s*{prefix}?(\d+)", s, re.I) or \
+        re.fullmatch(rf"{prefix}?(\d+)", s, re.I)
+    if not mt:
+        want = f"{prefix}A-{prefix}B" if prefix else "A-B"
+        raise SpliceError(f"expected a range like {want}, got {s!r}", path, *at)
+    lo = int(mt.group(1))
+    hi = int(mt.group(2)) if mt.lastindex and mt.lastindex > 1 else lo
+    if hi < lo:
+        raise SpliceError(f"empty range {s!r}", path, *at)
+    return (lo, hi)
+
+
+def _phase_list(v, path, at) -> tuple:
+    if isinstance(v, bool):
+        raise SpliceError("phases: expected numbers", path, *at)
+    if isinstance(v, int):
+        return (v,)
+    if isinstance(v, list):
+        out = []
+        for x in v:
+            out.extend(_phase_list(x, path, at))
+        return tuple(out)
+    out = []
+    for part in str(v).split(","):
+        lo, hi = _range(part.strip(), path, at)
+        out.extend(range(lo, hi + 1))
+    return tuple(out)
+
+
+def resolve_module(spec: str, recipe_dir: Path, search_path) -> Optional[Path]:
+    p = Path(spec).expanduser()
+    if p.is_absolute():
+        return p if p.is_file() else None
+    cands = [recipe_dir / p]
+    for d in search_path or ():
+        d = Path(d).expanduser()
+        cands += [d / p, d / p.name]
+    for c in cands:
+        if c.is_file():
+            return c
+    return None
+
+
+def default_search_path(recipe_dir: Path, extra=()) -> list:
+    """Corpus directories tried for a module named by name: ``extra`` (the CLI passes the
+    user's ``$SPLICE_CORPUS`` entries first), then ``corpus/`` next to and above the recipe, then
+    ``./corpus``."""
+    out = [Path(x) for x in extra]
+    for d in (recipe_dir, *recipe_dir.resolve().parents[:3]):
+        out.append(d / "corpus")
+    out.append(Path.cwd() / "corpus")
+    seen, uniq = set(), []
+    for d in out:
+        k = str(d)
+        if k not in seen:
+            seen.add(k)
+            uniq.append(d)
+    return uniq
+
+
+def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
+    from .binding import ABIS
+
+    path = str(path)
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise SpliceError("recipe not found", path) from None
+    data = load_yaml_marked(text, path)
+    if not isinstance(data, YMap):
+        raise SpliceError("a recipe is a YAML mapping (module:, entry:, cuts:)", path, 1)
+    for k in data:
+        if k not in TOP_KEYS:
+            raise SpliceError(f"unknown key {k!r} (expected one of {', '.join(sorted(TOP_KEYS))})", path,
+                              *data.at(k))
+    for k in ("module", "cuts"):
+        if k not in data:
+            raise SpliceError(f"missing required key {k!r}", path, data.line, data.column)
+    rdir = Path(path).parent
+    sp = default_search_path(rdir) if search_path is None else list(search_path)
+    mod = resolve_module(str(data["module"]), rdir, sp)
+    if mod is None:
+        raise SpliceError(f"module {data['module']!r} not found", path, *data.vat("module"),
+                          detail="looked next to the recipe and in: " + ", ".join(str(d) for d in sp))
+    arch = str(data.get("arch", "sm_90"))
+    opt = data.get("opt_level", 3)
+    if not isinstance(opt, int) or not 0 <= opt <= 4:
+        raise SpliceError("opt_level must be 0..4", path, *data.vat("opt_level"))
+    if output:
+        out = Path(output)
+    elif "output" in data:
+        out = rdir / str(data["output"])
+    else:
+        out = Path("build") / (Path(path).stem + ".ptx")
+    cuts_y = data["cuts"]
+    if not isinstance(cuts_y, YList) or not cuts_y:
+        raise SpliceError("cuts: expected a non-empty list", path, *data.vat("cuts"))
+    cuts = []
+    for i, cy in enumerate(cuts_y, 1):
+        at0 = cuts_y.item_at[i - 1]
+        if not isinstance(cy, YMap):
+            raise SpliceError(f"cut {i}: expected a mapping (phase:, native:, abi:)", path, *at0)
+        for k in cy:
+            if k not in CUT_KEYS:
+                raise SpliceError(f"cut {i}: unknown key {k!r} (expected one of {', '.join(sorted(CUT_KEYS))})",
+                                  path, *cy.at(k))
+        sel = [k for k in SELECTORS if k in cy]
+        if len(sel) != 1:
+            raise SpliceError(f"cut {i}: exactly one of {', '.join(SELECTORS)} is needed"
+                              + (f", got {', '.join(sel)}" if sel else ""), path,
+                              *(cy.at(sel[1]) if len(sel) > 1 else at0))
+        sel = sel[0]
+        v = cy[sel]
+        if sel == "phase":
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise SpliceError(f"cut {i}: phase: expected a phase number (1-based), got {v!r}", path,
+                                  *cy.vat(sel))
+            targets = (v,)
+        elif sel == "phases":
+            targets = _phase_list(v, path, cy.vat(sel))
+        elif sel == "statements":
+            targets = (_range(v, path, cy.vat(sel), "s"),)
+        else:
+            targets = (_range(v, path, cy.vat(sel), "L"),)
+        if "native" not in cy:
+            raise SpliceError(f"cut {i}: missing required key 'native'", path, *at0)
+        abi = str(cy.get("abi", "inline"))
+        if abi not in ABIS:
+            raise SpliceError(f"cut {i}: abi: expected one of {', '.join(ABIS)}, got {abi!r}", path,
+                              *cy.vat("abi"))
+        for k, typ in (("params", YMap), ("values", YMap), ("expect", YMap)):
+            if k in cy and not isinstance(cy[k], typ):
+                raise SpliceError(f"cut {i}: {k}: expected a mapping", path, *cy.vat(k))
+        exp = cy.get("expect") or YMap()
+        for k in exp:
+            if k not in EXPECT_KEYS:
+                raise SpliceError(f"cut {i}: expect: unknown fact {k!r} (expected one of "
+                                  f"{', '.join(sorted(EXPECT_KEYS))})", path, *exp.at(k))
+        thr = cy.get("threads")
+        if thr is not None and (not isinstance(thr, int) or thr < 1 or thr > 1024):
+            raise SpliceError(f"cut {i}: threads: expected 1..1024", path, *cy.vat("threads"))
+        sync = cy.get("sync")
+        if sync is not None and sync not in ("warp", "cta", "none"):
+            raise SpliceError(f"cut {i}: sync: expected warp, cta or none", path, *cy.vat("sync"))
+        vals = {}
+        for k, reg in (cy.get("values") or {}).items():
+            if not (isinstance(reg, str) and reg.startswith("%")):
+                raise SpliceError(f"cut {i}: values: {k}: expected a register like %rd3", path,
+                                  *cy["values"].vat(k))
+            vals[str(k)] = reg
+        at = {k: cy.at(k) for k in cy}
+        at.update({f"expect.{k}": exp.at(k) for k in exp})
+        native = rdir / str(cy["native"])
+        cuts.append(Cut(i, sel, targets, native, str(native), abi, dict(cy.get("params") or {}), vals,
+                        dict(exp), thr, sync, cy.get("name"), at0[0], at))
+    return Recipe(path, mod, str(data["module"]), data.get("entry"), arch, opt, out, cuts,
+                  str(data.get("description", "")), {k: data.at(k) for k in data})

@@ -1,0 +1,378 @@
+"""Re-assembly: resolve each cut of a recipe against the kernel, check its expectations, bind
+its native phase, and splice the text.
+
+Everything outside the cuts is copied byte for byte from the input: the output is assembled
+from slices of the original text (``source[a:b]``, with ``a``/``b`` taken from the model's
+statement spans) and the generated text for each cut.  A ``.func`` (call ABIs) and the shared
+scratch array (call-shared) are the only additions outside a cut, placed just before the entry.
+Nothing is written here: ``plan`` returns the spliced text and a line map that turns an output
+line (a ptxas diagnostic) back into the native file, the recipe, or the original module.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from ..errors import SpliceError
+from ..ptx import model as m
+from .binding import Binding, Namer, bind
+from .kernel import load_kernel
+from .native import load_native
+from .recipe import Cut, Recipe
+
+
+@dataclass
+class CutPlan:
+    cut: Cut
+    title: str
+    phase: Optional[int]
+    first: int                   # statement numbers (sNNNN)
+    last: int
+    removed: int                 # numbered statements removed
+    lines: tuple                 # (first, last) physical lines of the removed text
+    region: tuple                # (start, end) character offsets in the source
+    binding: Binding
+    abi: object
+    facts: dict
+    native: str
+    params: dict
+
+
+@dataclass
+class Piece:
+    out_line: int                # first output line of this piece (1-based)
+    n_lines: int
+    kind: str                    # "orig" | "site" | "prelude"
+    src_line: int = 0            # orig: first source line
+    origin: list = field(default_factory=list)   # per line: (path, line) or None
+    cut: Optional[CutPlan] = None
+
+
+@dataclass
+class Plan:
+    recipe: Recipe
+    entry: str
+    source: str
+    text: str
+    cuts: list
+    pieces: list
+    timings: dict
+    added_shared: int = 0
+
+    def origin(self, out_line: int) -> tuple:
+        """(path, line, what) for a line of the spliced output."""
+        for p in self.pieces:
+            if p.out_line <= out_line < p.out_line + max(p.n_lines, 1):
+                k = out_line - p.out_line
+                if p.kind == "orig":
+                    return (str(self.recipe.module), p.src_line + k, "module")
+                o = p.origin[k] if k < len(p.origin) else None
+                if o is not None:
+                    return (o[0], o[1], "native")
+                line = p.cut.cut.line if p.cut else None
+                return (self.recipe.path, line, "generated")
+        return (str(self.recipe.module), out_line, "module")
+
+
+def fmt_range(r) -> str:
+    return f"{r[0]}..{r[1]}" if r else "-"
+
+
+def cut_facts(kernel, i: int, j: int, abi, phase) -> dict:
+    mma = 0
+    for s in kernel.stmts[i:j + 1]:
+        if isinstance(s.node, m.Instruction) and s.node.opcode == "mma":
+            mma += 1
+    first = kernel.stmts[i].n
+    last = kernel.stmts[j].n
+    roles_in, roles_out = {}, {}
+    for r in abi.live_in:
+        roles_in[r.role] = roles_in.get(r.role, 0) + 1
+    for r in abi.live_out:
+        roles_out[r.role] = roles_out.get(r.role, 0) + 1
+    shape = tuple(phase.shape) if phase is not None and phase.shape else None
+    wb = tuple(phase.weight_bytes) if phase is not None and phase.weight_bytes else None
+    return {
+        "statements": f"s{first}-s{last}", "mma": mma,
+        "shape": "x".join(str(x) for x in shape) if shape else None,
+        "weight_bytes": fmt_range(wb) if wb else None,
+        "chains": getattr(phase, "chains", None) if phase is not None else None,
+        "live_in": len(abi.live_in), "live_out": len(abi.live_out),
+        "live_in_roles": roles_in, "live_out_roles": roles_out,
+        "live_in_regs": [r.reg for r in abi.live_in], "live_out_regs": [r.reg for r in abi.live_out],
+        "phase": phase.index if phase is not None else None,
+    }
+
+
+def _norm_expect(key, val):
+    if key == "shape":
+        if isinstance(val, (list, tuple)):
+            return "x".join(str(x) for x in val)
+        return str(val).replace("×", "x").replace(" ", "")
+    if key == "weight_bytes":
+        if isinstance(val, (list, tuple)):
+            return fmt_range(val)
+        return str(val).replace(" ", "").replace("-", "..").replace("–", "..")
+    if key == "statements":
+        return str(val).replace(" ", "").replace("..", "-")
+    return val
+
+
+def check_expect(cut: Cut, facts: dict) -> list:
+    """Rows (fact, expected, found) that disagree."""
+    bad = []
+    for key, want in cut.expect.items():
+        if key in ("live_in", "live_out"):
+            if isinstance(want, dict):
+                found = facts[f"{key}_roles"]
+                w = {str(k): v for k, v in want.items()}
+                if any(found.get(k, 0) != v for k, v in w.items()):
+                    bad.append((key, ", ".join(f"{k}={v}" for k, v in w.items()),
+                                ", ".join(f"{k}={v}" for k, v in found.items())))
+            elif isinstance(want, list):
+                found = facts[f"{key}_regs"]
+                if [str(x) for x in want] != found:
+                    bad.append((key, " ".join(map(str, want)), " ".join(found)))
+            elif want != facts[key]:
+                bad.append((key, str(want), str(facts[key])))
+            continue
+        if key == "phases":
+            continue
+        w = _norm_expect(key, want)
+        f = facts.get(key)
+        if str(w) != str(f):
+            bad.append((key, str(w), str(f)))
+    return bad
+
+
+def expect_table(rows) -> str:
+    head = ("cut", "fact", "expected", "found")
+    widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(4)]
+    fmt = "  ".join("{:<%d}" % w for w in widths)
+    lines = [fmt.format(*head), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*map(str, r)) for r in rows]
+    return "\n".join("  " + ln for ln in lines)
+
+
+class _AbiView:
+    """A CutABI plus the recipe's named values."""
+
+    def __init__(self, abi, values: dict, value_types: dict):
+        self.live_in = list(abi.live_in)
+        self.live_out = list(abi.live_out)
+        self.first = getattr(abi, "first", None)
+        self.last = getattr(abi, "last", None)
+        vals = {}
+        base = getattr(abi, "values", None) or {}
+        if isinstance(base, dict):
+            for k, v in base.items():
+                vals[k] = getattr(v, "reg", v)
+        vals.update(values)
+        self.values = vals
+        self.value_types = value_types
+
+
+def _phase_by_index(kernel, idx):
+    for p in kernel.phases:
+        if p.index == idx:
+            return p
+    return None
+
+
+def _phase_abi(kernel, phase):
+    try:
+        abi = kernel.phase_abi(phase.index)
+        if getattr(abi, "first", phase.first) == phase.first:
+            return abi
+    except (IndexError, KeyError, StopIteration):
+        pass
+    return kernel.phase_abi(phase.index - 1)
+
+
+def _targets(recipe: Recipe, cut: Cut, kernel):
+    """Yield (title, phase or None, first_pos, last_pos)."""
+    if cut.select in ("phase", "phases"):
+        n = len(kernel.phases)
+        for idx in cut.targets:
+            ph = _phase_by_index(kernel, idx)
+            if ph is None:
+                raise recipe.error(f"phase {idx} does not exist (the kernel has {n} phases)", cut.select, cut)
+            yield f"phase {idx} s{ph.first}-s{ph.last}", ph, kernel.pos_of(ph.first), kernel.pos_of(ph.last)
+        return
+    lo, hi = cut.targets[0]
+    if cut.select == "statements":
+        try:
+            i, j = kernel.pos_of(lo), kernel.pos_of(hi)
+        except (KeyError, IndexError):
+            nums = [s.n for s in kernel.stmts if s.n is not None]
+            raise recipe.error(f"statements s{lo}-s{hi} are not in the entry (s{nums[0]}-s{nums[-1]})",
+                               "statements", cut) from None
+        yield f"s{lo}-s{hi}", None, i, j
+        return
+    idx = [p for p, s in enumerate(kernel.stmts) if s.n is not None and lo <= s.line <= hi]
+    if not idx:
+        raise recipe.error(f"no statement starts on lines {lo}-{hi}", "lines", cut)
+    yield f"L{lo}-L{hi}", None, idx[0], idx[-1]
+
+
+def _region(source: str, node_first, node_last) -> tuple:
+    start, end = node_first.span[0], node_last.span[1]
+    ls = source.rfind("\n", 0, start) + 1
+    if not source[ls:start].strip():
+        start = ls
+    return start, end
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == "/" and text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if c == "/" and text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth < 0:
+                return False
+        i += 1
+    return depth == 0
+
+
+def plan(recipe: Recipe, kernel=None, builtin: bool = False) -> Plan:
+    t0 = time.perf_counter()
+    source = Path(recipe.module).read_text(encoding="utf-8", errors="surrogateescape")
+    if kernel is None:
+        kernel = load_kernel(str(recipe.module), recipe.entry, builtin=builtin)
+    t1 = time.perf_counter()
+    module = getattr(kernel, "module", None)
+    if module is None:
+        from ..ptx import parse
+
+        module = parse(source, str(recipe.module))
+    entry = recipe.entry or getattr(kernel, "entry", None) or module.entries()[0].name
+    if not isinstance(entry, str):
+        entry = getattr(entry, "name", None) or module.entries()[0].name
+    try:
+        fn = module.function(entry)
+    except KeyError:
+        raise recipe.error(f"entry {entry!r} not in {recipe.module_shown}", "entry",
+                           detail="entries: " + ", ".join(f.name for f in module.entries())) from None
+    param0 = fn.params[0].name if fn.params else ""
+    namer = Namer.for_source(source)
+    func_cache = {}
+    plans = []
+    bad = []
+    cid = 0
+    rdir = Path(recipe.path).parent
+    for cut in recipe.cuts:
+        for title, ph, i, j in _targets(recipe, cut, kernel):
+            cid += 1
+            first, last = kernel.stmts[i].n, kernel.stmts[j].n
+            abi = _phase_abi(kernel, ph) if ph is not None else kernel.abi(first, last)
+            facts = cut_facts(kernel, i, j, abi, ph)
+            rows = check_expect(cut, facts)
+            bad += [(f"{cut.index}" + (f" (phase {ph.index})" if ph is not None else ""),) + r for r in rows]
+            if rows:
+                continue
+            wb = tuple(ph.weight_bytes) if ph is not None and ph.weight_bytes else (None, None)
+            ctx = {"phase": ph.index if ph is not None else 0, "first": first, "last": last,
+                   "mma": facts["mma"], "weight_lo": wb[0] if wb[0] is not None else 0,
+                   "weight_hi": wb[1] if wb[1] is not None else 0,
+                   "slot_stride": (getattr(ph, "slot_stride", None) or 0) if ph is not None else 0,
+                   "entry": entry, "param0": param0, "cut": cid}
+            try:
+                shown = str(cut.native.relative_to(Path.cwd()))
+            except ValueError:
+                shown = str(cut.native)
+            nat = load_native(cut.native, cut.params, ctx, display=shown)
+            vtypes = {k: (kernel.reg_type(v) or ".b32") for k, v in cut.values.items()}
+            view = _AbiView(abi, cut.values, vtypes)
+            b = bind(nat, view, cut.abi, namer, cid, threads=cut.threads, sync=cut.sync,
+                     func_cache=func_cache, title=title)
+            n_first, n_last = kernel.stmts[i].node, kernel.stmts[j].node
+            if n_first.span is None or n_last.span is None:
+                raise recipe.error("the cut's statements have no source position", cut.select, cut)
+            region = _region(source, n_first, n_last)
+            if not _balanced(source[region[0]:region[1]]):
+                raise recipe.error(f"{title} splits a {{ }} scope: widen the cut to whole blocks",
+                                   cut.select, cut)
+            removed = sum(1 for s in kernel.stmts[i:j + 1] if s.n is not None)
+            lines = (source.count("\n", 0, region[0]) + 1, source.count("\n", 0, region[1]) + 1)
+            plans.append(CutPlan(cut, title, ph.index if ph is not None else None, first, last, removed,
+                                 lines, region, b, view, facts, shown, dict(nat.params)))
+    if bad:
+        first_bad = next(c for c in recipe.cuts if str(c.index) == bad[0][0].split()[0])
+        key = "expect" if "expect" in first_bad.at else None
+        raise recipe.error(f"the module does not match the recipe's expectations ({len(bad)} mismatch"
+                           f"{'es' if len(bad) > 1 else ''}); nothing was written", key, first_bad,
+                           detail=expect_table(bad) + f"\n  module: {recipe.module}")
+    t2 = time.perf_counter()
+    text, pieces, shared = _assemble(source, module, fn, plans, recipe)
+    t3 = time.perf_counter()
+    return Plan(recipe, entry, source, text, plans, pieces,
+                {"load": t1 - t0, "bind": t2 - t1, "assemble": t3 - t2}, shared)
+
+
+def _assemble(source, module, fn, plans, recipe):
+    order = sorted(plans, key=lambda p: p.region)
+    for a, b in zip(order, order[1:]):
+        if b.region[0] < a.region[1]:
+            raise recipe.error(f"{b.title} overlaps {a.title} (cut {a.cut.index})", b.cut.select, b.cut)
+    pre_blocks = []
+    shared = max((p.binding.shared_bytes for p in plans), default=0)
+    if shared:
+        pre_blocks.append((f"// splice: per-thread return slots of the call-shared cuts\n"
+                           f".shared .align 8 .b8 __splice_ret[{shared}];", [None, None], None))
+    for p in plans:
+        for blk, org in zip(p.binding.prelude, p.binding.prelude_origin):
+            pre_blocks.append((blk, org, p))
+    chunks = []   # (text, kind, info)
+    pos = 0
+    fstart = source.rfind("\n", 0, fn.span[0]) + 1
+    if pre_blocks:
+        chunks.append((source[:fstart], "orig", 1))
+        pos = fstart
+        for blk, org, p in pre_blocks:
+            chunks.append((blk + "\n\n", "prelude", (org + [None]) if org else [], p))
+    for p in order:
+        s, e = p.region
+        chunks.append((source[pos:s], "orig", source.count("\n", 0, pos) + 1))
+        ls = source.rfind("\n", 0, s) + 1
+        lead = source[ls:s] if s > ls else ""
+        indent_src = p.binding.site
+        first_line_start = source.rfind("\n", 0, e) + 1
+        ind = ""
+        # indentation of the removed text's first line
+        k = s
+        while k < len(source) and source[k] in " \t":
+            ind += source[k]
+            k += 1
+        text = "\n".join((ind + ln) if ln else ln for ln in indent_src)
+        del lead, first_line_start
+        chunks.append((text, "site", p.binding.site_origin, p))
+        pos = e
+    chunks.append((source[pos:], "orig", source.count("\n", 0, pos) + 1))
+    out = []
+    pieces = []
+    line = 1
+    for ch in chunks:
+        text, kind = ch[0], ch[1]
+        n = text.count("\n")
+        if kind == "orig":
+            pieces.append(Piece(line, n + 1, "orig", src_line=ch[2]))
+        else:
+            pieces.append(Piece(line, n + 1, kind, origin=list(ch[2]), cut=ch[3]))
+        out.append(text)
+        line += n
+    return "".join(out), pieces, shared

@@ -30,9 +30,10 @@ def e4m3_bytes(nbytes: int, fill: Fill, spec_seed: int, start_chunk: int = 0) ->
     for c0 in range(0, nbytes, CHUNK):
         n = min(CHUNK, nbytes - c0)
         rng = _rng(spec_seed, fill.seed, start_chunk + c0 // CHUNK)
-        code = rng.integers(0, fill.max_code + 1, n, dtype=np.uint8)
-        sign = rng.integers(0, 2, n, dtype=np.uint8) << np.uint8(7)
-        out[c0:c0 + n] = code | sign
+        # always draw a whole chunk, so a prefix never depends on the length asked for
+        code = rng.integers(0, fill.max_code + 1, CHUNK, dtype=np.uint8)
+        sign = rng.integers(0, 2, CHUNK, dtype=np.uint8) << np.uint8(7)
+        out[c0:c0 + n] = (code | sign)[:n]
     return out
 
 
@@ -44,7 +45,7 @@ def f16_values(count: int, low: float, high: float, seed: int, spec_seed: int,
     for c0 in range(0, count, per):
         n = min(per, count - c0)
         rng = _rng(spec_seed, seed, start_chunk + c0 // per)
-        out[c0:c0 + n] = rng.uniform(low, high, n).astype(np.float16)
+        out[c0:c0 + n] = rng.uniform(low, high, per).astype(np.float16)[:n]
     return out
 
 

@@ -100,6 +100,7 @@ class Kernel:
         self._scope_ranges = scope_ranges
         self._global_names = global_names
         self._pos = {s.n: i for i, s in enumerate(stmts) if s.n is not None}
+        self._text = {st.n: st.text for st in index}
         self._numbers = [s.n for s in stmts]
         self._nested_declared = set()
         for sid in range(1, len(parent)):
@@ -124,6 +125,14 @@ class Kernel:
             if self._numbers[i] is not None:
                 return self._numbers[i]
         return None
+
+    def text(self, n: int) -> str:
+        """The statement's text as the notes' index gives it (whitespace collapsed)."""
+        return " ".join(self._text.get(n, "").split())
+
+    def cite(self, n: int) -> str:
+        """``sNNNN LNNNNN: text`` — an evidence line in the notes' form."""
+        return f"s{n} L{self.stmts[self.pos_of(n)].line}: {self.text(n)}"
 
     @property
     def last_number(self) -> int:

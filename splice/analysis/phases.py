@@ -53,6 +53,7 @@ class Phase:
     weight_loads: list = field(default_factory=list)   # statement numbers
     bias_loads: list = field(default_factory=list)
     consistent: bool = True             # M/m · N/n · K/k == mma
+    bias_slot_stride: Optional[int] = None  # tid.z coefficient of the C (bias) loads
 
     def as_dict(self):
         return {"index": self.index, "first": self.first, "last": self.last,
@@ -62,7 +63,7 @@ class Phase:
                 "chains": self.chains, "grid": self.grid,
                 "weight_bytes": list(self.weight_bytes) if self.weight_bytes else None,
                 "bias_bytes": list(self.bias_bytes) if self.bias_bytes else None,
-                "slot_stride": self.slot_stride,
+                "slot_stride": self.slot_stride, "bias_slot_stride": self.bias_slot_stride,
                 "epilogue": list(self.epilogue) if self.epilogue else None,
                 "b_source": self.b_source, "c_source": self.c_source,
                 "a_regs": self.a_regs, "b_regs": self.b_regs, "c_regs": self.c_regs,
@@ -179,7 +180,7 @@ def _phase(k, prov, index, run) -> Phase:
                epilogue=None, a_regs=a_regs, b_regs=b_regs, c_regs=c_regs, d_regs=d_regs,
                tile=tile, tiles=(m_t, n_t, k_steps), opcode=name, b_source=b_src,
                c_source=c_src if c_regs else "chain", weight_loads=wloads, bias_loads=cloads,
-               consistent=consistent)
+               consistent=consistent, bias_slot_stride=slot_c)
     return ph
 
 

@@ -61,6 +61,42 @@ def coef(f: tuple, atom: str) -> int:
     return 0
 
 
+TABLE_ATOM = "((laneid<<2)&12)"
+_BOUND = {TABLE_ATOM: 12}     # atoms with a known non-negative upper bound (masks)
+
+
+def _upper(f: tuple):
+    """An upper bound of a non-negative form, or None."""
+    tot = 0
+    for k, v in f:
+        if k == CONST:
+            if v < 0:
+                return None
+            tot += v
+        elif k in _BOUND and v > 0:
+            tot += v * _BOUND[k]
+        else:
+            return None
+    return tot
+
+
+def _tz(f: tuple) -> int:
+    """Trailing zero bits common to every coefficient (atoms assumed arbitrary integers)."""
+    t = 64
+    for _k, v in f:
+        if v:
+            t = min(t, (v & -v).bit_length() - 1)
+    return t
+
+
+def _disjoint(a: tuple, b: tuple) -> bool:
+    for x, y in ((a, b), (b, a)):
+        u = _upper(x)
+        if u is not None and u < (1 << _tz(y)):
+            return True
+    return False
+
+
 def _is_const(f: tuple):
     return all(k == CONST for k, _ in f)
 
@@ -315,6 +351,10 @@ class Provenance:
             if _is_const(a):
                 return _add(_scale(b, const_of(a)), c)
             return None
+        if op in ("or", "xor", "add") and len(src) == 2:
+            a, b = val(0), val(1)
+            if a is not None and b is not None and not _is_const(b) and _disjoint(a, b):
+                return _add(a, b)   # disjoint bit ranges: or/xor is an add
         if op in ("and", "shr", "or", "xor") and len(src) == 2:
             a, b = val(0), val(1)
             if a is None or b is None or not _is_const(b):
@@ -325,11 +365,16 @@ class Provenance:
                 r = {"and": x & c, "shr": x >> c, "or": x | c, "xor": x ^ c}[op]
                 return ((CONST, r),) if r else ()
             sym = {"and": "&", "shr": ">>", "or": "|", "xor": "^"}[op]
+            if op == "and" and a == (("laneid", 4),) and c == 12:
+                return ((TABLE_ATOM, 1),)
             inner = render(a)
-            if a == (("laneid", 4),):
-                inner = "laneid<<2"
-            return ((f"(({inner}){sym}{c})" if " " in inner or "·" in inner
-                     else f"({inner}{sym}{c})", 1),)
+            if len(a) == 1 and a[0][1] > 1 and (a[0][1] & (a[0][1] - 1)) == 0:
+                inner = f"{a[0][0].split('#', 1)[0]}<<{a[0][1].bit_length() - 1}"
+            atom = (f"(({inner}){sym}{c})" if " " in inner or "·" in inner or "<<" in inner
+                    else f"({inner}{sym}{c})")
+            if op == "and" and c >= 0:
+                _BOUND[atom] = c
+            return ((atom, 1),)
         if op == "ld" and ".param" in name:
             return self._param_field(node, d, depth, key)
         return None

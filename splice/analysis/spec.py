@@ -1,0 +1,138 @@
+"""The data of ``splice spec``: one dict per entry, built from the analyses (no printing here).
+
+``build_spec(k)`` is what ``--json`` emits: ``phases`` (``Phase.as_dict``), ``epilogues``,
+``weight_image_bytes``, ``tables``, ``params`` (fields read), ``shared`` (arrays and who stores
+and loads them).
+"""
+from __future__ import annotations
+
+import re
+
+from .provenance import CONST, TABLE_ATOM, coef, const_of, render
+
+
+
+def w_loads(k):
+    """Every load off the weight image: (Access, offset)."""
+    out = []
+    for a in k.provenance.accesses:
+        if a.kind == "ld" and a.addr is not None and coef(a.addr, "W") == 1:
+            out.append((a, const_of(a.addr)))
+    return out
+
+
+def weight_image_bytes(k):
+    """Extent of the weight image the entry reads: max over W loads of offset + bytes (lane and
+    tid.z terms excluded, as in the notes); None when nothing is read off W."""
+    best = None
+    for a, off in w_loads(k):
+        e = off + a.bytes
+        best = e if best is None or e > best else best
+    return best
+
+
+def table_loads(k):
+    """Groups of per-column table loads (``W + ((laneid<<2)&12) + off``): consecutive loads of one
+    opcode off one base at a 16-byte step.  Each: bytes [lo, hi], loads, opcode, first, last."""
+    from bisect import bisect_right
+
+    starts = [k.pos_of(p.first) for p in k.phases]
+    groups = []
+    cur = None
+    for a, off in w_loads(k):
+        region = bisect_right(starts, a.pos)   # groups never cross a phase
+        if not coef(a.addr, TABLE_ATOM):
+            continue
+        base = tuple(x for x in a.addr if x[0] != CONST)
+        node = k.stmts[a.pos].node
+        opname = node.name
+        if cur and cur["opcode"] == opname and cur["_base"] == base and off == cur["_last"] + 16 \
+                and cur["_region"] == region:
+            cur["loads"] += 1
+            cur["_last"] = off
+            cur["bytes"][1] = off + a.bytes - 4
+            cur["last"] = a.n
+        else:
+            cur = {"bytes": [off, off + a.bytes - 4], "loads": 1, "opcode": opname,
+                   "first": a.n, "last": a.n, "_base": base, "_last": off, "_region": region,
+                   "address": render(a.addr)}
+            groups.append(cur)
+    for g in groups:
+        g.pop("_base")
+        g.pop("_last")
+        g.pop("_region")
+    return groups
+
+
+_FIELD = re.compile(r"^(\w+)\+(-?\d+)$")
+
+
+def param_fields(k):
+    """Parameter fields the entry reads: [{param, offset, bytes, statements, name}] by offset."""
+    prov = k.provenance
+    seen = {}
+    for a in prov.accesses:
+        if a.space != "param" or a.kind != "ld" or not a.addr:
+            continue
+        base = [x for x, _ in a.addr if x != CONST]
+        if len(base) != 1 or not base[0].startswith("&"):
+            continue
+        off = const_of(a.addr)
+        key = (base[0][1:], off)
+        f = seen.setdefault(key, {"param": base[0][1:], "offset": off, "bytes": a.bytes,
+                                  "statements": [], "name": None})
+        f["statements"].append(a.n)
+    w = prov.weight_atom
+    for (p, off), f in seen.items():
+        if w and f"{p}+{off}" == w:
+            f["name"] = "W"
+    return sorted(seen.values(), key=lambda f: (f["param"], f["offset"]))
+
+
+def shared_arrays(k):
+    """Shared arrays: {name: {bytes, stores: [n], loads: [n], addresses: {text: count}}}."""
+    from ..ptx import model as m
+
+    prov = k.provenance
+    sizes = {}
+    items = list(k.module.items) + [s.node for s in k.stmts]
+    for it in items:
+        if isinstance(it, m.Decl) and it.space == ".shared":
+            for d in it.declarators:
+                el = _type_bytes(it.type)
+                n = 1
+                for x in d.dims:
+                    n *= x or 0
+                sizes[prov.shared.get(d.name, d.name)] = n * el if d.dims else el
+    out = {nm: {"bytes": sz, "stores": [], "loads": []} for nm, sz in sizes.items()}
+    for a in prov.accesses:
+        if a.space != "shared" or a.addr is None:
+            continue
+        for atom, v in a.addr:
+            if atom in out and v == 1:
+                key = "stores" if a.kind in ("st", "atom", "red", "stmatrix") else "loads"
+                out[atom][key].append(a.n)
+    return out
+
+
+def _type_bytes(t):
+    if not t:
+        return 1
+    mm = re.search(r"(\d+)$", t)
+    return int(mm.group(1)) // 8 if mm else 1
+
+
+def build_spec(k, phases=True, epilogues=True) -> dict:
+    d = {"entry": k.name, "path": str(k.path), "statements": k.last_number,
+         "weight_field": k.provenance.weight_atom,
+         "weight_image_bytes": weight_image_bytes(k)}
+    if phases:
+        d["phases"] = [p.as_dict() for p in k.phases]
+        d["mma_total"] = sum(len(p.mma) for p in k.phases)
+        d["phases_without_weight"] = [p.index for p in k.phases if p.weight_bytes is None]
+    d["tables"] = table_loads(k)
+    d["params"] = param_fields(k)
+    d["shared"] = shared_arrays(k)
+    if epilogues:
+        d["epilogues"] = [e.as_dict() for e in k.epilogues]
+    return d

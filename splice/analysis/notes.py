@@ -1,0 +1,193 @@
+"""A Markdown draft in the shape of the user's own epilogue notes (../shared/seeds/*).
+
+Sections: 0 conventions, 1 shared vocabulary (parameters, W, tables, shared arrays), 2 the
+phase table with the M/N/K check, 3 one section per epilogue (range, statement count, op
+histogram, named operation, sub-sections, evidence lines ``sNNNN LNNNNN: text``, inputs /
+outputs / memory), 4 uncharacterised.  Everything is computed; nothing is copied from the notes.
+"""
+from __future__ import annotations
+
+from .spec import param_fields, shared_arrays, table_loads, weight_image_bytes
+
+MAX_EVIDENCE = 3
+
+
+def _rng(a, b):
+    return f"s{a}–s{b}" if a != b else f"s{a}"
+
+
+def _bytes(r):
+    return f"{r[0]}..{r[1]}" if r else "–"
+
+
+def notes_markdown(k) -> str:
+    L = []
+    w = L.append
+    phases = k.phases
+    epis = k.epilogues
+    img = weight_image_bytes(k)
+    w(f"# `{k.name}` — the epilogues of phases 1…{len(phases)}")
+    w("")
+    w(f"Draft written by `splice notes` from `{k.path}`, entry `{k.name}` "
+      f"({k.last_number} statements). Check every claim with `splice index --range sA-sB`.")
+    w("")
+    w("## 0. Conventions")
+    w("")
+    w("* **`sNNNN` is a statement index** (statements of the entry body; a wrapped `{ … }` block "
+      "and a 4-line `mma.sync` count as one statement, numbered at their first line). "
+      "**`LNNNNN` is the physical line** of the same statement.")
+    w("* A **phase** is a maximal run of adjacent `mma` statements; an **epilogue** `Exx` is the "
+      "run of statements between phase xx's last `mma` and the next phase's first.")
+    wf = k.provenance.weight_atom
+    w(f"* `W` denotes the weight image, the parameter field `{wf}`." if wf else
+      "* No weight-image field was found (no parameter field feeds most global loads).")
+    w("* Shapes are the **true** M/N/K from D→C chain analysis (m-tiles × n-tiles × k-steps); "
+      "the naive reading (distinct A × distinct B) is shown beside them.")
+    w("* Anything the analysis could not decide is in §4 under **uncharacterised**.")
+    w("")
+    # ---- vocabulary ----
+    w("## 1. Shared vocabulary")
+    w("")
+    w("### 1.1 Parameters read")
+    w("")
+    w("| field | bytes | statements | name |")
+    w("|---|---|---|---|")
+    for f in param_fields(k):
+        sts = ", ".join(f"s{n}" for n in f["statements"][:6])
+        w(f"| `{f['param']}+{f['offset']}` | {f['bytes']} | {sts} | {f['name'] or ''} |")
+    w("")
+    if img is not None:
+        w(f"Weight-image extent: **{img} bytes** (largest offset + access size over every load "
+          "off `W`, lane and `tid.z` terms excluded).")
+        w("")
+    tabs = table_loads(k)
+    if tabs:
+        w("### 1.2 Per-column tables (`W + ((laneid<<2)&12) + off`)")
+        w("")
+        w("| statements | bytes | loads | opcode |")
+        w("|---|---|---|---|")
+        for t in tabs:
+            w(f"| {_rng(t['first'], t['last'])} | {t['bytes'][0]}..{t['bytes'][1]} | "
+              f"{t['loads']} | `{t['opcode']}` |")
+        w("")
+    sh = shared_arrays(k)
+    if sh:
+        w("### 1.3 Shared arrays")
+        w("")
+        for nm, s in sh.items():
+            w(f"* `{nm}` ({s['bytes']} bytes): {len(s['stores'])} stores, {len(s['loads'])} loads"
+              + (f"; first store s{s['stores'][0]}" if s["stores"] else "")
+              + (f"; first load s{s['loads'][0]}" if s["loads"] else ""))
+        w("")
+    # ---- phase table ----
+    w("## 2. Phase table")
+    w("")
+    w("| # | stmt range | M | N | K | naive M×N×K | mma | check | grid | weight bytes | "
+      "bias bytes | slot stride | epi |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for p in phases:
+        mt, nt, ks = p.tiles
+        chk = f"{mt}×{nt}×{ks}" + ("" if p.consistent else " ≠")
+        epi = (p.epilogue[1] - p.epilogue[0] + 1) if p.epilogue else 0
+        nv = "×".join(str(x) for x in p.naive_shape)
+        w(f"| {p.index} | {_rng(p.first, p.last)} | {p.shape[0]} | {p.shape[1]} | {p.shape[2]} | "
+          f"{nv} | {len(p.mma)} | {chk} | {p.grid} | {_bytes(p.weight_bytes)} | "
+          f"{_bytes(p.bias_bytes)} | {p.slot_stride or '–'} | {epi} |")
+    w("")
+    band = [p for p in phases if p.grid == "band"]
+    if band:
+        w("The naive reading fails for the banded phases: the chains show k-slices, not tiles.")
+        w("")
+        for p in band:
+            ch = p.chains[0]
+            w(f"* P{p.index}: {len(p.chains)} chains of length {p.tiles[2]} "
+              f"(first chain {' → '.join('s%d' % n for n in ch)}) → "
+              f"{p.tiles[0]} m-tiles × {p.tiles[1]} n-tiles × {p.tiles[2]} k-steps = "
+              f"{p.shape[0]}×{p.shape[1]}×{p.shape[2]} (naive "
+              f"{'×'.join(str(x) for x in p.naive_shape)})")
+        w("")
+    now = [p.index for p in phases if p.weight_bytes is None]
+    if now:
+        w(f"Phases that read no weight operand: {', '.join('P%d' % i for i in now)} "
+          f"(B from {', '.join(sorted({k.phase(i).b_source for i in now}))}).")
+        w("")
+    # ---- epilogues ----
+    w("## 3. The epilogues")
+    w("")
+    w("| epilogue | range | stmts | named operation |")
+    w("|---|---|---|---|")
+    for e in epis:
+        w(f"| E{e.index} | {_rng(e.first, e.last)} | {e.count} | {e.name} |")
+    w("")
+    for e in epis:
+        w("---")
+        w("")
+        w(f"### E{e.index} — {_rng(e.first, e.last)}: {e.name}")
+        w("")
+        top = ", ".join(f"{c} `{nm}`" for nm, c in e.histogram.most_common(8))
+        w(f"{e.count} statements; op histogram (top): {top}.")
+        w("")
+        if e.features:
+            w("| range | count | what |")
+            w("|---|---|---|")
+            for f in sorted(e.features.values(), key=lambda f: f.first):
+                w(f"| {_rng(f.first, f.last)} | {len(f.stmts)} | {f.name} |")
+            w("")
+            w("```")
+            for f in sorted(e.features.values(), key=lambda f: f.first):
+                for n in f.stmts[:1]:
+                    w(k.cite(n))
+            w("```")
+            w("")
+        try:
+            abi = k.abi(e.first, e.last)
+            ins, outs = len(abi.live_in), len(abi.live_out)
+            nxt = f"; phase {e.next_phase} reads {_next_reads(k, e, abi)} of them" \
+                if e.next_phase else ""
+            w(f"Inputs: {ins} live-in registers. Outputs: {outs} live-out registers{nxt}.")
+        except Exception as exc:  # pragma: no cover - defensive
+            w(f"Inputs/outputs: not computed ({exc}).")
+        mem = _memory_line(e)
+        if mem:
+            w(f"Memory: {mem}.")
+        w("")
+    # ---- uncharacterised ----
+    w("## 4. Uncharacterised")
+    w("")
+    u = 0
+    for p in phases:
+        if not p.consistent:
+            u += 1
+            w(f"U{u}. P{p.index}: chains give {p.tiles[0]}×{p.tiles[1]}×{p.tiles[2]} ≠ "
+              f"{len(p.mma)} mma — the chain reading does not tile the phase.")
+        if p.b_source in ("registers", "mixed"):
+            u += 1
+            w(f"U{u}. P{p.index}: B operand is register-resident ({p.b_source}); what it is in "
+              "model terms is not decided by the PTX alone.")
+    for e in epis:
+        for t in e.uncharacterised:
+            u += 1
+            w(f"U{u}. E{e.index}: {t}.")
+    if not u:
+        w("Nothing.")
+    w("")
+    return "\n".join(L)
+
+
+def _next_reads(k, e, abi):
+    p = k.phase(e.next_phase)
+    ops = set(p.a_regs) | set(p.b_regs) | set(p.c_regs)
+    return sum(1 for r in abi.live_out if r.reg in ops)
+
+
+def _memory_line(e):
+    parts = []
+    names = {"next-B loads": "next-B weight loads", "C-seed loads": "C-seed loads",
+             "W loads": "other weight loads", "table loads": "table loads",
+             "shared staging": "shared accesses/barriers", "plane-arena scatter": "global stores",
+             "texture gather": "texture reads", "surface write": "surface writes"}
+    for key, label in names.items():
+        f = e.features.get(key)
+        if f:
+            parts.append(f"{len(f.stmts)} {label}")
+    return ", ".join(parts)

@@ -1,0 +1,139 @@
+"""``splice spec`` and ``splice notes``: kernel analysis for people (rich tables) and machines
+(``--json``).  The data comes from ``splice.analysis``; this module only formats and prints."""
+from __future__ import annotations
+
+import json
+import sys
+
+from ..errors import SpliceError
+
+
+def _kernels(args):
+    from ..analysis import Kernel
+    from ..ptx import parse_file
+
+    mod = parse_file(args.file)
+    if args.entry:
+        return [Kernel(mod, args.entry)]
+    ents = [f.name for f in mod.entries() if f.body is not None]
+    if not ents:
+        raise SpliceError("no .entry with a body", path=args.file)
+    return [Kernel(mod, e) for e in ents]
+
+
+def cmd_spec(args) -> int:
+    from ..analysis.abi import parse_abi_spec
+    from ..analysis.spec import build_spec
+
+    ks = _kernels(args)
+    if args.abi and len(ks) > 1:
+        ks = ks[:1]
+    show_all = not (args.phases or args.epilogues or args.abi)
+    want_ph = show_all or args.phases
+    want_ep = show_all or args.epilogues
+    out = []
+    for k in ks:
+        d = build_spec(k, phases=True, epilogues=want_ep or args.json)
+        if args.abi:
+            d["abi"] = parse_abi_spec(k, args.abi).as_dict()
+        out.append((k, d))
+    if args.json:
+        json.dump({"path": args.file, "entries": [d for _, d in out]}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    from rich.console import Console
+
+    con = Console()
+    for k, d in out:
+        _summary(con, k, d)
+        if want_ph:
+            _phase_table(con, d)
+        if want_ep:
+            _epilogue_table(con, d)
+        if args.abi:
+            _abi_table(con, d["abi"])
+    return 0
+
+
+def _summary(con, k, d):
+    img = d.get("weight_image_bytes")
+    con.print(f"[bold]{k.name}[/bold]  {d['statements']} statements, "
+              f"{len(d.get('phases', []))} phases, {d.get('mma_total', 0)} mma"
+              + (f", weight image {img} bytes (W = {d['weight_field']})" if img else ""))
+
+
+def _r(a, b):
+    return f"s{a}–s{b}" if a != b else f"s{a}"
+
+
+def _phase_table(con, d):
+    from rich.table import Table
+
+    t = Table(title="phases", show_lines=False)
+    for c in ("#", "range", "M", "N", "K", "naive", "mma", "tiles", "grid", "weight bytes",
+              "bias bytes", "slot", "B", "C", "epi"):
+        t.add_column(c, justify="right" if c in ("#", "M", "N", "K", "mma", "epi") else "left")
+    for p in d["phases"]:
+        wb = p["weight_bytes"]
+        bb = p["bias_bytes"]
+        epi = p["epilogue"]
+        naive = "×".join(map(str, p["naive_shape"]))
+        shape_changed = p["naive_shape"] != p["shape"]
+        t.add_row(str(p["index"]), _r(p["first"], p["last"]), *map(str, p["shape"]),
+                  f"[yellow]{naive}[/yellow]" if shape_changed else naive, str(p["mma"]),
+                  "×".join(map(str, p["tiles"])) + ("" if p["consistent"] else " [red]≠[/red]"),
+                  p["grid"], f"{wb[0]}..{wb[1]}" if wb else "–",
+                  f"{bb[0]}..{bb[1]}" if bb else "–", str(p["slot_stride"] or "–"),
+                  p["b_source"], p["c_source"],
+                  str(epi[1] - epi[0] + 1) if epi else "0")
+    con.print(t)
+
+
+def _epilogue_table(con, d):
+    from rich.table import Table
+
+    t = Table(title="epilogues")
+    for c in ("E", "range", "stmts", "named operation", "sections", "top ops"):
+        t.add_column(c)
+    for e in d.get("epilogues", []):
+        secs = "; ".join(f"{s['what']} {_r(s['first'], s['last'])} ×{s['count']}"
+                         for s in e["sections"])
+        top = ", ".join(f"{c} {nm}" for nm, c in list(e["histogram"].items())[:4])
+        t.add_row(f"E{e['index']}", _r(e["first"], e["last"]), str(e["statements"]), e["name"],
+                  secs, top)
+    con.print(t)
+
+
+def _abi_table(con, abi):
+    from rich.table import Table
+
+    for side in ("live_in", "live_out"):
+        t = Table(title=f"cut ABI s{abi['first']}–s{abi['last']}: {side} ({len(abi[side])})")
+        for c in ("role", "reg", "type", "value"):
+            t.add_column(c)
+        for r in abi[side]:
+            t.add_row(f"{r['role']}{r['index']}", r["reg"], r["type"],
+                      abi["values"].get(r["reg"], "") if side == "live_in" else "")
+        con.print(t)
+
+
+def cmd_notes(args) -> int:
+    from ..analysis import Kernel
+    from ..analysis.notes import notes_markdown
+    from ..ptx import parse_file
+    from ..util import write_atomic
+
+    mod = parse_file(args.file)
+    k = Kernel(mod, args.entry)
+    text = notes_markdown(k)
+    if args.output:
+        write_atomic(args.output, text)
+        if args.json:
+            print(json.dumps({"entry": k.name, "output": args.output,
+                              "epilogues": len(k.epilogues), "phases": len(k.phases)}))
+        return 0
+    if args.json:
+        print(json.dumps({"entry": k.name, "markdown": text}))
+        return 0
+    sys.stdout.write(text)
+    return 0

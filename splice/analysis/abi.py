@@ -74,7 +74,8 @@ def cut_abi(k, first: int, last: int, in_roles=None, out_roles=None) -> CutABI:
     order and role of inputs/outputs (phase fragments); everything else follows as ``v``."""
     a, b, d_keys, u_keys = _range_keys(k, first, last)
     live = k.liveness
-    ins = [key for key in u_keys if live.live_before(key, a)]
+    entries = [a] + _side_entries(k, a, b)
+    ins = [key for key in u_keys if any(live.live_before(key, e) for e in entries)]
     outs = [key for key in d_keys if live.live_after(key, b)]
     disp = k.display
     values = {}
@@ -88,6 +89,19 @@ def cut_abi(k, first: int, last: int, in_roles=None, out_roles=None) -> CutABI:
             values[disp(key)] = v
     return CutABI(first, last, _ordered(k, ins, in_roles), _ordered(k, outs, out_roles),
                   {disp(x) for x in d_keys}, {disp(x) for x in u_keys}, values)
+
+
+def _side_entries(k, a, b):
+    """Block starts inside [a, b] that a branch from outside the range can reach."""
+    live = k.liveness
+    out = []
+    ba, bb = live.block_of[a], live.block_of[b]
+    for blk in range(ba + 1, bb + 1):
+        for p in live.pred[blk]:
+            if not (a <= live.ends[p] <= b):
+                out.append(live.starts[blk])
+                break
+    return out
 
 
 def _ordered(k, keys, roles_spec):

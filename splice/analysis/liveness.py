@@ -140,6 +140,7 @@ class Liveness:
         for b in range(nb):
             for s in succ[b]:
                 pred[s].append(b)
+        self.pred = pred
         work = list(range(nb))
         inwork = [True] * nb
         while work:

@@ -33,13 +33,13 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
     else:
         raise SpliceError("extract needs --phase N or --statements sA-sB")
     i, j = kernel.pos_of(first), kernel.pos_of(last)
+    from .binding.abi import sym_name
+
     regs = {}
-    for r in list(abi.live_in) + list(abi.live_out):
-        regs.setdefault(r.reg, f"%{r.role}{r.index}")
-    vals = getattr(abi, "values", None) or {}
-    if isinstance(vals, dict):
-        for k, v in vals.items():
-            regs.setdefault(getattr(v, "reg", v), "%" + k)
+    for r in abi.live_in:
+        regs.setdefault(r.reg, sym_name(r))
+    for r in abi.live_out:
+        regs.setdefault(r.reg, sym_name(r, True))
     scratch = {}
     nodes = []
     for s in kernel.stmts[i:j + 1]:
@@ -65,8 +65,12 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
     for k in ("mma", "shape", "weight_bytes", "live_in", "live_out"):
         if facts.get(k) is not None:
             head.append(f"//   {k}: {facts[k]}")
-    head.append("//   live-in:  " + "  ".join(f"{r.role}{r.index}={r.reg}" for r in abi.live_in))
-    head.append("//   live-out: " + "  ".join(f"{r.role}{r.index}={r.reg}" for r in abi.live_out))
+    head.append("//   live-in:  " + "  ".join(f"{sym_name(r)[1:]}={r.reg}" for r in abi.live_in))
+    head.append("//   live-out: " + "  ".join(f"{sym_name(r, True)[1:]}={r.reg}" for r in abi.live_out))
+    vals = getattr(abi, "values", None) or {}
+    for r in abi.live_in:
+        if isinstance(vals, dict) and r.reg in vals:
+            head.append(f"//     {sym_name(r)[1:]} = {vals[r.reg]}")
     sc = ", ".join(f"{s[1:]}: {t}" for s, t in types.items())
     head.append("// splice-native:")
     head.append("//   params: {}")
@@ -75,6 +79,7 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
                                                for ln in render(body, "\t")) + "\n"
     return {"text": text, "first": first, "last": last, "phase": ph.index if ph is not None else None,
             "facts": {k: v for k, v in facts.items() if not k.endswith("_regs")},
-            "live_in": [vars(r) if hasattr(r, "__dict__") else r for r in abi.live_in],
-            "live_out": [vars(r) if hasattr(r, "__dict__") else r for r in abi.live_out],
+            "live_in": [{"symbol": sym_name(r), "reg": r.reg, "type": r.type, "role": r.role} for r in abi.live_in],
+            "live_out": [{"symbol": sym_name(r, True), "reg": r.reg, "type": r.type, "role": r.role}
+                         for r in abi.live_out],
             "scratch": types}

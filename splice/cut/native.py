@@ -145,6 +145,9 @@ def _scratch_from_header(spec, path, line) -> dict:
     if not isinstance(spec, dict):
         raise SpliceError("scratch: must map register names to types, e.g. {t: .b64}", path, line)
     for name, typ in spec.items():
+        if not isinstance(name, str):
+            raise SpliceError(f"scratch name {name!r} is not a string (YAML reads off/on/yes/no as "
+                              "booleans: quote it)", path, line)
         typ = str(typ)
         if not typ.startswith("."):
             typ = "." + typ

@@ -160,8 +160,8 @@ def _range(text, path, at, prefix=""):
     if isinstance(text, int) and not isinstance(text, bool):
         return (text, text)
     s = str(text).strip()
-    mt = re.fullmatch(rf"{prefix}?(\d+)\s*(?:-|\.\.|–)\s*{prefix}?(\d+)", s, re.I) or \
-        re.fullmatch(rf"{prefix}?(\d+)", s, re.I)
+    p = f"(?:{prefix})?" if prefix else ""
+    mt = re.fullmatch(rf"{p}(\d+)\s*(?:-|\.\.|–)\s*{p}(\d+)", s, re.I) or re.fullmatch(rf"{p}(\d+)", s, re.I)
     if not mt:
         want = f"{prefix}A-{prefix}B" if prefix else "A-B"
         raise SpliceError(f"expected a range like {want}, got {s!r}", path, *at)

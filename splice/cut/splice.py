@@ -93,12 +93,15 @@ def cut_facts(kernel, i: int, j: int, abi, phase) -> dict:
     for r in abi.live_out:
         roles_out[r.role] = roles_out.get(r.role, 0) + 1
     shape = tuple(phase.shape) if phase is not None and phase.shape else None
+    chains = getattr(phase, "chains", None) if phase is not None else None
+    if isinstance(chains, (list, tuple)):
+        chains = len(chains)
     wb = tuple(phase.weight_bytes) if phase is not None and phase.weight_bytes else None
     return {
         "statements": f"s{first}-s{last}", "mma": mma,
         "shape": "x".join(str(x) for x in shape) if shape else None,
         "weight_bytes": fmt_range(wb) if wb else None,
-        "chains": getattr(phase, "chains", None) if phase is not None else None,
+        "chains": chains,
         "live_in": len(abi.live_in), "live_out": len(abi.live_out),
         "live_in_roles": roles_in, "live_out_roles": roles_out,
         "live_in_regs": [r.reg for r in abi.live_in], "live_out_regs": [r.reg for r in abi.live_out],
@@ -157,20 +160,25 @@ def expect_table(rows) -> str:
 
 
 class _AbiView:
-    """A CutABI plus the recipe's named values."""
+    """A CutABI plus named values: the recipe's ``values:`` (name -> register), and every
+    live-in whose provenance (``CutABI.values``) is a bare name such as ``W`` or ``smem``."""
 
     def __init__(self, abi, values: dict, value_types: dict):
+        import re
+
         self.live_in = list(abi.live_in)
         self.live_out = list(abi.live_out)
         self.first = getattr(abi, "first", None)
         self.last = getattr(abi, "last", None)
-        vals = {}
-        base = getattr(abi, "values", None) or {}
-        if isinstance(base, dict):
-            for k, v in base.items():
-                vals[k] = getattr(v, "reg", v)
-        vals.update(values)
-        self.values = vals
+        self.values = dict(getattr(abi, "values", None) or {})
+        named = {}
+        types = {r.reg: r.type for r in self.live_in}
+        for reg, text in self.values.items():
+            if isinstance(text, str) and re.fullmatch(r"[A-Za-z_]\w*", text) and text not in named:
+                named[text] = reg
+                value_types.setdefault(text, types.get(reg) or ".b64")
+        named.update(values)
+        self.named = named
         self.value_types = value_types
 
 
@@ -260,7 +268,8 @@ def plan(recipe: Recipe, kernel=None, builtin: bool = False) -> Plan:
         from ..ptx import parse
 
         module = parse(source, str(recipe.module))
-    entry = recipe.entry or getattr(kernel, "entry", None) or module.entries()[0].name
+    entry = recipe.entry or getattr(kernel, "name", None) or getattr(kernel, "entry", None) \
+        or module.entries()[0].name
     if not isinstance(entry, str):
         entry = getattr(entry, "name", None) or module.entries()[0].name
     try:

@@ -69,8 +69,21 @@ class Binding:
     prelude_origin: list = field(default_factory=list)   # per prelude block: list like site_origin
 
 
+def sym_name(r, out: bool = False) -> str:
+    """The symbolic name of an ABI register: ``%a3``, ``%d0``…; a register with the generic role
+    (``v`` in splice.analysis) is ``%in<i>`` as an input and ``%out<i>`` as an output."""
+    role = r.role
+    if role in ("v", "in", "out", "", None):
+        role = "out" if out else "in"
+    return f"%{role}{r.index}"
+
+
 def _sym(r) -> str:
-    return f"%{r.role}{r.index}"
+    return sym_name(r)
+
+
+def _osym(r) -> str:
+    return sym_name(r, True)
 
 
 def _width(t: Optional[str]) -> Optional[int]:
@@ -83,17 +96,8 @@ def _bits_type(t: str) -> str:
 
 
 def _values(abi) -> dict:
-    vals = getattr(abi, "values", None) or {}
-    out = {}
-    if isinstance(vals, dict):
-        for k, v in vals.items():
-            out[k] = getattr(v, "reg", v)
-    else:
-        for v in vals:
-            name = getattr(v, "name", None) or getattr(v, "role", None)
-            if name:
-                out[name] = v.reg
-    return out
+    """Named values: the view's ``values`` (name -> register)."""
+    return dict(getattr(abi, "named", None) or {})
 
 
 # --------------------------------------------------------------------------------------------
@@ -202,29 +206,32 @@ def bind(nat: NativePhase, abi, kind: str, namer: Namer, cut_id: int, *,
     values = _values(abi)
     real = {}
     types = {}
-    for r in list(abi.live_in) + list(abi.live_out):
+    for r in abi.live_in:
         real[_sym(r)] = r.reg
         types[_sym(r)] = r.type or ".b32"
+    for r in abi.live_out:
+        real[_osym(r)] = r.reg
+        types[_osym(r)] = r.type or ".b32"
     value_types = getattr(abi, "value_types", {}) or {}
     for k, v in values.items():
         real["%" + k] = v
         types["%" + k] = value_types.get(k, ".b64" if v.startswith("%rd") else ".b32")
     types.update(nat.scratch)
     live_in_syms = [_sym(r) for r in abi.live_in]
-    live_out_syms = [_sym(r) for r in abi.live_out]
+    live_out_syms = [_osym(r) for r in abi.live_out]
     _check_names(nat, real, values)
     _check_outputs(nat, live_out_syms)
     _check_types(nat, types)
     table = [{"symbol": _sym(r), "register": r.reg, "type": r.type, "role": r.role, "dir": "in"}
              for r in abi.live_in]
-    table += [{"symbol": _sym(r), "register": r.reg, "type": r.type, "role": r.role, "dir": "out"}
+    table += [{"symbol": _osym(r), "register": r.reg, "type": r.type, "role": r.role, "dir": "out"}
               for r in abi.live_out]
     table += [{"symbol": "%" + k, "register": v, "type": types["%" + k], "role": "value", "dir": "in"}
               for k, v in values.items()]
     unused = [s for s in live_in_syms if s not in nat.used]
     notes = [f"{len(unused)} live-in(s) not read by the native phase: {_ranges(unused)}"] if unused else []
     n_native = sum(1 for s in m.walk(nat.body) if isinstance(s, m.Instruction))
-    head = f"// splice: cut {cut_id}{' — ' + title if title else ''} <- {nat.path} (abi {kind})"
+    head = f"// splice: cut {cut_id}{' - ' + title if title else ''} <- {nat.path} (abi {kind})"
     if kind == "inline":
         return _bind_inline(nat, real, types, set(live_in_syms), set(live_out_syms), namer, cut_id,
                             head, table, notes, n_native)
@@ -262,7 +269,7 @@ def _bind_call(nat, abi, values, real, types, kind, namer, cut_id, head, table, 
                threads, sync, func_cache):
     ins = [(_sym(r), r.reg, r.type or ".b32") for r in abi.live_in]
     ins += [("%" + k, v, types["%" + k]) for k, v in values.items()]
-    outs = [(_sym(r), r.reg, r.type or ".b32") for r in abi.live_out]
+    outs = [(_osym(r), r.reg, r.type or ".b32") for r in abi.live_out]
     for s, reg, t in ins + outs:
         if t == ".pred":
             raise nat.error(f"abi {kind} cannot pass predicate {s} ({reg}) through .param; use abi: inline")
@@ -280,7 +287,10 @@ def _bind_call(nat, abi, values, real, types, kind, namer, cut_id, head, table, 
     shared_bytes = 0
     if kind == "call":
         params = [f".param {_bits_type(t)} {fn}_in{i}" for i, (_s, _r, t) in enumerate(ins)]
-        rets = [f".param {_bits_type(t)} {fn}_out{i}" for i, (_s, _r, t) in enumerate(outs)]
+        # ptxas takes one return parameter: the live-outs travel in one aligned byte array
+        ret_offs = _packed(outs)
+        ret_size = max(8, ret_offs[-1][0] + ret_offs[-1][1]) if outs else 8
+        rets = [f".param .align 8 .b8 {fn}_out[{ret_size}]"] if outs else []
     else:
         if not threads:
             raise SpliceError("abi call-shared needs the block size: add threads: N to the cut")
@@ -295,8 +305,8 @@ def _bind_call(nat, abi, values, real, types, kind, namer, cut_id, head, table, 
     body_origin += _origins(nat.body, nat)
     offsets = _shared_layout(outs, threads) if kind == "call-shared" else []
     if kind == "call":
-        for i, (s, _r, t) in enumerate(outs):
-            body.append(f"\tst.param{_bits_type(t)} [{fn}_out{i}], {s};")
+        for (s, _r, t), (off, _n) in zip(outs, ret_offs):
+            body.append(f"\tst.param{_bits_type(t)} [{fn}_out+{off}], {s};")
     else:
         body.append(f"\tld.param.b32 %splice_base, [{fn}_base];")
         body.append(f"\tld.param.b32 %splice_tid, [{fn}_tid];")
@@ -328,8 +338,8 @@ def _bind_call(nat, abi, values, real, types, kind, namer, cut_id, head, table, 
         site.append(f"\t.reg .b32 {', '.join(tmp.values())};")
     for i, (_s, _r, t) in enumerate(ins):
         site.append(f"\t.param {_bits_type(t)} {fn}_arg{i};")
-    for i, (_s, _r, t) in enumerate(outs if kind == "call" else []):
-        site.append(f"\t.param {_bits_type(t)} {fn}_ret{i};")
+    if kind == "call" and outs:
+        site.append(f"\t.param .align 8 .b8 {fn}_ret[{ret_size}];")
     if kind == "call-shared":
         site.append(f"\t.param .b32 {fn}_arg_base;")
         site.append(f"\t.param .b32 {fn}_arg_tid;")
@@ -338,10 +348,9 @@ def _bind_call(nat, abi, values, real, types, kind, namer, cut_id, head, table, 
     args = ", ".join([f"{fn}_arg{i}" for i in range(len(ins))] +
                      ([f"{fn}_arg_base", f"{fn}_arg_tid"] if kind == "call-shared" else []))
     if kind == "call":
-        rets_s = ", ".join(f"{fn}_ret{i}" for i in range(len(outs)))
-        site.append(f"\tcall.uni ({rets_s}), {fn}, ({args});")
-        for i, (_s, r, t) in enumerate(outs):
-            site.append(f"\tld.param{_bits_type(t)} {r}, [{fn}_ret{i}];")
+        site.append(f"\tcall.uni ({fn}_ret), {fn}, ({args});" if outs else f"\tcall.uni {fn}, ({args});")
+        for (_s, r, t), (off, _n) in zip(outs, ret_offs):
+            site.append(f"\tld.param{_bits_type(t)} {r}, [{fn}_ret+{off}];")
     else:
         t_, tid, n_, base = tmp["t"], tmp["tid"], tmp["n"], tmp["base"]
         site += [f"\tmov.u32 {tid}, %tid.z;", f"\tmov.u32 {n_}, %ntid.y;", f"\tmov.u32 {t_}, %tid.y;",
@@ -374,6 +383,18 @@ def _origins(nodes, nat) -> list:
             out.append(None)
         else:
             out.append((nat.path, nat.line(n)))
+    return out
+
+
+def _packed(outs) -> list:
+    """(offset, size) of each live-out in the return byte array, naturally aligned."""
+    out = []
+    pos = 0
+    for _s, _r, t in outs:
+        size = max(1, (_width(t) or 32) // 8)
+        pos = (pos + size - 1) // size * size
+        out.append((pos, size))
+        pos += size
     return out
 
 

@@ -1,0 +1,77 @@
+"""ptxas validation of a spliced module: resource usage before and after, and ptxas errors
+mapped back to the native phase file, the recipe, or the original module."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from ..errors import SpliceError
+
+
+@dataclass
+class Validation:
+    before: object          # Compiled of the original module
+    after: object           # Compiled of the spliced module
+    arch: str
+
+    def usage(self, entry: str) -> dict:
+        def pick(c):
+            r = c.resources.get(entry)
+            return None if r is None else {
+                "registers": r.registers, "spill_stores": r.spill_stores, "spill_loads": r.spill_loads,
+                "shared": r.shared, "stack": r.stack_frame}
+        funcs = {name: {"registers": r.registers, "stack": r.stack_frame, "spill_stores": r.spill_stores,
+                        "spill_loads": r.spill_loads}
+                 for name, r in self.after.resources.items() if name != entry}
+        return {"before": pick(self.before), "after": pick(self.after), "functions": funcs}
+
+
+def validate(plan, arch: Optional[str] = None, opt_level: Optional[int] = None, output_name: str = "",
+             compile_before: bool = True) -> Validation:
+    from ..ptx.sass import PtxasError, ToolNotFoundError, compile_ptx
+
+    arch = arch or plan.recipe.arch
+    opt = plan.recipe.opt_level if opt_level is None else opt_level
+    try:
+        before = compile_ptx(plan.source, arch, opt, name=str(plan.recipe.module)) if compile_before else None
+    except ToolNotFoundError as exc:
+        raise SpliceError(f"ptxas not found ({exc}); rerun with --no-ptxas to skip validation") from None
+    except PtxasError as exc:
+        raise SpliceError("ptxas rejects the original module (nothing to compare against)",
+                          str(plan.recipe.module), exc.lines[0] if exc.lines else None, detail=str(exc)) from None
+    try:
+        after = compile_ptx(plan.text, arch, opt, name=output_name or "<spliced>")
+    except ToolNotFoundError as exc:
+        raise SpliceError(f"ptxas not found ({exc}); rerun with --no-ptxas to skip validation") from None
+    except PtxasError as exc:
+        raise map_ptxas_error(plan, exc) from None
+    return Validation(before, after, arch)
+
+
+def map_ptxas_error(plan, exc) -> SpliceError:
+    """The first ptxas error, placed where the user can fix it."""
+    errs = [d for d in exc.diagnostics if d.severity in ("error", "fatal")]
+    lines = []
+    where = None
+    import re
+
+    for d in errs:
+        mt = re.search(r"on line (\d+)", d.message) if d.line is None else None
+        if mt:
+            import dataclasses
+
+            d = dataclasses.replace(d, line=int(mt.group(1)))
+        if d.line is None:
+            lines.append(f"  ptxas {d.severity}: {d.message}")
+            continue
+        path, line, what = plan.origin(d.line)
+        tag = {"native": "native phase", "generated": "generated glue of the cut", "module": "outside the cuts"}[what]
+        lines.append(f"  {path}:{line}: ptxas {d.severity}: {d.message}   [output line {d.line}; {tag}]")
+        if where is None:
+            where = (path, line, what, d.message)
+    detail = "\n".join(lines[:10]) + f"\nRepro command: {exc.repro}"
+    if where is None:
+        return SpliceError("ptxas rejected the spliced module", plan.recipe.path, None, None,
+                           detail + "\n" + exc.stderr.strip())
+    path, line, what, msg = where
+    return SpliceError(f"ptxas: {msg}", path, line, None, detail)

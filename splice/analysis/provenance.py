@@ -104,13 +104,10 @@ def _is_const(f: tuple):
 def _atom_rank(a: str) -> tuple:
     if a == "W" or a.startswith(("param", "&param")) or a in _POINTERS:
         return (0, a)
-    if a.startswith(("tid.", "ntid.", "ctaid.", "nctaid.")):
-        return (1, a)
-    if a.startswith("laneid") or a.startswith("warpid"):
-        return (2, a)
-    if a.startswith("("):
-        return (3, a)
-    return (4, a)
+    for i, pre in enumerate(("tid.", "ntid.", "ctaid.", "nctaid.", "laneid", "warpid", "(")):
+        if a.startswith(pre):
+            return (1 + i, a)
+    return (9, a)
 
 
 _POINTERS: set = set()
@@ -452,18 +449,33 @@ class Provenance:
         """The parameter field most global loads hang off (the weight image ``W``)."""
         from collections import Counter
 
-        cnt = Counter()
         shorts = set(self.param_short.values())
-        for a in self.accesses:
-            if a.kind == "ld" and a.space in ("global", "generic") and a.addr:
-                for k, v in a.addr:
-                    if v == 1 and k.split("+", 1)[0] in shorts:
-                        cnt[k] += 1
-        if not cnt:
-            return None
+
+        def fields(a):
+            return [k for k, v in a.addr if v == 1 and k.split("+", 1)[0] in shorts]
+
+        # first choice: the field the mma B operands are loaded from
+        cnt = Counter()
+        for pos, st in enumerate(self.k.stmts):
+            node = st.node
+            if type(node) is m.Instruction and roles.is_mma(node.name) and len(node.operands) > 2:
+                regs = []
+                roles._collect(node.operands[2], regs)
+                for r in regs:
+                    key = self._key(r, pos)
+                    d = self.origin(key, pos)[0] if key else None
+                    a = self.access_at(d) if d is not None else None
+                    if a is not None and a.kind == "ld" and a.addr:
+                        cnt.update(fields(a))
+        if not cnt:   # else: the field most global loads hang off (at least two of them)
+            for a in self.accesses:
+                if a.kind == "ld" and a.space in ("global", "generic") and a.addr:
+                    cnt.update(fields(a))
+            if not cnt or cnt.most_common(1)[0][1] < 2:
+                return None
         field, c = cnt.most_common(1)[0]
-        if c < 2:
-            return None
+        if hasattr(self, "_acc_by_pos"):
+            del self._acc_by_pos
         # rename the field to W everywhere already computed
         self.weight_atom = field
         self._memo = {}

@@ -43,7 +43,7 @@ def cmd_spec(args) -> int:
         return 0
     from rich.console import Console
 
-    con = Console()
+    con = Console() if sys.stdout.isatty() else Console(width=200)   # piped: do not truncate
     for k, d in out:
         _summary(con, k, d)
         if want_ph:

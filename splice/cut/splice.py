@@ -294,6 +294,13 @@ def plan(recipe: Recipe, kernel=None, builtin: bool = False) -> Plan:
             bad += [(f"{cut.index}" + (f" (phase {ph.index})" if ph is not None else ""),) + r for r in rows]
             if rows:
                 continue
+            n_first, n_last = kernel.stmts[i].node, kernel.stmts[j].node
+            if n_first.span is None or n_last.span is None:
+                raise recipe.error("the cut's statements have no source position", cut.select, cut)
+            region = _region(source, n_first, n_last)
+            if not _balanced(source[region[0]:region[1]]):
+                raise recipe.error(f"{title} splits a {{ }} scope: widen the cut to whole blocks",
+                                   cut.select, cut)
             wb = tuple(ph.weight_bytes) if ph is not None and ph.weight_bytes else (None, None)
             ctx = {"phase": ph.index if ph is not None else 0, "first": first, "last": last,
                    "mma": facts["mma"], "weight_lo": wb[0] if wb[0] is not None else 0,
@@ -309,13 +316,6 @@ def plan(recipe: Recipe, kernel=None, builtin: bool = False) -> Plan:
             view = _AbiView(abi, cut.values, vtypes)
             b = bind(nat, view, cut.abi, namer, cid, threads=cut.threads, sync=cut.sync,
                      func_cache=func_cache, title=title)
-            n_first, n_last = kernel.stmts[i].node, kernel.stmts[j].node
-            if n_first.span is None or n_last.span is None:
-                raise recipe.error("the cut's statements have no source position", cut.select, cut)
-            region = _region(source, n_first, n_last)
-            if not _balanced(source[region[0]:region[1]]):
-                raise recipe.error(f"{title} splits a {{ }} scope: widen the cut to whole blocks",
-                                   cut.select, cut)
             removed = sum(1 for s in kernel.stmts[i:j + 1] if s.n is not None)
             lines = (source.count("\n", 0, region[0]) + 1, source.count("\n", 0, region[1]) + 1)
             plans.append(CutPlan(cut, title, ph.index if ph is not None else None, first, last, removed,

@@ -118,3 +118,41 @@ def test_param_fields(layer):
         assert off in read, (name, off, sorted(read))
     for off in e.get("params_unread", ()):
         assert off not in read
+
+
+# ---- no crash over the shared PTX corpus ------------------------------------------------------
+
+SHARED = ROOT.parent / "shared" / "ptx-corpus"
+
+
+def _corpus_files():
+    return sorted(SHARED.rglob("*.ptx")) + sorted((ROOT / "tests" / "data" / "ptx").rglob("*.ptx"))
+
+
+def test_ptx_corpus_no_crash():
+    """Kernel.load + phases + provenance + epilogues + ABIs for every entry of every file that
+    parses (about 7 s for ~320 files)."""
+    files = _corpus_files()
+    if not files:
+        pytest.skip(f"{SHARED} not present")
+    from splice.analysis import Kernel
+    from splice.analysis.spec import build_spec
+    from splice.ptx import parse_file
+
+    entries = 0
+    for f in files:
+        try:
+            mod = parse_file(str(f))
+        except Exception:
+            continue  # the front end's business; this sweep covers what parses
+        for fn in mod.entries():
+            if fn.body is None:
+                continue
+            k = Kernel(mod, fn.name)
+            build_spec(k)
+            if k.phases:
+                k.phase_abi(1)
+            if k.last_number > 1:
+                k.abi(1, k.last_number)
+            entries += 1
+    assert entries > 300

@@ -55,7 +55,14 @@ class Kernel:
 
     def _build(self):
         src = self.module.source
-        index = statement_index(src, self.name)
+        try:
+            index = statement_index(src, self.name)
+            self.numbering = "notes"
+        except KeyError:
+            # the index's line rules cannot find this entry's header (no "(" after the name,
+            # a %-named entry …): number instructions and labels in program order instead
+            index = []
+            self.numbering = "sequential"
         by_last = {}
         for st in index:
             by_last.setdefault(st.last_line, st.n)
@@ -70,6 +77,9 @@ class Kernel:
         scope_ranges = [dict()]    # scope id -> {prefix: [(count, type)]}
         global_names: dict = {}    # module-level .reg (rare) — treated as body scope
 
+        seq = [0]
+        seq_text = {}
+
         def visit(items, depth, sid):
             for it in items:
                 if isinstance(it, m.Block):
@@ -80,8 +90,13 @@ class Kernel:
                     continue
                 n = None
                 if isinstance(it, (m.Instruction, m.Label)) and it.span is not None:
-                    end = bisect_left(nl, it.span[1] - 1) + 1
-                    n = by_last.get(end)
+                    if index:
+                        end = bisect_left(nl, it.span[1] - 1) + 1
+                        n = by_last.get(end)
+                    else:
+                        seq[0] += 1
+                        n = seq[0]
+                        seq_text[n] = src[it.span[0]:it.span[1]]
                 if isinstance(it, m.Decl) and it.space == ".reg":
                     ty = it.type
                     for d in it.declarators:
@@ -100,7 +115,7 @@ class Kernel:
         self._scope_ranges = scope_ranges
         self._global_names = global_names
         self._pos = {s.n: i for i, s in enumerate(stmts) if s.n is not None}
-        self._text = {st.n: st.text for st in index}
+        self._text = {st.n: st.text for st in index} if index else seq_text
         self._numbers = [s.n for s in stmts]
         self._nested_declared = set()
         for sid in range(1, len(parent)):

@@ -111,7 +111,7 @@ class Probe:
         else:
             self.module_kind = "ptx-jit"
             self.module = cp.RawModule(path=str(ptx))
-        self.function = self.module.get_function(spec.entry)
+        self.function_ptr = self._function_ptr(cp, cubin if cubin is not None else ptx, spec.entry)
 
         self.keep: list = []
         self.buffers: dict = {}
@@ -154,10 +154,25 @@ class Probe:
         self.stream = cp.cuda.Stream(non_blocking=False)
         cp.cuda.Device().synchronize()
 
+    def _function_ptr(self, cp, path, entry: str) -> int:
+        """CUfunction of ``entry``: RawModule's RawKernel wraps a cupy Function
+        (``.kernel``); fall back to the low-level Module if that ever changes."""
+        k = self.module.get_function(entry)
+        for obj in (getattr(k, "kernel", None), k):
+            ptr = getattr(obj, "ptr", None) if obj is not None else None
+            if ptr:
+                self.function = obj
+                return int(ptr)
+        mod = cp.cuda.function.Module()
+        mod.load_file(str(path))
+        self._lowmod = mod
+        self.function = mod.get_function(entry)
+        return int(self.function.ptr)
+
     def launch(self) -> None:
         s = self.spec
         self.cp.cuda.driver.launchKernel(
-            self.function.ptr, *s.grid, *s.block, s.shared_dynamic, self.stream.ptr,
+            self.function_ptr, *s.grid, *s.block, s.shared_dynamic, self.stream.ptr,
             int(self.kernel_params.ctypes.data), 0)
 
     def render(self) -> Render:
@@ -286,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.timing:
         res.times_ms = probe.time(args.timing)
     summ = res.summary()
+    if args.json:
+        Path(args.json).write_text(json.dumps(summ, indent=2) + "\n")
     if args.perturb:
         import yaml  # noqa: PLC0415
         rows = perturb_run(probe, yaml.safe_load(Path(args.perturb).read_text()), res.renders[0])

@@ -2,7 +2,7 @@
 
     from splice.ptx import parse_file, emit, canonical, statement_index, attach
 """
-from .emit import canonical, emit
+from .printer import canonical, emit
 from .errors import PtxSyntaxError
 from .index import IndexedStatement, Stmt, attach, statement_index
 from .model import (Addr, Block, Decl, Declarator, Directive, Function, Guard, Imm, Instruction,

@@ -13,6 +13,19 @@ from lark import Token, Transformer, Tree, v_args
 from . import model as m
 
 
+class TokInt(int):
+    """An ``int`` read from one token, remembering where: lets the shape cache rebuild
+    ``%r<10>``-style counts from another statement's tokens."""
+    start_pos: int
+    text: str
+
+    def __new__(cls, value, start_pos, text):
+        obj = super().__new__(cls, value)
+        obj.start_pos = start_pos
+        obj.text = text
+        return obj
+
+
 def _flat_tokens(children):
     out = []
     for c in children:
@@ -88,11 +101,15 @@ class ModelBuilder(Transformer):
     def modifier(self, children):
         return self._s(children[0])
 
+    def _int(self, tok):
+        value = int(m.parse_number(str(tok)))
+        return TokInt(value, tok.start_pos, str(tok)) if self.keep_tokens else value
+
     def range(self, children):
-        return ("range", int(m.parse_number(str(children[0]))))
+        return ("range", self._int(children[0]))
 
     def dim(self, children):
-        return ("dim", int(m.parse_number(str(children[0]))) if children else None)
+        return ("dim", self._int(children[0]) if children else None)
 
     def declarator(self, children):
         name = self._s(children[0])
@@ -125,7 +142,11 @@ class ModelBuilder(Transformer):
         return text
 
     def init_op(self, children):
-        return " ".join(str(c) for c in children)
+        words = [str(c) for c in children if isinstance(c, str) and not isinstance(c, m.Imm)]
+        head = "".join(str(c) for c in children if isinstance(c, Token) and (c.type in ("IDENT", "DOTNAME")))
+        rest = [str(c) for c in children if not (isinstance(c, Token) and c.type in ("IDENT", "DOTNAME"))]
+        del words
+        return head + (" " + ", ".join(rest) if rest else "")
 
     def number(self, children):
         return children[0]
@@ -220,7 +241,7 @@ class ModelBuilder(Transformer):
 
     @v_args(meta=True)
     def callprototype(self, meta, children):
-        from .emit import canonical_params
+        from .printer import canonical_params
 
         parts = []
         for c in children:
@@ -268,7 +289,7 @@ class ModelBuilder(Transformer):
     def not_(self, children):
         return m.Not(children[1])
 
-    def vec(self, children):
+    def vector(self, children):
         return m.Vec(tuple(children))
 
     def addr(self, children):

@@ -19,7 +19,7 @@ class PtxSyntaxError(Exception):
 
     def render(self) -> str:
         text = f"{self.location}: {self.message}"
-        if self.source_line:
+        if self.line:
             shown = self.source_line.expandtabs(1)
             text += "\n  " + shown.rstrip("\n") + "\n  " + " " * max(self.column - 1, 0) + "^"
         return text

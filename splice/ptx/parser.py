@@ -86,9 +86,10 @@ def _pretty_terminal(name: str) -> str:
     return name
 
 
-def _syntax_error(exc: UnexpectedInput, source: str, path: str, base_pos: int) -> PtxSyntaxError:
+def _syntax_error(exc: UnexpectedInput, source: str, path: str, base_pos: int,
+                  text_len: int) -> PtxSyntaxError:
     if isinstance(exc, UnexpectedEOF):
-        pos = len(source) if base_pos is None else base_pos
+        pos = base_pos + text_len
         msg = "unexpected end of input, " + _describe_expected(exc)
     else:
         pos = (getattr(exc, "pos_in_stream", None) or 0) + base_pos
@@ -96,7 +97,7 @@ def _syntax_error(exc: UnexpectedInput, source: str, path: str, base_pos: int) -
             tok = exc.token
             got = "end of input" if tok.type == "$END" else repr(str(tok))
             if tok.type == "$END":
-                pos = base_pos + (exc.token.start_pos or 0) if exc.token.start_pos else pos
+                pos = base_pos + text_len
             msg = f"{_describe_expected(exc)}, got {got}"
         elif isinstance(exc, UnexpectedCharacters):
             msg = f"unexpected character {source[pos]!r}" if pos < len(source) else "unexpected character"
@@ -109,12 +110,14 @@ def _syntax_error(exc: UnexpectedInput, source: str, path: str, base_pos: int) -
     return PtxSyntaxError(path, line, col, msg, source_line(source, line))
 
 
-def _lark(text: str, start: str, source: str, path: str, base_pos: int, keep_tokens=False):
+def _lark(text: str, start: str, source: str, path: str, base_pos: int, keep_tokens=False,
+          base_line: Optional[int] = None):
     try:
         tree = lark_parser().parse(text, start=start)
     except UnexpectedInput as exc:
-        raise _syntax_error(exc, source, path, base_pos) from None
-    base_line = source.count("\n", 0, base_pos) + 1
+        raise _syntax_error(exc, source, path, base_pos, len(text)) from None
+    if base_line is None:
+        base_line = source.count("\n", 0, base_pos) + 1
     builder = ModelBuilder(base_pos, base_line, keep_tokens)
     try:
         return builder.transform(tree)
@@ -174,7 +177,7 @@ def _mask(source: str, bodies) -> str:
     for open_at, close_at in bodies:
         parts.append(source[pos:open_at + 1])
         interior = source[open_at + 1:close_at]
-        parts.append(re.sub(r"[^\n]", " ", interior))
+        parts.append("\n".join([" " * len(x) for x in interior.split("\n")]))
         pos = close_at
     parts.append(source[pos:])
     return "".join(parts)
@@ -194,20 +197,20 @@ class _BodyParser:
         self.path = path
         self.shapes = shapes
 
-    def parse_body(self, open_at: int, close_at: int) -> m.Block:
+    def parse_body(self, open_at: int, close_at: int, open_line: int) -> m.Block:
         try:
-            return self._cut(open_at, close_at)
+            return self._cut(open_at, close_at, open_line)
         except _Fallback:
             text = self.source[open_at:close_at + 1]
-            items = _lark(text[1:-1], "body_items", self.source, self.path, open_at + 1)
-            line = self.source.count("\n", 0, open_at) + 1
-            return m.Block(tuple(items), (open_at, close_at + 1), line)
+            items = _lark(text[1:-1], "body_items", self.source, self.path, open_at + 1,
+                          base_line=open_line)
+            return m.Block(tuple(items), (open_at, close_at + 1), open_line)
 
-    def _cut(self, open_at: int, close_at: int) -> m.Block:
+    def _cut(self, open_at: int, close_at: int, open_line: int) -> m.Block:
         source = self.source
         shapes = self.shapes
         stack = [[]]            # items of the open blocks
-        opens = [(open_at, source.count("\n", 0, open_at) + 1)]
+        opens = [(open_at, open_line)]
         pos = open_at + 1
         line_no = opens[0][1]
         pending = -1            # start offset of a statement spanning several lines
@@ -235,44 +238,59 @@ class _BodyParser:
                         pending = -1
                     elif s[0] in "{}" and not s.startswith("{%") and not s.startswith("{ %"):
                         raise _Fallback
-                elif s == "{":
-                    stack.append([])
-                    opens.append((lead, line_no))
-                elif s == "}":
-                    if len(stack) == 1:
-                        raise _Fallback
-                    items = stack.pop()
-                    o, o_line = opens.pop()
-                    stack[-1].append(m.Block(tuple(items), (o, stop), o_line))
-                elif s[0] == "{" or s[0] == "}":
-                    stack[-1].extend(self._brace_line(s, lead, stop, line_no))
-                elif s.endswith(";") or s.endswith(":") or s.startswith((".loc", ".file")):
-                    if ";" in s[:-1] and s.count(";") > 1:
-                        stack[-1].extend(_lark(s, "body_items", source, self.path, lead))
-                    else:
-                        stack[-1].extend(shapes.statement(source, lead, stop, line_no, self.path))
                 else:
-                    pending = lead
-                    pending_line = line_no
+                    # scope braces before the statement ({ or } at the start of a line) ...
+                    k = 0
+                    while k < len(s) and s[k] in "{}":
+                        if s[k] == "{":
+                            stack.append([])
+                            opens.append((lead + k, line_no))
+                        else:
+                            if len(stack) == 1:
+                                raise _Fallback
+                            items = stack.pop()
+                            o, o_line = opens.pop()
+                            stack[-1].append(m.Block(tuple(items), (o, lead + k + 1), o_line))
+                        k += 1
+                        while k < len(s) and s[k] in " \t":
+                            k += 1
+                    # ... and after it (NVVM's `{ cvt.f32.f16 %f1, %rs1;}`)
+                    e = len(s)
+                    closes = []
+                    while e > k and s[e - 1] == "}":
+                        body = s[k:e - 1].rstrip()
+                        if not body.endswith(";"):
+                            break
+                        closes.append(lead + e)
+                        e = len(body) + k if False else k + len(s[k:e - 1].rstrip())
+                    text = s[k:e]
+                    if text:
+                        if "{" in text and text[0] in "{}":
+                            raise _Fallback
+                        t0 = lead + k
+                        t1 = lead + e
+                        if text.endswith(";") or text.endswith(":") or text.startswith((".loc", ".file")):
+                            if text.count(";") > 1:
+                                stack[-1].extend(_lark(text, "body_items", source, self.path, t0,
+                                                       base_line=line_no))
+                            else:
+                                stack[-1].extend(shapes.statement(source, t0, t1, line_no, self.path))
+                        elif closes:
+                            raise _Fallback
+                        else:
+                            pending = t0
+                            pending_line = line_no
+                    for c in reversed(closes):
+                        if len(stack) == 1:
+                            raise _Fallback
+                        items = stack.pop()
+                        o, o_line = opens.pop()
+                        stack[-1].append(m.Block(tuple(items), (o, c), o_line))
             pos = nl + 1
             line_no += 1
         if pending >= 0 or len(stack) != 1:
             raise _Fallback
         return m.Block(tuple(stack[0]), (open_at, close_at + 1), opens[0][1])
-
-    def _brace_line(self, s: str, lead: int, stop: int, line_no: int):
-        """A line that opens or closes a scope and has text too: NVVM's one-line inline-asm
-        wrap ``{ cvt.f32.f16 %f1, %rs1;}`` is common enough to get its own fast path."""
-        if s[0] == "{" and s[-1] == "}" and s.count(";") == 1 and s[-2:-1] in (";", " ", "\t"):
-            inner = s[1:-1].rstrip()
-            if inner.endswith(";") and not inner.lstrip().startswith(("{", "}")):
-                k = 1
-                while s[k] in " \t":
-                    k += 1
-                stmt = self.shapes.statement(self.source, lead + k, lead + 1 + len(inner),
-                                             line_no, self.path)
-                return [m.Block(tuple(stmt), (lead, stop), line_no)]
-        raise _Fallback
 
 
 # --------------------------------------------------------------------------------------------
@@ -316,7 +334,8 @@ def _parse_slow(text: str, path: str) -> m.Module:
     return m.Module(tuple(items), text, path)
 
 
-_SHAPES = ShapeCache(lambda text, start, source, path, base: _lark(text, start, source, path, base, keep_tokens=True))
+_SHAPES = ShapeCache(lambda text, start, source, path, base, line: _lark(
+    text, start, source, path, base, keep_tokens=True, base_line=line))
 
 
 def _parse_fast(text: str, path: str) -> m.Module:
@@ -331,7 +350,7 @@ def _parse_fast(text: str, path: str) -> m.Module:
         for k, it in enumerate(items):
             if isinstance(it, m.Function) and it.body is not None and it.body.span is not None:
                 o, c = by_open[it.body.span[0]]
-                block = body_parser.parse_body(o, c)
+                block = body_parser.parse_body(o, c, it.body.line)
                 items[k] = m.Function(it.kind, it.linkage, it.name, it.returns, it.params,
                                       it.directives, block, it.span, it.line)
     return m.Module(tuple(items), text, path)

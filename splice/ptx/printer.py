@@ -8,6 +8,8 @@
 """
 from __future__ import annotations
 
+import re
+
 from . import model as m
 
 # --------------------------------------------------------------------------------------------
@@ -26,21 +28,58 @@ def _indent_before(source: str, pos: int) -> str:
 
 
 def _emit_seq(source, start, end, children, indent_hint):
+    """Children between ``start`` and ``end``.  The text between two kept (spanned) children
+    is copied — whitespace and comments — minus the code of children an edit removed; new
+    children go on lines of their own after the previous child's line (its trailing comment
+    stays with it), indented like their neighbours."""
     out = []
     pos = start
     indent = indent_hint
+    pending = []
     for c in children:
-        span = c.span
-        if span is not None:
-            out.append(source[pos:span[0]])
-            indent = _indent_before(source, span[0])
-            out.append(_emit_node(source, c))
-            pos = span[1]
-        else:
-            # A new node: on a line of its own, indented like its previous sibling.
-            out.append("\n" + indent + _render_new(c, indent))
-    out.append(source[pos:end])
+        if c.span is None:
+            pending.append(c)
+            continue
+        out.append(_join_gap(source[pos:c.span[0]], pending, indent))
+        pending = []
+        indent = _indent_before(source, c.span[0]) or indent
+        out.append(_emit_node(source, c))
+        pos = c.span[1]
+    out.append(_join_gap(source[pos:end], pending, indent))
     return "".join(out)
+
+
+_TRIVIA = re.compile(r"(?:[ \t\r\n]|//[^\n]*|/\*.*?\*/)*", re.S)
+
+
+def _strip_code(gap: str) -> str:
+    """``gap`` without the text of removed statements (comments and layout are kept)."""
+    if _TRIVIA.fullmatch(gap):
+        return gap
+    lines = gap.split("\n")
+    kept = []
+    for k, line in enumerate(lines):
+        c = line.find("//")
+        code = line if c < 0 else line[:c]
+        if code.strip():
+            if c >= 0:
+                kept.append(line[:len(line) - len(line.lstrip())] + line[c:])
+            elif k == len(lines) - 1:
+                kept.append(line[:len(line) - len(line.lstrip())])
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def _join_gap(gap: str, pending, indent: str) -> str:
+    clean = _strip_code(gap)
+    if not pending:
+        return clean
+    new = "".join(indent + _render_new(p, indent) + "\n" for p in pending)
+    nl = clean.find("\n")
+    if nl < 0:
+        return clean + "\n" + new + indent
+    return clean[:nl + 1] + new + clean[nl + 1:]
 
 
 def _render_new(node, indent):
@@ -54,7 +93,7 @@ def _emit_node(source, node):
     if isinstance(node, m.Block):
         s, e = node.span
         # the braces belong to the block's own text: children are emitted between them
-        return _emit_seq(source, s, e, node.items, _indent_before(source, s) + "\t")
+        return "{" + _emit_seq(source, s + 1, e - 1, node.items, _indent_before(source, s) + "\t") + "}"
     if isinstance(node, m.Function) and node.body is not None and node.body.span is not None:
         s, e = node.span
         bs, be = node.body.span
@@ -170,11 +209,15 @@ def _canon_function(f: m.Function, indent):
     if f.returns is not None:
         parts.append(canonical_params(f.returns))
     parts.append(f.name)
+    # ZLUDA's IR writes `.entry %4 .pragma "…" (params)`: an unterminated .pragma before params
+    early = [d for d in f.directives if d.name == ".pragma" and not d.terminated]
+    parts.extend(_canon_directive(d, indent) for d in early)
     head = " ".join(parts)
     if f.params is not None:
         head += canonical_params(f.params)
     for d in f.directives:
-        head += "\n" + _canon_directive(d, indent)
+        if d not in early:
+            head += "\n" + _canon_directive(d, indent)
     if f.body is None:
         return head + ";"
     return head + "\n" + _canon_block(f.body, "")

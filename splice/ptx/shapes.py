@@ -21,8 +21,21 @@ import re
 from lark import Token
 
 from . import model as m
+from .build import TokInt
 
 _DIGIT_RUN = re.compile(r"[0-9]+")
+_REG_RUN = re.compile(r"%[\w$]+(?:\.[xyzw](?![\w$]))?")
+_FREE_DIGITS = re.compile(r"(?<![\w.$])[0-9]+")
+_DOT_HEAD = re.compile(r"(?:\.[\w$]+[ \t]*|[0-9]+[ \t]+)*")
+_IDENT_RUN = re.compile(r"(?<![\w$.%])[A-Za-z_$][\w$]*(?:\.[xyzw](?![\w$]))?")
+
+
+def _shape(tail: str) -> str:
+    """Registers -> ``%``, identifiers -> ``a``, digit runs -> ``0``: what is left is the
+    token structure the grammar sees (punctuation, whitespace, number spelling)."""
+    if "%" in tail:
+        tail = _REG_RUN.sub("%", tail)
+    return _DIGIT_RUN.sub("0", _IDENT_RUN.sub("a", tail))
 _VALS = re.compile(r'%[\w$]+(?:\.[xyzw](?![\w$]))?|-?[0-9][\w.]*|[A-Za-z_$][\w$]*(?:\.[xyzw](?![\w$]))?|"[^"\n]*"')
 _LENGTH_SENSITIVE = re.compile(r"(?<![\w$%])-?0[fFdDbB]")
 _HEXF = re.compile(r"-?0[fF][0-9a-fA-F]{8}|-?0[dD][0-9a-fA-F]{16}|-?0[bB][01]+[uU]?")
@@ -57,6 +70,7 @@ class ShapeCache:
             "Instruction": m.Instruction, "Label": m.Label, "Guard": m.Guard, "Offset": m.Offset,
             "Not": m.Not, "Pair": m.Pair, "Vec": m.Vec, "Addr": m.Addr, "ParenList": m.ParenList,
             "Directive": m.Directive, "Decl": m.Decl, "Declarator": m.Declarator,
+            "_int": lambda t: int(m.parse_number(t)),
         }
 
     def stats(self) -> dict:
@@ -71,12 +85,13 @@ class ShapeCache:
         tpl = self._templates.get(key)
         if tpl is not None and tpl is not _EXACT_ONLY:
             vals = _VALS.findall(text)
-            if _LENGTH_SENSITIVE.search(text) and not _lengths_ok(vals):
-                return self._lark(text, "body_items", source, path, start)
+            if ("0f" in text or "0d" in text or "0b" in text or "0F" in text or "0D" in text
+                    or "0B" in text) and _LENGTH_SENSITIVE.search(text) and not _lengths_ok(vals):
+                return tuple(_detokenize(i) for i in self._lark(text, "body_items", source, path, start, line))
             self.hits += 1
             return (tpl(vals, (start, stop), line),)
         self.misses += 1
-        items = self._lark(text, "body_items", source, path, start)
+        items = self._lark(text, "body_items", source, path, start, line)
         if tpl is None:
             self._templates[key] = self._compile(text, items, start, stop, line, vs, ve)
         return tuple(_detokenize(i) for i in items)
@@ -105,33 +120,35 @@ class ShapeCache:
         return fn
 
 
-def _word_end(text: str, pos: int) -> int:
-    n = len(text)
-    while pos < n and text[pos] not in " \t\r\n;":
-        pos += 1
-    return pos
+_FIRST_WORD = re.compile(r"[^ \t\r\n;]*")
+_GUARDED = re.compile(r"@[^ \t\r\n;]*[ \t\r\n]*[^ \t\r\n;]*")
 
 
 def _key(text: str):
     """(key, verbatim start, verbatim end): the opcode word (after an optional guard) is kept
     verbatim, everything else has its digit runs collapsed."""
-    if text[0] == ".":
+    c = text[0]
+    if c == "@":
+        e = _GUARDED.match(text).end()
+        g = _FIRST_WORD.match(text).end()
+        return _shape(text[:g]) + "\x01" + text[g:e] + "\x00" + _shape(text[e:]), g, e
+    e = _FIRST_WORD.match(text).end()
+    if c == ".":
         if text.startswith((".loc", ".pragma")):
-            e = _word_end(text, 0)
-            return text[:e] + "\x00" + _DIGIT_RUN.sub("0", text[e:]), 0, e
-        return text, 0, len(text)  # declarations: dotted words carry meaning, exact text only
-    if text[0] == "@":
-        g = _word_end(text, 0)
-        o = g
-        while o < len(text) and text[o] in " \t\r\n":
-            o += 1
-        e = _word_end(text, o)
-        return (_DIGIT_RUN.sub("0", text[:g]) + "\x01" + text[g:e] + "\x00"
-                + _DIGIT_RUN.sub("0", text[e:])), g, e
-    e = _word_end(text, 0)
-    if text.endswith(":") and e == len(text):
-        return _DIGIT_RUN.sub("0", text), 0, 0
-    return text[:e] + "\x00" + _DIGIT_RUN.sub("0", text[e:]), 0, e
+            return text[:e] + "\x00" + _shape(text[e:]), 0, e
+        # declarations: the dotted words carry meaning and stay verbatim; names and numbers
+        # (alignment, counts, dimensions) are values
+        h = _DOT_HEAD.match(text).end()
+        tail = text[h:]
+        if "%" in tail:
+            tail = _REG_RUN.sub("%", tail)
+        head = _FREE_DIGITS.sub("0", text[:h])
+        return head + "\x00" + _FREE_DIGITS.sub("0", _IDENT_RUN.sub("a", tail)), 0, h
+    if e == len(text) and c != "{":
+        if text[-1] == ":":
+            return _shape(text), 0, 0
+        return text, 0, e
+    return text[:e] + "\x00" + _shape(text[e:]), 0, e
 
 
 def _lengths_ok(vals) -> bool:
@@ -151,9 +168,14 @@ def _codegen(node, posmap, verbatim, top=False) -> str:
         if hit is not None and hit[1] == str(node):
             return f"v[{hit[0]}]"
         inside = verbatim[0] <= node.start_pos and node.end_pos <= verbatim[1]
-        if not inside and any(ch.isdigit() for ch in node):
-            raise _Uncacheable
+        if not inside and any(ch.isalnum() or ch in "$%_" for ch in node):
+            raise _Uncacheable  # a word outside the verbatim head must come from the values
         return repr(str(node))
+    if isinstance(node, TokInt):
+        hit = posmap.get(node.start_pos)
+        if hit is None or hit[1] != node.text:
+            raise _Uncacheable
+        return f"_int(v[{hit[0]}])"
     if node is None or isinstance(node, bool):
         return repr(node)
     if isinstance(node, str):
@@ -183,9 +205,11 @@ def _codegen(node, posmap, verbatim, top=False) -> str:
 
 
 def _detokenize(node):
-    """Plain ``str`` instead of Lark tokens everywhere in a node."""
+    """Plain ``str``/``int`` instead of Lark tokens everywhere in a node."""
     if isinstance(node, Token):
         return str(node)
+    if isinstance(node, TokInt):
+        return int(node)
     if isinstance(node, tuple):
         return tuple(_detokenize(x) for x in node)
     if dataclasses.is_dataclass(node) and not isinstance(node, type):

@@ -1,0 +1,149 @@
+"""The front end's contract: every corpus file parses (or fails with a placed error), re-emits
+byte-identical, and the fast chunked parser builds exactly the model plain Lark builds."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from splice.ptx import (Addr, Block, Decl, Directive, Function, Imm, Instruction, Label, Offset,
+                        Pair, ParenList, PtxSyntaxError, Raw, Reg, Sym, Vec, canonical, emit,
+                        parse, parse_file, walk)
+
+from .conftest import EXPECTED_SYNTAX_ERRORS, corpus_files
+
+FILES = corpus_files()
+
+
+def _spans(node, acc):
+    if isinstance(node, tuple):
+        for x in node:
+            _spans(x, acc)
+    elif dataclasses.is_dataclass(node):
+        if hasattr(node, "span"):
+            acc.append((type(node).__name__, node.span, getattr(node, "line", None)))
+        for f in dataclasses.fields(node):
+            if f.name not in ("span", "line", "source"):
+                _spans(getattr(node, f.name), acc)
+    return acc
+
+
+def test_corpus_is_there():
+    assert len(FILES) >= 300, "the shared PTX corpus (../shared/ptx-corpus) is missing"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_roundtrip_and_fast_equals_slow(path):
+    text = path.read_text()
+    if path.name in EXPECTED_SYNTAX_ERRORS:
+        line, col = EXPECTED_SYNTAX_ERRORS[path.name]
+        for fast in (True, False):
+            with pytest.raises(PtxSyntaxError) as err:
+                parse(text, str(path), fast=fast, cache=False)
+            assert (err.value.line, err.value.column) == (line, col)
+        return
+    fast = parse(text, str(path), fast=True, cache=False)
+    assert emit(fast) == text
+    if len(text) < 2_000_000:
+        slow = parse(text, str(path), fast=False, cache=False)
+        assert fast == slow
+        assert _spans(fast.items, []) == _spans(slow.items, [])
+
+
+def test_model_shapes_of_an_mma_and_loads():
+    text = """.version 8.5
+.target sm_90
+.address_size 64
+.visible .entry k(
+\t.param .align 8 .b8 k_param_0[144]
+)
+{
+\t.reg .b32 %r<20>;
+\t.reg .b64 %rd<4>;
+\tld.param.u64 %rd1, [k_param_0+40];
+\t@!%p1 bra $L__BB0_2;
+\tmma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16
+\t\t{%r1, %r2},
+\t\t{%r3, %r4, %r5, %r6},
+\t\t{%r7, %r8},
+\t\t{%r9, %r9};
+$L__BB0_2:
+\tsetp.gt.u32 %p2|%p3, %r1, 3;
+\tsust.b.2d.v4.b16.zero [%rd1, {%r1, %r2}], {%rs1, %rs2, %rs3, %rs4};
+\tmov.f32 %f1, 0f3F800000;
+\tcall.uni (retval0), fn, (param0, param1);
+\tret;
+}
+"""
+    mod = parse(text, cache=False)
+    fn = mod.function("k")
+    assert fn.params[0].declarator.dims == (144,)
+    assert fn.params[0].attrs == (".align", "8", ".b8")
+    body = list(walk(fn.body.items))
+    decl = body[0]
+    assert isinstance(decl, Decl) and decl.declarators[0].count == 20 and decl.type == ".b32"
+    ld = body[2]
+    assert ld.name == "ld.param.u64"
+    assert ld.operands[1] == Addr((Offset(Sym("k_param_0"), "40"),))
+    assert ld.operands[1].offset == 40
+    bra = body[3]
+    assert bra.guard.pred == "%p1" and bra.guard.negated
+    mma = body[4]
+    assert mma.opcode == "mma" and mma.modifiers[2] == ".m16n8k32"
+    assert [len(v.items) for v in mma.operands] == [2, 4, 2, 2]
+    assert mma.line == 12 and text[mma.span[0]:mma.span[1]].count("\n") == 4
+    assert isinstance(body[5], Label) and body[5].name == "$L__BB0_2"
+    assert body[6].operands[0] == Pair(Reg("%p2"), Reg("%p3"))
+    assert body[7].operands[0] == Addr((Reg("%rd1"), Vec((Reg("%r1"), Reg("%r2")))))
+    assert body[8].operands[1] == Imm("0f3F800000") and body[8].operands[1].value == 1.0
+    assert isinstance(body[9].operands[0], ParenList)
+
+
+def test_edit_re_emits_only_what_changed():
+    text = ".version 8.5\n.target sm_90\n.address_size 64\n.entry k()\n{\n\t.reg .b32 %r<3>;\n\tmov.u32 %r1, 1; // one\n\tadd.s32 %r2, %r1, 2;\n\tret;\n}\n"
+    mod = parse(text, cache=False)
+    fn = mod.function("k")
+    items = list(fn.body.items)
+    add = items[2]
+    items[2] = dataclasses.replace(add, opcode="sub", span=None)
+    items.insert(3, Raw("mul.lo.s32 %r2, %r2, 3;"))
+    new_fn = dataclasses.replace(fn, body=dataclasses.replace(fn.body, items=tuple(items)))
+    new_mod = dataclasses.replace(mod, items=tuple(new_fn if i is fn else i for i in mod.items))
+    out = emit(new_mod)
+    assert out == text.replace("add.s32 %r2, %r1, 2;", "sub.s32 %r2, %r1, 2;\n\tmul.lo.s32 %r2, %r2, 3;")
+    # the untouched comment and spacing survive; the edited module parses back
+    assert parse(out, cache=False).function("k").body.items[2].opcode == "sub"
+
+
+def test_canonical_reparses_to_the_same_model():
+    for path in FILES[:: max(1, len(FILES) // 60)]:
+        if path.name in EXPECTED_SYNTAX_ERRORS:
+            continue
+        mod = parse_file(path)
+        again = parse(canonical(mod), cache=False)
+        assert again == mod, path
+
+
+@pytest.mark.parametrize("text,where,expect", [
+    (".version 8.5\n.target sm_90\n.entry k()\n{\n\tadd.s32 %r1, %r2 %r3;\n}\n", (5, 19), "expected"),
+    (".version 8.5\n.target sm_90\n.entry k()\n{\n\tmov.u32 %r1, #3;\n}\n", (5, 15), "unexpected character"),
+    (".version 8.5\n.target sm_90\nextern .shared .b32 x[];\n", (3, 1), "expected"),
+    (".version 8.5\n.target sm_90\n.entry k()\n{\n\tret;\n", (6, 1), "end of input"),
+])
+def test_errors_are_placed(text, where, expect):
+    for fast in (True, False):
+        with pytest.raises(PtxSyntaxError) as err:
+            parse(text, "x.ptx", fast=fast, cache=False)
+        e = err.value
+        assert (e.line, e.column) == where, (fast, e)
+        assert expect in e.message
+        rendered = e.render()
+        assert rendered.startswith(f"x.ptx:{where[0]}:{where[1]}: ")
+        assert rendered.splitlines()[-1].strip() == "^"
+
+
+def test_content_hash_cache_returns_the_same_model():
+    text = FILES[0].read_text()
+    a = parse(text, "a.ptx")
+    b = parse(text, "a.ptx")
+    assert a is b

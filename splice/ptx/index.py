@@ -45,18 +45,19 @@ class IndexedStatement:
 def entry_line_range(source: str, entry: str) -> tuple:
     """(first, last) 1-based physical lines of ``entry``'s text, per rule 1."""
     lines = source.split("\n")
-    pat = re.compile(r"\.entry\s+" + re.escape(entry) + r"\s*\(")
+    # `.entry NAME(` as the notes write it; old compilers put the `(` on the next line or
+    # write no parameter list, so the name followed by a non-name character also counts
+    pats = [re.compile(r"\.entry\s+" + re.escape(entry) + r"\s*\("),
+            re.compile(r"\.entry\s+" + re.escape(entry) + r"(?![\w$])"),
+            re.compile(r"\.func\b.*?(?<![\w$%])" + re.escape(entry) + r"(?![\w$])")]
     start = None
-    for i, line in enumerate(lines):
-        if pat.search(line):
-            start = i
-            break
-    if start is None:
-        pat2 = re.compile(r"\.(?:entry|func)\b.*?\b" + re.escape(entry) + r"\s*\(")
+    for pat in pats:
         for i, line in enumerate(lines):
-            if pat2.search(line):
+            if pat.search(line):
                 start = i
                 break
+        if start is not None:
+            break
     if start is None:
         raise KeyError(f"no entry {entry!r}")
     depth = 0
@@ -109,8 +110,15 @@ class Stmt:
     depth: int        # nesting depth of { } scopes inside the body (0 = body level)
 
 
-def _end_line(source: str, node) -> int:
-    return source.count("\n", 0, node.span[1] - 1) + 1
+def line_starts(source: str) -> list:
+    """Offsets of the first character of every line (for O(log n) offset -> line)."""
+    starts = [0]
+    find = source.find
+    pos = find("\n")
+    while pos >= 0:
+        starts.append(pos + 1)
+        pos = find("\n", pos + 1)
+    return starts
 
 
 def attach(module: m.Module, entry: str) -> list:
@@ -123,6 +131,12 @@ def attach(module: m.Module, entry: str) -> list:
     for st in index:
         by_last.setdefault(st.last_line, st)
     out = []
+    import bisect
+
+    starts = line_starts(module.source)
+
+    def end_line(node) -> int:
+        return bisect.bisect_right(starts, node.span[1] - 1)
 
     def visit(items, depth):
         for it in items:
@@ -131,7 +145,7 @@ def attach(module: m.Module, entry: str) -> list:
                 continue
             n = None
             if isinstance(it, (m.Instruction, m.Label)) and it.span is not None:
-                st = by_last.get(_end_line(module.source, it))
+                st = by_last.get(end_line(it))
                 if st is not None:
                     n = st.n
             out.append(Stmt(n, it.line, it, depth))

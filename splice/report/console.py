@@ -1,0 +1,71 @@
+"""Rich output for the front-end commands (stats, roundtrip): tables for people; the JSON
+forms are printed by the commands themselves."""
+from __future__ import annotations
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def progress() -> Progress:
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=err_console, transient=True)
+
+
+def stats_table(data: dict, top: int = 25) -> None:
+    t = Table(title=f"{data['path']} — {data['lines']} lines")
+    for col in ("function", "kind", "line", "statements", "instructions", "labels"):
+        t.add_column(col, justify="right" if col not in ("function", "kind") else "left")
+    for f in data["functions"]:
+        t.add_row(f["name"], f["kind"], str(f["line"]),
+                  "" if f["statements"] is None else str(f["statements"]),
+                  str(f["instructions"]), str(f["labels"]))
+    console.print(t)
+    for f in data["functions"]:
+        if not f["opcodes"]:
+            continue
+        h = Table(title=f"opcodes of {f['name']} (top {top})")
+        h.add_column("opcode")
+        h.add_column("count", justify="right")
+        h.add_column("share", justify="right")
+        total = sum(f["opcodes"].values())
+        for op, n in list(f["opcodes"].items())[:top]:
+            h.add_row(op, str(n), f"{100 * n / total:.1f}%")
+        console.print(h)
+
+
+def roundtrip_table(results, sass: bool) -> None:
+    t = Table(title="splice roundtrip")
+    t.add_column("file", overflow="fold")
+    t.add_column("lines", justify="right")
+    t.add_column("parsed")
+    t.add_column("identical")
+    if sass:
+        t.add_column("SASS")
+    t.add_column("error / note", overflow="fold")
+
+    def mark(v):
+        return "[green]yes" if v else ("[dim]—" if v is None else "[red]no")
+
+    for r in results:
+        row = [r.path, str(r.lines), mark(r.parsed), mark(r.identical if r.parsed else None)]
+        if sass:
+            row.append(mark(r.sass_identical))
+        note = r.error or r.note or ""
+        row.append(note.splitlines()[0] if note else "")
+        t.add_row(*row)
+    console.print(t)
+    n = len(results)
+    parsed = sum(r.parsed for r in results)
+    ident = sum(r.identical for r in results)
+    line = f"{n} files: {parsed} parsed, {ident} byte-identical"
+    if sass:
+        same = sum(r.sass_identical is True for r in results)
+        skipped = sum(r.sass_identical is None for r in results)
+        diff = sum(r.sass_identical is False for r in results)
+        line += f", SASS identical {same}, differs {diff}, not compiled {skipped}"
+    ok = all(r.ok for r in results)
+    console.print(("[green]" if ok else "[red]") + line)

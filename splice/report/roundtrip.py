@@ -1,0 +1,129 @@
+"""``splice roundtrip``: the front end's proof, runnable on any PTX a user has.
+
+Per file: parse; lossless emit must give the same bytes; with ``--sass``, ptxas compiles the
+original and the *canonical* print, and the normalised SASS must be identical.  A file ptxas
+rejects in its original form gets ``sass_identical: null`` (nothing to compare against).
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Optional
+
+from ..ptx import PtxSyntaxError, canonical, emit, parse
+
+
+@dataclass
+class RoundTrip:
+    path: str
+    parsed: bool
+    identical: bool
+    sass_identical: Optional[bool]
+    error: Optional[str]
+    lines: int = 0
+    note: Optional[str] = None
+
+    @property
+    def ok(self) -> bool:
+        return self.parsed and self.identical and self.sass_identical is not False
+
+
+def collect(paths) -> list:
+    out = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            out.extend(sorted(x for x in p.rglob("*.ptx") if x.is_file()))
+        else:
+            out.append(p)
+    return out
+
+
+_TARGET = re.compile(r"^\s*\.target\s+([^\n/]*)", re.M)
+
+
+def ptxas_options(text: str, arch: Optional[str] = None):
+    """(arch, opt_level) for compiling ``text``: its own target when that is sm_90 or newer,
+    else sm_90 (PTX is forward compatible); ``-O0``-free builds for ``debug`` targets."""
+    m = _TARGET.search(text)
+    target = m.group(1) if m else ""
+    opt = None if "debug" in target else 3
+    if arch:
+        return arch, opt
+    sm = re.search(r"sm_(\d+)([a-z]?)", target)
+    if sm and int(sm.group(1)) >= 90:
+        return f"sm_{sm.group(1)}{sm.group(2)}", opt
+    return "sm_90", opt
+
+
+def check_file(path: Path, sass: bool, arch: Optional[str] = None) -> RoundTrip:
+    try:
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError as exc:
+        return RoundTrip(str(path), False, False, None, f"{path}: {exc.strerror}")
+    lines = text.count("\n")
+    try:
+        mod = parse(text, str(path), cache=False)
+    except PtxSyntaxError as exc:
+        return RoundTrip(str(path), False, False, None, exc.render(), lines)
+    identical = emit(mod) == text
+    sass_identical = None
+    note = None
+    if sass:
+        sass_identical, note = _compare_sass(text, canonical(mod), *ptxas_options(text, arch))
+    return RoundTrip(str(path), True, identical, sass_identical,
+                     None if identical else "lossless emit differs from the input", lines, note)
+
+
+def _compare_sass(original: str, canon: str, arch: str, opt):
+    from ..ptx import sass as S
+
+    try:
+        S.compile_ptx(original, arch, opt)
+        extra = ()
+    except S.ToolNotFoundError:
+        return None, "ptxas not found"
+    except S.PtxasError as exc:
+        try:  # relocatable code (unresolved .extern .func): compile-only
+            S.compile_ptx(original, arch, opt, ("-c",))
+            extra = ("-c",)
+        except S.PtxasError:
+            return None, "ptxas rejects the original: " + (str(exc).splitlines() or [""])[0]
+    try:
+        same, diff = S.sass_equal(original, canon, arch, opt_level=opt, extra=extra)
+    except S.PtxasError as exc:
+        return False, "ptxas rejects the canonical form: " + (exc.stderr or str(exc)).strip()[:300]
+    return same, diff
+
+
+def run_roundtrip(args) -> int:
+    files = collect(args.paths)
+    if not files:
+        print("splice roundtrip: no .ptx files found", file=sys.stderr)
+        return 2
+    results = []
+
+    def work(p):
+        return check_file(p, args.sass, args.arch)
+
+    if args.json:
+        with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+            for r in pool.map(work, files):
+                results.append(r)
+                print(json.dumps({k: v for k, v in asdict(r).items() if k not in ("lines",)}))
+    else:
+        from .console import console, progress
+
+        with progress() as bar, ThreadPoolExecutor(max(1, args.jobs)) as pool:
+            task = bar.add_task("round trip", total=len(files))
+            for r in pool.map(work, files):
+                results.append(r)
+                bar.advance(task)
+        from .console import roundtrip_table
+
+        roundtrip_table(results, args.sass)
+    return 0 if all(r.ok for r in results) else 1

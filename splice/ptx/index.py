@@ -16,8 +16,11 @@ A consequence worth knowing: the ``)`` closing the parameter list is not skipped
 1 starts on that line and its text begins with ``) ``.  That is what the notes cite (enc5's
 ``s1, L1018``), so it is kept.
 
-Each statement also records its last physical line; ``attach`` uses it to pair statements
-with model nodes (a node's span ends on the line its statement's ``;`` is on).
+Each statement also records its last physical line; ``attach`` pairs a model node with the
+statement whose lines hold the end of the node.  The rules are applied literally, so a
+trailing ``// comment`` after a ``;`` makes the buffer end in comment text and merges that
+line with the next one into one statement (NVVM and NVIDIA PTX never write such comments; the
+notes' tool behaved the same way); both nodes then carry that statement's number.
 """
 from __future__ import annotations
 
@@ -127,9 +130,10 @@ def attach(module: m.Module, entry: str) -> list:
     if fn.body is None:
         return []
     index = statement_index(module.source, entry)
-    by_last = {}
+    by_line = {}  # every physical line a statement covers -> that statement
     for st in index:
-        by_last.setdefault(st.last_line, st)
+        for ln in range(st.line, st.last_line + 1):
+            by_line.setdefault(ln, st)
     out = []
     import bisect
 
@@ -145,7 +149,7 @@ def attach(module: m.Module, entry: str) -> list:
                 continue
             n = None
             if isinstance(it, (m.Instruction, m.Label)) and it.span is not None:
-                st = by_last.get(end_line(it))
+                st = by_line.get(end_line(it))
                 if st is not None:
                     n = st.n
             out.append(Stmt(n, it.line, it, depth))

@@ -1,0 +1,109 @@
+"""The notes' statement index, on hand-made cases that exercise every rule."""
+from __future__ import annotations
+
+import json
+
+from splice.cli import main
+from splice.ptx import Instruction, Label, attach, parse, statement_index
+
+SRC = """//
+// header comment
+.version 8.5
+.target sm_90
+.address_size 64
+
+.visible .entry k(
+\t.param .align 8 .b8 k_param_0[144]
+)
+{
+\t.reg .b32 %r<30>;
+\t.reg .b16 %rs<4>;
+\t.reg .f32 %f<4>;
+\t.shared .align 4 .b8 smem[64];
+
+\tmov.b64 %rd6, k_param_0;
+\t// begin inline asm
+\t{ cvt.f32.f16 %f1, %rs1;}
+
+\t// end inline asm
+\t{
+\t.reg .b16 %temp;
+\tmov.b32 {%temp, %rs2}, %r5;
+\t}
+\t{.reg .pred p; setp.ne.b32 p, %r1, 0; selp.u32 %r2, 1, 0, p;}
+\tmma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16
+\t{%r10, %r11},
+\t{%r12, %r13, %r14, %r15},
+\t{%r16, %r17},
+\t{%r18, %r19};
+$L__BB0_1:
+\t.loc 1 2 3
+\tadd.s32 %r1, %r1, 1; // trailing comment
+\t{mul.f16x2 %r20,%r21,%r22;
+}
+\tret;
+}
+"""
+
+
+def test_rules_reproduced():
+    idx = statement_index(SRC, "k")
+    got = [(s.n, s.line, s.text) for s in idx]
+    assert got == [
+        (1, 9, ") mov.b64 %rd6, k_param_0;"),          # ')' is not skipped (rule 2)
+        (2, 18, "cvt.f32.f16 %f1, %rs1;"),              # one-line scope: braces stripped
+        (3, 23, "mov.b32 {%temp, %rs2}, %r5;"),         # multi-line scope: .reg skipped
+        (4, 26, "mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%r10, %r11}, "
+                "{%r12, %r13, %r14, %r15}, {%r16, %r17}, {%r18, %r19};"),  # 4-line form, '{%' kept
+        (5, 31, "$L__BB0_1:"),                          # label is its own statement
+        # a trailing comment leaves the buffer open: the next line joins it (literal rules)
+        (6, 33, "add.s32 %r1, %r1, 1; // trailing comment mul.f16x2 %r20,%r21,%r22;"),
+        (7, 36, "ret;"),
+    ]
+    # `{.reg …` line is skipped whole, as the rules say
+    assert not any("setp" in s.text for s in idx)
+    assert idx[3].last_line == 30
+
+
+def test_attach_pairs_statements_with_nodes():
+    mod = parse(SRC, cache=False)
+    stmts = attach(mod, "k")
+    numbered = {s.n: s.node for s in stmts if s.n is not None}
+    assert isinstance(numbered[1], Instruction) and numbered[1].opcode == "mov"
+    assert numbered[4].opcode == "mma" and numbered[4].line == 26
+    assert isinstance(numbered[5], Label)
+    assert numbered[7].opcode == "ret"
+    both = [s.node.opcode for s in stmts if s.n == 6]
+    assert both == ["add", "mul"]
+    depth = {s.n: s.depth for s in stmts if s.n is not None}
+    assert depth[2] == 1 and depth[3] == 1 and depth[4] == 0
+
+
+def test_index_cli(tmp_path, capsys):
+    p = tmp_path / "k.ptx"
+    p.write_text(SRC)
+    assert main(["index", str(p), "--entry", "k", "--range", "s4-s5"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("s4 L26 mma.sync") and out[1] == "s5 L31 $L__BB0_1:"
+    assert main(["index", str(p), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["k"]) == 7 and data["k"][0]["line"] == 9
+
+
+def test_cli_error_exit_status(tmp_path, capsys):
+    p = tmp_path / "bad.ptx"
+    p.write_text(".version 8.5\n.target sm_90\n.entry k()\n{\n\tadd.s32 %r1 %r2;\n}\n")
+    assert main(["stats", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"{p}:5:14: expected") and err.rstrip().endswith("^")
+    assert main(["stats", str(tmp_path / "missing.ptx")]) == 2
+
+
+def test_stats_json(tmp_path, capsys):
+    p = tmp_path / "k.ptx"
+    p.write_text(SRC)
+    assert main(["stats", str(p), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    f = data["functions"][0]
+    assert f["name"] == "k" and f["statements"] == 7 and f["labels"] == 1
+    assert f["opcodes"]["mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16"] == 1

@@ -73,6 +73,7 @@ class ModelBuilder(Transformer):
 
     top_chunk = module
     body_items = module
+    section_items = module
 
     def start(self, children):
         return children[0]

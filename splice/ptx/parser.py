@@ -47,7 +47,7 @@ def lark_parser() -> Lark:
     """The LALR parser.  (lark-cython was tried: its tokens are not ``str`` subclasses, which the
     span bookkeeping relies on, and with the shape cache Lark sees few statements anyway.)"""
     return Lark(_grammar_text(), parser="lalr", lexer="contextual",
-                start=["module", "top_chunk", "body_items"], propagate_positions=True,
+                start=["module", "top_chunk", "body_items", "section_items"], propagate_positions=True,
                 maybe_placeholders=False, cache=False)
 
 
@@ -134,8 +134,8 @@ _PREV_SIGNIFICANT = re.compile(r'(?:\s|//[^\n]*\n|/\*.*?\*/)*$', re.S)
 
 
 def _function_bodies(source: str):
-    """(open, close) offsets of every depth-0 brace pair that is a function body: not an
-    initializer (``= {``) and not a ``.section`` block."""
+    """(open, close, kind) of every depth-0 brace pair that is a function body (``body``) or
+    a ``.section`` block (``section``); initializers (``= {``) stay with their declaration."""
     bodies = []
     depth = 0
     open_at = -1
@@ -149,8 +149,8 @@ def _function_bodies(source: str):
             depth += 1
         elif tok == "}":
             depth -= 1
-            if depth == 0 and kind == "body":
-                bodies.append((open_at, mt.start()))
+            if depth == 0 and kind in ("body", "section"):
+                bodies.append((open_at, mt.start(), kind))
             if depth < 0:
                 return None  # unbalanced: let Lark report it
     return bodies if depth == 0 else None
@@ -174,7 +174,7 @@ def _brace_kind(source: str, pos: int) -> str:
 def _mask(source: str, bodies) -> str:
     parts = []
     pos = 0
-    for open_at, close_at in bodies:
+    for open_at, close_at, _kind in bodies:
         parts.append(source[pos:open_at + 1])
         interior = source[open_at + 1:close_at]
         parts.append("\n".join([" " * len(x) for x in interior.split("\n")]))
@@ -205,6 +205,29 @@ class _BodyParser:
             items = _lark(text[1:-1], "body_items", self.source, self.path, open_at + 1,
                           base_line=open_line)
             return m.Block(tuple(items), (open_at, close_at + 1), open_line)
+
+    def parse_section(self, open_at: int, close_at: int, line: int) -> tuple:
+        """The items of a ``.section`` block: one label or data line per line."""
+        source = self.source
+        items = []
+        line_no = source.count("\n", 0, open_at) + 1
+        pos = open_at + 1
+        while pos < close_at:
+            nl = source.find("\n", pos, close_at)
+            if nl < 0:
+                nl = close_at
+            raw = source[pos:nl]
+            s = raw.strip()
+            if s and not s.startswith("//"):
+                if "//" in s or "/*" in s or '"' in s:
+                    return tuple(_lark(source[open_at + 1:close_at], "section_items", source,
+                                       self.path, open_at + 1))
+                lead = pos + (len(raw) - len(raw.lstrip()))
+                items.extend(self.shapes.statement(source, lead, lead + len(s), line_no,
+                                                   self.path, "section_items"))
+            pos = nl + 1
+            line_no += 1
+        return tuple(items)
 
     def _cut(self, open_at: int, close_at: int, open_line: int) -> m.Block:
         source = self.source
@@ -346,13 +369,18 @@ def _parse_fast(text: str, path: str) -> m.Module:
     items = list(_lark(masked, "top_chunk", text if not bodies else masked, path, 0))
     if bodies:
         body_parser = _BodyParser(text, path, _SHAPES)
-        by_open = {o: (o, c) for o, c in bodies}
+        by_open = {o: (o, c) for o, c, _kind in bodies}
         for k, it in enumerate(items):
             if isinstance(it, m.Function) and it.body is not None and it.body.span is not None:
                 o, c = by_open[it.body.span[0]]
                 block = body_parser.parse_body(o, c, it.body.line)
                 items[k] = m.Function(it.kind, it.linkage, it.name, it.returns, it.params,
                                       it.directives, block, it.span, it.line)
+            elif isinstance(it, m.Section) and it.span is not None:
+                o = text.index("{", it.span[0])
+                o, c = by_open[o]
+                items[k] = m.Section(it.name, body_parser.parse_section(o, c, it.line),
+                                     it.span, it.line)
     return m.Module(tuple(items), text, path)
 
 

@@ -70,28 +70,31 @@ class ShapeCache:
             "Instruction": m.Instruction, "Label": m.Label, "Guard": m.Guard, "Offset": m.Offset,
             "Not": m.Not, "Pair": m.Pair, "Vec": m.Vec, "Addr": m.Addr, "ParenList": m.ParenList,
             "Directive": m.Directive, "Decl": m.Decl, "Declarator": m.Declarator,
-            "_int": lambda t: int(m.parse_number(t)),
+            "_int": lambda t: int(m.parse_number(t)), "SectionData": m.SectionData,
         }
 
     def stats(self) -> dict:
         return {"shapes": len(self._templates), "hits": self.hits, "misses": self.misses}
 
     # ---------------------------------------------------------------------------------
-    def statement(self, source: str, start: int, stop: int, line: int, path: str):
+    def statement(self, source: str, start: int, stop: int, line: int, path: str,
+                  rule: str = "body_items"):
         """The model items of ``source[start:stop]`` (one statement, or a label; a line that
         holds several items is handed to Lark as one)."""
         text = source[start:stop]
         key, vs, ve = _key(text)
+        if rule != "body_items":
+            key = rule + "\x02" + key
         tpl = self._templates.get(key)
         if tpl is not None and tpl is not _EXACT_ONLY:
             vals = _VALS.findall(text)
             if ("0f" in text or "0d" in text or "0b" in text or "0F" in text or "0D" in text
                     or "0B" in text) and _LENGTH_SENSITIVE.search(text) and not _lengths_ok(vals):
-                return tuple(_detokenize(i) for i in self._lark(text, "body_items", source, path, start, line))
+                return tuple(_detokenize(i) for i in self._lark(text, rule, source, path, start, line))
             self.hits += 1
             return (tpl(vals, (start, stop), line),)
         self.misses += 1
-        items = self._lark(text, "body_items", source, path, start, line)
+        items = self._lark(text, rule, source, path, start, line)
         if tpl is None:
             self._templates[key] = self._compile(text, items, start, stop, line, vs, ve)
         return tuple(_detokenize(i) for i in items)
@@ -101,7 +104,7 @@ class ShapeCache:
         if len(items) != 1:
             return _EXACT_ONLY
         node = items[0]
-        if node.span != (start, stop):
+        if getattr(node, "span", (start, stop)) != (start, stop):
             return _EXACT_ONLY
         posmap = {}
         vals = []
@@ -115,7 +118,7 @@ class ShapeCache:
         fn = eval("lambda v, sp, ln: " + expr, dict(self._env))  # noqa: S307 - generated above
         # the template must rebuild exactly what Lark built
         rebuilt = fn(vals, (start, stop), line)
-        if rebuilt != _detokenize(node) or rebuilt.span != node.span:
+        if rebuilt != _detokenize(node) or getattr(rebuilt, "span", None) != getattr(node, "span", None):
             return _EXACT_ONLY
         return fn
 

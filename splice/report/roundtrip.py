@@ -92,12 +92,19 @@ def _compare_sass(original: str, canon: str, arch: str, opt):
             S.compile_ptx(original, arch, opt, ("-c",))
             extra = ("-c",)
         except S.PtxasError:
-            return None, "ptxas rejects the original: " + (str(exc).splitlines() or [""])[0]
+            return None, "ptxas rejects the original: " + _first_error(exc)
     try:
         same, diff = S.sass_equal(original, canon, arch, opt_level=opt, extra=extra)
     except S.PtxasError as exc:
         return False, "ptxas rejects the canonical form: " + (exc.stderr or str(exc)).strip()[:300]
     return same, diff
+
+
+def _first_error(exc) -> str:
+    for line in (getattr(exc, "stderr", "") or "").splitlines():
+        if "error" in line.lower() or "fatal" in line.lower():
+            return line.strip()[:200]
+    return (str(exc).splitlines() or [""])[0]
 
 
 def run_roundtrip(args) -> int:

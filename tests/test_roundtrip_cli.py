@@ -1,0 +1,63 @@
+"""`splice roundtrip`: JSON per file, exit status, and SASS identity of the canonical print."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from splice.cli import main
+
+from .conftest import MODERN, PTX_CORPUS, have_ptxas
+
+FAIL = PTX_CORPUS / "zluda" / "ptx" / "src" / "test" / "spirv_fail" / "shared_ptr.ptx"
+GOOD = PTX_CORPUS / "zluda" / "ptx" / "src" / "test" / "spirv_run" / "add.ptx"
+
+
+def _json_lines(out):
+    return [json.loads(l) for l in out.splitlines() if l.strip()]
+
+
+def test_json_objects_and_exit_status(tmp_path, capsys):
+    d = tmp_path / "d"
+    d.mkdir()
+    shutil.copy(GOOD, d / "good.ptx")
+    assert main(["roundtrip", str(d), "--json"]) == 0
+    (rec,) = _json_lines(capsys.readouterr().out)
+    assert rec == {"path": str(d / "good.ptx"), "parsed": True, "identical": True,
+                   "sass_identical": None, "error": None, "note": None}
+    shutil.copy(FAIL, d / "bad.ptx")
+    assert main(["roundtrip", str(d), "--json"]) == 1
+    recs = {r["path"].rsplit("/", 1)[-1]: r for r in _json_lines(capsys.readouterr().out)}
+    assert recs["bad.ptx"]["parsed"] is False
+    assert recs["bad.ptx"]["error"].startswith(f"{d / 'bad.ptx'}:5:1: expected")
+
+
+def test_no_files_is_an_error(tmp_path, capsys):
+    assert main(["roundtrip", str(tmp_path)]) == 2
+
+
+@pytest.mark.skipif(not have_ptxas(), reason="ptxas not on PATH")
+@pytest.mark.parametrize("name", ["fp8_mma_sm89.ptx", "tex_surf_objects.ptx", "calls_params_globals.ptx",
+                                  "wgmma_sm90a.ptx", "lineinfo_inlined.ptx"])
+def test_canonical_print_gives_identical_sass(name, capsys):
+    assert main(["roundtrip", str(MODERN / name), "--sass", "--json"]) == 0
+    (rec,) = _json_lines(capsys.readouterr().out)
+    assert rec["sass_identical"] is True, rec
+
+
+@pytest.mark.skipif(not have_ptxas(), reason="ptxas not on PATH")
+def test_sass_check_can_fail(tmp_path, monkeypatch):
+    """The SASS comparison is real: a canonical printer that changed an opcode is caught."""
+    from splice.ptx import printer
+    from splice.report import roundtrip as rt
+
+    real = printer.canonical
+
+    def wrong(mod):
+        return real(mod).replace("add.s32", "sub.s32", 1)
+
+    monkeypatch.setattr(rt, "canonical", wrong)
+    r = rt.check_file(MODERN / "warp_atomics_preds.ptx", sass=True)
+    assert r.parsed and r.identical and r.sass_identical is False
+    assert r.note and "instruction" in r.note

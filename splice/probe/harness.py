@@ -1,0 +1,225 @@
+"""Phase harness: a fast per-cut equivalence check outside the frame.
+
+For every cut of a recipe two micro-kernels are generated:
+
+    .visible .entry splice_harness(.param .u64 splice_harness_in, .param .u64 splice_harness_out)
+    {   <the entry's own .reg declarations>
+        ld.global live-ins   (slot i of thread g at in + (i * T + g) * 8)
+        <the original statements of the cut>  |  <the bound native phase: the spliced site>
+        st.global live-outs  (same layout in out)
+    }
+
+(call ABIs: the generated ``.func`` goes before the entry; call-shared: the ``__splice_ret``
+array too).  Both run on the same random live-ins -- e4m3 bytes for A/B fragments (never the
+NaN codes), finite f16 pairs for C, random bits elsewhere -- over a few blocks of the spec's
+block shape, and the live-outs are compared byte for byte.
+
+A cut whose statements (or native code) touch memory other than the call ABI's own
+``.param``/``__splice_ret`` traffic, or branch, is not harnessed: random live-ins would be
+random addresses.  The frame and the debug stages still cover it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+ENTRY = "splice_harness"
+MEM_RE = re.compile(r"^\s*(?:@!?%\w+\s+)?(ld|st|atom|red|tex|tld4|suld|sust|sured|cp|prefetch|bra|brx|"
+                    r"ldmatrix|stmatrix|wgmma|bar|barrier|ret|exit)\b([.\w]*)", re.M)
+
+
+@dataclass
+class HarnessCase:
+    cut: int
+    title: str
+    phase: Optional[int]
+    live_in: list                # [(reg, type, role)]
+    live_out: list
+    orig_ptx: str = ""
+    spl_ptx: str = ""
+    skipped: Optional[str] = None
+    notes: list = field(default_factory=list)
+
+
+def _strip_comments(text: str) -> str:
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def memory_ops(text: str, allow_call_abi: bool = False) -> list:
+    """Opcodes in ``text`` a harness cannot run on random inputs."""
+    bad = []
+    for m in MEM_RE.finditer(_strip_comments(text)):
+        op, suffix = m.group(1), m.group(2)
+        if allow_call_abi:
+            if op in ("ld", "st") and ".param" in suffix:
+                continue
+            if op in ("ld", "st") and ".shared" in suffix:   # the __splice_ret slots
+                continue
+            if op == "bar" and ".warp" in suffix:
+                continue
+            if op == "ret":
+                continue
+        bad.append(op + suffix)
+    return bad
+
+
+def _header(source: str) -> str:
+    out = []
+    for ln in source.splitlines():
+        out.append(ln)
+        if re.match(r"\s*\.address_size\b", ln):
+            break
+    return "\n".join(out) + "\n"
+
+
+def _reg_decls(kernel) -> list:
+    src = kernel.module.source if hasattr(kernel.module, "source") else None
+    fn = kernel.fn
+    text = src[fn.span[0]:fn.span[1]] if (src is not None and fn.span) else ""
+    return [ln.strip() for ln in text.splitlines() if re.match(r"\s*\.reg\s+[^;{}]+;\s*$", ln)]
+
+
+def _width(t: str) -> int:
+    t = (t or ".b32").lstrip(".")
+    if t == "pred":
+        return 1
+    return 8 if t.endswith("64") else (2 if t.endswith("16") else 4)
+
+
+def _io(regs, base: str, threads: int, load: bool) -> list:
+    out = []
+    for i, (reg, t, _role) in enumerate(regs):
+        off = i * threads * 8
+        tt = (t or ".b32").lstrip(".")
+        if tt == "pred":
+            if load:
+                out.append(f"\tld.global.u32 %sphx_q, [{base}+{off}];")
+                out.append(f"\tsetp.ne.u32 {reg}, %sphx_q, 0;")
+            else:
+                out.append(f"\tselp.u32 %sphx_q, 1, 0, {reg};")
+                out.append(f"\tst.global.u32 [{base}+{off}], %sphx_q;")
+            continue
+        bits = {8: "b64", 2: "b16", 4: "b32"}[_width(t)]
+        if load:
+            out.append(f"\tld.global.{bits} {reg}, [{base}+{off}];")
+        else:
+            out.append(f"\tst.global.{bits} [{base}+{off}], {reg};")
+    return out
+
+
+def harness_ptx(header: str, decls: list, body: str, live_in, live_out, threads: int,
+                prelude: str = "", shared_bytes: int = 0) -> str:
+    lines = [header.rstrip("\n"), ""]
+    if shared_bytes:
+        lines.append(f".shared .align 8 .b8 __splice_ret[{shared_bytes}];")
+    if prelude:
+        lines.append(prelude)
+    lines += [f".visible .entry {ENTRY}(", "\t.param .u64 splice_harness_in,",
+              "\t.param .u64 splice_harness_out", ")", "{"]
+    lines += ["\t" + d for d in decls]
+    lines += ["\t.reg .b64 %sphx_rd<4>;", "\t.reg .b32 %sphx_r<8>;", "\t.reg .b32 %sphx_q;",
+              "\tld.param.u64 %sphx_rd0, [splice_harness_in];",
+              "\tld.param.u64 %sphx_rd1, [splice_harness_out];",
+              "\tcvta.to.global.u64 %sphx_rd0, %sphx_rd0;",
+              "\tcvta.to.global.u64 %sphx_rd1, %sphx_rd1;",
+              "\tmov.u32 %sphx_r0, %tid.x;", "\tmov.u32 %sphx_r1, %tid.y;", "\tmov.u32 %sphx_r2, %tid.z;",
+              "\tmov.u32 %sphx_r3, %ntid.x;", "\tmov.u32 %sphx_r4, %ntid.y;",
+              "\tmad.lo.u32 %sphx_r2, %sphx_r2, %sphx_r4, %sphx_r1;",
+              "\tmad.lo.u32 %sphx_r2, %sphx_r2, %sphx_r3, %sphx_r0;",
+              "\tmov.u32 %sphx_r5, %ctaid.x;"]
+    lines += ["\tmov.u32 %sphx_r6, %ntid.z;",
+              "\tmul.lo.u32 %sphx_r6, %sphx_r6, %sphx_r4;",
+              "\tmul.lo.u32 %sphx_r6, %sphx_r6, %sphx_r3;",
+              "\tmad.lo.u32 %sphx_r2, %sphx_r5, %sphx_r6, %sphx_r2;",
+              "\tmul.wide.u32 %sphx_rd2, %sphx_r2, 8;",
+              "\tadd.s64 %sphx_rd0, %sphx_rd0, %sphx_rd2;",
+              "\tadd.s64 %sphx_rd1, %sphx_rd1, %sphx_rd2;"]
+    lines += _io(live_in, "%sphx_rd0", threads, True)
+    lines += ["\t// ---- the cut ----", body.rstrip("\n"), "\t// ---- end of the cut ----"]
+    lines += _io(live_out, "%sphx_rd1", threads, False)
+    lines += ["\tret;", "}", ""]
+    return "\n".join(lines)
+
+
+def cases(pair, kernel, spec, blocks: int = 8) -> list:
+    """One HarnessCase per cut of the recipe (empty for PROBE+MODULE targets)."""
+    out = []
+    if pair.plan is None:
+        return out
+    header = _header(pair.original)
+    decls = _reg_decls(kernel)
+    threads = spec.block[0] * spec.block[1] * spec.block[2] * blocks
+    for c in pair.cuts:
+        li = [(r.reg, r.type or kernel.reg_type(r.reg), r.role) for r in c.abi.live_in]
+        lo = [(r.reg, r.type or kernel.reg_type(r.reg), r.role) for r in c.abi.live_out]
+        hc = HarnessCase(c.cut.index, c.title, c.phase, li, lo)
+        orig_body = pair.original[c.region[0]:c.region[1]]
+        spl_body = "\n".join(c.binding.site)
+        prelude = "\n\n".join(c.binding.prelude)
+        bad_o = memory_ops(orig_body)
+        bad_s = memory_ops(spl_body, allow_call_abi=True) + memory_ops(prelude, allow_call_abi=True)
+        if bad_o or bad_s:
+            hc.skipped = ("the cut touches memory or branches (" + ", ".join(sorted(set(bad_o + bad_s))[:6])
+                          + "): random live-ins would be random addresses")
+            out.append(hc)
+            continue
+        hc.orig_ptx = harness_ptx(header, decls, orig_body, li, lo, threads)
+        hc.spl_ptx = harness_ptx(header, decls, spl_body, li, lo, threads, prelude,
+                                 c.binding.shared_bytes)
+        out.append(hc)
+    return out
+
+
+def random_live_ins(live_in: list, threads: int, seed: int = 0) -> np.ndarray:
+    """(n_in, threads) uint64: each slot's low bytes are the register's value."""
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence((0x5EED, seed))))
+    out = np.full((max(len(live_in), 1), threads), 0, dtype=np.uint64)
+    for i, (_reg, t, role) in enumerate(live_in):
+        tt = (t or ".b32").lstrip(".")
+        if role in ("a", "b") and _width(t) == 4:
+            code = rng.integers(0, 0x41, (threads, 4), dtype=np.uint8)      # |x| <= 2
+            sign = rng.integers(0, 2, (threads, 4), dtype=np.uint8) << np.uint8(7)
+            out[i] = (code | sign).view(np.uint32).reshape(threads).astype(np.uint64)
+        elif (role in ("c", "d") and _width(t) == 4) or tt in ("f16x2",):
+            v = rng.uniform(-1.0, 1.0, (threads, 2)).astype(np.float16)
+            out[i] = v.view(np.uint32).reshape(threads).astype(np.uint64)
+        elif tt in ("f16", "b16", "u16", "s16", "bf16"):
+            v = rng.uniform(-1.0, 1.0, threads).astype(np.float16)
+            out[i] = v.view(np.uint16).astype(np.uint64)
+        elif tt == "f32":
+            out[i] = rng.uniform(-1.0, 1.0, threads).astype(np.float32).view(np.uint32).astype(np.uint64)
+        elif tt == "f64":
+            out[i] = rng.uniform(-1.0, 1.0, threads).view(np.uint64)
+        elif tt == "pred":
+            out[i] = rng.integers(0, 2, threads, dtype=np.uint64)
+        elif _width(t) == 8:
+            out[i] = rng.integers(0, 2**63, threads, dtype=np.uint64)
+        else:
+            out[i] = rng.integers(0, 2**32, threads, dtype=np.uint64)
+    return out
+
+
+def compare_outs(case: HarnessCase, a: np.ndarray, b: np.ndarray) -> dict:
+    """a, b: (n_out, threads) uint64 live-outs of the original / spliced harness."""
+    widths = [_width(t) for _, t, _ in case.live_out]
+    masks = np.array([(1 << (8 * w)) - 1 if w < 8 else 0xFFFFFFFFFFFFFFFF for w in widths],
+                     dtype=np.uint64)[:, None]
+    da = a[:len(widths)] & masks
+    db = b[:len(widths)] & masks
+    diff = da != db
+    regs = [i for i in range(len(widths)) if diff[i].any()]
+    row = {"cut": case.cut, "title": case.title, "phase": case.phase, "equal": not regs,
+           "live_outs": len(widths), "live_outs_differ": len(regs),
+           "threads": int(a.shape[1]), "threads_differ": int(diff.any(axis=0).sum())}
+    if regs:
+        i = regs[0]
+        t = int(np.argmax(diff[i]))
+        reg, _, role = case.live_out[i]
+        row["first"] = {"register": reg, "role": role, "index": i, "thread": t,
+                        "original": f"0x{int(da[i, t]):x}", "spliced": f"0x{int(db[i, t]):x}"}
+        row["registers_differ"] = [case.live_out[j][0] for j in regs]
+    return row

@@ -1,0 +1,160 @@
+"""The two modules a probe compares, and their cubins.
+
+``resolve(target, module)`` turns the CLI's arguments into a :class:`Pair`:
+
+* ``splice probe RECIPE.yaml`` -- the original is the recipe's module, the spliced text comes
+  from ``splice.cut`` in-process (``run_apply(..., ptxas=False)``: the same plan ``splice apply``
+  writes), the probe spec is ``probes/<module stem>.yaml`` (next to the recipe's corpus, the
+  repository, or the cwd);
+* ``splice probe PROBE.yaml MODULE.ptx`` -- the original is the spec's ``ptx``, the spliced is
+  ``MODULE`` (any module with the spec's entry and parameter block); no cut is known, so debug
+  stages go by phase number and there is no phase harness.
+
+``compile_many`` builds ``ptxas -arch=<arch> -O3`` cubins in parallel threads and caches them
+under ``build/probe/cubins/<sha256 of text + arch>.cubin`` so a second probe of the same build
+does not wait for ptxas.  Nothing here needs cupy.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from ..errors import SpliceError
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = Path(os.environ.get("SPLICE_PROBE_CACHE", "build/probe"))
+
+
+@dataclass
+class Pair:
+    name: str                  # report name (recipe stem, or spec name + module stem)
+    spec_path: Path
+    original_path: Path
+    original: str              # PTX text
+    spliced: str
+    spliced_name: str          # where the spliced text comes from (output path or module)
+    entry: str
+    arch: str
+    plan: object = None        # splice.cut.splice.Plan (recipe targets)
+    recipe: object = None
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def cuts(self) -> list:
+        return list(self.plan.cuts) if self.plan is not None else []
+
+
+def _is_recipe(path: Path) -> bool:
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text())
+    except Exception:  # noqa: BLE001 - a bad file is reported by the loader that owns it
+        return False
+    return isinstance(data, dict) and "cuts" in data
+
+
+def find_spec(module: Path, recipe: Optional[Path] = None) -> Path:
+    """probes/<stem>.yaml for a module: next to the module's corpus dir, the recipe's parents,
+    the repository, the cwd."""
+    stem = module.stem
+    dirs = [module.parent.parent / "probes", module.parent / "probes"]
+    if recipe is not None:
+        dirs += [p / "probes" for p in Path(recipe).resolve().parents]
+    dirs += [ROOT / "probes", Path.cwd() / "probes"]
+    for d in dirs:
+        p = d / f"{stem}.yaml"
+        if p.exists():
+            return p
+    raise SpliceError(f"no probe spec probes/{stem}.yaml for module {module} "
+                      f"(use: splice probe PROBE.yaml MODULE.ptx)", str(recipe or module))
+
+
+def resolve(target: str, module: Optional[str] = None) -> Pair:
+    from .spec import load_spec
+
+    t = Path(target)
+    if not t.exists():
+        raise SpliceError("no such file", target)
+    if module is None and _is_recipe(t):
+        from ..report.apply import run_apply
+
+        plan, _, out, timings = run_apply(target, ptxas=False)
+        mod = Path(plan.recipe.module)
+        spec_path = find_spec(mod, t)
+        spec = load_spec(spec_path)
+        if spec.entry != plan.entry:
+            raise SpliceError(f"probe spec {spec_path} runs {spec.entry}, the recipe splices {plan.entry}",
+                              target)
+        return Pair(t.stem, spec_path, mod, plan.source, plan.text, str(out), plan.entry,
+                    plan.recipe.arch or spec.arch, plan=plan, recipe=plan.recipe, timings=timings)
+    if module is None:
+        raise SpliceError("a probe spec needs a module: splice probe PROBE.yaml MODULE.ptx", target)
+    spec = load_spec(t)
+    orig = Path(spec.ptx)
+    if not orig.is_absolute() and not orig.exists():
+        for base in (t.parent, t.parent.parent, ROOT):
+            if (base / spec.ptx).exists():
+                orig = base / spec.ptx
+                break
+    mp = Path(module)
+    if not mp.exists():
+        raise SpliceError("no such module", module)
+    return Pair(f"{spec.name}-{mp.stem}", t, orig, orig.read_text(), mp.read_text(), str(mp),
+                spec.entry, spec.arch)
+
+
+def text_key(text: str, arch: str) -> str:
+    return hashlib.sha256(f"{arch}\n-O3\n".encode() + text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+@dataclass
+class Built:
+    name: str
+    path: Path
+    key: str
+    cached: bool
+    seconds: float
+    resources: dict
+
+
+def compile_one(name: str, text: str, arch: str, cache: Path = CACHE) -> Built:
+    import json
+    import time
+
+    from ..ptx.sass import compile_ptx
+
+    key = text_key(text, arch)
+    d = cache / "cubins"
+    d.mkdir(parents=True, exist_ok=True)
+    cub, meta = d / f"{key[:32]}.cubin", d / f"{key[:32]}.json"
+    if cub.exists() and meta.exists():
+        return Built(name, cub, key, True, 0.0, json.loads(meta.read_text()))
+    t0 = time.perf_counter()
+    c = compile_ptx(text, arch, 3, name=name)
+    res = {}
+    for fn, u in c.resources.items():
+        res[fn] = {"registers": u.registers, "spill_stores": u.spill_stores, "spill_loads": u.spill_loads,
+                   "shared": u.shared, "stack": u.stack_frame, "entry": u.is_entry}
+    tmp = cub.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_bytes(c.cubin)
+    tmp.replace(cub)
+    meta.write_text(json.dumps(res))
+    return Built(name, cub, key, False, time.perf_counter() - t0, res)
+
+
+def compile_many(items: list, arch: str, done: Optional[Callable] = None, cache: Path = CACHE) -> dict:
+    """items: [(name, text)] -> {name: Built}; ``done(name, built)`` after each."""
+    out = {}
+    with ThreadPoolExecutor(max_workers=max(1, min(len(items), os.cpu_count() or 2))) as ex:
+        futs = {ex.submit(compile_one, n, t, arch, cache): n for n, t in items}
+        for f in futs:
+            b = f.result()
+            out[futs[f]] = b
+            if done:
+                done(futs[f], b)
+    return out

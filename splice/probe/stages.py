@@ -1,0 +1,331 @@
+"""Debug stages: instrument both modules to dump chosen phases' D registers (and each cut's
+live-outs) into a probe-owned buffer, then compare stage by stage.
+
+The buffer is never one of the kernel's own arenas: the instrumented module gets a module-scope
+pointer ``.global .align 8 .u64 __splice_stage_ptr;`` that the host sets (``RawModule.get_global``)
+to a cupy allocation.  After a stage's last statement a scoped block is inserted
+
+    { .reg ...;  ld.global.u64 base, [__splice_stage_ptr];  index math;  @sampled st.global.b32 ... }
+
+Everything else is the module's own text, byte for byte (insertions are whole lines after the
+line where the statement ends, plus the pointer declaration after ``.address_size``).
+
+Layout: stage *k* owns ``[offset_k, offset_k + size_k)`` (offsets 256-aligned);
+inside, slot = ``(block_linear / S) * threads + tid_linear`` (only blocks with
+``block_linear % S == 0`` store -- S is the sampling stride that keeps the buffer within its
+budget), and register *r* of a slot is at ``slot * slot_bytes + r * width`` (width 4, or 8 when
+a stage holds a 64-bit register).  With block (32, 1, W), ``tid_linear = 32 * tid.z + lane``, so
+the index is ((block * W + wave) * 32 + lane) * n_regs + r: injective and aligned.
+
+Stages follow program order.  For a recipe, a phase inside a cut becomes the cut's stage (its
+live-outs, after the cut in both modules: the original's last cut statement, the spliced
+module's call site); a phase outside every cut dumps its D registers after its last mma in both.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..errors import SpliceError
+
+PTR = "__splice_stage_ptr"
+ALIGN = 256
+
+
+@dataclass
+class Stage:
+    index: int
+    name: str                      # "phase 7" | "cut 1 (phase 8)"
+    phase: Optional[int]
+    regs: list                     # register names (same in both modules)
+    types: list
+    line_orig: int                 # insert after this 1-based line
+    line_spl: int
+    width: int = 4
+    offset: int = 0                # byte offset in the stage buffer
+    size: int = 0
+    cut: Optional[int] = None
+    regs_spl: Optional[list] = None    # when the spliced module names them differently
+
+    @property
+    def slot_bytes(self) -> int:
+        return self.width * len(self.regs)
+
+    def as_dict(self) -> dict:
+        return {"index": self.index, "name": self.name, "phase": self.phase, "cut": self.cut,
+                "registers": len(self.regs), "width": self.width, "offset": self.offset,
+                "bytes": self.size, "line_original": self.line_orig, "line_spliced": self.line_spl}
+
+
+@dataclass
+class StagePlan:
+    stages: list
+    threads: int                   # per block
+    blocks: int
+    stride: int                    # S
+    sampled: int                   # blocks that store
+    total: int                     # buffer bytes
+    notes: list = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"stages": [s.as_dict() for s in self.stages], "threads": self.threads,
+                "blocks": self.blocks, "stride": self.stride, "sampled_blocks": self.sampled,
+                "bytes": self.total, "notes": self.notes}
+
+
+def parse_selection(sel: str, n_phases: int, cut_phases: set) -> list:
+    """'all' | 'cut' | '1,8,61' | '1-10,20' -> sorted phase numbers.  'cut' is every phase a cut
+    touches plus its neighbours."""
+    sel = (sel or "all").strip().lower()
+    if sel in ("all", "*"):
+        return list(range(1, n_phases + 1))
+    if sel == "cut":
+        if not cut_phases:
+            raise SpliceError("--stages cut needs a recipe (no cut is known): give phase numbers")
+        out = set()
+        for p in cut_phases:
+            out |= {p - 1, p, p + 1}
+        return sorted(p for p in out if 1 <= p <= n_phases)
+    out = set()
+    for part in sel.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if part == "cut":
+            out |= set(cut_phases)
+            continue
+        a, _, b = part.partition("-")
+        try:
+            lo, hi = int(a), int(b or a)
+        except ValueError:
+            raise SpliceError(f"--stages: {part!r} is not a phase number or range "
+                              "(all, cut, 1,8,61, 1-10)") from None
+        out |= set(range(lo, hi + 1))
+    bad = [p for p in out if not 1 <= p <= n_phases]
+    if bad:
+        raise SpliceError(f"--stages: phase {bad[0]} does not exist (the kernel has {n_phases} phases)")
+    return sorted(out)
+
+
+def _end_line(source: str, node) -> int:
+    return source.count("\n", 0, node.span[1]) + 1
+
+
+def _width(t: Optional[str]) -> int:
+    t = (t or ".b32").lstrip(".")
+    return 8 if t.endswith("64") else 4
+
+
+def out_line(plan, src_line: int) -> int:
+    """A source line of the original -> the same line in the spliced output (outside cuts)."""
+    best = None
+    for p in plan.pieces:
+        if p.kind != "orig":
+            continue
+        last = p.src_line + p.n_lines - 1
+        if p.src_line <= src_line <= last:
+            best = p.out_line + (src_line - p.src_line)
+            if src_line > p.src_line:
+                return best
+    if best is None:
+        raise SpliceError(f"line {src_line} of the original is inside a cut")
+    return best
+
+
+def plan_stages(kernel, pair, selection: str, spec, budget: int = 1 << 30,
+                kernel_spl=None) -> StagePlan:
+    """Choose the stages and lay out the buffer.  ``kernel``: the original's
+    ``splice.analysis.Kernel``; ``kernel_spl``: the spliced module's (PROBE+MODULE targets, where
+    phases are matched by number)."""
+    src = pair.original
+    cuts = pair.cuts
+    cut_phase = {}
+    for c in cuts:
+        for p in kernel.phases:
+            if p.first <= c.last and p.last >= c.first:
+                cut_phase.setdefault(p.index, c)
+    phases = parse_selection(selection, len(kernel.phases), set(cut_phase))
+    stages: list = []
+    seen_cuts = set()
+    notes = []
+    for idx in phases:
+        ph = kernel.phase(idx)
+        c = cut_phase.get(idx)
+        if c is not None:
+            if id(c) in seen_cuts:
+                continue
+            seen_cuts.add(id(c))
+            regs = [r.reg for r in c.abi.live_out]
+            types = [kernel.reg_type(r) or ".b32" for r in regs]
+            node = kernel.stmt(c.last).node
+            line_o = _end_line(src, node)
+            site = next(p for p in pair.plan.pieces if p.kind == "site" and p.cut is c)
+            line_s = site.out_line + site.n_lines - 1
+            title = f"cut {c.cut.index}" + (f" (phase {c.phase})" if c.phase is not None else f" ({c.title})")
+            stages.append(Stage(0, title, idx, regs, types, line_o, line_s, cut=c.cut.index))
+            continue
+        regs = list(ph.d_regs)
+        types = [kernel.reg_type(r) or ".b32" for r in regs]
+        line_o = _end_line(src, kernel.stmt(ph.last).node)
+        regs_spl = None
+        if pair.plan is not None:
+            line_s = out_line(pair.plan, line_o)
+        else:
+            if kernel_spl is None or idx > len(kernel_spl.phases):
+                notes.append(f"phase {idx}: not in the spliced module")
+                continue
+            ps = kernel_spl.phase(idx)
+            if list(ps.d_regs) != regs:
+                if len(ps.d_regs) != len(regs):
+                    notes.append(f"phase {idx}: {len(regs)} D registers in the original, "
+                                 f"{len(ps.d_regs)} in the spliced module: not staged")
+                    continue
+                regs_spl = list(ps.d_regs)
+            line_s = _end_line(pair.spliced, kernel_spl.stmt(ps.last).node)
+        stages.append(Stage(0, f"phase {idx}", idx, regs, types, line_o, line_s, regs_spl=regs_spl))
+    stages.sort(key=lambda s: s.line_orig)
+    threads = spec.block[0] * spec.block[1] * spec.block[2]
+    blocks = spec.grid[0] * spec.grid[1] * spec.grid[2]
+    for i, s in enumerate(stages):
+        s.index = i + 1
+        s.width = max(_width(t) for t in s.types) if s.types else 4
+    per_block = sum(-(-s.slot_bytes * threads // ALIGN) * ALIGN for s in stages) or 1
+    stride = max(1, -(-(per_block * blocks) // budget))
+    sampled = -(-blocks // stride)
+    off = 0
+    for s in stages:
+        s.offset = off
+        s.size = sampled * threads * s.slot_bytes
+        off += -(-s.size // ALIGN) * ALIGN
+    if stride > 1:
+        notes.append(f"every {stride}th block stores (buffer budget {budget >> 20} MiB)")
+    return StagePlan(stages, threads, blocks, stride, sampled, off, notes)
+
+
+def _stage_code(s: Stage, regs: list, types: list, sp: StagePlan) -> str:
+    P = "%splstg"
+    lines = [f"\t{{ // splice probe: stage {s.index} ({s.name}), {len(regs)} registers",
+             f"\t.reg .b64 {P}_rd<3>;", f"\t.reg .b32 {P}_r<12>;", f"\t.reg .pred {P}_p;"]
+    if any(t.lstrip(".") == "pred" for t in types):
+        lines.append(f"\t.reg .b32 {P}_q;")
+    a = lines.append
+    a(f"\tmov.u32 {P}_r0, %ctaid.x;")
+    a(f"\tmov.u32 {P}_r1, %ctaid.y;")
+    a(f"\tmov.u32 {P}_r2, %ctaid.z;")
+    a(f"\tmov.u32 {P}_r3, %nctaid.x;")
+    a(f"\tmov.u32 {P}_r4, %nctaid.y;")
+    a(f"\tmad.lo.u32 {P}_r5, {P}_r2, {P}_r4, {P}_r1;")
+    a(f"\tmad.lo.u32 {P}_r5, {P}_r5, {P}_r3, {P}_r0;")
+    a(f"\trem.u32 {P}_r6, {P}_r5, {sp.stride};")
+    a(f"\tsetp.eq.u32 {P}_p, {P}_r6, 0;")
+    a(f"\tdiv.u32 {P}_r6, {P}_r5, {sp.stride};")
+    a(f"\tmov.u32 {P}_r7, %tid.x;")
+    a(f"\tmov.u32 {P}_r8, %tid.y;")
+    a(f"\tmov.u32 {P}_r9, %tid.z;")
+    a(f"\tmov.u32 {P}_r10, %ntid.x;")
+    a(f"\tmov.u32 {P}_r11, %ntid.y;")
+    a(f"\tmad.lo.u32 {P}_r9, {P}_r9, {P}_r11, {P}_r8;")
+    a(f"\tmad.lo.u32 {P}_r9, {P}_r9, {P}_r10, {P}_r7;")
+    a(f"\tmad.lo.u32 {P}_r9, {P}_r6, {sp.threads}, {P}_r9;")
+    a(f"\tmul.wide.u32 {P}_rd1, {P}_r9, {s.slot_bytes};")
+    a(f"\tld.global.u64 {P}_rd0, [{PTR}];")
+    a(f"\tadd.s64 {P}_rd0, {P}_rd0, {P}_rd1;")
+    if s.offset:
+        a(f"\tadd.s64 {P}_rd0, {P}_rd0, {s.offset};")
+    for r, (reg, t) in enumerate(zip(regs, types)):
+        t = t.lstrip(".")
+        off = r * s.width
+        if t == "pred":
+            a(f"\tselp.u32 {P}_q, 1, 0, {reg};")
+            a(f"\t@{P}_p st.global.b32 [{P}_rd0+{off}], {P}_q;")
+        elif t.endswith("64"):
+            a(f"\t@{P}_p st.global.b64 [{P}_rd0+{off}], {reg};")
+        elif t.endswith("16"):
+            a(f"\t@{P}_p st.global.b16 [{P}_rd0+{off}], {reg};")
+        elif t.endswith("8"):
+            a(f"\t@{P}_p st.global.b8 [{P}_rd0+{off}], {reg};")
+        else:
+            a(f"\t@{P}_p st.global.b32 [{P}_rd0+{off}], {reg};")
+    a("\t}")
+    return "\n".join(lines) + "\n"
+
+
+def instrument(text: str, sp: StagePlan, which: str) -> str:
+    """The module ``text`` with every stage's dump inserted (``which``: 'orig' or 'spl')."""
+    lines = text.splitlines(keepends=True)
+    inserts: dict = {}
+    for s in sp.stages:
+        ln = s.line_orig if which == "orig" else s.line_spl
+        regs = s.regs_spl if (which == "spl" and s.regs_spl) else s.regs
+        types = s.types
+        inserts.setdefault(ln, []).append(_stage_code(s, regs, types, sp))
+    m = None
+    for i, ln in enumerate(lines):
+        if re.match(r"\s*\.address_size\b", ln):
+            m = i + 1
+            break
+    if m is None:
+        raise SpliceError("module has no .address_size directive; cannot add the stage pointer")
+    inserts.setdefault(m, []).insert(0, f"\n// splice probe: debug-stage buffer (set by the host)\n"
+                                        f".global .align 8 .u64 {PTR};\n")
+    out = []
+    for i, ln in enumerate(lines, start=1):
+        out.append(ln)
+        if i in inserts:
+            if not ln.endswith("\n"):
+                out.append("\n")
+            out.extend(inserts[i])
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------------------------
+# comparison (numpy on host arrays, or cupy arrays with the same API)
+# --------------------------------------------------------------------------------------------
+
+POISON = 0xFF
+
+
+def compare(sp: StagePlan, a, b, xp=None) -> list:
+    """Per stage: differing registers/slots and the first differing (block, thread, register).
+    ``a``/``b``: uint8 arrays of the whole buffer (numpy or cupy)."""
+    import numpy as np
+
+    xp = xp or np
+    rows = []
+    for s in sp.stages:
+        n = s.size
+        if n == 0:
+            rows.append({"stage": s.index, "name": s.name, "phase": s.phase, "equal": True, "slots": 0})
+            continue
+        ua = a[s.offset:s.offset + n].view(xp.uint32 if s.width == 4 else xp.uint64)
+        ub = b[s.offset:s.offset + n].view(xp.uint32 if s.width == 4 else xp.uint64)
+        nregs = len(s.regs)
+        ua = ua.reshape(-1, nregs)
+        ub = ub.reshape(-1, nregs)
+        diff = ua != ub
+        nd = int(diff.sum())
+        full = np.uint32(0xFFFFFFFF) if s.width == 4 else np.uint64(0xFFFFFFFFFFFFFFFF)
+        unwritten = int((ua == full).all(axis=1).sum())
+        row = {"stage": s.index, "name": s.name, "phase": s.phase, "cut": s.cut, "equal": nd == 0,
+               "values_differ": nd, "values": int(ua.size),
+               "slots_differ": int(diff.any(axis=1).sum()), "slots": int(ua.shape[0]),
+               "slots_unwritten": unwritten}
+        if nd:
+            flat = int(xp.argmax(diff.reshape(-1)))
+            slot, r = divmod(flat, nregs)
+            blk_s, tid = divmod(slot, sp.threads)
+            regs_d = diff.any(axis=0)
+            row["first"] = {"block": blk_s * sp.stride, "thread": tid, "wave": tid // 32,
+                            "lane": tid % 32, "register": s.regs[r],
+                            "original": f"0x{int(ua[slot, r]):08x}", "spliced": f"0x{int(ub[slot, r]):08x}"}
+            row["registers_differ"] = [s.regs[i] for i in range(nregs) if bool(regs_d[i])]
+        rows.append(row)
+    return rows
+
+
+def first_divergence(rows: list) -> Optional[dict]:
+    for r in rows:
+        if not r["equal"]:
+            return r
+    return None

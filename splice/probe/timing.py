@@ -1,0 +1,246 @@
+"""Frame timing and the roofline.
+
+* :func:`time_interleaved` -- CUDA events around each launch, ``warmup`` launches first, then
+  ``runs`` rounds that launch every module once each (interleaved, so clock/thermal drift hits
+  all of them alike); optionally the same through CUDA-graph replay (one captured launch per
+  graph, replayed ``runs`` times).
+* :func:`stats` -- median/min/max/mean/stdev, spread = (max - min) / median, p10/p90, fps.
+* Roofline: :func:`measure_device` runs once per device (cached in
+  ``build/probe/roofline-<device>.json``): a generated PTX micro-kernel issuing independent
+  ``mma.sync.m16n8k32.row.col.f16.e4m3.e4m3.f16`` chains (the kernels' own mma) for the mma
+  rate, and a cupy device-to-device copy for the copy bandwidth (bytes read + written / s).
+  :func:`roofline` puts a frame time against ``max(mma count / rate, bytes moved / bandwidth)``.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+MMA_FLOP = 2 * 16 * 8 * 32          # one m16n8k32 mma.sync per warp
+
+
+def stats(times: list) -> dict:
+    if not times:
+        return {}
+    t = sorted(times)
+    med = statistics.median(t)
+    n = len(t)
+    return {"runs": n, "median_ms": med, "min_ms": t[0], "max_ms": t[-1],
+            "mean_ms": statistics.fmean(t), "stdev_ms": statistics.stdev(t) if n > 1 else 0.0,
+            "p10_ms": t[int(0.1 * (n - 1))], "p90_ms": t[int(0.9 * (n - 1))],
+            "spread": (t[-1] - t[0]) / med if med else None,
+            "fps": 1000.0 / med if med else None}
+
+
+def time_interleaved(cp, stream, launchers: dict, runs: int, warmup: int, graph: bool = False,
+                     progress=None) -> dict:
+    """launchers: {name: callable(stream)}.  Returns {name: {"events": stats, "graph": stats}}."""
+    out = {n: {} for n in launchers}
+    for _ in range(max(warmup, 0)):
+        for f in launchers.values():
+            f(stream)
+    stream.synchronize()
+    times = {n: [] for n in launchers}
+    for _ in range(runs):
+        evs = []
+        for n, f in launchers.items():
+            a, b = cp.cuda.Event(), cp.cuda.Event()
+            a.record(stream)
+            f(stream)
+            b.record(stream)
+            evs.append((n, a, b))
+        evs[-1][2].synchronize()
+        for n, a, b in evs:
+            times[n].append(cp.cuda.get_elapsed_time(a, b))
+        if progress:
+            progress()
+    for n in launchers:
+        out[n]["events"] = stats(times[n])
+        out[n]["times_ms"] = times[n]
+    if graph:
+        graphs = {}
+        for n, f in launchers.items():
+            stream.begin_capture()
+            f(stream)
+            graphs[n] = stream.end_capture()
+        for g in graphs.values():
+            for _ in range(max(warmup, 1)):
+                g.launch(stream)
+        stream.synchronize()
+        gt = {n: [] for n in launchers}
+        for _ in range(runs):
+            evs = []
+            for n, g in graphs.items():
+                a, b = cp.cuda.Event(), cp.cuda.Event()
+                a.record(stream)
+                g.launch(stream)
+                b.record(stream)
+                evs.append((n, a, b))
+            evs[-1][2].synchronize()
+            for n, a, b in evs:
+                gt[n].append(cp.cuda.get_elapsed_time(a, b))
+            if progress:
+                progress()
+        for n in launchers:
+            out[n]["graph"] = stats(gt[n])
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# roofline
+# --------------------------------------------------------------------------------------------
+
+CHAINS = 8
+UNROLL = 4
+MMA_OP = "mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16"
+
+
+def mma_bench_ptx(version: str = "8.7", arch: str = "sm_90") -> str:
+    """A loop of CHAINS independent accumulation chains x UNROLL per iteration per warp."""
+    body = []
+    for _u in range(UNROLL):
+        for c in range(CHAINS):
+            a = f"{{%a{4 * (c % 2)}, %a{4 * (c % 2) + 1}, %a{4 * (c % 2) + 2}, %a{4 * (c % 2) + 3}}}"
+            body.append(f"\t{MMA_OP} {{%c{2 * c}, %c{2 * c + 1}}}, {a}, {{%b0, %b1}}, "
+                        f"{{%c{2 * c}, %c{2 * c + 1}}};")
+    init = "\n".join(f"\tmov.b32 %c{i}, 0;" for i in range(2 * CHAINS))
+    fold = "\n".join(f"\txor.b32 %x, %x, %c{i};" for i in range(2 * CHAINS))
+    return f"""//
+// splice probe: fp8 mma.sync throughput micro-kernel (generated)
+.version {version}
+.target {arch}
+.address_size 64
+
+.visible .entry splice_mma_bench(.param .u64 out, .param .u32 iters)
+{{
+\t.reg .b32 %a<8>;
+\t.reg .b32 %b<2>;
+\t.reg .b32 %c<{2 * CHAINS}>;
+\t.reg .b32 %t, %i, %n, %x;
+\t.reg .pred %p;
+\t.reg .b64 %o, %off;
+\tmov.u32 %t, %tid.x;
+\tand.b32 %x, %t, 7;
+\tor.b32 %a0, %x, 0x08080800;
+\tor.b32 %a1, %x, 0x08000808;
+\tor.b32 %a2, %x, 0x00080808;
+\tor.b32 %a3, %x, 0x08080008;
+\tor.b32 %a4, %x, 0x10080800;
+\tor.b32 %a5, %x, 0x08100808;
+\tor.b32 %a6, %x, 0x00081008;
+\tor.b32 %a7, %x, 0x08080010;
+\tor.b32 %b0, %x, 0x01020300;
+\tor.b32 %b1, %x, 0x03020100;
+{init}
+\tld.param.u32 %n, [iters];
+\tmov.u32 %i, 0;
+$Lloop:
+{chr(10).join(body)}
+\tadd.u32 %i, %i, 1;
+\tsetp.lt.u32 %p, %i, %n;
+\t@%p bra $Lloop;
+\tmov.u32 %x, 0;
+{fold}
+\tld.param.u64 %o, [out];
+\tcvta.to.global.u64 %o, %o;
+\tmov.u32 %t, %ctaid.x;
+\tmov.u32 %i, %ntid.x;
+\tmov.u32 %n, %tid.x;
+\tmad.lo.u32 %t, %t, %i, %n;
+\tmul.wide.u32 %off, %t, 4;
+\tadd.s64 %o, %o, %off;
+\tst.global.u32 [%o], %x;
+\tret;
+}}
+"""
+
+
+def measure_device(cp, cache_dir: Path, arch: str = "sm_90", version: str = "8.7",
+                   force: bool = False) -> dict:
+    import numpy as np
+
+    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    sms = int(props["multiProcessorCount"])
+    cache = Path(cache_dir) / f"roofline-{name.replace(' ', '_')}.json"
+    if cache.exists() and not force:
+        data = json.loads(cache.read_text())
+        data["cached"] = str(cache)
+        return data
+    from .modules import compile_one
+
+    b = compile_one("mma_bench", mma_bench_ptx(version, arch), arch, Path(cache_dir))
+    mod = cp.RawModule(path=str(b.path))
+    k = mod.get_function("splice_mma_bench")
+    blocks, threads, iters = sms * 4, 256, 2048
+    out = cp.zeros(blocks * threads, dtype=cp.uint32)
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        k((blocks,), (threads,), (out, np.uint32(64)))
+        s.synchronize()
+        ts = []
+        for _ in range(5):
+            a, e = cp.cuda.Event(), cp.cuda.Event()
+            a.record(s)
+            k((blocks,), (threads,), (out, np.uint32(iters)))
+            e.record(s)
+            e.synchronize()
+            ts.append(cp.cuda.get_elapsed_time(a, e))
+    ms = min(ts)
+    mmas = blocks * (threads // 32) * iters * CHAINS * UNROLL
+    rate = mmas / (ms * 1e-3)
+    n = 1 << 30
+    src = cp.ones(n, dtype=cp.uint8)
+    dst = cp.empty(n, dtype=cp.uint8)
+    cts = []
+    for i in range(6):
+        a, e = cp.cuda.Event(), cp.cuda.Event()
+        a.record(s)
+        cp.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, n, cp.cuda.runtime.memcpyDeviceToDevice, s.ptr)
+        e.record(s)
+        e.synchronize()
+        if i:
+            cts.append(cp.cuda.get_elapsed_time(a, e))
+    del src, dst
+    cms = min(cts)
+    data = {"device": name, "sms": sms,
+            "mma": {"op": MMA_OP, "blocks": blocks, "threads": threads, "iters": iters,
+                    "chains_per_warp": CHAINS, "ms": ms, "mma_per_s": rate,
+                    "tflops": rate * MMA_FLOP / 1e12},
+            "copy": {"bytes": n, "ms": cms, "bytes_per_s": 2 * n / (cms * 1e-3),
+                     "note": "device-to-device memcpy, read + write counted"}}
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(data, indent=1) + "\n")
+    data["cached"] = None
+    return data
+
+
+def frame_work(text: str, entry: str, spec) -> dict:
+    """mma per frame (static mma statements of the module x warps; the corpus entries run each
+    mma once per warp) and the bytes a frame moves at least once (every input read once, every
+    output written once)."""
+    import re
+
+    mma = len(re.findall(r"^\s*(?:@!?%\w+\s+)?mma\.", text, re.M))
+    threads = spec.block[0] * spec.block[1] * spec.block[2]
+    warps = spec.grid[0] * spec.grid[1] * spec.grid[2] * (-(-threads // 32))
+    nbytes = 0
+    for f in spec.fields:
+        if f.kind == "buffer":
+            nbytes += f.image_bytes or f.bytes
+        elif f.kind in ("texture", "surface"):
+            nbytes += f.width * f.height * 8
+    loops = bool(re.search(r"\bbra(\.uni)?\s+\$L\w*loop", text, re.I))
+    return {"mma_static": mma, "warps": warps, "mma": mma * warps, "bytes": nbytes,
+            "assumes": "each mma statement runs once per warp" + (" (module has loop labels!)" if loops else "")}
+
+
+def roofline(frame_ms: float, work: dict, dev: dict) -> dict:
+    t_mma = work["mma"] / dev["mma"]["mma_per_s"] * 1e3
+    t_mem = work["bytes"] / dev["copy"]["bytes_per_s"] * 1e3
+    floor = max(t_mma, t_mem)
+    return {"mma_ms": t_mma, "memory_ms": t_mem, "floor_ms": floor,
+            "bound": "mma" if t_mma >= t_mem else "memory",
+            "frame_ms": frame_ms, "of_floor": frame_ms / floor if floor else None,
+            "efficiency": floor / frame_ms if frame_ms else None}

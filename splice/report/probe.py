@@ -1,0 +1,173 @@
+"""``splice probe``: the report side (rich summary, --json, PNGs in --report-dir, progress bars).
+
+    splice probe RECIPE.yaml [--runs 50 --warmup 5 --graph --stages all|cut|1,8,61 --harness]
+    splice probe PROBE.yaml MODULE.ptx [...]
+    --report-dir DIR   the spliced/instrumented PTX, the frame-difference heatmap PNG, probe.json
+    --json             one JSON object on stdout (progress goes to stderr)
+
+Exit status: 0 when the frames (and every output buffer) are byte-identical, fully written and
+deterministic and neither the debug stages nor the phase harness found a difference; 1 when a
+difference was found; 2 for user errors (bad recipe, ptxas errors, no such file).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+class RichUI:
+    def __init__(self, progress):
+        self.p = progress
+
+    def task(self, name: str, total: int):
+        tid = self.p.add_task(name, total=total)
+
+        def step(n: int = 1):
+            self.p.advance(tid, n)
+        return step
+
+    def note(self, text: str):
+        self.p.console.print(text)
+
+
+def _jsonable(o):
+    import numpy as np
+
+    if isinstance(o, dict):
+        return {str(k): _jsonable(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_jsonable(v) for v in o]
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    if isinstance(o, Path):
+        return str(o)
+    return o
+
+
+def cmd_probe(args) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..probe.modules import resolve
+    from ..probe.session import ProbeOptions, run_probe
+
+    pair = resolve(args.target, args.module)
+    report_dir = Path(args.report_dir) if args.report_dir else Path("build/probe/reports") / pair.name
+    opt = ProbeOptions(runs=args.runs, warmup=args.warmup, graph=args.graph, stages=args.stages,
+                       harness=args.harness, report_dir=report_dir)
+    err = Console(stderr=True)
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err, transient=False, disable=not err.is_terminal) as prog:
+        res = run_probe(pair, opt, RichUI(prog))
+    res = _jsonable(res)
+    report_dir.mkdir(parents=True, exist_ok=True)
+    (report_dir / "probe.json").write_text(json.dumps(res, indent=1) + "\n")
+    res["report_dir"] = str(report_dir)
+    if args.json:
+        print(json.dumps(res))
+    else:
+        print_report(res, Console())
+    return 0 if res["ok"] else 1
+
+
+def _ms(x):
+    return "-" if x is None else f"{x:.4f}"
+
+
+def print_report(res: dict, con) -> None:
+    from rich.table import Table
+
+    ok = res["ok"]
+    con.print(f"[bold]splice probe[/] {res['target']}: {res['original']} vs {res['spliced']} "
+              f"[dim]({res['entry']}, {res['arch']})[/]")
+    for c in res["cuts"]:
+        con.print(f"  cut {c['cut']}: {c['title']} abi {c['abi']}" + (f" ({c['function']})" if c.get("function") else ""))
+    fr, cmp = res["frames"], res["compare"]
+    t = Table(title="frames (poisoned, one launch, read back)")
+    for col in ("module", "sha256", "deterministic", "uncovered px", "non-finite", "outputs unwritten words"):
+        t.add_column(col)
+    for n in ("original", "spliced"):
+        f = fr[n]
+        t.add_row(n, f["sha256"][0][:16] + "…", "yes" if f["deterministic"] else "[red]NO[/]",
+                  str(f["uncovered"]), str(f["nonfinite"]),
+                  ", ".join(f"{k} {v['unwritten_words']}" for k, v in f["outputs"].items()) or "-")
+    con.print(t)
+    if cmp["identical"]:
+        con.print(f"[bold green]frames byte-identical[/] ({cmp['bytes']} bytes)"
+                  + "".join(f"; {k} {'identical' if v['identical'] else '[red]DIFFERS[/]'}"
+                            for k, v in cmp["outputs"].items()))
+    else:
+        con.print(f"[bold red]frames differ[/]: {cmp['bytes_differ']} bytes, {cmp['pixels_differ']} of "
+                  f"{cmp['pixels']} pixels, max |Δ| {cmp['max_ulp']} f16 ULP, first (x, y) = "
+                  f"{tuple(cmp['first_xy'])}, bbox {cmp.get('bbox')}, ULP histogram {cmp.get('ulp_histogram')}")
+        if cmp.get("heatmap"):
+            con.print(f"  heatmap: {cmp['heatmap']}")
+        for k, v in cmp["outputs"].items():
+            if not v["identical"]:
+                con.print(f"  output {k}: {v['bytes_differ']} bytes differ (first at byte {v.get('first_byte')})")
+    st = res.get("stages")
+    if st:
+        t = Table(title=f"debug stages ({len(st['stages'])}; every {st['stride']}th block, "
+                        f"{st['sampled_blocks']} blocks x {st['threads']} threads)")
+        for col in ("stage", "name", "values differ", "slots differ", "first (block, wave, lane, reg)"):
+            t.add_column(col)
+        rows = st["rows"]
+        fd = st["first_divergence"]
+        shown = [r for r in rows if not r["equal"]][:12] if fd else rows[-3:]
+        for r in shown:
+            f = r.get("first")
+            t.add_row(str(r["stage"]), r["name"], f"{r.get('values_differ', 0)}/{r.get('values', 0)}",
+                      f"{r.get('slots_differ', 0)}/{r.get('slots', 0)}",
+                      f"{f['block']}, {f['wave']}, {f['lane']}, {f['register']} ({f['original']} vs {f['spliced']})"
+                      if f else "-")
+        con.print(t)
+        if fd:
+            con.print(f"[bold red]first diverging stage[/]: {fd['name']} (stage {fd['stage']})")
+        else:
+            con.print(f"[green]all {len(rows)} stages equal[/]")
+        for n in st.get("notes", []):
+            con.print(f"  [yellow]note[/]: {n}")
+    h = res.get("harness")
+    if h:
+        t = Table(title=f"phase harness ({h['threads']} threads, random live-ins)")
+        for col in ("cut", "title", "result", "live-outs differ", "first"):
+            t.add_column(col)
+        for r in h["rows"]:
+            if r.get("skipped"):
+                t.add_row(str(r["cut"]), r["title"], "[yellow]skipped[/]", "-", r["skipped"])
+                continue
+            f = r.get("first")
+            t.add_row(str(r["cut"]), r["title"], "[green]equal[/]" if r["equal"] else "[red]DIFFERS[/]",
+                      f"{r['live_outs_differ']}/{r['live_outs']} ({r['threads_differ']}/{r['threads']} threads)",
+                      f"{f['register']} ({f['role']}{f['index']}) thread {f['thread']}: {f['original']} vs {f['spliced']}"
+                      if f else "-")
+        con.print(t)
+    tm = res.get("timing")
+    if tm:
+        t = Table(title=f"frame time ({tm['original']['events']['runs']} runs, CUDA events, interleaved)")
+        for col in ("module", "median ms", "min", "max", "spread", "fps @ %dx%d" % tuple(tm["resolution"]),
+                    "graph median ms"):
+            t.add_column(col, justify="right")
+        for n in ("original", "spliced"):
+            e = tm[n]["events"]
+            g = tm[n].get("graph", {})
+            t.add_row(n, _ms(e["median_ms"]), _ms(e["min_ms"]), _ms(e["max_ms"]), f"{100 * e['spread']:.2f}%",
+                      f"{e['fps']:.1f}", _ms(g.get("median_ms")))
+        con.print(t)
+        con.print(f"ratio spliced/original: [bold]{tm['ratio']:.4f}[/] (median), {tm['ratio_min']:.4f} (min)"
+                  + (f", graph replay {tm['graph_ratio']:.4f}" if "graph_ratio" in tm else ""))
+    rf = res.get("roofline")
+    if rf and "error" not in rf:
+        d = rf["device"]
+        o = rf["original"]
+        con.print(f"roofline ({d['device']}): fp8 mma.sync {d['mma']['tflops']:.0f} TFLOP/s, copy "
+                  f"{d['copy']['bytes_per_s'] / 1e12:.2f} TB/s; frame {o['work']['mma']:.3g} mma, "
+                  f"{o['work']['bytes'] / 1e9:.2f} GB -> floor {o['floor_ms']:.3f} ms ({o['bound']}); "
+                  f"original at {o['of_floor']:.2f}x floor, spliced at {rf['spliced']['of_floor']:.2f}x")
+    elif rf:
+        con.print(f"[yellow]roofline: {rf['error']}[/]")
+    con.print(f"report: {res.get('report_dir')}  [dim]({res['timings_s']['total']:.1f} s)[/]")
+    con.print("[bold green]OK[/]" if ok else "[bold red]DIFFERENCE FOUND[/]")

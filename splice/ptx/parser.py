@@ -239,13 +239,25 @@ class _BodyParser:
         pending = -1            # start offset of a statement spanning several lines
         pending_line = 0
         end = close_at
-        while pos < end:
-            nl = source.find("\n", pos, end)
-            if nl < 0:
-                nl = end
-            raw = source[pos:nl]
+        statement = shapes.statement
+        path = self.path
+        for raw in source[pos:end].split("\n"):
+            nl = pos + len(raw)
             s = raw.strip()
-            if s and not s.startswith("//"):
+            if not s or s[0] == "/" and s.startswith("//"):
+                pos = nl + 1
+                line_no += 1
+                continue
+            c0 = s[0]
+            # the common case: one whole statement on its own line
+            if (pending < 0 and s[-1] == ";" and c0 not in "{}" and s.find(";") == len(s) - 1
+                    and "/" not in s):
+                lead = pos + raw.find(c0)
+                stack[-1].extend(statement(source, lead, lead + len(s), line_no, path))
+                pos = nl + 1
+                line_no += 1
+                continue
+            if True:
                 if "/*" in s:
                     raise _Fallback
                 cut = s.find("//")
@@ -366,7 +378,11 @@ def _parse_fast(text: str, path: str) -> m.Module:
     if bodies is None:
         return _parse_slow(text, path)
     masked = _mask(text, bodies) if bodies else text
-    items = list(_lark(masked, "top_chunk", text if not bodies else masked, path, 0))
+    try:
+        items = list(_lark(masked, "top_chunk", text if not bodies else masked, path, 0))
+    except PtxSyntaxError:
+        # a body may hold an earlier error than the skeleton's: plain Lark finds the first
+        return _parse_slow(text, path)
     if bodies:
         body_parser = _BodyParser(text, path, _SHAPES)
         by_open = {o: (o, c) for o, c, _kind in bodies}

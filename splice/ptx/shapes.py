@@ -138,7 +138,9 @@ def _key(text: str):
     e = _FIRST_WORD.match(text).end()
     if c == ".":
         if text.startswith((".loc", ".pragma")):
-            return text[:e] + "\x00" + _shape(text[e:]), 0, e
+            # `.loc … , function_name $L…, inlined_at …`: the keywords are letters the grammar
+            # reads, so only digit runs are collapsed here (keywords stay in the key)
+            return _DIGIT_RUN.sub("0", text), 0, -len(text)
         # declarations: the dotted words carry meaning and stay verbatim; names and numbers
         # (alignment, counts, dimensions) are values
         h = _DOT_HEAD.match(text).end()
@@ -165,11 +167,23 @@ def _lengths_ok(vals) -> bool:
 _OPERAND_INTERN = {m.Reg: "R", m.Sym: "S", m.Imm: "I"}
 
 
+_VARIABLE_TYPES = frozenset({"IDENT", "REG", "INT", "HEX_FLOAT", "DEC_FLOAT", "STRING"})
+
+
 def _codegen(node, posmap, verbatim, top=False) -> str:
+    """``verbatim`` is the (start, end) of the text kept exactly in the key; a negative end
+    ``-n`` means: letters kept over the whole text, digit runs collapsed (``.loc`` keys)."""
     if isinstance(node, Token):
+        letters_kept = verbatim[1] < 0 or (verbatim[0] <= node.start_pos and node.end_pos <= verbatim[1])
         hit = posmap.get(node.start_pos)
         if hit is not None and hit[1] == str(node):
-            return f"v[{hit[0]}]"
+            if node.type in _VARIABLE_TYPES:
+                return f"v[{hit[0]}]"
+            if not letters_kept:
+                raise _Uncacheable  # a keyword whose letters the key collapsed
+            if any(ch.isdigit() for ch in node):
+                raise _Uncacheable
+            return repr(str(node))
         inside = verbatim[0] <= node.start_pos and node.end_pos <= verbatim[1]
         if not inside and any(ch.isalnum() or ch in "$%_" for ch in node):
             raise _Uncacheable  # a word outside the verbatim head must come from the values

@@ -166,7 +166,10 @@ def cmd_canonical(args) -> int:
     text = canonical(parse_file(args.file))
     if args.output:
         write_atomic(args.output, text)
-    else:
+    if args.json:
+        print(json.dumps({"path": args.file, "output": args.output,
+                          "canonical": None if args.output else text}))
+    elif not args.output:
         sys.stdout.write(text)
     return 0
 
@@ -193,13 +196,24 @@ def main(argv=None) -> int:
     if not getattr(args, "func", None):
         ap.print_help()
         return 0
+    from .ptx.sass import SassToolError
+
     try:
         return int(args.func(args) or 0)
     except (PtxSyntaxError, SpliceError) as exc:
         print(exc.render() if hasattr(exc, "render") else str(exc), file=sys.stderr)
         return 2
+    except SassToolError as exc:  # ptxas/cuobjdump missing or failing outside a recipe
+        print(f"splice: {exc}", file=sys.stderr)
+        return 2
     except FileNotFoundError as exc:
         return _fail(f"{exc.filename}: no such file")
+    except IsADirectoryError as exc:
+        return _fail(f"{exc.filename}: is a directory")
+    except PermissionError as exc:
+        return _fail(f"{exc.filename}: permission denied")
+    except UnicodeDecodeError as exc:
+        return _fail(f"input is not text: {exc}")
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

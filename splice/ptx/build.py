@@ -143,10 +143,11 @@ class ModelBuilder(Transformer):
         return text
 
     def init_op(self, children):
-        words = [str(c) for c in children if isinstance(c, str) and not isinstance(c, m.Imm)]
-        head = "".join(str(c) for c in children if isinstance(c, Token) and (c.type in ("IDENT", "DOTNAME")))
-        rest = [str(c) for c in children if not (isinstance(c, Token) and c.type in ("IDENT", "DOTNAME"))]
-        del words
+        """ZLUDA's IR ``= ld.b64 %3``: the dotted opcode, then the operands."""
+        is_word = [isinstance(c, Token) and c.type in ("IDENT", "DOTNAME") for c in children]
+        n = is_word.index(False) if False in is_word else len(children)
+        head = "".join(str(c) for c in children[:n])
+        rest = [str(c) for c in children[n:]]
         return head + (" " + ", ".join(rest) if rest else "")
 
     def number(self, children):

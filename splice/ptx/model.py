@@ -229,8 +229,9 @@ class Decl:
 class Directive:
     """Any other directive: ``.version``, ``.target``, ``.address_size``, ``.file``, ``.loc``,
     ``.pragma``, ``.alias``, performance directives (``.maxntid`` …), ``.callprototype``,
-    ``.branchtargets``.  ``args`` are the argument tokens as written, commas dropped; ``text``
-    keeps separators that matter for canonical printing (``.loc … , inlined_at …``)."""
+    ``.branchtargets``.  ``args`` are the argument tokens as written, commas included as ``','``
+    so the canonical printer can restore ``.loc 1 6 5, inlined_at 1 16 9``; ``terminated``
+    says whether the directive was written with a ``;``."""
     name: str
     args: tuple
     span: Span = field(default=None, compare=False)

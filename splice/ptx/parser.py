@@ -48,7 +48,7 @@ def lark_parser() -> Lark:
     span bookkeeping relies on, and with the shape cache Lark sees few statements anyway.)"""
     return Lark(_grammar_text(), parser="lalr", lexer="contextual",
                 start=["module", "top_chunk", "body_items", "section_items"], propagate_positions=True,
-                maybe_placeholders=False, cache=False)
+                maybe_placeholders=False, cache=True)
 
 
 # --------------------------------------------------------------------------------------------

@@ -199,7 +199,7 @@ def plan_stages(kernel, pair, selection: str, spec, budget: int = 1 << 30,
         s.size = sampled * threads * s.slot_bytes
         off += -(-s.size // ALIGN) * ALIGN
     if stride > 1:
-        notes.append(f"every {stride}th block stores (buffer budget {budget >> 20} MiB)")
+        notes.append(f"1 block in {stride} stores (buffer budget {budget >> 20} MiB)")
     return StagePlan(stages, threads, blocks, stride, sampled, off, notes)
 
 

@@ -110,7 +110,7 @@ def print_report(res: dict, con) -> None:
                 con.print(f"  output {k}: {v['bytes_differ']} bytes differ (first at byte {v.get('first_byte')})")
     st = res.get("stages")
     if st:
-        t = Table(title=f"debug stages ({len(st['stages'])}; every {st['stride']}th block, "
+        t = Table(title=f"debug stages ({len(st['stages'])}; 1 block in {st['stride']}, "
                         f"{st['sampled_blocks']} blocks x {st['threads']} threads)")
         for col in ("stage", "name", "values differ", "slots differ", "first (block, wave, lane, reg)"):
             t.add_column(col)

@@ -257,11 +257,11 @@ def _balanced(text: str) -> bool:
     return depth == 0
 
 
-def plan(recipe: Recipe, kernel=None, builtin: bool = False) -> Plan:
+def plan(recipe: Recipe, kernel=None) -> Plan:
     t0 = time.perf_counter()
     source = Path(recipe.module).read_text(encoding="utf-8", errors="surrogateescape")
     if kernel is None:
-        kernel = load_kernel(str(recipe.module), recipe.entry, builtin=builtin)
+        kernel = load_kernel(str(recipe.module), recipe.entry)
     t1 = time.perf_counter()
     module = getattr(kernel, "module", None)
     if module is None:

@@ -20,7 +20,7 @@ def _search_path(recipe_path: str) -> list:
     return default_search_path(Path(recipe_path).parent, extra)
 
 
-def run_apply(recipe_path: str, output=None, ptxas: bool = True, builtin: bool = False):
+def run_apply(recipe_path: str, output=None, ptxas: bool = True):
     """Load, plan, validate.  Returns (plan, validation or None, output path, timings).
     Writes nothing."""
     from ..cut.recipe import load_recipe
@@ -28,7 +28,7 @@ def run_apply(recipe_path: str, output=None, ptxas: bool = True, builtin: bool =
 
     t0 = time.perf_counter()
     recipe = load_recipe(recipe_path, _search_path(recipe_path), output)
-    p = make_plan(recipe, builtin=builtin)
+    p = make_plan(recipe)
     t1 = time.perf_counter()
     val = None
     if ptxas:

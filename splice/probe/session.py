@@ -110,10 +110,6 @@ class Device:
         return {"px": px, "sha256": hashlib.sha256(raw).hexdigest(), "outputs": outs}
 
 
-def _frame_of(d: dict) -> dict:
-    return {"sha256": d["sha256"]}
-
-
 def run_probe(pair: Pair, opt: ProbeOptions, ui=None) -> dict:
     from .compare import compare_frames, coverage, heatmap
     from .spec import load_spec

@@ -147,3 +147,31 @@ def test_content_hash_cache_returns_the_same_model():
     a = parse(text, "a.ptx")
     b = parse(text, "a.ptx")
     assert a is b
+
+
+@pytest.mark.parametrize("name", ["lineinfo_inlined.ptx", "debug_full_G.ptx", "tex_surf_objects.ptx"])
+def test_every_statement_shape_is_templated(name):
+    """The speed claim rests on the shape cache: a second parse of the same text must not need
+    Lark for any statement (a shape that silently stays 'exact only' would regress to Lark)."""
+    from splice.ptx import parser
+
+    from .conftest import MODERN
+
+    text = (MODERN / name).read_text()
+    parser.parse(text, name, cache=False)
+    before = parser.shape_stats()["misses"]
+    parser.parse(text, name, cache=False)
+    assert parser.shape_stats()["misses"] == before
+
+
+def test_stand_in_layers_parse_without_lark_on_repeat():
+    from splice.ptx import parser
+
+    from .conftest import STANDIN
+
+    for name in ("enc5.ptx", "dec1.ptx"):
+        text = (STANDIN / name).read_text()
+        parser.parse(text, name, cache=False)
+        before = parser.shape_stats()["misses"]
+        parser.parse(text, name, cache=False)
+        assert parser.shape_stats()["misses"] == before, name

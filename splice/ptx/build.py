@@ -216,13 +216,14 @@ class ModelBuilder(Transformer):
 
     def section_data(self, children):
         return m.SectionData(self._s(children[0]), tuple(
-            c.text if isinstance(c, m.Imm) else self._s(c) for c in children[1:]))
+            c.text if isinstance(c, m.Imm) else self._s(c) if isinstance(c, Token) else c
+            for c in children[1:]))
 
     def sv_symbol(self, children):
         return self._s(children[0])
 
     def sv_plus(self, children):
-        return f"{children[0]}+{children[1]}"
+        return m.Offset(m.Sym(self._s(children[0])), self._s(children[1]))
 
     def sv_minus(self, children):
         return f"{children[0]}-{children[1]}"

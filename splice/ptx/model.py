@@ -294,7 +294,8 @@ class Function:
 
 @dataclass(frozen=True, slots=True)
 class SectionData:
-    """One data line of a ``.section`` block: ``.b8 1, 2`` or ``.b32 .debug_abbrev``."""
+    """One data line of a ``.section`` block: ``.b8 1, 2``, ``.b32 .debug_abbrev`` or
+    ``.b32 .debug_loc+131`` (an ``Offset``)."""
     type: str
     values: tuple
 

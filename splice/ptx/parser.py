@@ -384,20 +384,29 @@ def _parse_fast(text: str, path: str) -> m.Module:
         # a body may hold an earlier error than the skeleton's: plain Lark finds the first
         return _parse_slow(text, path)
     if bodies:
-        body_parser = _BodyParser(text, path, _SHAPES)
-        by_open = {o: (o, c) for o, c, _kind in bodies}
-        for k, it in enumerate(items):
-            if isinstance(it, m.Function) and it.body is not None and it.body.span is not None:
-                o, c = by_open[it.body.span[0]]
-                block = body_parser.parse_body(o, c, it.body.line)
-                items[k] = m.Function(it.kind, it.linkage, it.name, it.returns, it.params,
-                                      it.directives, block, it.span, it.line)
-            elif isinstance(it, m.Section) and it.span is not None:
-                o = text.index("{", it.span[0])
-                o, c = by_open[o]
-                items[k] = m.Section(it.name, body_parser.parse_section(o, c, it.line),
-                                     it.span, it.line)
+        try:
+            _parse_bodies(text, path, bodies, items)
+        except PtxSyntaxError:
+            # one statement seen alone can fail at its own end where the file fails at the
+            # next token: plain Lark gives the error exactly as the whole file has it
+            return _parse_slow(text, path)
     return m.Module(tuple(items), text, path)
+
+
+def _parse_bodies(text, path, bodies, items):
+    """Replace the skeleton's empty bodies and sections in ``items`` by their parsed items."""
+    body_parser = _BodyParser(text, path, _SHAPES)
+    by_open = {o: (o, c) for o, c, _kind in bodies}
+    for k, it in enumerate(items):
+        if isinstance(it, m.Function) and it.body is not None and it.body.span is not None:
+            o, c = by_open[it.body.span[0]]
+            block = body_parser.parse_body(o, c, it.body.line)
+            items[k] = m.Function(it.kind, it.linkage, it.name, it.returns, it.params,
+                                  it.directives, block, it.span, it.line)
+        elif isinstance(it, m.Section) and it.span is not None:
+            o, c = by_open[text.index("{", it.span[0])]
+            items[k] = m.Section(it.name, body_parser.parse_section(o, c, it.line),
+                                 it.span, it.line)
 
 
 def shape_stats() -> dict:

@@ -229,7 +229,7 @@ def _canon_section(s: m.Section, indent):
         if isinstance(it, m.Label):
             lines.append(it.name + ":")
         else:
-            lines.append(it.type + " " + ", ".join(it.values))
+            lines.append(it.type + " " + ", ".join(str(v) for v in it.values))
     lines.append("}")
     return "\n".join(lines)
 

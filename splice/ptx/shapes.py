@@ -137,7 +137,7 @@ def _key(text: str):
         return _shape(text[:g]) + "\x01" + text[g:e] + "\x00" + _shape(text[e:]), g, e
     e = _FIRST_WORD.match(text).end()
     if c == ".":
-        if text.startswith((".loc", ".pragma")):
+        if text.startswith((".loc ", ".loc\t", ".pragma ", ".pragma\t")):
             # `.loc … , function_name $L…, inlined_at …`: the keywords are letters the grammar
             # reads, so only digit runs are collapsed here (keywords stay in the key)
             return _DIGIT_RUN.sub("0", text), 0, -len(text)
@@ -185,6 +185,8 @@ def _codegen(node, posmap, verbatim, top=False) -> str:
                 raise _Uncacheable
             return repr(str(node))
         inside = verbatim[0] <= node.start_pos and node.end_pos <= verbatim[1]
+        if letters_kept and not any(ch.isdigit() for ch in node):
+            return repr(str(node))
         if not inside and any(ch.isalnum() or ch in "$%_" for ch in node):
             raise _Uncacheable  # a word outside the verbatim head must come from the values
         return repr(str(node))

@@ -258,3 +258,17 @@ def test_stage_selection_errors():
         parse_selection("0-3", 10, set())
     with pytest.raises(SpliceError):
         parse_selection("x", 10, set())
+
+
+def test_mma_bench_is_not_folded_by_ptxas():
+    """The roofline's mma rate is only meaningful if ptxas keeps every mma of the micro-kernel:
+    count the MMA instructions in the SASS (each fp8 m16n8k32 lowers to 2 HMMA.16816 on sm_90;
+    the first version, with loop-invariant operands, was folded to 4 HMMA per 32 mma)."""
+    from splice.probe.timing import CHAINS, UNROLL, mma_bench_ptx
+    from splice.ptx import sass
+
+    if sass.find_tool("ptxas") is None or sass.find_tool("cuobjdump") is None:
+        pytest.skip("ptxas/cuobjdump not available")
+    cubin = sass.compile_ptx(mma_bench_ptx(), "sm_90").cubin
+    n = len(re.findall(r"\b[HQI]MMA\.", sass.disassemble(cubin)))
+    assert n >= 2 * CHAINS * UNROLL, n

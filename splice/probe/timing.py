@@ -97,15 +97,26 @@ MMA_OP = "mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16"
 
 
 def mma_bench_ptx(version: str = "8.7", arch: str = "sm_90") -> str:
-    """A loop of CHAINS independent accumulation chains x UNROLL per iteration per warp."""
+    """CHAINS independent accumulation chains x UNROLL mma per loop iteration per warp.
+
+    Every mma of an iteration multiplies a different (A, B) pair, and the A registers change
+    every iteration, so ptxas can neither share a product between chains nor hoist it out of
+    the loop (an earlier version with loop-invariant operands was folded to 4 HMMA + HADD2 per
+    iteration and overstated the rate ~8x; ``tests/test_probe_tools.py`` now counts the MMA
+    instructions ptxas emits)."""
     body = []
-    for _u in range(UNROLL):
+    for u in range(UNROLL):
         for c in range(CHAINS):
-            a = f"{{%a{4 * (c % 2)}, %a{4 * (c % 2) + 1}, %a{4 * (c % 2) + 2}, %a{4 * (c % 2) + 3}}}"
-            body.append(f"\t{MMA_OP} {{%c{2 * c}, %c{2 * c + 1}}}, {a}, {{%b0, %b1}}, "
+            q = (c + u) % 4
+            a = f"{{%a{4 * q}, %a{4 * q + 1}, %a{4 * q + 2}, %a{4 * q + 3}}}"
+            body.append(f"\t{MMA_OP} {{%c{2 * c}, %c{2 * c + 1}}}, {a}, {{%b{2 * c}, %b{2 * c + 1}}}, "
                         f"{{%c{2 * c}, %c{2 * c + 1}}};")
     init = "\n".join(f"\tmov.b32 %c{i}, 0;" for i in range(2 * CHAINS))
     fold = "\n".join(f"\txor.b32 %x, %x, %c{i};" for i in range(2 * CHAINS))
+    seed_a = "\n".join(f"\tor.b32 %a{i}, %x, {0x08080800 ^ (i * 0x01000101):#010x};" for i in range(16))
+    seed_b = "\n".join(f"\tor.b32 %b{i}, %x, {0x01020300 ^ (i * 0x00010001):#010x};" for i in range(2 * CHAINS))
+    # keep the e4m3 bytes small and finite: toggle bit 0 of every byte with the loop counter
+    step = "\n".join(f"\txor.b32 %a{i}, %a{i}, %s;" for i in range(16))
     return f"""//
 // splice probe: fp8 mma.sync throughput micro-kernel (generated)
 .version {version}
@@ -114,29 +125,24 @@ def mma_bench_ptx(version: str = "8.7", arch: str = "sm_90") -> str:
 
 .visible .entry splice_mma_bench(.param .u64 out, .param .u32 iters)
 {{
-\t.reg .b32 %a<8>;
-\t.reg .b32 %b<2>;
+\t.reg .b32 %a<16>;
+\t.reg .b32 %b<{2 * CHAINS}>;
 \t.reg .b32 %c<{2 * CHAINS}>;
-\t.reg .b32 %t, %i, %n, %x;
+\t.reg .b32 %t, %i, %n, %x, %s;
 \t.reg .pred %p;
 \t.reg .b64 %o, %off;
 \tmov.u32 %t, %tid.x;
 \tand.b32 %x, %t, 7;
-\tor.b32 %a0, %x, 0x08080800;
-\tor.b32 %a1, %x, 0x08000808;
-\tor.b32 %a2, %x, 0x00080808;
-\tor.b32 %a3, %x, 0x08080008;
-\tor.b32 %a4, %x, 0x10080800;
-\tor.b32 %a5, %x, 0x08100808;
-\tor.b32 %a6, %x, 0x00081008;
-\tor.b32 %a7, %x, 0x08080010;
-\tor.b32 %b0, %x, 0x01020300;
-\tor.b32 %b1, %x, 0x03020100;
+{seed_a}
+{seed_b}
 {init}
 \tld.param.u32 %n, [iters];
 \tmov.u32 %i, 0;
 $Lloop:
 {chr(10).join(body)}
+\tand.b32 %s, %i, 1;
+\tmul.lo.u32 %s, %s, 0x01010101;
+{step}
 \tadd.u32 %i, %i, 1;
 \tsetp.lt.u32 %p, %i, %n;
 \t@%p bra $Lloop;

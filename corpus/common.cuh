@@ -365,3 +365,34 @@ __device__ __forceinline__ uint4 pack_quad(const u32 (&D)[4][2]) {
   return make_uint4(pack4(D[0][0], D[1][0]), pack4(D[0][1], D[1][1]), pack4(D[2][0], D[3][0]),
                     pack4(D[2][1], D[3][1]));
 }
+
+// The final epilogue's textbook f32 softmax over the 5-word shared window (E61 / E26 (c)):
+// row max (max.f16x2, max.f16), x - max, 2^((x - max)·log2 e) through ex2.approx, an f32 row
+// sum, one div.approx and five mul.f16x2.  Both layers use it for their last step; the row
+// max is returned because dec1's sigmoid gate reads it.
+__device__ __forceinline__ __half softmax5_window(const u32* win, __half pw[10]) {
+  u32 v[5];
+#pragma unroll
+  for (int i = 0; i < 5; ++i) v[i] = win[i];
+  __half2 mx2 = __hmax2(H2(v[0]), H2(v[1]));
+  mx2 = __hmax2(mx2, H2(v[2]));
+  mx2 = __hmax2(mx2, H2(v[3]));
+  mx2 = __hmax2(mx2, H2(v[4]));
+  const __half mx = __hmax(__low2half(mx2), __high2half(mx2));
+  float e[10], sum = 0.f;
+#pragma unroll
+  for (int i = 0; i < 5; ++i) {
+    const __half2 d = __hsub2(H2(v[i]), bc2(mx));
+    e[2 * i] = __expf(__low2float(d));
+    e[2 * i + 1] = __expf(__high2float(d));
+    sum += e[2 * i] + e[2 * i + 1];
+  }
+  const float rinv = __fdividef(1.0f, sum);
+#pragma unroll
+  for (int i = 0; i < 5; ++i) {
+    const __half2 q = __hmul2(__floats2half2_rn(e[2 * i], e[2 * i + 1]), __float2half2_rn(rinv));
+    pw[2 * i] = __low2half(q);
+    pw[2 * i + 1] = __high2half(q);
+  }
+  return mx;
+}

@@ -422,30 +422,8 @@ extern "C" __global__ void cuda_dldn_engine_swin_dec1_kernel(DldnEngineSwinDecPa
     const int xq = x0 + 32 * (int)z + (int)lane, yq = y0 + yy;
     if (xq < 0 || yq < 0 || xq >= ex || yq >= ey) continue;
     const u32* win = reinterpret_cast<const u32*>(sm + 4 * ((int)lane * 6 + yy * 40 + (int)z * 20));
-    u32 v[5];
-#pragma unroll
-    for (int i = 0; i < 5; ++i) v[i] = win[i];
-    __half2 mx2 = __hmax2(H2(v[0]), H2(v[1]));
-    mx2 = __hmax2(mx2, H2(v[2]));
-    mx2 = __hmax2(mx2, H2(v[3]));
-    mx2 = __hmax2(mx2, H2(v[4]));
-    const __half mx = __hmax(__low2half(mx2), __high2half(mx2));
-    float e[10], sum = 0.f;
-#pragma unroll
-    for (int i = 0; i < 5; ++i) {
-      const __half2 d = __hsub2(H2(v[i]), bc2(mx));
-      e[2 * i] = __expf(__low2float(d));
-      e[2 * i + 1] = __expf(__high2float(d));
-      sum += e[2 * i] + e[2 * i + 1];
-    }
-    const float rinv = __fdividef(1.0f, sum);
     __half pw[10];
-#pragma unroll
-    for (int i = 0; i < 5; ++i) {
-      const __half2 q = __hmul2(__floats2half2_rn(e[2 * i], e[2 * i + 1]), __float2half2_rn(rinv));
-      pw[2 * i] = __low2half(q);
-      pw[2 * i + 1] = __high2half(q);
-    }
+    const __half mx = softmax5_window(win, pw);
     // 3x3 colour stencil at f32 coordinates scale*(k) + 0.5 (param+136)
     const int cx = min(max(xq, 1), ex - 2), cy = min(max(yq, 1), ey - 2);
     __half acc[3] = {__float2half_rn(0.f), __float2half_rn(0.f), __float2half_rn(0.f)};

@@ -320,30 +320,8 @@ extern "C" __global__ void cuda_dldn_engine_swin_enc5_kernel(DldnEngineSwinEncPa
     const int x = x0 + (int)lane, y = y0 + 2 * (int)z + rr;
     if (x < 0 || y < 0 || x >= ex || y >= ey) continue;
     const u32* win = reinterpret_cast<const u32*>(sm + 4 * ((int)lane * 6 + (2 * (int)z + rr) * 40));
-    u32 v[5];
-#pragma unroll
-    for (int i = 0; i < 5; ++i) v[i] = win[i];
-    __half2 mx2 = __hmax2(H2(v[0]), H2(v[1]));
-    mx2 = __hmax2(mx2, H2(v[2]));
-    mx2 = __hmax2(mx2, H2(v[3]));
-    mx2 = __hmax2(mx2, H2(v[4]));
-    const __half mx = __hmax(__low2half(mx2), __high2half(mx2));
-    float e[10], sum = 0.f;
-#pragma unroll
-    for (int i = 0; i < 5; ++i) {
-      const __half2 d = __hsub2(H2(v[i]), bc2(mx));
-      e[2 * i] = __expf(__low2float(d));
-      e[2 * i + 1] = __expf(__high2float(d));
-      sum += e[2 * i] + e[2 * i + 1];
-    }
-    const float rinv = __fdividef(1.0f, sum);
     __half pw[10];
-#pragma unroll
-    for (int i = 0; i < 5; ++i) {
-      const __half2 q = __hmul2(__floats2half2_rn(e[2 * i], e[2 * i + 1]), __float2half2_rn(rinv));
-      pw[2 * i] = __low2half(q);
-      pw[2 * i + 1] = __high2half(q);
-    }
+    softmax5_window(win, pw);
     const int cx = min(max(x, 1), ex - 2), cy = min(max(y, 1), ey - 2);
     __half2 rg = __float2half2_rn(0.f), ba = __float2half2_rn(0.f);
 #pragma unroll

@@ -175,3 +175,33 @@ def test_stand_in_layers_parse_without_lark_on_repeat():
         before = parser.shape_stats()["misses"]
         parser.parse(text, name, cache=False)
         assert parser.shape_stats()["misses"] == before, name
+
+
+def test_operand_spans_on_demand():
+    from splice.ptx.locate import operand_spans
+
+    text = (".version 8.5\n.target sm_90\n.entry k()\n{\n"
+            "\t@!%p1 mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16\n\t\t{%r1, %r2},\n"
+            "\t\t{%r3, %r4, %r5, %r6},\n\t\t{%r7, %r8},\n\t\t{%r9, %r9};\n"
+            "\ttex.base.2d.v4.f16.s32 {%rs1, %rs2, %rs3, %rs4}, [%rd448, {%r549, %r550}];\n"
+            "\tcall.uni (retval0), fn, (param0, param1);\n\tret;\n}\n")
+    mod = parse(text, cache=False)
+    mma, tex, call, ret = mod.function("k").body.items
+    got = [text[a:b] for a, b in operand_spans(text, mma)]
+    assert got == ["{%r1, %r2}", "{%r3, %r4, %r5, %r6}", "{%r7, %r8}", "{%r9, %r9}"]
+    assert [text[a:b] for a, b in operand_spans(text, tex)] == [
+        "{%rs1, %rs2, %rs3, %rs4}", "[%rd448, {%r549, %r550}]"]
+    assert [text[a:b] for a, b in operand_spans(text, call)] == ["(retval0)", "fn", "(param0, param1)"]
+    assert operand_spans(text, ret) == ()
+    # every instruction of a stand-in layer splits into as many spans as it has operands
+    from .conftest import STANDIN
+
+    big = (STANDIN / "dec1.ptx").read_text()
+    bm = parse(big, "dec1.ptx")
+    n = 0
+    for fn in bm.functions():
+        for st in walk(fn.body.items):
+            if isinstance(st, Instruction):
+                assert len(operand_spans(big, st)) == len(st.operands)
+                n += 1
+    assert n > 8000

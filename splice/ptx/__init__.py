@@ -5,6 +5,7 @@
 from .printer import canonical, emit
 from .errors import PtxSyntaxError
 from .index import IndexedStatement, Stmt, attach, statement_index
+from .locate import operand_spans
 from .model import (Addr, Block, Decl, Declarator, Directive, Function, Guard, Imm, Instruction,
                     Label, Module, Not, Offset, Pair, Param, ParenList, Raw, Reg, Section, Sym,
                     Vec, walk)
@@ -12,6 +13,7 @@ from .parser import parse, parse_file
 
 __all__ = [
     "parse", "parse_file", "emit", "canonical", "statement_index", "attach", "IndexedStatement",
+    "operand_spans",
     "Stmt", "PtxSyntaxError", "Addr", "Block", "Decl", "Declarator", "Directive", "Function",
     "Guard", "Imm", "Instruction", "Label", "Module", "Not", "Offset", "Pair", "Param",
     "ParenList", "Raw", "Reg", "Section", "Sym", "Vec", "walk",

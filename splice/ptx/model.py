@@ -9,7 +9,8 @@ Why it looks like this:
   they mean the same thing.  An item built by hand (an edit) has ``span=None``; the emitter
   renders it canonically and keeps the original text everywhere else.
 - Operands are values, not places: ``Reg('%r12')`` means the same thing wherever it occurs,
-  so the parser interns them and they carry no span (the statement's span covers them).
+  so the parser interns them and they carry no span; ``splice.ptx.operand_spans`` gives the
+  span of each operand of a parsed instruction on demand.
 """
 from __future__ import annotations
 

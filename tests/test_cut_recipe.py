@@ -104,3 +104,37 @@ def test_marked_yaml_positions():
     d = load_yaml_marked("a: 1\nb:\n  - x: 2\n", "t")
     assert d.at("b") == (2, 1)
     assert d["b"][0].at("x") == (3, 5)
+
+
+def test_users_corpus_found_by_entry_before_the_stand_in(tmp_path):
+    """A recipe written against the stand-in (`module: tiny.ptx`) runs unchanged on a user's
+    corpus whose file is named otherwise: the user's directory is searched first, by entry."""
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "0018-PREPASS_ENTRYPOINT_NAME.ptx").write_text(TINY.read_text())
+    (user / "other.ptx").write_text(".version 8.5\n.target sm_90\n.entry nottiny()\n{\n\tret;\n}\n")
+    r = load_recipe(write(tmp_path, BASE), search_path=[user, DATA / "recipes"])
+    assert r.module == user / "0018-PREPASS_ENTRYPOINT_NAME.ptx"
+    # without the user's directory the stand-in is used
+    r = load_recipe(write(tmp_path, BASE), search_path=[DATA / "recipes"])
+    assert r.module == DATA / "recipes" / "tiny.ptx"
+
+
+def test_splice_corpus_env_reaches_the_cli(tmp_path, monkeypatch, capsys):
+    import json
+
+    from splice.cli import main
+    from splice.cut.extract import extract
+    from splice.cut.kernel import load_kernel
+
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "renamed.ptx").write_text(TINY.read_text())
+    (tmp_path / "n.ptx").write_text(extract(load_kernel(str(TINY), "tiny"), phase=1,
+                                            source_name="tiny.ptx")["text"])
+    rec = write(tmp_path, BASE)
+    monkeypatch.setenv("SPLICE_CORPUS", str(user))
+    assert main(["apply", str(rec), "--no-ptxas", "--json", "-o", str(tmp_path / "o.ptx")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["module"] == str(user / "renamed.ptx")
+    assert (tmp_path / "o.ptx").exists()

@@ -189,17 +189,40 @@ def _phase_list(v, path, at) -> tuple:
     return tuple(out)
 
 
-def resolve_module(spec: str, recipe_dir: Path, search_path) -> Optional[Path]:
+def resolve_module(spec: str, recipe_dir: Path, search_path, entry: Optional[str] = None) -> Optional[Path]:
+    """The module a recipe names: a path (absolute, or relative to the recipe), else, per
+    search-path directory in order, a file of that name or — when the recipe names its entry —
+    a ``*.ptx`` file that declares ``.entry <entry>``.  The second rule is what lets a recipe
+    written against the stand-in ``enc5.ptx`` run unchanged on a user's own corpus, whose files
+    are named otherwise (``0018-PREPASS_ENTRYPOINT_NAME.ptx``); the user's directories come
+    first, so the stand-in never shadows the real kernel."""
     p = Path(spec).expanduser()
     if p.is_absolute():
         return p if p.is_file() else None
-    cands = [recipe_dir / p]
+    if (recipe_dir / p).is_file():
+        return recipe_dir / p
     for d in search_path or ():
         d = Path(d).expanduser()
-        cands += [d / p, d / p.name]
-    for c in cands:
-        if c.is_file():
-            return c
+        for c in (d / p, d / p.name):
+            if c.is_file():
+                return c
+        if entry:
+            hit = _file_with_entry(d, entry)
+            if hit is not None:
+                return hit
+    return None
+
+
+def _file_with_entry(directory: Path, entry: str) -> Optional[Path]:
+    if not directory.is_dir():
+        return None
+    pat = re.compile(rb"\.entry\s+" + re.escape(entry.encode()) + rb"(?![\w$])")
+    for f in sorted(directory.glob("*.ptx")):
+        try:
+            if pat.search(f.read_bytes()):
+                return f
+        except OSError:
+            continue
     return None
 
 
@@ -240,7 +263,8 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
             raise SpliceError(f"missing required key {k!r}", path, data.line, data.column)
     rdir = Path(path).parent
     sp = default_search_path(rdir) if search_path is None else list(search_path)
-    mod = resolve_module(str(data["module"]), rdir, sp)
+    entry = data.get("entry")
+    mod = resolve_module(str(data["module"]), rdir, sp, str(entry) if entry else None)
     if mod is None:
         raise SpliceError(f"module {data['module']!r} not found", path, *data.vat("module"),
                           detail="looked next to the recipe and in: " + ", ".join(str(d) for d in sp))

@@ -7,6 +7,8 @@ outputs / memory), 4 uncharacterised.  Everything is computed; nothing is copied
 """
 from __future__ import annotations
 
+from .notes_facts import Facts
+from .notes_render import _constants, _epilogues, _uncharacterised
 from .spec import param_fields, shared_arrays, table_loads, weight_image_bytes
 
 MAX_EVIDENCE = 3
@@ -25,6 +27,7 @@ def notes_markdown(k) -> str:
     w = L.append
     phases = k.phases
     epis = k.epilogues
+    F = Facts(k)
     img = weight_image_bytes(k)
     w(f"# `{k.name}` — the epilogues of phases 1…{len(phases)}")
     w("")
@@ -60,9 +63,10 @@ def notes_markdown(k) -> str:
         w(f"Weight-image extent: **{img} bytes** (largest offset + access size over every load "
           "off `W`, lane and `tid.z` terms excluded).")
         w("")
+    _constants(k, F, w)
     tabs = table_loads(k)
     if tabs:
-        w("### 1.2 Per-column tables (`W + ((laneid<<2)&12) + off`)")
+        w("### 1.3 Per-column tables (`W + ((laneid<<2)&12) + off`)")
         w("")
         w("| statements | bytes | loads | opcode |")
         w("|---|---|---|---|")
@@ -72,7 +76,7 @@ def notes_markdown(k) -> str:
         w("")
     sh = shared_arrays(k)
     if sh:
-        w("### 1.3 Shared arrays")
+        w("### 1.4 Shared arrays")
         w("")
         for nm, s in sh.items():
             w(f"* `{nm}` ({s['bytes']} bytes): {len(s['stores'])} stores, {len(s['loads'])} loads"
@@ -112,65 +116,9 @@ def notes_markdown(k) -> str:
           f"(B from {', '.join(sorted({k.phase(i).b_source for i in now}))}).")
         w("")
     # ---- epilogues ----
-    w("## 3. The epilogues")
-    w("")
-    w("| epilogue | range | stmts | named operation |")
-    w("|---|---|---|---|")
-    for e in epis:
-        w(f"| E{e.index} | {_rng(e.first, e.last)} | {e.count} | {e.name} |")
-    w("")
-    for e in epis:
-        w("---")
-        w("")
-        w(f"### E{e.index} — {_rng(e.first, e.last)}: {e.name}")
-        w("")
-        top = ", ".join(f"{c} `{nm}`" for nm, c in e.histogram.most_common(8))
-        w(f"{e.count} statements; op histogram (top): {top}.")
-        w("")
-        if e.features:
-            w("| range | count | what |")
-            w("|---|---|---|")
-            for f in sorted(e.features.values(), key=lambda f: f.first):
-                w(f"| {_rng(f.first, f.last)} | {len(f.stmts)} | {f.name} |")
-            w("")
-            w("```")
-            for f in sorted(e.features.values(), key=lambda f: f.first):
-                for n in f.stmts[:1]:
-                    w(k.cite(n))
-            w("```")
-            w("")
-        try:
-            abi = k.abi(e.first, e.last)
-            ins, outs = len(abi.live_in), len(abi.live_out)
-            nxt = f"; phase {e.next_phase} reads {_next_reads(k, e, abi)} of them" \
-                if e.next_phase else ""
-            w(f"Inputs: {ins} live-in registers. Outputs: {outs} live-out registers{nxt}.")
-        except Exception as exc:  # pragma: no cover - defensive
-            w(f"Inputs/outputs: not computed ({exc}).")
-        mem = _memory_line(e)
-        if mem:
-            w(f"Memory: {mem}.")
-        w("")
+    _epilogues(k, F, w)
     # ---- uncharacterised ----
-    w("## 4. Uncharacterised")
-    w("")
-    u = 0
-    for p in phases:
-        if not p.consistent:
-            u += 1
-            w(f"U{u}. P{p.index}: chains give {p.tiles[0]}×{p.tiles[1]}×{p.tiles[2]} ≠ "
-              f"{len(p.mma)} mma — the chain reading does not tile the phase.")
-        if p.b_source in ("registers", "mixed"):
-            u += 1
-            w(f"U{u}. P{p.index}: B operand is register-resident ({p.b_source}); what it is in "
-              "model terms is not decided by the PTX alone.")
-    for e in epis:
-        for t in e.uncharacterised:
-            u += 1
-            w(f"U{u}. E{e.index}: {t}.")
-    if not u:
-        w("Nothing.")
-    w("")
+    _uncharacterised(k, F, w)
     return "\n".join(L)
 
 

@@ -1,0 +1,582 @@
+"""Exact facts for ``splice notes``, computed from the public Kernel API only.
+
+* ``Facts(k)`` — whole-kernel def-use (every use linked to its unique reaching definition, via
+  ``k.provenance.reaching_def``), region labels (prologue / phase / epilogue), and on top of it:
+* ``sources(pos)`` — what a definition's value is made of, walking def-use backwards through
+  every non-mma, non-load instruction: phases whose mma D it reads, loads it reads, and
+  definitions that are not unique at the use (control-flow merges) as unresolved;
+* ``feeds(pos, key)`` — where a value goes, walking forward through register copies
+  (``mov``/``cvt`` of one source, ``mov.b32 {lo, hi}`` packing): mma operands (phase + role),
+  stores (space + symbolic base), or the first other instruction that consumes it;
+* ``subsections(e)`` — contiguous runs of an epilogue grouped by what they compute;
+* ``constants()`` — ``mov.f32``/``mov.f64`` literals with their f16 rounding and reuse;
+* ``io(e)`` / ``memory(first, last)`` — live-in/live-out with definitions and consumers, and
+  the accesses grouped by space and symbolic base.
+"""
+from __future__ import annotations
+
+import math
+import re
+import struct
+from bisect import bisect_left, bisect_right
+from collections import Counter, defaultdict
+
+from ..ptx import model as m
+from . import roles
+from .provenance import CONST, TABLE_ATOM, coef, const_of, render
+
+SPECIAL = ("rcp", "rsqrt", "sqrt", "ex2", "lg2", "div", "sin", "cos", "tanh")
+ARITH = ("add", "sub", "mul", "fma", "mad", "max", "min", "neg", "abs", "copysign", "set",
+         "setp") + SPECIAL
+FLOAT_T = (".f16", ".f16x2", ".bf16", ".bf16x2", ".f32", ".f64")
+COPY = ("mov", "cvt", "cvta")
+
+
+def _is_float_op(node) -> bool:
+    nm = node.name
+    return any(nm.endswith(t) or (t + ".") in nm + "." for t in FLOAT_T)
+
+
+def is_pack(node) -> bool:
+    nm = node.name
+    return node.opcode == "cvt" and "satfinite" in nm and "e4m3x2" in nm and "f16x2" in nm
+
+
+def f16_of(x: float):
+    """(bits, value) of ``x`` rounded to binary16 (round to nearest even), or None on overflow."""
+    try:
+        b = struct.pack("<e", x)
+    except (OverflowError, struct.error):
+        return None
+    bits = struct.unpack("<H", b)[0]
+    return bits, struct.unpack("<e", b)[0]
+
+
+class Facts:
+    def __init__(self, k):
+        self.k = k
+        self.prov = k.provenance
+        self.defs, self.uses, self.guarded = k.du()
+        stmts = k.stmts
+        self.phase_at = {}                 # pos of an mma -> phase index
+        for p in k.phases:
+            for st in p.mma:
+                self.phase_at[k.pos_of(st.n)] = p.index
+        self.epis = list(k.epilogues)
+        self._epi_starts = [k.pos_of(e.first) for e in self.epis]
+        self._epi_ends = [k.pos_of(e.last) for e in self.epis]
+        self._ph_starts = [k.pos_of(p.first) for p in k.phases]
+        self._ph_ends = [k.pos_of(p.last) for p in k.phases]
+        # forward def-use: (key, def pos) -> [use pos]; per key: sorted use positions
+        users = defaultdict(list)
+        use_pos = defaultdict(list)
+        rd = self.prov.reaching_def
+        for pos, us in enumerate(self.uses):
+            for key in us:
+                use_pos[key].append(pos)
+                d = rd(key, pos)
+                if d is not None:
+                    users[(key, d)].append(pos)
+        self.users = users
+        self.use_pos = use_pos
+        self._src = {}
+        self._nstmts = len(stmts)
+
+    # ---- places ----------------------------------------------------------------------------
+
+    def region(self, pos: int) -> str:
+        i = bisect_right(self._ph_starts, pos) - 1
+        if i >= 0 and pos <= self._ph_ends[i]:
+            return f"P{self.k.phases[i].index}"
+        j = bisect_right(self._epi_starts, pos) - 1
+        if j >= 0 and pos <= self._epi_ends[j]:
+            return f"E{self.epis[j].index}"
+        if not self._ph_starts or pos < self._ph_starts[0]:
+            return "prologue"
+        return "after the phases"
+
+    def n(self, pos: int):
+        return self.k.stmts[pos].n
+
+    def node(self, pos: int):
+        return self.k.stmts[pos].node
+
+    def key(self, name: str, pos: int):
+        r = self.k._resolve(name, self.k._scope_of[pos])
+        return r[0] if r else None
+
+    # ---- backward: what a value is made of ---------------------------------------------------
+
+    def _leaf(self, d):
+        if d in self.phase_at:
+            return frozenset({("P", self.phase_at[d])})
+        acc = self.prov.access_at(d)
+        if acc is not None and acc.kind in ("ld", "tex", "suld", "ldmatrix"):
+            return frozenset({("ld", d)})
+        return None
+
+    def _children(self, d):
+        out = []
+        leaves = set()
+        rd = self.prov.reaching_def
+        for key in self.uses[d]:
+            x = rd(key, d)
+            if x is None:
+                if self.prov.def_pos.get(key):
+                    leaves.add(("?", self.k.display(key), d))
+                else:
+                    leaves.add(("in", self.k.display(key)))
+            else:
+                out.append(x)
+        return out, leaves
+
+    def sources(self, d: int) -> frozenset:
+        """Sources of the value(s) defined at statement index ``d`` (memoised, iterative)."""
+        memo = self._src
+        if d in memo:
+            return memo[d]
+        stack = [(d, 0)]
+        busy = set()
+        while stack:
+            x, state = stack.pop()
+            if state == 0:
+                if x in memo:
+                    continue
+                leaf = self._leaf(x)
+                if leaf is not None:
+                    memo[x] = leaf
+                    continue
+                if x in busy:
+                    continue
+                busy.add(x)
+                kids, _ = self._children(x)
+                stack.append((x, 1))
+                for c in kids:
+                    if c not in memo and c not in busy:
+                        stack.append((c, 0))
+            else:
+                kids, leaves = self._children(x)
+                acc = set(leaves)
+                for c in kids:
+                    acc |= memo.get(c, frozenset())
+                memo[x] = frozenset(acc)
+                busy.discard(x)
+        return memo[d]
+
+    def operand_sources(self, pos: int) -> frozenset:
+        """Sources of every register statement ``pos`` reads."""
+        kids, leaves = self._children(pos)
+        acc = set(leaves)
+        for c in kids:
+            acc |= self.sources(c)
+        return frozenset(acc)
+
+    # ---- forward: where a value goes -----------------------------------------------------------
+
+    def mma_role(self, pos: int, key: str):
+        node = self.node(pos)
+        dd, aa, bb, cc = roles.mma_fragments(node)
+        nm = self.k.display(key)
+        for role, regs in (("A", aa), ("B", bb), ("C", cc)):
+            if nm in regs:
+                return role
+        return "?"
+
+    def feeds(self, d: int, key: str = None, limit: int = 200):
+        """Consumers of the value(s) defined at ``d``: a Counter of labels such as
+        ``('mma', 11, 'A')``, ``('st', 'shared', base)``, ``('op', 'add.f16', region)``; the set of
+        final registers reaching an mma is in the second result."""
+        out = Counter()
+        regs = defaultdict(set)
+        keys = [key] if key else list(self.defs[d])
+        todo = [(kk, d) for kk in keys]
+        seen = set()
+        steps = 0
+        while todo and steps < limit:
+            kk, x = todo.pop()
+            if (kk, x) in seen:
+                continue
+            seen.add((kk, x))
+            steps += 1
+            for u in self.users.get((kk, x), ()):
+                node = self.node(u)
+                if u in self.phase_at:
+                    role = self.mma_role(u, kk)
+                    out[("mma", self.phase_at[u], role)] += 1
+                    regs[(self.phase_at[u], role)].add(self.k.display(kk))
+                    continue
+                acc = self.prov.access_at(u)
+                if acc is not None and acc.kind in ("st", "red", "atom", "sust", "stmatrix"):
+                    out[("st", acc.space, _base(acc.addr), self.region(u))] += 1
+                    continue
+                if not self.guarded[u] and (node.opcode == "mov" or (
+                        node.opcode == "cvt" and len(self.uses[u]) == 1
+                        and "e4m3" not in node.name and "e5m2" not in node.name)):
+                    for k2 in self.defs[u]:
+                        todo.append((k2, u))
+                    continue
+                out[("op", node.name, self.region(u))] += 1
+        return out, regs
+
+    # ---- sub-sections --------------------------------------------------------------------------
+
+    def anchor_class(self, pos: int, e) -> str:
+        node = self.node(pos)
+        if type(node) is not m.Instruction:
+            return None
+        op = node.opcode
+        if is_pack(node):
+            return "requantise"
+        if op == "cvt" and "e4m3x2" in node.name:
+            return "unpack"
+        acc = self.prov.access_at(pos)
+        n = self.n(pos)
+        if acc is not None:
+            if acc.kind == "ld" and acc.space == "param":
+                return None
+            if acc.space == "shared":
+                return "shared staging"
+            if acc.kind == "ld" and acc.addr is not None and coef(acc.addr, "W") == 1:
+                nb = e.features.get("next-B loads")
+                nc = e.features.get("C-seed loads")
+                if (nb and n in nb.stmts) or (nc and n in nc.stmts):
+                    return "next B/C loads"
+                if coef(acc.addr, TABLE_ATOM):
+                    return "table loads"
+                return "weight loads"
+            if acc.kind == "ld":
+                return f"{acc.space} loads"
+            if acc.kind in ("st", "red", "atom"):
+                return f"{acc.space} stores"
+            if acc.kind in ("tex", "tld4"):
+                return "texture gather"
+            if acc.kind in ("sust", "sured"):
+                return "surface write"
+        if op in ("bar", "barrier"):
+            return "shared staging"
+        if op == "movmatrix":
+            return "transpose (movmatrix)"
+        if op == "shfl":
+            return "warp shuffles"
+        if op in SPECIAL:
+            return f"{op} (special function)"
+        if op in ARITH and op not in ("set", "setp") and _is_float_op(node):
+            return "float arithmetic"
+        return None
+
+    def subsections(self, e, max_sections: int = 10):
+        k = self.k
+        a, b = k.pos_of(e.first), k.pos_of(e.last)
+        cls = {}
+        for pos in range(a, b + 1):
+            c = self.anchor_class(pos, e)
+            if c:
+                cls[pos] = c
+        # forward: a non-anchor takes the class of its earliest in-range consumer
+        for pos in range(b, a - 1, -1):
+            if pos in cls or type(self.node(pos)) is not m.Instruction:
+                continue
+            best = None
+            for kk in self.defs[pos]:
+                for u in self.users.get((kk, pos), ()):
+                    if a <= u <= b and u in cls and (best is None or u < best):
+                        best = u
+            if best is not None:
+                cls[pos] = cls[best]
+        # backward: else the class of its producer in range; labels/branches follow the previous
+        prev = None
+        for pos in range(a, b + 1):
+            if pos in cls:
+                prev = cls[pos]
+                continue
+            c = None
+            if type(self.node(pos)) is m.Instruction:
+                rd = self.prov.reaching_def
+                for kk in self.uses[pos]:
+                    x = rd(kk, pos)
+                    if x is not None and a <= x <= b and x in cls:
+                        c = cls[x]
+            cls[pos] = c or prev or "plumbing"
+            prev = cls[pos]
+        # runs over numbered statements
+        runs = []
+        for pos in range(a, b + 1):
+            if self.n(pos) is None:
+                continue
+            c = cls[pos]
+            if runs and runs[-1]["cls"] == c:
+                runs[-1]["pos"].append(pos)
+                runs[-1]["mix"][c] += 1
+            else:
+                runs.append({"cls": c, "pos": [pos], "mix": Counter({c: 1})})
+        runs = _smooth(runs, max_sections)
+        for r in runs:
+            r["name"] = _name(r["mix"], None)
+        i = 1
+        while i < len(runs):      # adjacent runs computing the same thing are one section
+            if runs[i]["name"] == runs[i - 1]["name"]:
+                runs[i - 1]["pos"].extend(runs[i]["pos"])
+                runs[i - 1]["mix"].update(runs[i]["mix"])
+                del runs[i]
+            else:
+                i += 1
+        for r in runs:
+            hist = Counter(self.node(p).name for p in r["pos"]
+                           if type(self.node(p)) is m.Instruction)
+            r["hist"] = hist
+            r["first"], r["last"] = self.n(r["pos"][0]), self.n(r["pos"][-1])
+            r["name"] = _name(r["mix"], hist)
+        return runs
+
+    # ---- constants -----------------------------------------------------------------------------
+
+    def constants(self):
+        rows = {}
+        for pos, st in enumerate(self.k.stmts):
+            node = st.node
+            if type(node) is not m.Instruction or node.opcode != "mov" or len(node.operands) != 2:
+                continue
+            if not node.name.endswith((".f32", ".f64", ".f16")):
+                continue
+            src = node.operands[1]
+            if type(src) is not m.Imm:
+                continue
+            txt = src.text
+            try:
+                v = float(src.value)
+            except Exception:
+                continue
+            r = rows.get(txt)
+            dst = self.defs[pos][0] if self.defs[pos] else None
+            if r is None:
+                r = rows[txt] = {"literal": txt, "value": v, "f16": f16_of(v), "defs": [],
+                                 "def_regions": [], "use_regions": Counter(), "consumers": Counter(),
+                                 "reg": self.k.display(dst) if dst else "?", "opcode": node.name}
+            r["defs"].append(pos)
+            reg = self.region(pos)
+            if reg not in r["def_regions"]:
+                r["def_regions"].append(reg)
+            if dst:
+                f, _ = self.feeds(pos, dst, limit=50)
+                for lab, c in f.items():
+                    if lab[0] == "op":
+                        r["use_regions"][lab[2]] += c
+                        r["consumers"][lab[1]] += c
+                    elif lab[0] == "mma":
+                        r["use_regions"][f"P{lab[1]}"] += c
+                        r["consumers"][f"mma {lab[2]}"] += c
+                    else:
+                        r["use_regions"][lab[3]] += c
+                        r["consumers"][f"st.{lab[1]}"] += c
+        return sorted(rows.values(), key=lambda r: r["defs"][0])
+
+    # ---- inputs / outputs / memory ---------------------------------------------------------------
+
+    def describe_def(self, d):
+        """(group label, statement number) of a definition."""
+        if d is None:
+            return "a definition that is not unique here (control-flow merge)", None
+        n = self.n(d)
+        if d in self.phase_at:
+            return f"P{self.phase_at[d]}'s mma (D)", n
+        acc = self.prov.access_at(d)
+        node = self.node(d)
+        reg = self.region(d)
+        if acc is not None and acc.kind == "ld":
+            if acc.space == "param":
+                return f"{reg}: ld.param", n
+            return f"{reg}: ld.{acc.space} [{_base_text(acc.addr)}]", n
+        if node.opcode == "mov" and len(node.operands) == 2 and type(node.operands[1]) is m.Imm:
+            return f"{reg}: constant {node.name}", n
+        return f"{reg}: {node.name}", n
+
+    def describe_use(self, u):
+        n = self.n(u)
+        if u in self.phase_at:
+            return f"P{self.phase_at[u]}'s mma", n
+        acc = self.prov.access_at(u)
+        reg = self.region(u)
+        node = self.node(u)
+        if acc is not None and acc.kind in ("st", "red", "atom", "sust"):
+            return f"{reg}: {node.name}", n
+        return f"{reg}: {node.name}", n
+
+    def io(self, e):
+        k = self.k
+        abi = k.abi(e.first, e.last)
+        a, b = k.pos_of(e.first), k.pos_of(e.last)
+        ins = defaultdict(list)
+        rd = self.prov.reaching_def
+        for r in abi.live_in:
+            key = self.key(r.reg, a) or r.reg
+            lab, n = self.describe_def(rd(key, a))
+            ins[lab].append((r.reg, n))
+        outs = defaultdict(list)
+        for r in abi.live_out:
+            key = self.key(r.reg, b) or r.reg
+            ups = self.use_pos.get(key, [])
+            i = bisect_right(ups, b)
+            if i < len(ups):
+                u = ups[i]
+                lab, n = self.describe_use(u)
+                if u in self.phase_at:
+                    lab = f"P{self.phase_at[u]}'s mma as {self.mma_role(u, key)}"
+            else:
+                lab, n = "no later statement (live only around a loop back edge)", None
+            outs[lab].append((r.reg, n))
+        return abi, ins, outs
+
+    def memory(self, first: int, last: int):
+        """Accesses of statements first…last grouped by (kind, space, symbolic base)."""
+        k = self.k
+        a, b = k.pos_of(first), k.pos_of(last)
+        groups = {}
+        for acc in self.prov.accesses:
+            if acc.pos < a or acc.pos > b:
+                continue
+            if acc.kind in ("tex", "sust", "suld", "tld4"):
+                base = (("<handle>", 1),) if acc.addr is None else _strip(acc.addr)
+            else:
+                base = _strip(acc.addr) if acc.addr is not None else None
+            node = self.node(acc.pos)
+            g = groups.setdefault((acc.kind, acc.space, base, node.name),
+                                  {"kind": acc.kind, "space": acc.space, "opcode": node.name,
+                                   "base": base, "offs": [], "stmts": []})
+            g["offs"].append(const_of(acc.addr) if acc.addr is not None else None)
+            g["stmts"].append(acc.n)
+        return sorted(groups.values(), key=lambda g: g["stmts"][0])
+
+    def params_unread(self):
+        """Byte ranges of each parameter that no ``ld.param`` reads: [(param, size, [(lo, hi)])]."""
+        out = []
+        fields = self.prov.fields_read()
+        for p in self.k.fn.params or ():
+            short = self.prov.param_short.get(p.name, p.name)
+            el = 1
+            for at in p.attrs:
+                mm = re.match(r"^\.[bsuf](\d+)$", at)
+                if mm:
+                    el = int(mm.group(1)) // 8
+            size = el
+            for dd in p.declarator.dims or ():
+                size *= dd or 0
+            covered = [False] * size
+            for f, _n, nb in fields:
+                base, _, off = f.rpartition("+")
+                if base != short:
+                    continue
+                for i in range(int(off), min(size, int(off) + nb)):
+                    if i >= 0:
+                        covered[i] = True
+            gaps = []
+            i = 0
+            while i < size:
+                if not covered[i]:
+                    j = i
+                    while j < size and not covered[j]:
+                        j += 1
+                    gaps.append((i, j))
+                    i = j
+                else:
+                    i += 1
+            out.append((short, size, gaps))
+        return out
+
+
+def _strip(addr):
+    return tuple(x for x in addr if x[0] != CONST) if addr is not None else None
+
+
+def _base(addr):
+    return render(_strip(addr)) if addr is not None else "?"
+
+
+def _base_text(addr):
+    if addr is None:
+        return "?"
+    b = render(_strip(addr))
+    c = const_of(addr)
+    return f"{b} + {c}" if c and b != "0" else (b if b != "0" else str(c))
+
+
+def offsets_text(offs):
+    offs = [o for o in offs if o is not None]
+    if not offs:
+        return ""
+    if len(offs) == 1:
+        return f"+{offs[0]}"
+    steps = {b - a for a, b in zip(offs, offs[1:])}
+    lo, hi = min(offs), max(offs)
+    if len(steps) == 1:
+        return f"+{offs[0]} … +{offs[-1]} step {steps.pop()}"
+    return f"+{lo} … +{hi} ({len(set(offs))} distinct offsets)"
+
+
+def _smooth(runs, max_sections):
+    def merge(i, j):   # merge runs i..j (inclusive) into i
+        r = runs[i]
+        for x in runs[i + 1:j + 1]:
+            r["pos"].extend(x["pos"])
+            r["mix"].update(x["mix"])
+        del runs[i + 1:j + 1]
+        r["cls"] = r["mix"].most_common(1)[0][0]
+
+    def size(r):
+        return len(r["pos"])
+
+    changed = True
+    while changed:
+        changed = False
+        # plumbing joins its predecessor
+        for i in range(1, len(runs)):
+            if runs[i]["cls"] == "plumbing":
+                merge(i - 1, i)
+                changed = True
+                break
+        if changed:
+            continue
+        # short interruptions between two runs of one class
+        for i in range(1, len(runs) - 1):
+            if runs[i - 1]["cls"] == runs[i + 1]["cls"] and \
+                    size(runs[i]) <= max(2, min(size(runs[i - 1]), size(runs[i + 1])) // 4):
+                merge(i - 1, i + 1)
+                changed = True
+                break
+        if changed:
+            continue
+        for i in range(1, len(runs)):
+            if runs[i]["cls"] == runs[i - 1]["cls"]:
+                merge(i - 1, i)
+                changed = True
+                break
+    # one- and two-statement runs join the run before them (the first run: the one after)
+    i = 0
+    while i < len(runs) and len(runs) > 1:
+        if size(runs[i]) <= 2:
+            if i == 0:
+                merge(0, 1)
+            else:
+                merge(i - 1, i)
+                i -= 1
+            continue
+        i += 1
+    # too many sections: fold the smallest into its smaller neighbour
+    while len(runs) > max_sections:
+        i = min(range(len(runs)), key=lambda j: (size(runs[j]), j))
+        if i == 0:
+            merge(0, 1)
+        elif i == len(runs) - 1:
+            merge(i - 1, i)
+        elif size(runs[i - 1]) <= size(runs[i + 1]):
+            merge(i - 1, i)
+        else:
+            merge(i, i + 1)
+    return runs
+
+
+def _name(mix: Counter, hist: Counter) -> str:
+    tot = sum(mix.values())
+    parts = [c for c, v in mix.most_common() if c != "plumbing" and v * 10 >= tot]
+    if not parts:
+        parts = [mix.most_common(1)[0][0]]
+    return " + ".join(parts[:3])

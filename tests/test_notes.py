@@ -63,7 +63,7 @@ def test_enc5_e60_subsections(enc5):
     runs = F.subsections(e60)
     names = [r["name"] for r in runs]
     assert names[0].startswith("requantise")
-    scatter = next(r for r in runs if r["name"] == "global stores")
+    scatter = next(r for r in runs if r["name"] == "global stores into param_0+48")
     assert scatter["hist"]["st.global.u32"] == 20
     assert runs[-1]["name"] == "next B/C loads" and runs[-1]["last"] == e60.last
     # the scatter sub-section sits between the packs and the next-phase loads
@@ -74,6 +74,10 @@ def test_enc5_e60_subsections(enc5):
     assert "`W + 16·laneid` +428544 … +430592 step 512" in sec
     assert "`W + ((laneid<<2)&12)` +431104 … +431120 step 16" in sec
     assert "40 packs read P60's D" in sec and "P61's A (20 registers)" in sec
+    assert "10 × `st.global.u32` at `param_0+48 + 4·(laneid&3) + 4·idx`" in sec
+    assert "10 × `st.global.u32` at `param_0+48 + 4·((laneid&3)|4) + 4·idx`" in sec
+    unc = md[md.index("## 4. Uncharacterised"):]
+    assert re.search(r"E60: the index of 20 global stores\*\* \(s\d+–s\d+\)", unc)
 
 
 def test_enc5_e10_pack_sources(enc5):
@@ -98,7 +102,7 @@ def test_enc5_uncharacterised(enc5):
     unc = md[md.index("## 4. Uncharacterised"):]
     assert "no `ld.param` reads bytes" in unc
     assert "P11's B operand is register-resident" in unc
-    assert "slot-relative" in unc
+    assert "Slot-relative weight offsets of P1, P2, …, P11 (11)" in unc
     assert "E12: what the 20 per-column table loads hold" in unc
 
 

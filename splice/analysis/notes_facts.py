@@ -247,7 +247,9 @@ class Facts:
             if acc.kind == "ld":
                 return f"{acc.space} loads"
             if acc.kind in ("st", "red", "atom"):
-                return f"{acc.space} stores"
+                fields = [x for x, c in (acc.addr or ()) if "+" in x and x.split("+")[0] in
+                          self.prov.param_short.values()]
+                return f"{acc.space} stores" + (f" into {fields[0]}" if len(fields) == 1 else "")
             if acc.kind in ("tex", "tld4"):
                 return "texture gather"
             if acc.kind in ("sust", "sured"):
@@ -443,6 +445,7 @@ class Facts:
                                   {"kind": acc.kind, "space": acc.space, "opcode": node.name,
                                    "base": base, "offs": [], "stmts": []})
             g["offs"].append(const_of(acc.addr) if acc.addr is not None else None)
+            g.setdefault("opaque", []).extend(opaque_terms(acc.addr))
             g["stmts"].append(acc.n)
         return sorted(groups.values(), key=lambda g: g["stmts"][0])
 
@@ -484,7 +487,32 @@ class Facts:
 
 
 def _strip(addr):
-    return tuple(x for x in addr if x[0] != CONST) if addr is not None else None
+    """The symbolic base of an address: no constant, and every opaque term (a register value
+    the affine walk could not reduce) replaced by one ``idx`` atom with its coefficient."""
+    if addr is None:
+        return None
+    out = []
+    opq = {}
+    for a, c in addr:
+        if a == CONST:
+            continue
+        if "#" in a:
+            opq[c] = opq.get(c, 0) + 1
+        else:
+            out.append((a, c))
+    for c in sorted(opq):
+        out.append(("idx" if len(opq) == 1 else f"idx{len(out)}", c))
+    return tuple(sorted(out))
+
+
+def opaque_terms(addr):
+    """[(register name, def statement index)] of the opaque terms of an address."""
+    out = []
+    for a, _c in addr or ():
+        if "#" in a:
+            nm, _, d = a.partition("#")
+            out.append((nm.split("@", 1)[0], int(d) if d.isdigit() else None))
+    return out
 
 
 def _base(addr):
@@ -494,7 +522,7 @@ def _base(addr):
 def _base_text(addr):
     if addr is None:
         return "?"
-    b = render(_strip(addr))
+    b = render(tuple(x for x in addr if x[0] != CONST))
     c = const_of(addr)
     return f"{b} + {c}" if c and b != "0" else (b if b != "0" else str(c))
 
@@ -503,8 +531,8 @@ def offsets_text(offs):
     offs = [o for o in offs if o is not None]
     if not offs:
         return ""
-    if len(offs) == 1:
-        return f"+{offs[0]}"
+    if len(set(offs)) == 1:
+        return f"+{offs[0]}" if offs[0] else ""
     steps = {b - a for a, b in zip(offs, offs[1:])}
     lo, hi = min(offs), max(offs)
     if len(steps) == 1:

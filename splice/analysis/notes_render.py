@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from ..ptx import model as m
-from .notes_facts import _base_text, f16_of, is_pack, offsets_text
+from .notes_facts import _base_text, _strip, f16_of, is_pack, offsets_text, opaque_terms
 from .provenance import TABLE_ATOM, coef, render
 
 MAX_EVIDENCE = 12
@@ -22,6 +22,13 @@ def _regs(items, n=4):
     if len(names) <= n:
         return ", ".join(f"`{x}`" for x in names)
     return ", ".join(f"`{x}`" for x in names[:n]) + f", … `{names[-1]}`"
+
+
+def _names(xs, n=3):
+    u = list(dict.fromkeys(xs))
+    if len(u) <= n:
+        return ", ".join(f"`{x}`" for x in u)
+    return ", ".join(f"`{x}`" for x in u[:n]) + f", … `{u[-1]}` ({len(u)} registers)"
 
 
 def _fmt_float(v):
@@ -204,7 +211,7 @@ def _evidence(k, F, poss):
         node = F.node(p)
         acc = F.prov.access_at(p)
         if acc is not None:
-            base = None if acc.addr is None else tuple(x for x in acc.addr if x[0] != "")
+            base = _strip(acc.addr)
             key = (node.name, base)
             groups.setdefault(key, []).append(p)
         elif node.opcode == "mov" and len(node.operands) == 2 and type(node.operands[1]) is m.Imm \
@@ -228,8 +235,10 @@ def _evidence(k, F, poss):
         btxt = render(base) if base is not None else "?"
         from .provenance import const_of
         ot = offsets_text([const_of(a) if a is not None else None for a in offs])
-        summary.append(f"{len(ps)} × `{name}` at `{btxt}` {ot} "
-                       f"({_rng(F.n(ps[0]), F.n(ps[-1]))})")
+        idx = [nm for a in offs for nm, _d in opaque_terms(a)]
+        itxt = f", idx = {_names(idx)}" if idx else ""
+        summary.append(f"{len(ps)} × `{name}` at `{btxt}` {ot}{itxt} "
+                       f"({_rng(F.n(ps[0]), F.n(ps[-1]))})".replace("  ", " "))
     pick = sorted(set(pick))
     if len(pick) > MAX_EVIDENCE:
         keep = set(pick[:MAX_EVIDENCE - 1]) | {pick[-1]}
@@ -411,11 +420,16 @@ def _uncharacterised(k, F, w):
             items.append(f"**P{p.index}'s B operand is register-resident** ({p.b_source}: "
                          f"{len(p.b_regs)} registers, made of {made}). Which tensor it is in "
                          "model terms (e.g. V vs Vᵀ) is not decidable from the PTX.")
+    slots = defaultdict(list)
+    for p in k.phases:
         if p.slot_stride:
-            items.append(f"**P{p.index}'s weight offsets are slot-relative.** Its operand loads "
-                         f"read `W + {p.slot_stride}·tid.z + …`; the byte offsets in the phase "
-                         "table are relative to that slot, and whether the tid.z groups compute "
-                         "different tiles or replicas is not decidable without the launch geometry.")
+            slots[p.slot_stride].append(p.index)
+    for stride, ps in slots.items():
+        items.append(f"**Slot-relative weight offsets of {_regions(['P%d' % i for i in ps])}.** "
+                     f"Their operand loads read `W + {stride}·tid.z + …`, so the byte offsets in "
+                     "the phase table are relative to a per-tid.z slot, not absolute image "
+                     "offsets. Whether the tid.z groups compute different tiles or replicas of "
+                     "one tile is not decidable without the launch geometry (`%ntid.z`).")
     for e in F.epis:
         a, b = k.pos_of(e.first), k.pos_of(e.last)
         packs, groups = _pack_groups(k, F, e)
@@ -445,17 +459,30 @@ def _uncharacterised(k, F, w):
                          f"(`{base}`, {_rng(f.first, f.last)}). They feed {fd}; the arithmetic "
                          "role is computable, the tensor's name is not (no parameter names in "
                          "the weight image).")
-        for g in F.memory(e.first, e.last):
-            if g["kind"] in ("st", "red", "atom") and g["space"] == "global":
-                base = render(g["base"]) if g["base"] is not None else "?"
-                opaque = g["base"] is None or any("#" in x[0] for x in g["base"])
-                if opaque:
-                    items.append(f"**E{e.index}: the geometry of {len(g['stmts'])} "
-                                 f"`{g['opcode']}`** ({_rng(g['stmts'][0], g['stmts'][-1])}): "
-                                 f"the address `{base}` contains opaque terms (products of two "
-                                 "unknowns or values merged by control flow), so the index "
-                                 "formula is not reduced to an affine form; the buffer's layout "
-                                 "and whether it aliases another parameter are not established.")
+        opq = [g for g in F.memory(e.first, e.last)
+               if g["kind"] in ("st", "red", "atom") and g["space"] in ("global", "generic")
+               and (g["base"] is None or g.get("opaque"))]
+        if opq:
+            n = sum(len(g["stmts"]) for g in opq)
+            bases = "; ".join(f"`{render(g['base']) if g['base'] is not None else '?'}`"
+                              for g in opq[:4])
+            idx = [t for g in opq for t in g.get("opaque", ())]
+            defs = sorted({d for _nm, d in idx if d is not None})
+            ops = Counter(F.node(d).name for d in defs)
+            why = ", ".join(f"{c}× `{o}`" for o, c in ops.most_common(3))
+            if any(o.startswith("selp") for o in ops):
+                why += ": a per-lane select between a computed index and a constant, decided at run time"
+            elif any(o.startswith(("mul", "mad")) for o in ops):
+                why += ": a product of two run-time values"
+            else:
+                why += ": not reducible by the affine walk"
+            ex = k.cite(F.n(defs[0])) if defs else ""
+            items.append(f"**E{e.index}: the index of {n} global stores** "
+                         f"({_rng(opq[0]['stmts'][0], opq[-1]['stmts'][-1])}) at {bases}: "
+                         f"`idx` = {_names([nm for nm, _d in idx])} is not an affine form of "
+                         f"laneid/tid/params (its definitions are {why}{'; e.g. ' + ex if ex else ''}). "
+                         "The buffer's layout and whether it aliases another parameter field are "
+                         "not established.")
         try:
             abi, ins, outs = F.io(e)
         except Exception:

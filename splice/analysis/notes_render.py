@@ -266,6 +266,8 @@ def _src_label(F, item):
         else:
             what = f"{acc.kind}.{acc.space}"
         base = render(tuple(x for x in acc.addr if x[0] != "")) if acc.addr is not None else "?"
+        if len(base) > 48:      # long lane-index arithmetic: name the base only
+            base = base.split(" ", 1)[0] + " + …"
         return f"{what} `{base}`"
     if item[0] == "in":
         return f"kernel-entry value {item[1]}"

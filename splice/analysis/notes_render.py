@@ -265,7 +265,7 @@ def _src_label(F, item):
             what = "weight load"
         else:
             what = f"{acc.kind}.{acc.space}"
-        base = render(tuple(x for x in acc.addr if x[0] != "")) if acc.addr is not None else "?"
+        base = render(_strip(acc.addr)) if acc.addr is not None else "?"
         if len(base) > 48:      # long lane-index arithmetic: name the base only
             base = base.split(" ", 1)[0] + " + …"
         return f"{what} `{base}`"

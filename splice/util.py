@@ -16,6 +16,10 @@ def write_atomic(path, data) -> Path:
     try:
         with os.fdopen(fd, mode) as fh:
             fh.write(data)
+        # mkstemp creates 0600; an output should get the permissions any new file gets
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, p)
     except BaseException:
         try:

@@ -272,3 +272,53 @@ def test_mma_bench_is_not_folded_by_ptxas():
     cubin = sass.compile_ptx(mma_bench_ptx(), "sm_90").cubin
     n = len(re.findall(r"\b[HQI]MMA\.", sass.disassemble(cubin)))
     assert n >= 2 * CHAINS * UNROLL, n
+
+
+def test_time_interleaved_with_a_fake_device():
+    """The timing loop's bookkeeping (interleaving, warm-up, graph replay) without a GPU."""
+    from types import SimpleNamespace
+
+    from splice.probe.timing import time_interleaved
+
+    clock = {"t": 0.0}
+    calls = []
+
+    class Event:
+        def record(self, stream):
+            self.t = clock["t"]
+
+        def synchronize(self):
+            pass
+
+    class Stream:
+        capturing = None
+
+        def synchronize(self):
+            pass
+
+        def begin_capture(self):
+            self.capturing = []
+
+        def end_capture(self):
+            body, self.capturing = self.capturing, None
+            return SimpleNamespace(launch=lambda stream: [f(stream) for f in body])
+
+    cost = {"original": 2.0, "spliced": 3.0}
+
+    def launcher(name):
+        def run(stream):
+            if stream.capturing is not None:
+                stream.capturing.append(lambda s: run(s))
+                return
+            calls.append(name)
+            clock["t"] += cost[name]
+        return run
+
+    cp = SimpleNamespace(cuda=SimpleNamespace(Event=Event, get_elapsed_time=lambda a, b: b.t - a.t))
+    out = time_interleaved(cp, Stream(), {n: launcher(n) for n in cost}, runs=7, warmup=2, graph=True)
+    assert out["original"]["events"]["median_ms"] == 2.0 and out["spliced"]["events"]["median_ms"] == 3.0
+    assert out["original"]["graph"]["median_ms"] == 2.0 and out["spliced"]["graph"]["median_ms"] == 3.0
+    assert len(out["original"]["times_ms"]) == 7
+    # warm-up 2 rounds, 7 timed rounds interleaved, 2 graph warm-ups each, 7 graph rounds
+    assert calls[:4] == ["original", "spliced", "original", "spliced"]
+    assert len(calls) == 2 * (2 + 7 + 2 + 7)

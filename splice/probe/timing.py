@@ -33,18 +33,13 @@ def stats(times: list) -> dict:
             "fps": 1000.0 / med if med else None}
 
 
-def time_interleaved(cp, stream, launchers: dict, runs: int, warmup: int, graph: bool = False,
-                     progress=None) -> dict:
-    """launchers: {name: callable(stream)}.  Returns {name: {"events": stats, "graph": stats}}."""
-    out = {n: {} for n in launchers}
-    for _ in range(max(warmup, 0)):
-        for f in launchers.values():
-            f(stream)
-    stream.synchronize()
-    times = {n: [] for n in launchers}
+def _rounds(cp, stream, launch: dict, runs: int, progress=None) -> dict:
+    """``runs`` rounds, each launching every entry of ``launch`` once between two CUDA events
+    (interleaved, so drift hits every module alike); {name: [ms, …]}."""
+    times = {n: [] for n in launch}
     for _ in range(runs):
         evs = []
-        for n, f in launchers.items():
+        for n, f in launch.items():
             a, b = cp.cuda.Event(), cp.cuda.Event()
             a.record(stream)
             f(stream)
@@ -55,6 +50,18 @@ def time_interleaved(cp, stream, launchers: dict, runs: int, warmup: int, graph:
             times[n].append(cp.cuda.get_elapsed_time(a, b))
         if progress:
             progress()
+    return times
+
+
+def time_interleaved(cp, stream, launchers: dict, runs: int, warmup: int, graph: bool = False,
+                     progress=None) -> dict:
+    """launchers: {name: callable(stream)}.  Returns {name: {"events": stats, "graph": stats}}."""
+    out = {n: {} for n in launchers}
+    for _ in range(max(warmup, 0)):
+        for f in launchers.values():
+            f(stream)
+    stream.synchronize()
+    times = _rounds(cp, stream, launchers, runs, progress)
     for n in launchers:
         out[n]["events"] = stats(times[n])
         out[n]["times_ms"] = times[n]
@@ -68,20 +75,7 @@ def time_interleaved(cp, stream, launchers: dict, runs: int, warmup: int, graph:
             for _ in range(max(warmup, 1)):
                 g.launch(stream)
         stream.synchronize()
-        gt = {n: [] for n in launchers}
-        for _ in range(runs):
-            evs = []
-            for n, g in graphs.items():
-                a, b = cp.cuda.Event(), cp.cuda.Event()
-                a.record(stream)
-                g.launch(stream)
-                b.record(stream)
-                evs.append((n, a, b))
-            evs[-1][2].synchronize()
-            for n, a, b in evs:
-                gt[n].append(cp.cuda.get_elapsed_time(a, b))
-            if progress:
-                progress()
+        gt = _rounds(cp, stream, {n: g.launch for n, g in graphs.items()}, runs, progress)
         for n in launchers:
             out[n]["graph"] = stats(gt[n])
     return out

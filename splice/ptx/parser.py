@@ -257,70 +257,69 @@ class _BodyParser:
                 pos = nl + 1
                 line_no += 1
                 continue
-            if True:
-                if "/*" in s:
+            if "/*" in s:
+                raise _Fallback
+            cut = s.find("//")
+            if cut >= 0:
+                if '"' in s[:cut]:
                     raise _Fallback
-                cut = s.find("//")
-                if cut >= 0:
-                    if '"' in s[:cut]:
-                        raise _Fallback
-                    s = s[:cut].rstrip()
-                lead = pos + (len(raw) - len(raw.lstrip()))
-                stop = lead + len(s)
-                if pending >= 0:
-                    if s.endswith(";"):
-                        stack[-1].extend(shapes.statement(source, pending, stop, pending_line, self.path))
-                        pending = -1
-                    elif s[0] in "{}" and not s.startswith("{%") and not s.startswith("{ %"):
-                        raise _Fallback
-                else:
-                    # scope braces before the statement ({ or } at the start of a line) ...
-                    k = 0
-                    while k < len(s) and s[k] in "{}":
-                        if s[k] == "{":
-                            stack.append([])
-                            opens.append((lead + k, line_no))
-                        else:
-                            if len(stack) == 1:
-                                raise _Fallback
-                            items = stack.pop()
-                            o, o_line = opens.pop()
-                            stack[-1].append(m.Block(tuple(items), (o, lead + k + 1), o_line))
-                        k += 1
-                        while k < len(s) and s[k] in " \t":
-                            k += 1
-                    # ... and after it (NVVM's `{ cvt.f32.f16 %f1, %rs1;}`)
-                    e = len(s)
-                    closes = []
-                    while e > k and s[e - 1] == "}":
-                        body = s[k:e - 1].rstrip()
-                        if not body.endswith(";"):
-                            break
-                        closes.append(lead + e)
-                        e = len(body) + k if False else k + len(s[k:e - 1].rstrip())
-                    text = s[k:e]
-                    if text:
-                        if "{" in text and text[0] in "{}":
-                            raise _Fallback
-                        t0 = lead + k
-                        t1 = lead + e
-                        if text.endswith(";") or text.endswith(":") or text.startswith((".loc", ".file")):
-                            if text.count(";") > 1:
-                                stack[-1].extend(_lark(text, "body_items", source, self.path, t0,
-                                                       base_line=line_no))
-                            else:
-                                stack[-1].extend(shapes.statement(source, t0, t1, line_no, self.path))
-                        elif closes:
-                            raise _Fallback
-                        else:
-                            pending = t0
-                            pending_line = line_no
-                    for c in reversed(closes):
+                s = s[:cut].rstrip()
+            lead = pos + (len(raw) - len(raw.lstrip()))
+            stop = lead + len(s)
+            if pending >= 0:
+                if s.endswith(";"):
+                    stack[-1].extend(shapes.statement(source, pending, stop, pending_line, self.path))
+                    pending = -1
+                elif s[0] in "{}" and not s.startswith("{%") and not s.startswith("{ %"):
+                    raise _Fallback
+            else:
+                # scope braces before the statement ({ or } at the start of a line) ...
+                k = 0
+                while k < len(s) and s[k] in "{}":
+                    if s[k] == "{":
+                        stack.append([])
+                        opens.append((lead + k, line_no))
+                    else:
                         if len(stack) == 1:
                             raise _Fallback
                         items = stack.pop()
                         o, o_line = opens.pop()
-                        stack[-1].append(m.Block(tuple(items), (o, c), o_line))
+                        stack[-1].append(m.Block(tuple(items), (o, lead + k + 1), o_line))
+                    k += 1
+                    while k < len(s) and s[k] in " \t":
+                        k += 1
+                # ... and after it (NVVM's `{ cvt.f32.f16 %f1, %rs1;}`)
+                e = len(s)
+                closes = []
+                while e > k and s[e - 1] == "}":
+                    body = s[k:e - 1].rstrip()
+                    if not body.endswith(";"):
+                        break
+                    closes.append(lead + e)
+                    e = k + len(body)
+                text = s[k:e]
+                if text:
+                    if "{" in text and text[0] in "{}":
+                        raise _Fallback
+                    t0 = lead + k
+                    t1 = lead + e
+                    if text.endswith(";") or text.endswith(":") or text.startswith((".loc", ".file")):
+                        if text.count(";") > 1:
+                            stack[-1].extend(_lark(text, "body_items", source, self.path, t0,
+                                                   base_line=line_no))
+                        else:
+                            stack[-1].extend(shapes.statement(source, t0, t1, line_no, self.path))
+                    elif closes:
+                        raise _Fallback
+                    else:
+                        pending = t0
+                        pending_line = line_no
+                for c in reversed(closes):
+                    if len(stack) == 1:
+                        raise _Fallback
+                    items = stack.pop()
+                    o, o_line = opens.pop()
+                    stack[-1].append(m.Block(tuple(items), (o, c), o_line))
             pos = nl + 1
             line_no += 1
         if pending >= 0 or len(stack) != 1:

@@ -360,6 +360,24 @@ __device__ __forceinline__ void phase_pv(u32 (&O)[4][4][2], const uint4 (&a12)[4
                  s == 0 ? zero : O[m][n][0], s == 0 ? zero : O[m][n][1]);
 }
 
+// A banded phase: M m-tiles x N n-tiles, each an S-step k chain (the notes' "chains of S").
+// B pairs come from 512-byte weight tiles holding two n-tiles (.x/.y, then .z/.w) per k-step;
+// chain n starts from the C seed c[n].  The mma run stays adjacent (nothing between them).
+template <int M, int N, int S>
+__device__ __forceinline__ void mma_band(u32 (&D)[M][N][2], const uint4 (&a)[M][S], const uint4* b,
+                                         const u32* c) {
+#pragma unroll
+  for (int m = 0; m < M; ++m)
+#pragma unroll
+    for (int n = 0; n < N; ++n)
+#pragma unroll
+      for (int s = 0; s < S; ++s) {
+        const uint4& bb = b[S * (n >> 1) + s];
+        mma_e4m3(D[m][n][0], D[m][n][1], a[m][s], (n & 1) ? bb.z : bb.x, (n & 1) ? bb.w : bb.y,
+                 s == 0 ? c[n] : D[m][n][0], s == 0 ? c[n] : D[m][n][1]);
+      }
+}
+
 // Pack a 64x32 D (4 m-tiles) into four A quads (K = the 32 columns).
 __device__ __forceinline__ uint4 pack_quad(const u32 (&D)[4][2]) {
   return make_uint4(pack4(D[0][0], D[1][0]), pack4(D[0][1], D[1][1]), pack4(D[2][0], D[3][0]),

@@ -74,16 +74,7 @@ extern "C" __global__ void cuda_dldn_engine_swin_dec1_kernel(DldnEngineSwinDecPa
 
   // ------------------------------------------------------------ P1: 48x128x96, 48 chains of 3
   u32 D1[3][16][2];
-#pragma unroll
-  for (int m = 0; m < 3; ++m)
-#pragma unroll
-    for (int n = 0; n < 16; ++n)
-#pragma unroll
-      for (int s = 0; s < 3; ++s) {
-        const uint4& b = b1[3 * (n >> 1) + s];
-        mma_e4m3(D1[m][n][0], D1[m][n][1], a1[m][s], (n & 1) ? b.z : b.x, (n & 1) ? b.w : b.y,
-                 s == 0 ? c1[n] : D1[m][n][0], s == 0 ? c1[n] : D1[m][n][1]);
-      }
+  mma_band<3, 16, 3>(D1, a1, b1, c1);
 
   // ------------------------------------------------------------ E1: patch expand, norm, restage
   // (a) 96 packs -> 48 b32
@@ -289,16 +280,7 @@ extern "C" __global__ void cuda_dldn_engine_swin_dec1_kernel(DldnEngineSwinDecPa
   for (int c = 0; c < 8; ++c) {
     // even phase P(10+2c): 32x32x64, 8 chains of 2
     u32 H[2][4][2];
-#pragma unroll
-    for (int m = 0; m < 2; ++m)
-#pragma unroll
-      for (int ch = 0; ch < 4; ++ch)
-#pragma unroll
-        for (int s = 0; s < 2; ++s) {
-          const uint4& b = bw[2 * (ch >> 1) + s];
-          mma_e4m3(H[m][ch][0], H[m][ch][1], an[m][s], (ch & 1) ? b.z : b.x, (ch & 1) ? b.w : b.y,
-                   s == 0 ? bias[ch] : H[m][ch][0], s == 0 ? bias[ch] : H[m][ch][1]);
-        }
+    mma_band<2, 4, 2>(H, an, bw, bias);
     // E(10+2c): clamped cubic activation
     if (c == 0)
       ak = act_consts(__float2half_rn(KF32("0f3ED306EB")), __float2half_rn(KF32("0f3DA60DD6")),

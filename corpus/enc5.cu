@@ -207,14 +207,8 @@ extern "C" __global__ void cuda_dldn_engine_swin_enc5_kernel(DldnEngineSwinEncPa
   for (int c = 0; c < 20; ++c) {
     // odd phase P(21+2c): 16x32x160, 4 chains of 5
     u32 H[4][2];
-#pragma unroll
-    for (int ch = 0; ch < 4; ++ch)
-#pragma unroll
-      for (int s = 0; s < 5; ++s) {
-        const uint4& b = bw[5 * (ch >> 1) + s];
-        mma_e4m3(H[ch][0], H[ch][1], an[s], (ch & 1) ? b.z : b.x, (ch & 1) ? b.w : b.y,
-                 s == 0 ? bias[ch] : H[ch][0], s == 0 ? bias[ch] : H[ch][1]);
-      }
+    mma_band<1, 4, 5>(reinterpret_cast<u32(&)[1][4][2]>(H), reinterpret_cast<const uint4(&)[1][5]>(an),
+                      bw, bias);
     // E(21+2c): clamped cubic activation
     if (c == 0)
       ak = act_consts(__float2half_rn(KF32("0f3ED306EB")), __float2half_rn(KF32("0f3DA60DD6")),

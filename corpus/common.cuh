@@ -378,6 +378,20 @@ __device__ __forceinline__ void mma_band(u32 (&D)[M][N][2], const uint4 (&a)[M][
       }
 }
 
+// One k-step accumulated into D in place (C = D): M m-tiles x N n-tiles, B pairs from 512-byte
+// weight tiles holding two n-tiles each.
+template <int M, int N>
+__device__ __forceinline__ void mma_acc(u32 (&D)[M][N][2], const uint4 (&a)[M], const uint4* b) {
+#pragma unroll
+  for (int m = 0; m < M; ++m)
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+      const uint4& bb = b[n >> 1];
+      mma_e4m3(D[m][n][0], D[m][n][1], a[m], (n & 1) ? bb.z : bb.x, (n & 1) ? bb.w : bb.y, D[m][n][0],
+               D[m][n][1]);
+    }
+}
+
 // Pack a 64x32 D (4 m-tiles) into four A quads (K = the 32 columns).
 __device__ __forceinline__ uint4 pack_quad(const u32 (&D)[4][2]) {
   return make_uint4(pack4(D[0][0], D[1][0]), pack4(D[0][1], D[1][1]), pack4(D[2][0], D[3][0]),

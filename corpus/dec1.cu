@@ -216,25 +216,11 @@ extern "C" __global__ void cuda_dldn_engine_swin_dec1_kernel(DldnEngineSwinDecPa
       }
 
   // ------------------------------------------------------------ P8, E8, P9: out-projection
-#pragma unroll
-  for (int m = 0; m < 2; ++m)
-#pragma unroll
-    for (int n = 0; n < 8; ++n) {
-      const uint4& b = bw[n >> 1];
-      mma_e4m3(R[m][n][0], R[m][n][1], A8[m], (n & 1) ? b.z : b.x, (n & 1) ? b.w : b.y, R[m][n][0],
-               R[m][n][1]);
-    }
+  mma_acc<2, 8>(R, A8, bw);
   A8[0] = *reinterpret_cast<const uint4*>(sA + 2048);
   A8[1] = *reinterpret_cast<const uint4*>(sA + 2560);
   load_bn<4>(Wg, P9_W, bw);
-#pragma unroll
-  for (int m = 0; m < 2; ++m)
-#pragma unroll
-    for (int n = 0; n < 8; ++n) {
-      const uint4& b = bw[n >> 1];
-      mma_e4m3(R[m][n][0], R[m][n][1], A8[m], (n & 1) ? b.z : b.x, (n & 1) ? b.w : b.y, R[m][n][0],
-               R[m][n][1]);
-    }
+  mma_acc<2, 8>(R, A8, bw);
 
   // ------------------------------------------------------------ E9: raw RMS norm + gain
   __half iv[2][2];

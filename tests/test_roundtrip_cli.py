@@ -50,7 +50,7 @@ def test_canonical_print_gives_identical_sass(name, capsys):
 def test_sass_check_can_fail(tmp_path, monkeypatch):
     """The SASS comparison is real: a canonical printer that changed an opcode is caught."""
     from splice.ptx import printer
-    from splice.report import roundtrip as rt
+    from splice.commands import roundtrip as rt
 
     real = printer.canonical
 

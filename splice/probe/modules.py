@@ -81,7 +81,7 @@ def resolve(target: str, module: Optional[str] = None) -> Pair:
     if not t.exists():
         raise SpliceError("no such file", target)
     if module is None and _is_recipe(t):
-        from ..report.apply import run_apply
+        from ..cut.pipeline import run_apply
 
         plan, _, out, timings = run_apply(target, ptxas=False)
         mod = Path(plan.recipe.module)

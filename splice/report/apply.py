@@ -1,84 +1,10 @@
-"""``splice apply`` and ``splice extract``: the report side (this module prints; splice.cut does
-not)."""
+"""Rendering of ``splice apply``'s result (rich tables, diff preview)."""
 from __future__ import annotations
 
-import difflib
-import json
-import os
-import sys
-import time
-from pathlib import Path
-
-DIFF_CONTEXT = 2
 DIFF_PREVIEW_LINES = 80
 
 
-def _search_path(recipe_path: str) -> list:
-    from ..cut.recipe import default_search_path
-
-    extra = [p for p in os.environ.get("SPLICE_CORPUS", "").split(os.pathsep) if p]
-    return default_search_path(Path(recipe_path).parent, extra)
-
-
-def run_apply(recipe_path: str, output=None, ptxas: bool = True):
-    """Load, plan, validate.  Returns (plan, validation or None, output path, timings).
-    Writes nothing."""
-    from ..cut.recipe import load_recipe
-    from ..cut.splice import plan as make_plan
-
-    t0 = time.perf_counter()
-    recipe = load_recipe(recipe_path, _search_path(recipe_path), output)
-    p = make_plan(recipe)
-    t1 = time.perf_counter()
-    val = None
-    if ptxas:
-        from ..cut.validate import validate
-
-        val = validate(p, output_name=str(recipe.output))
-    t2 = time.perf_counter()
-    return p, val, recipe.output, {"apply": t1 - t0, "ptxas": t2 - t1, **p.timings}
-
-
-def unified_diff(plan, out_name: str, context: int = DIFF_CONTEXT) -> list:
-    a = plan.source.splitlines(keepends=True)
-    b = plan.text.splitlines(keepends=True)
-    return list(difflib.unified_diff(a, b, str(plan.recipe.module), out_name, n=context))
-
-
-def to_json(plan, val, out, timings, diff_lines=None) -> dict:
-    cuts = []
-    for c in plan.cuts:
-        cuts.append({
-            "cut": c.cut.index, "title": c.title, "phase": c.phase, "statements": [c.first, c.last],
-            "removed_statements": c.removed, "removed_lines": list(c.lines), "added_statements": c.binding.added,
-            "abi": c.binding.abi, "native": c.native, "params": c.params, "function": c.binding.func,
-            "facts": {k: v for k, v in c.facts.items() if not k.endswith("_regs")},
-            "binding": c.binding.table, "notes": c.binding.notes,
-        })
-    data = {"recipe": plan.recipe.path, "module": str(plan.recipe.module), "entry": plan.entry,
-            "output": str(out), "cuts": cuts, "shared_scratch_bytes": plan.added_shared,
-            "timings": {k: round(v, 4) for k, v in timings.items()}}
-    if val is not None:
-        data["ptxas"] = {"arch": val.arch, **val.usage(plan.entry)}
-    if diff_lines is not None:
-        data["diff"] = "".join(diff_lines)
-    return data
-
-
-def cmd_apply(args) -> int:
-    from ..util import write_atomic
-
-    p, val, out, timings = run_apply(args.recipe, args.output, not args.no_ptxas)
-    write_atomic(out, p.text)
-    diff = unified_diff(p, str(out))
-    if args.json:
-        print(json.dumps(to_json(p, val, out, timings, diff if args.diff else None), indent=1))
-        return 0
-    _print_report(p, val, out, timings, diff, args.diff)
-    return 0
-
-
-def _print_report(plan, val, out, timings, diff, full_diff):
+def print_report(plan, val, out, timings, diff, full_diff):
     from rich.console import Console
     from rich.syntax import Syntax
     from rich.table import Table
@@ -134,26 +60,3 @@ def _print_report(plan, val, out, timings, diff, full_diff):
     con.print(f"[dim]apply {timings['apply']:.3f}s (load {timings['load']:.3f}s, bind {timings['bind']:.3f}s, "
               f"assemble {timings['assemble']:.3f}s), ptxas {timings['ptxas']:.3f}s[/]")
 
-
-def cmd_extract(args) -> int:
-    from ..cut.extract import extract
-    from ..cut.kernel import load_kernel
-    from ..cut.recipe import _range
-    from ..errors import SpliceError
-    from ..util import write_atomic
-
-    if (args.phase is None) == (args.statements is None):
-        raise SpliceError("extract needs exactly one of --phase N or --statements sA-sB", args.file)
-    k = load_kernel(args.file, args.entry)
-    st = _range(args.statements, args.file, (None, None), "s") if args.statements else None
-    r = extract(k, phase=args.phase, statements=st, source_name=args.file)
-    if args.output:
-        write_atomic(args.output, r["text"])
-    if args.json:
-        print(json.dumps({k2: v for k2, v in r.items()}, indent=1, default=str))
-    elif not args.output:
-        sys.stdout.write(r["text"])
-    else:
-        print(f"wrote {args.output}: s{r['first']}-s{r['last']}, {r['facts'].get('mma')} mma, "
-              f"{r['facts']['live_in']} live-in, {r['facts']['live_out']} live-out")
-    return 0

@@ -1,63 +1,28 @@
-"""``splice spec`` and ``splice notes``: kernel analysis for people (rich tables) and machines
-(``--json``).  The data comes from ``splice.analysis``; this module only formats and prints."""
+"""Rendering of ``splice spec`` (rich tables).  The data comes from ``splice.analysis`` through the
+command layer; this module only formats and prints."""
 from __future__ import annotations
 
-import json
 import sys
 
-from ..errors import SpliceError
 
-
-def _kernels(args):
-    from ..analysis import Kernel
-    from ..ptx import parse_file
-
-    mod = parse_file(args.file)
-    if args.entry:
-        return [Kernel(mod, args.entry)]
-    ents = [f.name for f in mod.entries() if f.body is not None]
-    if not ents:
-        raise SpliceError("no .entry with a body", path=args.file)
-    return [Kernel(mod, e) for e in ents]
-
-
-def cmd_spec(args) -> int:
-    from ..analysis.abi import parse_abi_spec
-    from ..analysis.spec import build_spec
-
-    ks = _kernels(args)
-    if args.abi and len(ks) > 1:
-        ks = ks[:1]
-    show_all = not (args.phases or args.epilogues or args.abi)
-    want_ph = show_all or args.phases
-    want_ep = show_all or args.epilogues
-    out = []
-    for k in ks:
-        d = build_spec(k, phases=True, epilogues=want_ep or args.json)
-        if args.abi:
-            d["abi"] = parse_abi_spec(k, args.abi).as_dict()
-        out.append((k, d))
-    if args.json:
-        json.dump({"path": args.file, "entries": [d for _, d in out]}, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-        return 0
+def print_spec(results, want_phases: bool, want_epilogues: bool, want_abi: bool) -> None:
+    """``results``: (entry name, spec dict) pairs."""
     from rich.console import Console
 
     con = Console() if sys.stdout.isatty() else Console(width=200)   # piped: do not truncate
-    for k, d in out:
-        _summary(con, k, d)
-        if want_ph:
+    for name, d in results:
+        _summary(con, name, d)
+        if want_phases:
             _phase_table(con, d)
-        if want_ep:
+        if want_epilogues:
             _epilogue_table(con, d)
-        if args.abi:
+        if want_abi:
             _abi_table(con, d["abi"])
-    return 0
 
 
-def _summary(con, k, d):
+def _summary(con, name, d):
     img = d.get("weight_image_bytes")
-    con.print(f"[bold]{k.name}[/bold]  {d['statements']} statements, "
+    con.print(f"[bold]{name}[/bold]  {d['statements']} statements, "
               f"{len(d.get('phases', []))} phases, {d.get('mma_total', 0)} mma"
               + (f", weight image {img} bytes (W = {d['weight_field']})" if img else ""))
 
@@ -115,25 +80,3 @@ def _abi_table(con, abi):
             t.add_row(f"{r['role']}{r['index']}", r["reg"], r["type"],
                       abi["values"].get(r["reg"], "") if side == "live_in" else "")
         con.print(t)
-
-
-def cmd_notes(args) -> int:
-    from ..analysis import Kernel
-    from ..analysis.notes import notes_markdown
-    from ..ptx import parse_file
-    from ..util import write_atomic
-
-    mod = parse_file(args.file)
-    k = Kernel(mod, args.entry)
-    text = notes_markdown(k)
-    if args.output:
-        write_atomic(args.output, text)
-        if args.json:
-            print(json.dumps({"entry": k.name, "output": args.output,
-                              "epilogues": len(k.epilogues), "phases": len(k.phases)}))
-        return 0
-    if args.json:
-        print(json.dumps({"entry": k.name, "markdown": text}))
-        return 0
-    sys.stdout.write(text)
-    return 0

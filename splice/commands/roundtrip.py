@@ -123,14 +123,14 @@ def run_roundtrip(args) -> int:
                 results.append(r)
                 print(json.dumps({k: v for k, v in asdict(r).items() if k not in ("lines",)}))
     else:
-        from .console import console, progress
+        from ..report.console import console, progress
 
         with progress() as bar, ThreadPoolExecutor(max(1, args.jobs)) as pool:
             task = bar.add_task("round trip", total=len(files))
             for r in pool.map(work, files):
                 results.append(r)
                 bar.advance(task)
-        from .console import roundtrip_table
+        from ..report.console import roundtrip_table
 
         roundtrip_table(results, args.sass)
     return 0 if all(r.ok for r in results) else 1

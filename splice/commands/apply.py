@@ -1,0 +1,65 @@
+"""``splice apply`` and ``splice extract``: run the cut pipeline, write outputs, hand the results to
+splice.report for rendering."""
+from __future__ import annotations
+
+import json
+import sys
+
+
+def to_json(plan, val, out, timings, diff_lines=None) -> dict:
+    cuts = []
+    for c in plan.cuts:
+        cuts.append({
+            "cut": c.cut.index, "title": c.title, "phase": c.phase, "statements": [c.first, c.last],
+            "removed_statements": c.removed, "removed_lines": list(c.lines), "added_statements": c.binding.added,
+            "abi": c.binding.abi, "native": c.native, "params": c.params, "function": c.binding.func,
+            "facts": {k: v for k, v in c.facts.items() if not k.endswith("_regs")},
+            "binding": c.binding.table, "notes": c.binding.notes,
+        })
+    data = {"recipe": plan.recipe.path, "module": str(plan.recipe.module), "entry": plan.entry,
+            "output": str(out), "cuts": cuts, "shared_scratch_bytes": plan.added_shared,
+            "timings": {k: round(v, 4) for k, v in timings.items()}}
+    if val is not None:
+        data["ptxas"] = {"arch": val.arch, **val.usage(plan.entry)}
+    if diff_lines is not None:
+        data["diff"] = "".join(diff_lines)
+    return data
+
+
+def cmd_apply(args) -> int:
+    from ..cut.pipeline import run_apply, unified_diff
+    from ..report.apply import print_report
+    from ..util import write_atomic
+
+    p, val, out, timings = run_apply(args.recipe, args.output, not args.no_ptxas)
+    write_atomic(out, p.text)
+    diff = unified_diff(p, str(out))
+    if args.json:
+        print(json.dumps(to_json(p, val, out, timings, diff if args.diff else None), indent=1))
+        return 0
+    print_report(p, val, out, timings, diff, args.diff)
+    return 0
+
+
+def cmd_extract(args) -> int:
+    from ..cut.extract import extract
+    from ..cut.kernel import load_kernel
+    from ..cut.recipe import _range
+    from ..errors import SpliceError
+    from ..util import write_atomic
+
+    if (args.phase is None) == (args.statements is None):
+        raise SpliceError("extract needs exactly one of --phase N or --statements sA-sB", args.file)
+    k = load_kernel(args.file, args.entry)
+    st = _range(args.statements, args.file, (None, None), "s") if args.statements else None
+    r = extract(k, phase=args.phase, statements=st, source_name=args.file)
+    if args.output:
+        write_atomic(args.output, r["text"])
+    if args.json:
+        print(json.dumps({k2: v for k2, v in r.items()}, indent=1, default=str))
+    elif not args.output:
+        sys.stdout.write(r["text"])
+    else:
+        print(f"wrote {args.output}: s{r['first']}-s{r['last']}, {r['facts'].get('mma')} mma, "
+              f"{r['facts']['live_in']} live-in, {r['facts']['live_out']} live-out")
+    return 0

@@ -1,0 +1,82 @@
+"""Front-end commands: ``splice stats``, ``splice index``, ``splice canonical``."""
+from __future__ import annotations
+
+import json
+import sys
+
+from ..errors import SpliceError
+
+
+def cmd_stats(args) -> int:
+    from collections import Counter
+
+    from ..ptx import Instruction, Label, parse_file, statement_index, walk
+
+    mod = parse_file(args.file)
+    entries = []
+    for fn in mod.functions():
+        if fn.body is None:
+            continue
+        ops = Counter()
+        n_instr = n_labels = 0
+        for st in walk(fn.body.items):
+            if isinstance(st, Instruction):
+                n_instr += 1
+                ops[st.name] += 1
+            elif isinstance(st, Label):
+                n_labels += 1
+        n_index = len(statement_index(mod.source, fn.name)) if fn.is_entry else None
+        entries.append({"name": fn.name, "kind": fn.kind, "line": fn.line, "instructions": n_instr,
+                        "labels": n_labels, "statements": n_index,
+                        "opcodes": dict(ops.most_common())})
+    data = {"path": args.file, "lines": mod.source.count("\n") + 1, "functions": entries}
+    if args.json:
+        print(json.dumps(data, indent=1))
+        return 0
+    from ..report.console import stats_table
+
+    stats_table(data, args.top)
+    return 0
+
+
+def cmd_index(args) -> int:
+    from ..ptx import parse_file, statement_index
+
+    mod = parse_file(args.file)
+    names = [args.entry] if args.entry else [f.name for f in mod.entries()]
+    lo, hi = 1, None
+    if args.range:
+        a, _, b = args.range.partition("-")
+        lo, hi = int(a.lstrip("s")), int((b or a).lstrip("s"))
+    out = {}
+    for name in names:
+        try:
+            idx = statement_index(mod.source, name)
+        except KeyError:
+            raise SpliceError(f"no entry {name!r}", args.file)
+        out[name] = [s for s in idx if s.n >= lo and (hi is None or s.n <= hi)]
+    if args.json:
+        print(json.dumps({k: [{"n": s.n, "line": s.line, "last_line": s.last_line, "text": s.text}
+                              for s in v] for k, v in out.items()}))
+        return 0
+    for name, stmts in out.items():
+        if len(out) > 1:
+            print(f"# {name}")
+        for s in stmts:
+            print(f"s{s.n} L{s.line} {s.text}")
+    return 0
+
+
+def cmd_canonical(args) -> int:
+    from ..ptx import canonical, parse_file
+    from ..util import write_atomic
+
+    text = canonical(parse_file(args.file))
+    if args.output:
+        write_atomic(args.output, text)
+    if args.json:
+        print(json.dumps({"path": args.file, "output": args.output,
+                          "canonical": None if args.output else text}))
+    elif not args.output:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,46 @@
+"""The cut pipeline as one call: load a recipe, plan the splice, validate with ptxas.
+
+Shared by ``splice apply`` and ``splice probe RECIPE`` (the probe splices before it runs), so
+it lives in splice.cut, below both commands; it prints nothing and writes nothing.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import time
+from pathlib import Path
+
+DIFF_CONTEXT = 2
+
+
+def search_path(recipe_path: str) -> list:
+    """Directories searched for a recipe's module: ``$SPLICE_CORPUS`` first, then the defaults."""
+    from .recipe import default_search_path
+
+    extra = [p for p in os.environ.get("SPLICE_CORPUS", "").split(os.pathsep) if p]
+    return default_search_path(Path(recipe_path).parent, extra)
+
+
+def run_apply(recipe_path: str, output=None, ptxas: bool = True):
+    """Load, plan, validate.  Returns (plan, validation or None, output path, timings).
+    Writes nothing."""
+    from .recipe import load_recipe
+    from .splice import plan as make_plan
+
+    t0 = time.perf_counter()
+    recipe = load_recipe(recipe_path, search_path(recipe_path), output)
+    p = make_plan(recipe)
+    t1 = time.perf_counter()
+    val = None
+    if ptxas:
+        from .validate import validate
+
+        val = validate(p, output_name=str(recipe.output))
+    t2 = time.perf_counter()
+    return p, val, recipe.output, {"apply": t1 - t0, "ptxas": t2 - t1, **p.timings}
+
+
+def unified_diff(plan, out_name: str, context: int = DIFF_CONTEXT) -> list:
+    a = plan.source.splitlines(keepends=True)
+    b = plan.text.splitlines(keepends=True)
+    return list(difflib.unified_diff(a, b, str(plan.recipe.module), out_name, n=context))

@@ -113,9 +113,11 @@ def main(argv=None) -> int:
         ap.print_help()
         return 0
     from .ptx.sass import SassToolError
+    from .util import Terminated, stop_on_signals
 
     try:
-        return int(args.func(args) or 0)
+        with stop_on_signals():   # SIGTERM/SIGHUP stop ptxas and clean up, as SIGINT does
+            return int(args.func(args) or 0)
     except (PtxSyntaxError, SpliceError) as exc:
         print(exc.render() if hasattr(exc, "render") else str(exc), file=sys.stderr)
         return 2
@@ -130,6 +132,8 @@ def main(argv=None) -> int:
         return _fail(f"{exc.filename}: permission denied")
     except UnicodeDecodeError as exc:
         return _fail(f"input is not text: {exc}")
+    except Terminated as exc:
+        return 128 + exc.signum
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

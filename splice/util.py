@@ -1,30 +1,185 @@
-"""Small shared helpers: atomic output (inputs are never modified; outputs appear whole)."""
+"""Small shared helpers: reading inputs byte for byte, writing outputs that never destroy anything.
+
+Bytes survive: every module, recipe and native file is read as UTF-8 with ``surrogateescape``
+(a Latin-1 comment is carried as lone surrogates, not an error) and ``newline=''`` (CRLF stays
+CRLF: no universal-newline translation); outputs are encoded back the same way, so every byte
+outside a cut is the original's.
+
+Outputs never destroy anything: :func:`write_atomic` refuses an output that is one of the
+command's inputs (same file after symlinks and hard links), writes a regular file through a
+temporary file beside it and ``os.replace`` (a reader never sees half a file), writes *through*
+what is not a regular file (``-o /dev/null``, a FIFO: the user asked for it, and swapping the
+system's /dev/null for a regular file would be a disaster), and follows a symlink to write its
+target.  Every failure is a :class:`~splice.errors.SpliceError` naming the output as the user
+spelled it.
+"""
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import stat
+import sys
 import tempfile
+import threading
 from pathlib import Path
+from typing import Iterable, Iterator, Union
+
+from .errors import SpliceError
+
+ENCODING = "utf-8"
+ERRORS = "surrogateescape"
+
+PathLike = Union[str, "os.PathLike[str]"]
 
 
-def write_atomic(path, data) -> Path:
-    """Write ``data`` (str or bytes) to ``path`` via a temp file in the same directory and
-    ``os.replace``, so a reader never sees a half-written file."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    mode = "wb" if isinstance(data, (bytes, bytearray)) else "w"
-    fd, tmp = tempfile.mkstemp(prefix="." + p.name + ".", dir=p.parent)
+def read_text(path: PathLike) -> str:
+    """The text of an input file, every byte kept: UTF-8 with surrogateescape, no newline
+    translation (so ``encode(read_text(p)) == p.read_bytes()``)."""
+    with open(path, encoding=ENCODING, errors=ERRORS, newline="") as fh:
+        return fh.read()
+
+
+def encode(text: str) -> bytes:
+    """The bytes of ``text`` as :func:`read_text` read them."""
+    return text.encode(ENCODING, ERRORS)
+
+
+def write_stdout(text: str) -> None:
+    """Write module text to stdout byte for byte (no newline translation, no encode error on
+    the surrogates a non-UTF-8 input carries)."""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(encode(text))
+    sys.stdout.buffer.flush()
+
+
+def _same_file(a: PathLike, b: PathLike) -> bool:
     try:
-        with os.fdopen(fd, mode) as fh:
-            fh.write(data)
-        # mkstemp creates 0600; an output should get the permissions any new file gets
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, p)
-    except BaseException:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet): compare where they would resolve
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_output(path: PathLike, inputs: Iterable[PathLike] = ()) -> None:
+    """Refuse an output that is one of the command's inputs (module, recipe, native file, probe
+    spec), whatever the spelling: a symlink or a hard link to an input is the input."""
+    for inp in inputs:
+        if inp is not None and _same_file(path, inp):
+            raise SpliceError(f"refusing to write the output onto an input of the command ({inp}); "
+                              "nothing was written: choose another output", str(path))
+
+
+def _fail(path: PathLike, what: str, exc: OSError) -> SpliceError:
+    return SpliceError(f"cannot write the output: {what}{exc.strerror or exc}", str(path))
+
+
+def write_atomic(path: PathLike, data: Union[str, bytes], inputs: Iterable[PathLike] = ()) -> Path:
+    """Write ``data`` (str or bytes) to ``path`` without ever destroying anything.
+
+    ``inputs`` are the command's input files: an output resolving to one of them is refused
+    before anything is written.  A regular file (or a new one) is replaced atomically through a
+    temporary file in the target's own directory, keeping the replaced file's permissions (a new
+    file gets the umask's); a symlink's target is the file written; a device node or FIFO is
+    written through, never replaced."""
+    if isinstance(data, (bytes, bytearray)):
+        raw = bytes(data)
+    elif isinstance(data, str):
+        raw = encode(data)
+    else:
+        raise TypeError(f"write_atomic writes str or bytes, not {type(data).__name__}")
+    check_output(path, inputs)
+    target = Path(os.path.realpath(path))
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:  # a symlink loop, a name too long, a component that is a file
+        raise _fail(path, "", exc) from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise SpliceError("cannot write the output: it is a directory", str(path))
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        return _write_through(path, target, raw)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _fail(path, "cannot create its directory: ", exc) from None
+    _replace(path, target, raw, st)
+    return Path(path)
+
+
+def _write_through(path: PathLike, target: Path, raw: bytes) -> Path:
+    """A character device, FIFO or socket the user named: open it and write, as a shell
+    redirection would."""
+    try:
+        with open(target, "wb") as fh:
+            fh.write(raw)
+    except OSError as exc:
+        raise _fail(path, "", exc) from None
+    return Path(path)
+
+
+def _replace(path: PathLike, target: Path, raw: bytes, old: "os.stat_result | None") -> None:
+    # the temp file's name stays short enough for the file system even when the output's is not
+    prefix = "." + target.name[:64] + "."
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise _fail(path, "", exc) from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+        _set_mode(tmp, old)
+        os.replace(tmp, target)
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError):
+            raise _fail(path, "", exc) from None
         raise
-    return p
+
+
+def _set_mode(tmp: str, old: "os.stat_result | None") -> None:
+    """mkstemp creates 0600: a replaced file keeps its permissions (and owner, where we may set
+    it); a new file gets the permissions any new file gets under the umask."""
+    if old is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        return
+    os.chmod(tmp, stat.S_IMODE(old.st_mode))
+    if hasattr(os, "chown") and (old.st_uid, old.st_gid) != (os.getuid(), os.getgid()):
+        try:
+            os.chown(tmp, old.st_uid, old.st_gid)
+        except PermissionError:
+            pass
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP arrived: unwinds like Ctrl-C (SIGINT), so ``subprocess.run`` kills
+    ptxas, temporary directories are removed and no output is half-written."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def stop_on_signals(signums: Iterable[int] = (signal.SIGTERM, signal.SIGHUP)) -> Iterator[None]:
+    """For the duration of a command, turn ``signums`` into :class:`Terminated` raised in the
+    main thread; the previous handlers come back on exit (no process-global leftovers).  Outside
+    the main thread, where handlers cannot be set, it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, _frame: object) -> None:
+        raise Terminated(signum)
+
+    previous = {s: signal.signal(s, handler) for s in signums}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)

@@ -6,6 +6,7 @@ are the generated PTX in tests/data/ptx/modern (see its manifest.yaml).
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -157,12 +158,12 @@ def test_every_manifest_file_assembles(ptxas):
         assert any(r.is_entry and (r.registers or 0) > 0 for r in c.resources.values()), e["file"]
 
 
-def test_broken_ptx_raises_with_line(ptxas):
+def test_broken_ptx_raises_with_line(ptxas, tmp_path):
     lines = (MODERN / "cp_async_pipeline.ptx").read_text().splitlines(keepends=True)
     idx = next(i for i, l in enumerate(lines) if l.strip().startswith("cp.async.commit_group"))
     lines[idx] = lines[idx].replace("cp.async.commit_group", "cp.async.commit_grup")
     with pytest.raises(sass.PtxasError) as ei:
-        sass.compile_ptx("".join(lines), "sm_90", name="broken.ptx")
+        sass.compile_ptx("".join(lines), "sm_90", name="broken.ptx", repro_dir=tmp_path)
     err = ei.value
     assert idx + 1 in err.lines
     d = next(d for d in err.diagnostics if d.line == idx + 1)
@@ -172,8 +173,17 @@ def test_broken_ptx_raises_with_line(ptxas):
     assert err.command[0] == ptxas or Path(err.command[0]).name.startswith("ptxas")
     # the repro line names a real file holding the broken text
     repro_file = next(tok for tok in err.repro.split() if tok.endswith(".ptx"))
-    assert Path(repro_file).read_text() == "".join(lines)
-    Path(repro_file).unlink()
+    assert Path(repro_file).parent == tmp_path and Path(repro_file).read_text() == "".join(lines)
+
+
+def test_text_input_leaves_nothing_in_the_temp_dir(ptxas, tmp_path, monkeypatch):
+    """Without a repro_dir the failing text is not saved anywhere: the repro line says so."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    with pytest.raises(sass.PtxasError) as ei:
+        sass.compile_ptx(".version 9.0\n.target sm_90\nbogus;\n", "sm_90")
+    assert "<input.ptx>" in ei.value.repro
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_broken_path_input_reports_path(ptxas, tmp_path):

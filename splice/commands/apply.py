@@ -27,12 +27,12 @@ def to_json(plan, val, out, timings, diff_lines=None) -> dict:
 
 
 def cmd_apply(args) -> int:
-    from ..cut.pipeline import run_apply, unified_diff
+    from ..cut.pipeline import recipe_inputs, run_apply, unified_diff
     from ..report.apply import print_report
     from ..util import write_atomic
 
     p, val, out, timings = run_apply(args.recipe, args.output, not args.no_ptxas)
-    write_atomic(out, p.text)
+    write_atomic(out, p.text, inputs=recipe_inputs(p.recipe))
     diff = unified_diff(p, str(out))
     if args.json:
         print(json.dumps(to_json(p, val, out, timings, diff if args.diff else None), indent=1))
@@ -46,19 +46,21 @@ def cmd_extract(args) -> int:
     from ..cut.kernel import load_kernel
     from ..cut.recipe import _range
     from ..errors import SpliceError
-    from ..util import write_atomic
+    from ..util import check_output, write_atomic, write_stdout
 
     if (args.phase is None) == (args.statements is None):
         raise SpliceError("extract needs exactly one of --phase N or --statements sA-sB", args.file)
+    if args.output:
+        check_output(args.output, [args.file])
     k = load_kernel(args.file, args.entry)
     st = _range(args.statements, args.file, (None, None), "s") if args.statements else None
     r = extract(k, phase=args.phase, statements=st, source_name=args.file)
     if args.output:
-        write_atomic(args.output, r["text"])
+        write_atomic(args.output, r["text"], inputs=[args.file])
     if args.json:
         print(json.dumps({k2: v for k2, v in r.items()}, indent=1, default=str))
     elif not args.output:
-        sys.stdout.write(r["text"])
+        write_stdout(r["text"])
     else:
         print(f"wrote {args.output}: s{r['first']}-s{r['last']}, {r['facts'].get('mma')} mma, "
               f"{r['facts']['live_in']} live-in, {r['facts']['live_out']} live-out")

@@ -69,14 +69,16 @@ def cmd_index(args) -> int:
 
 def cmd_canonical(args) -> int:
     from ..ptx import canonical, parse_file
-    from ..util import write_atomic
+    from ..util import check_output, write_atomic, write_stdout
 
+    if args.output:
+        check_output(args.output, [args.file])
     text = canonical(parse_file(args.file))
     if args.output:
-        write_atomic(args.output, text)
+        write_atomic(args.output, text, inputs=[args.file])
     if args.json:
         print(json.dumps({"path": args.file, "output": args.output,
                           "canonical": None if args.output else text}))
     elif not args.output:
-        sys.stdout.write(text)
+        write_stdout(text)
     return 0

@@ -36,6 +36,7 @@ def cmd_probe(args) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..probe.modules import resolve
+    from ..util import write_atomic
     from ..report.probe import RichUI, print_report
     from ..probe.session import ProbeOptions, run_probe
 
@@ -48,8 +49,7 @@ def cmd_probe(args) -> int:
                   TimeElapsedColumn(), console=err, transient=False, disable=not err.is_terminal) as prog:
         res = run_probe(pair, opt, RichUI(prog))
     res = _jsonable(res)
-    report_dir.mkdir(parents=True, exist_ok=True)
-    (report_dir / "probe.json").write_text(json.dumps(res, indent=1) + "\n")
+    write_atomic(report_dir / "probe.json", json.dumps(res, indent=1) + "\n", inputs=pair.inputs)
     res["report_dir"] = str(report_dir)
     if args.json:
         print(json.dumps(res))

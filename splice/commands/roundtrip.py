@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..ptx import PtxSyntaxError, canonical, emit, parse
+from ..util import read_text
 
 
 @dataclass
@@ -62,7 +63,7 @@ def ptxas_options(text: str, arch: Optional[str] = None):
 
 def check_file(path: Path, sass: bool, arch: Optional[str] = None) -> RoundTrip:
     try:
-        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        text = read_text(path)
     except OSError as exc:
         return RoundTrip(str(path), False, False, None, f"{path}: {exc.strerror}")
     lines = text.count("\n")
@@ -117,19 +118,23 @@ def run_roundtrip(args) -> int:
     def work(p):
         return check_file(p, args.sass, args.arch)
 
-    if args.json:
-        with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+    pool = ThreadPoolExecutor(max(1, args.jobs))
+    try:
+        if args.json:
             for r in pool.map(work, files):
                 results.append(r)
                 print(json.dumps({k: v for k, v in asdict(r).items() if k not in ("lines",)}))
-    else:
-        from ..report.console import console, progress
+        else:
+            from ..report.console import progress
 
-        with progress() as bar, ThreadPoolExecutor(max(1, args.jobs)) as pool:
-            task = bar.add_task("round trip", total=len(files))
-            for r in pool.map(work, files):
-                results.append(r)
-                bar.advance(task)
+            with progress() as bar:
+                task = bar.add_task("round trip", total=len(files))
+                for r in pool.map(work, files):
+                    results.append(r)
+                    bar.advance(task)
+    finally:  # interrupted (Ctrl-C, SIGTERM): files not started yet are not started
+        pool.shutdown(wait=True, cancel_futures=True)
+    if not args.json:
         from ..report.console import roundtrip_table
 
         roundtrip_table(results, args.sass)

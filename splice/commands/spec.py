@@ -50,13 +50,15 @@ def cmd_notes(args) -> int:
     from ..analysis import Kernel
     from ..analysis.notes import notes_markdown
     from ..ptx import parse_file
-    from ..util import write_atomic
+    from ..util import check_output, write_atomic
 
+    if args.output:
+        check_output(args.output, [args.file])
     mod = parse_file(args.file)
     k = Kernel(mod, args.entry)
     text = notes_markdown(k)
     if args.output:
-        write_atomic(args.output, text)
+        write_atomic(args.output, text, inputs=[args.file])
         if args.json:
             print(json.dumps({"entry": k.name, "output": args.output,
                               "epilogues": len(k.epilogues), "phases": len(k.phases)}))

@@ -28,6 +28,7 @@ from typing import Optional
 from ..errors import SpliceError
 from ..ptx import model as m
 from ..ptx.errors import PtxSyntaxError, source_line
+from ..util import read_text
 
 _WRAP_PRE = ".version 8.0\n.target sm_90\n.address_size 64\n.entry __splice_native()\n{\n"
 _WRAP_LINES = _WRAP_PRE.count("\n")
@@ -172,7 +173,7 @@ def load_native(path, params: Optional[dict] = None, context: Optional[dict] = N
     p = Path(path)
     shown = display or str(path)
     try:
-        source = p.read_text()
+        source = read_text(p)
     except FileNotFoundError:
         raise SpliceError("native phase file not found", shown) from None
     return parse_native(source, shown, params, context)

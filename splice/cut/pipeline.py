@@ -21,14 +21,22 @@ def search_path(recipe_path: str) -> list:
     return default_search_path(Path(recipe_path).parent, extra)
 
 
+def recipe_inputs(recipe) -> list:
+    """Every file a recipe reads: the recipe, its module, its native phases (an output must be
+    none of them)."""
+    return [recipe.path, recipe.module, *(c.native for c in recipe.cuts)]
+
+
 def run_apply(recipe_path: str, output=None, ptxas: bool = True):
     """Load, plan, validate.  Returns (plan, validation or None, output path, timings).
     Writes nothing."""
+    from ..util import check_output
     from .recipe import load_recipe
     from .splice import plan as make_plan
 
     t0 = time.perf_counter()
     recipe = load_recipe(recipe_path, search_path(recipe_path), output)
+    check_output(recipe.output, recipe_inputs(recipe))   # refused before any work, nothing written
     p = make_plan(recipe)
     t1 = time.perf_counter()
     val = None

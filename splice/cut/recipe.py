@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import SpliceError
+from ..util import read_text
 
 TOP_KEYS = {"module", "entry", "arch", "opt_level", "output", "cuts", "description", "name"}
 CUT_KEYS = {"phase", "phases", "statements", "lines", "native", "abi", "params", "values", "expect",
@@ -248,7 +249,7 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
 
     path = str(path)
     try:
-        text = Path(path).read_text()
+        text = read_text(path)
     except FileNotFoundError:
         raise SpliceError("recipe not found", path) from None
     data = load_yaml_marked(text, path)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import SpliceError
+from ..util import read_text
 from ..ptx import model as m
 from .binding import Binding, Namer, bind
 from .kernel import load_kernel
@@ -259,7 +260,7 @@ def _balanced(text: str) -> bool:
 
 def plan(recipe: Recipe, kernel=None) -> Plan:
     t0 = time.perf_counter()
-    source = Path(recipe.module).read_text(encoding="utf-8", errors="surrogateescape")
+    source = read_text(recipe.module)
     if kernel is None:
         kernel = load_kernel(str(recipe.module), recipe.entry)
     t1 = time.perf_counter()

@@ -2,7 +2,9 @@
 mapped back to the native phase file, the recipe, or the original module."""
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Optional
 
 from ..errors import SpliceError
@@ -33,7 +35,9 @@ def validate(plan, arch: Optional[str] = None, opt_level: Optional[int] = None, 
     arch = arch or plan.recipe.arch
     opt = plan.recipe.opt_level if opt_level is None else opt_level
     try:
-        before = compile_ptx(plan.source, arch, opt, name=str(plan.recipe.module)) if compile_before else None
+        # the module as a path: a failure's repro line names the user's own file, no copy is made
+        before = compile_ptx(Path(plan.recipe.module), arch, opt, name=str(plan.recipe.module)) \
+            if compile_before else None
     except ToolNotFoundError as exc:
         raise SpliceError(f"ptxas not found ({exc}); rerun with --no-ptxas to skip validation") from None
     except PtxasError as exc:
@@ -44,11 +48,19 @@ def validate(plan, arch: Optional[str] = None, opt_level: Optional[int] = None, 
     except ToolNotFoundError as exc:
         raise SpliceError(f"ptxas not found ({exc}); rerun with --no-ptxas to skip validation") from None
     except PtxasError as exc:
-        raise map_ptxas_error(plan, exc) from None
+        raise map_ptxas_error(plan, exc, _repro(plan, exc, output_name)) from None
     return Validation(before, after, arch)
 
 
-def map_ptxas_error(plan, exc) -> SpliceError:
+def _repro(plan, exc, output_name: str) -> str:
+    """A repro line that leaves nothing behind until it is run: write the spliced module with
+    ``splice apply --no-ptxas``, then the same ptxas command on it."""
+    out = output_name or "spliced.ptx"
+    return (f"{shlex.join(['splice', 'apply', str(plan.recipe.path), '--no-ptxas', '-o', out])}"
+            f" && {exc.command_for(out)}")
+
+
+def map_ptxas_error(plan, exc, repro: Optional[str] = None) -> SpliceError:
     """The first ptxas error, placed where the user can fix it."""
     errs = [d for d in exc.diagnostics if d.severity in ("error", "fatal")]
     lines = []
@@ -69,7 +81,7 @@ def map_ptxas_error(plan, exc) -> SpliceError:
         lines.append(f"  {path}:{line}: ptxas {d.severity}: {d.message}   [output line {d.line}; {tag}]")
         if where is None:
             where = (path, line, what, d.message)
-    detail = "\n".join(lines[:10]) + f"\nRepro command: {exc.repro}"
+    detail = "\n".join(lines[:10]) + f"\nRepro command: {repro or exc.repro}"
     if where is None:
         return SpliceError("ptxas rejected the spliced module", plan.recipe.path, None, None,
                            detail + "\n" + exc.stderr.strip())

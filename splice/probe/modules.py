@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from ..errors import SpliceError
+from ..util import read_text
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("SPLICE_PROBE_CACHE", "build/probe"))
@@ -46,6 +47,15 @@ class Pair:
     @property
     def cuts(self) -> list:
         return list(self.plan.cuts) if self.plan is not None else []
+
+    @property
+    def inputs(self) -> list:
+        """Every file the probe reads: a report written onto one of them is refused."""
+        if self.recipe is not None:
+            from ..cut.pipeline import recipe_inputs
+
+            return [self.spec_path, self.original_path, *recipe_inputs(self.recipe)]
+        return [self.spec_path, self.original_path, self.spliced_name]
 
 
 def _is_recipe(path: Path) -> bool:
@@ -104,7 +114,7 @@ def resolve(target: str, module: Optional[str] = None) -> Pair:
     mp = Path(module)
     if not mp.exists():
         raise SpliceError("no such module", module)
-    return Pair(f"{spec.name}-{mp.stem}", t, orig, orig.read_text(), mp.read_text(), str(mp),
+    return Pair(f"{spec.name}-{mp.stem}", t, orig, read_text(orig), read_text(mp), str(mp),
                 spec.entry, spec.arch)
 
 

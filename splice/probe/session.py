@@ -20,6 +20,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..util import write_atomic
 from .inputs import surface_poison
 from .modules import CACHE, Pair, compile_many
 
@@ -157,11 +158,11 @@ def run_probe(pair: Pair, opt: ProbeOptions, ui=None) -> dict:
         res["timings_s"]["analysis"] = time.perf_counter() - t0
     if report_dir:
         report_dir.mkdir(parents=True, exist_ok=True)
-        (report_dir / f"{pair.name}.spliced.ptx").write_text(pair.spliced)
+        write_atomic(report_dir / f"{pair.name}.spliced.ptx", pair.spliced, inputs=pair.inputs)
         if sp is not None:
             for n, t in items:
                 if n.startswith("stages:"):
-                    (report_dir / f"{pair.name}.{n.replace(':', '.')}.ptx").write_text(t)
+                    write_atomic(report_dir / f"{pair.name}.{n.replace(':', '.')}.ptx", t, inputs=pair.inputs)
 
     t0 = time.perf_counter()
     step = ui.task("compile (ptxas -O3)", len(items))

@@ -355,9 +355,11 @@ def parse(text: str, path: str = "<string>", fast: bool = True, cache: bool = Tr
 def parse_file(path, fast: bool = True, cache: bool = True) -> m.Module:
     from pathlib import Path
 
+    from ..util import read_text
+
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8", errors="surrogateescape")
+        text = read_text(p)   # every byte kept: CRLF and non-UTF-8 bytes survive the round trip
     except UnicodeDecodeError as exc:  # pragma: no cover - surrogateescape never raises
         raise PtxSyntaxError(str(p), 1, 1, f"cannot decode: {exc}") from None
     return parse(text, str(p), fast=fast, cache=cache)

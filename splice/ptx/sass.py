@@ -14,9 +14,14 @@ Design notes (why it looks like this):
   which is not on PATH), and ``SPLICE_PTXAS`` / ``SPLICE_CUOBJDUMP`` / ``SPLICE_NVDISASM`` override
   both: a pinned toolchain must win over whatever happens to be installed.
 * Every subprocess runs in a fresh temporary directory with a timeout; nothing is written next to
-  the input, because inputs are often corpus files in a read-only checkout.
+  the input, because inputs are often corpus files in a read-only checkout.  The directory goes
+  on every path: a timeout, an exception, and SIGTERM/SIGHUP too, since ``splice.cli`` turns
+  those into an exception for the command's duration (``splice.util.stop_on_signals``) and
+  ``subprocess.run`` kills its child on any exception.
 * Failures raise :class:`PtxasError` carrying the stderr, the parsed ``file:line`` diagnostics and a
   ``Repro command:`` line (the Triton convention), so a failing round-trip can be rerun by hand.
+  PTX given as a path is named in that line; PTX given as text is saved only where the caller
+  says (``repro_dir``, e.g. the output's directory): nothing is left in the system temp dir.
 * No printing and no global state beyond the tool look-up cache.
 """
 from __future__ import annotations
@@ -98,8 +103,8 @@ class PtxasError(SassToolError):
     Carries everything needed to act on the failure without rerunning: ``stderr`` (raw text),
     ``diagnostics`` (parsed ``file:line`` messages, file names mapped back to the caller's name
     for the input), ``command`` (argv) and ``repro`` (a shell line that reproduces the failure;
-    for PTX given as text, the text is preserved in a ``splice-repro-*.ptx`` file in the system
-    temp directory so that the line actually works).
+    for PTX given as text, the text is preserved in a ``splice-repro-*.ptx`` file in the
+    caller's ``repro_dir``, or the line names ``<input.ptx>`` when there is none).
     """
 
     def __init__(self, message: str, *, stderr: str, command: Sequence[str], repro: str,
@@ -112,6 +117,13 @@ class PtxasError(SassToolError):
         first = [str(d) for d in self.diagnostics if d.severity in ("error", "fatal")][:5]
         body = "\n".join(first) if first else stderr.strip()
         super().__init__(f"{message}\n{body}\nRepro command: {repro}")
+
+    def command_for(self, path: str) -> str:
+        """The failing ptxas command as a shell line compiling ``path`` (where a caller put the
+        same PTX) to /dev/null."""
+        argv = list(self.command)
+        argv[-3:] = [path, "-o", "/dev/null"]
+        return shlex.join(argv)
 
     @property
     def lines(self) -> tuple[int, ...]:
@@ -348,7 +360,8 @@ def _read_text(ptx: PtxInput) -> tuple[str, str]:
     """(text, display name) of the input."""
     if _is_path_input(ptx):
         p = Path(os.fspath(ptx))
-        return p.read_text(encoding="utf-8", errors="surrogateescape"), str(p)
+        with open(p, encoding="utf-8", errors="surrogateescape", newline="") as f:
+            return f.read(), str(p)
     if isinstance(ptx, bytes):
         return ptx.decode("utf-8", errors="surrogateescape"), "<ptx>"
     return str(ptx), "<ptx>"
@@ -359,15 +372,20 @@ def _run(cmd: Sequence[str], *, cwd: str, timeout: float) -> subprocess.Complete
                           stderr=subprocess.PIPE, timeout=timeout, check=False)
 
 
-def _save_repro(text: str) -> str:
-    fd, path = tempfile.mkstemp(prefix="splice-repro-", suffix=".ptx")
-    with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as f:
+def _save_repro(text: str, repro_dir: str | os.PathLike | None) -> str:
+    """Where the repro line finds PTX that was given as text: a copy in ``repro_dir``, or a
+    placeholder when the caller keeps no copy (nothing is left in the system temp dir)."""
+    if repro_dir is None:
+        return "<input.ptx>"
+    fd, path = tempfile.mkstemp(prefix="splice-repro-", suffix=".ptx", dir=repro_dir)
+    with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as f:
         f.write(text)
     return path
 
 
 def compile_ptx(ptx: PtxInput, arch: str | int, opt_level: int | None = 3, extra: Iterable[str] = (), *,
-                timeout: float = DEFAULT_TIMEOUT, name: str | None = None) -> Compiled:
+                timeout: float = DEFAULT_TIMEOUT, name: str | None = None,
+                repro_dir: str | os.PathLike | None = None) -> Compiled:
     """Assemble PTX with ``ptxas -v`` and return the cubin plus parsed resource usage.
 
     ``ptx`` is PTX text (str/bytes) or a path (``os.PathLike``, or a str naming an existing file
@@ -378,7 +396,8 @@ def compile_ptx(ptx: PtxInput, arch: str | int, opt_level: int | None = 3, extra
     (nvcc -G) needs that or 0, since ptxas refuses optimised debugging.
 
     The input is copied into a private temp directory, so ptxas never writes beside it and
-    diagnostics can be mapped back reliably. Raises :class:`PtxasError` on a non-zero exit or a
+    diagnostics can be mapped back reliably; the directory is removed on every path.  On a
+    failure, PTX given as text is kept for the repro line only in ``repro_dir``. Raises :class:`PtxasError` on a non-zero exit or a
     timeout, :class:`ToolNotFoundError` if ptxas is missing."""
     ptxas = require_tool("ptxas")
     sm = normalize_arch(arch)
@@ -398,7 +417,7 @@ def compile_ptx(ptx: PtxInput, arch: str | int, opt_level: int | None = 3, extra
         rename = {src: display, "input.ptx": display}
 
         def fail(message: str, stderr: str, rc: int | None) -> PtxasError:
-            repro_in = os.path.abspath(os.fspath(ptx)) if from_path else _save_repro(text)
+            repro_in = os.path.abspath(os.fspath(ptx)) if from_path else _save_repro(text, repro_dir)
             repro_cmd = [ptxas, f"-arch={sm}", *oflag, "-v", *extra, repro_in, "-o", "/dev/null"]
             return PtxasError(message, stderr=stderr, command=cmd, repro=shlex.join(repro_cmd),
                               diagnostics=parse_diagnostics(stderr, rename), returncode=rc)

@@ -1,43 +1,106 @@
-"""Shared test fixtures: where the corpora are, and the gpu marker's skip."""
+"""Shared test set-up: where the corpora are, and one way to say what a test needs.
+
+* ``@pytest.mark.needs("ptxas", "disassembler")``: the test is skipped, with the reason, unless
+  every named tool is found by ``splice.ptx.sass.find_tool`` (``SPLICE_<TOOL>``, PATH, the nvidia
+  wheels) -- the same look-up splice itself uses, so a test runs exactly when splice could.
+  ``disassembler`` is cuobjdump or nvdisasm.  A ``SPLICE_<TOOL>`` naming a missing file is a
+  configuration error, not a skip.
+* External PTX corpora come from one setting, ``SPLICE_TEST_CORPUS`` (default: ``../shared/
+  ptx-corpus`` beside the clone when it is there).  Tests over it carry ``@pytest.mark.corpus``
+  (deselected by default in pyproject.toml; ``pytest -m corpus`` runs them, as CI does when the
+  corpus is there) and take the ``ptx_corpus`` fixture, which skips with a reason when the
+  default is absent and fails when the variable names a missing directory.
+  ``tests/data/ptx/thirdparty`` is a small licensed subset of that corpus (its README says where
+  each file comes from), so the default run on a bare clone still tests the hard cases.
+* ``@pytest.mark.gpu``: skipped without cupy and a CUDA device.
+"""
 from __future__ import annotations
 
-import shutil
+import os
 from pathlib import Path
 
 import pytest
 
+from splice.ptx import sass
+
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-PTX_CORPUS = SHARED / "ptx-corpus"
-MODERN = ROOT / "tests" / "data" / "ptx" / "modern"
+_CORPUS_ENV = os.environ.get("SPLICE_TEST_CORPUS", "")
+PTX_CORPUS = Path(_CORPUS_ENV) if _CORPUS_ENV else ROOT.parent / "shared" / "ptx-corpus"
+DATA = ROOT / "tests" / "data"
+MODERN = DATA / "ptx" / "modern"
+THIRDPARTY = DATA / "ptx" / "thirdparty"
 STANDIN = ROOT / "corpus"
 
+#: what each name given to ``needs`` stands for: any one of the tools will do
+TOOLS = {"ptxas": ("ptxas",), "nvcc": ("nvcc",), "cuobjdump": ("cuobjdump",), "nvdisasm": ("nvdisasm",),
+         "disassembler": ("cuobjdump", "nvdisasm")}
 
-def corpus_files():
-    files = sorted(PTX_CORPUS.rglob("*.ptx")) if PTX_CORPUS.exists() else []
-    files += sorted(MODERN.glob("*.ptx"))
-    files += sorted(STANDIN.glob("*.ptx"))
-    return files
+
+def corpus_present() -> bool:
+    return PTX_CORPUS.is_dir()
+
+
+def external_corpus() -> Path:
+    """The external corpus directory, or a skip (default absent) / failure (named but absent)."""
+    if corpus_present():
+        return PTX_CORPUS
+    if _CORPUS_ENV:
+        pytest.fail(f"SPLICE_TEST_CORPUS={_CORPUS_ENV} is not a directory")
+    pytest.skip(f"external PTX corpus not present ({PTX_CORPUS}; set SPLICE_TEST_CORPUS)")
+
+
+@pytest.fixture
+def ptx_corpus() -> Path:
+    return external_corpus()
+
+
+def bundled_files() -> list:
+    """The PTX that ships with the clone: the third-party subset, the modern generated files,
+    the stand-in layers.  The default test run sweeps these."""
+    return sorted(THIRDPARTY.rglob("*.ptx")) + sorted(MODERN.glob("*.ptx")) + sorted(STANDIN.glob("*.ptx"))
+
+
+def external_files() -> list:
+    """The external corpus' PTX files (empty when it is absent): for ``corpus``-marked tests."""
+    return sorted(PTX_CORPUS.rglob("*.ptx")) if corpus_present() else []
 
 
 # Deliberately invalid PTX in ZLUDA's spirv_fail: syntax errors splice must report, with place.
 EXPECTED_SYNTAX_ERRORS = {"shared_ptr.ptx": (5, 1)}
 
 
-def have_ptxas() -> bool:
-    return shutil.which("ptxas") is not None
+def missing_tool(name: str) -> str | None:
+    """Why ``name`` (a key of TOOLS) is unavailable, or None when it is there."""
+    if name not in TOOLS:
+        raise ValueError(f"needs({name!r}): unknown tool (one of {', '.join(TOOLS)})")
+    if any(sass.find_tool(t) for t in TOOLS[name]):
+        return None
+    hint = " or ".join(TOOLS[name])
+    return f"needs {hint} (not on PATH, in SPLICE_{TOOLS[name][0].upper()} or the nvidia wheels)"
 
 
 def _cuda_available() -> bool:
     try:
-        import cupy  # noqa: F401
+        import cupy
 
         return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - no cupy, no driver, no device: all mean "skip"
         return False
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "corpus: sweeps the external PTX corpus (SPLICE_TEST_CORPUS); "
+                                       "deselected by default, run with -m corpus")
+    config.addinivalue_line("markers", "needs(*tools): skip unless every tool is found "
+                                       f"({', '.join(TOOLS)}; via splice.ptx.sass.find_tool)")
+
+
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for mark in item.iter_markers("needs"):
+            reasons = [r for r in map(missing_tool, mark.args) if r]
+            if reasons:
+                item.add_marker(pytest.mark.skip(reason="; ".join(reasons)))
     if any("gpu" in item.keywords for item in items) and not _cuda_available():
         skip = pytest.mark.skip(reason="needs cupy and a CUDA device")
         for item in items:

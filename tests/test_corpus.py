@@ -3,13 +3,14 @@ notes' phase tables (corpus/*.expect.yaml), ptxas, and regeneration."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+from splice.ptx import sass
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "corpus"
@@ -274,19 +275,19 @@ def test_enc5_specific_counts():
 
 # ---------------------------------------------------------------- toolchain
 
-@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not on PATH")
+@pytest.mark.needs("ptxas")
 @pytest.mark.parametrize("name", LAYERS)
 def test_ptxas_sm90_compiles(name, tmp_path):
-    res = subprocess.run(["ptxas", "-arch=sm_90", "-O3", str(CORPUS / f"{name}.ptx"),
+    res = subprocess.run([sass.require_tool("ptxas"), "-arch=sm_90", "-O3", str(CORPUS / f"{name}.ptx"),
                           "-o", str(tmp_path / f"{name}.cubin")], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert (tmp_path / f"{name}.cubin").stat().st_size > 0
 
 
 def _nvcc_matches_committed() -> str | None:
-    nvcc = shutil.which("nvcc")
+    nvcc = sass.find_tool("nvcc")
     if nvcc is None:
-        return "nvcc not on PATH"
+        return "needs nvcc (not on PATH or in the nvidia wheels)"
     ver = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
     head = (CORPUS / "enc5.ptx").read_text().splitlines()[:8]
     build = next((line.split(":", 1)[1].strip() for line in head if "Compiler Build ID" in line), None)

@@ -1,7 +1,6 @@
 """End to end: recipes against tiny.ptx (every ABI through ptxas) and the enc5 stand-in."""
 import hashlib
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,8 +13,6 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 TINY = DATA / "recipes" / "tiny.ptx"
 ENC5 = ROOT / "corpus" / "enc5.ptx"
-HAVE_PTXAS = shutil.which("ptxas") is not None
-needs_ptxas = pytest.mark.skipif(not HAVE_PTXAS, reason="ptxas not installed")
 
 MMA4 = """mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16
 \t{%d2, %d3},
@@ -42,6 +39,7 @@ def digest(p):
     return hashlib.sha256(Path(p).read_bytes()).hexdigest()
 
 
+@pytest.mark.needs("ptxas")
 @pytest.mark.parametrize("abi", ["inline", "call", "call-shared"])
 def test_tiny_every_abi_outside_identical(tmp_path, abi):
     before = digest(TINY)
@@ -58,14 +56,13 @@ def test_tiny_every_abi_outside_identical(tmp_path, abi):
         assert src[fstart:s] in p.text
     assert c.removed == 2 and (c.first, c.last) == (11, 12)
     assert digest(TINY) == before
-    if HAVE_PTXAS:
-        from splice.cut.validate import validate
+    from splice.cut.validate import validate
 
-        v = validate(p)
-        u = v.usage("tiny")
-        assert u["before"]["registers"] and u["after"]["registers"]
-        if abi == "call-shared":
-            assert u["after"]["shared"] == 4 * 4 * 32
+    v = validate(p)
+    u = v.usage("tiny")
+    assert u["before"]["registers"] and u["after"]["registers"]
+    if abi == "call-shared":
+        assert u["after"]["shared"] == 4 * 4 * 32
 
 
 def test_expectation_mismatch_table(tmp_path):
@@ -87,7 +84,7 @@ def test_native_syntax_error_is_reported_in_native_file(tmp_path):
     assert ei.value.path.endswith("n.ptx") and ei.value.line == 2
 
 
-@needs_ptxas
+@pytest.mark.needs("ptxas")
 def test_ptxas_error_maps_to_native_line(tmp_path):
     from splice.cut.validate import validate
 

@@ -11,8 +11,9 @@ from splice.analysis import Kernel
 from splice.analysis.notes import notes_markdown
 from splice.analysis.notes_facts import Facts, f16_of
 
+from .conftest import external_files
+
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path("/work/shared/ptx-corpus")
 
 
 @pytest.fixture(scope="module")
@@ -116,15 +117,14 @@ def test_dec1_draft(dec1):
 
 
 def _shared_files():
-    if not SHARED.is_dir():
-        return []
-    fs = sorted(SHARED.rglob("*.ptx"))
+    fs = external_files()
     mma = [f for f in fs if "mma" in f.name][:3]
     big = sorted((f for f in fs if f not in mma), key=lambda f: -f.stat().st_size)[:4]
     small = [f for f in fs if f not in mma and f not in big][::40][:5]
     return mma + big + small
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("path", _shared_files(), ids=lambda p: p.name)
 def test_shared_corpus_no_crash(path):
     from splice.errors import SpliceError

@@ -10,9 +10,9 @@ from splice.ptx import (Addr, Block, Decl, Directive, Function, Imm, Instruction
                         Pair, ParenList, PtxSyntaxError, Raw, Reg, Sym, Vec, canonical, emit,
                         parse, parse_file, walk)
 
-from .conftest import EXPECTED_SYNTAX_ERRORS, corpus_files
+from .conftest import EXPECTED_SYNTAX_ERRORS, THIRDPARTY, bundled_files, external_files
 
-FILES = corpus_files()
+FILES = bundled_files()
 
 
 def _spans(node, acc):
@@ -28,12 +28,30 @@ def _spans(node, acc):
     return acc
 
 
-def test_corpus_is_there():
-    assert len(FILES) >= 300, "the shared PTX corpus (../shared/ptx-corpus) is missing"
+@pytest.mark.corpus
+def test_corpus_is_there(ptx_corpus):
+    assert len(list(ptx_corpus.rglob("*.ptx"))) >= 300, f"{ptx_corpus} holds too few PTX files"
+
+
+def test_bare_clone_subset_is_there():
+    """Without the external corpus, the bundled third-party subset stands in for it."""
+    files = sorted(THIRDPARTY.rglob("*.ptx"))
+    assert len(files) >= 40 and {f.name for f in files} >= {"shared_ptr.ptx", "add.ptx", "kernels.ptx"}
+    assert (THIRDPARTY / "README.md").is_file()
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_roundtrip_and_fast_equals_slow(path):
+    _roundtrip_and_fast_equals_slow(path)
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", external_files(), ids=lambda p: p.name)
+def test_external_corpus_roundtrip_and_fast_equals_slow(path):
+    _roundtrip_and_fast_equals_slow(path)
+
+
+def _roundtrip_and_fast_equals_slow(path):
     text = path.read_text()
     if path.name in EXPECTED_SYNTAX_ERRORS:
         line, col = EXPECTED_SYNTAX_ERRORS[path.name]

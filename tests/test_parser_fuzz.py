@@ -8,12 +8,12 @@ from hypothesis import strategies as st
 
 from splice.ptx import PtxSyntaxError, emit, parse
 
-from .conftest import MODERN, PTX_CORPUS, STANDIN
+from .conftest import MODERN, STANDIN, THIRDPARTY
 
 _SEEDS = [p for p in [
-    PTX_CORPUS / "zluda" / "ptx" / "src" / "test" / "spirv_run" / "mma_m16n8k32_s32_s8_s8_s32.ptx",
-    PTX_CORPUS / "zluda" / "ptx" / "src" / "test" / "spirv_run" / "ldmatrix_trans.ptx",
-    PTX_CORPUS / "zluda" / "ptx" / "src" / "test" / "operands.ptx",
+    THIRDPARTY / "zluda" / "ptx" / "src" / "test" / "spirv_run" / "mma_m16n8k32_s32_s8_s8_s32.ptx",
+    THIRDPARTY / "zluda" / "ptx" / "src" / "test" / "spirv_run" / "ldmatrix_trans.ptx",
+    THIRDPARTY / "zluda" / "ptx" / "src" / "test" / "operands.ptx",
     MODERN / "tex_surf_objects.ptx",
     MODERN / "calls_params_globals.ptx",
     MODERN / "lineinfo_inlined.ptx",

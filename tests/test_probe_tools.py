@@ -9,10 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import have_ptxas
 
 ROOT = Path(__file__).resolve().parents[1]
-needs_ptxas = pytest.mark.skipif(not have_ptxas(), reason="ptxas not on PATH")
 
 
 # ---------------------------------------------------------------------------- png / compare
@@ -124,7 +122,7 @@ def test_instrument_keeps_every_original_line(enc5_pair):
         assert stripped == text
 
 
-@needs_ptxas
+@pytest.mark.needs("ptxas")
 def test_instrumented_dec1_compiles():
     from splice.analysis import Kernel
     from splice.probe.modules import resolve
@@ -159,7 +157,7 @@ def test_stage_compare_names_first_divergence():
 
 # ---------------------------------------------------------------------------- harness
 
-@needs_ptxas
+@pytest.mark.needs("ptxas")
 @pytest.mark.parametrize("recipe", ["recipes/enc5_p8.yaml", "tests/data/recipes/enc5_p8_call_shared.yaml",
                                     "tests/data/recipes/enc5_p8_wrong.yaml"])
 def test_harness_modules_compile(recipe):
@@ -228,7 +226,7 @@ def test_stats_and_roofline():
     assert r["floor_ms"] == max(r["mma_ms"], r["memory_ms"])
 
 
-@needs_ptxas
+@pytest.mark.needs("ptxas")
 def test_mma_bench_keeps_its_mma():
     from splice.probe.timing import mma_bench_ptx
     from splice.ptx.sass import compile_ptx
@@ -260,6 +258,7 @@ def test_stage_selection_errors():
         parse_selection("x", 10, set())
 
 
+@pytest.mark.needs("ptxas", "cuobjdump")
 def test_mma_bench_is_not_folded_by_ptxas():
     """The roofline's mma rate is only meaningful if ptxas keeps every mma of the micro-kernel:
     count the MMA instructions in the SASS (each fp8 m16n8k32 lowers to 2 HMMA.16816 on sm_90;
@@ -267,8 +266,6 @@ def test_mma_bench_is_not_folded_by_ptxas():
     from splice.probe.timing import CHAINS, UNROLL, mma_bench_ptx
     from splice.ptx import sass
 
-    if sass.find_tool("ptxas") is None or sass.find_tool("cuobjdump") is None:
-        pytest.skip("ptxas/cuobjdump not available")
     cubin = sass.compile_ptx(mma_bench_ptx(), "sm_90").cubin
     n = len(re.findall(r"\b[HQI]MMA\.", sass.disassemble(cubin)))
     assert n >= 2 * CHAINS * UNROLL, n

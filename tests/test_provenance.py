@@ -1,14 +1,13 @@
 """Symbolic address tracking: param fields, laneid/tid/ctaid terms, tables, shared arrays."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 
 import pytest
 
 from splice.analysis import Kernel
 from splice.analysis.spec import param_fields, shared_arrays, table_loads, weight_image_bytes
-from splice.ptx import parse
+from splice.ptx import parse, sass
 
 SRC = """.version 8.0
 .target sm_90
@@ -104,12 +103,12 @@ extern "C" __global__ void w(const unsigned char* __restrict__ W, unsigned* out)
 """
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+@pytest.mark.needs("nvcc")
 def test_nvcc_compiled_weight_address(tmp_path):
     cu = tmp_path / "w.cu"
     cu.write_text(CU)
     ptx = tmp_path / "w.ptx"
-    subprocess.run(["nvcc", "-arch=sm_90", "-ptx", str(cu), "-o", str(ptx)], check=True)
+    subprocess.run([sass.require_tool("nvcc"), "-arch=sm_90", "-ptx", str(cu), "-o", str(ptx)], check=True)
     kk = Kernel.load(ptx)
     p = kk.phase(1)
     assert p.weight_bytes == (8512, 8512 + 12)

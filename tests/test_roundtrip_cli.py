@@ -8,10 +8,10 @@ import pytest
 
 from splice.cli import main
 
-from .conftest import MODERN, PTX_CORPUS, have_ptxas
+from .conftest import MODERN, THIRDPARTY
 
-FAIL = PTX_CORPUS / "zluda" / "ptx" / "src" / "test" / "spirv_fail" / "shared_ptr.ptx"
-GOOD = PTX_CORPUS / "zluda" / "ptx" / "src" / "test" / "spirv_run" / "add.ptx"
+FAIL = THIRDPARTY / "zluda" / "ptx" / "src" / "test" / "spirv_fail" / "shared_ptr.ptx"
+GOOD = THIRDPARTY / "zluda" / "ptx" / "src" / "test" / "spirv_run" / "add.ptx"
 
 
 def _json_lines(out):
@@ -37,7 +37,7 @@ def test_no_files_is_an_error(tmp_path, capsys):
     assert main(["roundtrip", str(tmp_path)]) == 2
 
 
-@pytest.mark.skipif(not have_ptxas(), reason="ptxas not on PATH")
+@pytest.mark.needs("ptxas", "disassembler")
 @pytest.mark.parametrize("name", ["fp8_mma_sm89.ptx", "tex_surf_objects.ptx", "calls_params_globals.ptx",
                                   "wgmma_sm90a.ptx", "lineinfo_inlined.ptx"])
 def test_canonical_print_gives_identical_sass(name, capsys):
@@ -46,7 +46,7 @@ def test_canonical_print_gives_identical_sass(name, capsys):
     assert rec["sass_identical"] is True, rec
 
 
-@pytest.mark.skipif(not have_ptxas(), reason="ptxas not on PATH")
+@pytest.mark.needs("ptxas", "disassembler")
 def test_sass_check_can_fail(tmp_path, monkeypatch):
     """The SASS comparison is real: a canonical printer that changed an opcode is caught."""
     from splice.ptx import printer

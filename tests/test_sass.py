@@ -22,26 +22,10 @@ def _manifest() -> list[dict]:
         return yaml.safe_load(f)["files"]
 
 
-def _need(tool: str) -> str:
-    try:
-        path = sass.find_tool(tool)
-    except sass.ToolNotFoundError as e:  # a SPLICE_* override naming a missing file
-        pytest.skip(str(e))
-    if path is None:
-        pytest.skip(f"{tool} not found")
-    return path
-
-
 @pytest.fixture
 def ptxas() -> str:
-    return _need("ptxas")
-
-
-@pytest.fixture
-def disasm() -> None:
-    _need("ptxas")
-    if sass.find_tool("cuobjdump") is None and sass.find_tool("nvdisasm") is None:
-        pytest.skip("no SASS disassembler (cuobjdump / nvdisasm) found")
+    """ptxas' path, for tests marked ``needs("ptxas")`` (the marker does the skipping)."""
+    return sass.require_tool("ptxas")
 
 
 # ---------------------------------------------------------------------------- pure parsing
@@ -129,6 +113,7 @@ def test_manifest_files_exist_and_sizes():
     assert total <= 2 * 1024 * 1024
 
 
+@pytest.mark.needs("ptxas")
 def test_compile_resource_usage(ptxas):
     c = sass.compile_ptx(MODERN / "wgmma_sm90a.ptx", "sm_90a")
     assert c.cubin[:4] == b"\x7fELF"
@@ -143,6 +128,7 @@ def test_compile_resource_usage(ptxas):
     assert gemm.shared == 2 * 64 * 64 * 2  # sA + sB, f16
 
 
+@pytest.mark.needs("ptxas")
 def test_compile_text_input_and_funcs(ptxas):
     text = (MODERN / "calls_params_globals.ptx").read_text()
     c = sass.compile_ptx(text, 90)
@@ -152,12 +138,14 @@ def test_compile_text_input_and_funcs(ptxas):
     assert kern.registers > 0 and kern.stack_frame == 144  # the by-value 144-byte struct
 
 
+@pytest.mark.needs("ptxas")
 def test_every_manifest_file_assembles(ptxas):
     for e in _manifest():
         c = sass.compile_ptx(MODERN / e["file"], e["arch"], e.get("opt_level", 3), e.get("ptxas_flags", ()))
         assert any(r.is_entry and (r.registers or 0) > 0 for r in c.resources.values()), e["file"]
 
 
+@pytest.mark.needs("ptxas")
 def test_broken_ptx_raises_with_line(ptxas, tmp_path):
     lines = (MODERN / "cp_async_pipeline.ptx").read_text().splitlines(keepends=True)
     idx = next(i for i, l in enumerate(lines) if l.strip().startswith("cp.async.commit_group"))
@@ -176,6 +164,7 @@ def test_broken_ptx_raises_with_line(ptxas, tmp_path):
     assert Path(repro_file).parent == tmp_path and Path(repro_file).read_text() == "".join(lines)
 
 
+@pytest.mark.needs("ptxas")
 def test_text_input_leaves_nothing_in_the_temp_dir(ptxas, tmp_path, monkeypatch):
     """Without a repro_dir the failing text is not saved anywhere: the repro line says so."""
     monkeypatch.setenv("TMPDIR", str(tmp_path))
@@ -186,6 +175,7 @@ def test_text_input_leaves_nothing_in_the_temp_dir(ptxas, tmp_path, monkeypatch)
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.needs("ptxas")
 def test_broken_path_input_reports_path(ptxas, tmp_path):
     bad = tmp_path / "bad.ptx"
     bad.write_text(".version 9.0\n.target sm_90\n.address_size 64\n\n.visible .entry k()\n{\n"
@@ -199,6 +189,7 @@ def test_broken_path_input_reports_path(ptxas, tmp_path):
     assert sorted(tmp_path.iterdir()) == before  # nothing written beside the input
 
 
+@pytest.mark.needs("ptxas")
 def test_debug_ptx_needs_unoptimised(ptxas):
     with pytest.raises(sass.PtxasError, match="Optimized debugging"):
         sass.compile_ptx(MODERN / "debug_full_G.ptx", "sm_90", 3)
@@ -228,7 +219,8 @@ def _flip_one_add(text: str) -> str:
     return text[: m.start()] + m.group(1) + "sub.s32" + m.group(2) + text[m.end():]
 
 
-def test_normalized_sass_deterministic_and_clean(ptxas, disasm):
+@pytest.mark.needs("ptxas", "disassembler")
+def test_normalized_sass_deterministic_and_clean(ptxas):
     c = sass.compile_ptx(MODERN / "ldmatrix_stmatrix_mma.ptx", "sm_90")
     lines = sass.normalized_sass(c.cubin)
     assert lines == sass.normalized_sass(sass.compile_ptx(MODERN / "ldmatrix_stmatrix_mma.ptx", "sm_90").cubin)
@@ -238,16 +230,16 @@ def test_normalized_sass_deterministic_and_clean(ptxas, disasm):
     assert "HMMA.16816.F32" in ops and any(o.startswith("LDSM") for o in ops)
 
 
+@pytest.mark.needs("ptxas", "cuobjdump", "nvdisasm")
 def test_normalized_sass_tools_agree(ptxas):
-    if sass.find_tool("cuobjdump") is None or sass.find_tool("nvdisasm") is None:
-        pytest.skip("needs both cuobjdump and nvdisasm")
     c = sass.compile_ptx(MODERN / "calls_params_globals.ptx", "sm_90")
     assert sass.normalized_sass(c.cubin, tool="cuobjdump") == sass.normalized_sass(c.cubin, tool="nvdisasm")
 
 
 @pytest.mark.parametrize("name,arch", [("warp_atomics_preds.ptx", "sm_90"), ("wgmma_sm90a.ptx", "sm_90a"),
                                        ("triton_softmax_sm90a.ptx", "sm_90a")])
-def test_sass_equal_cosmetic_changes(ptxas, disasm, name, arch):
+@pytest.mark.needs("ptxas", "disassembler")
+def test_sass_equal_cosmetic_changes(ptxas, name, arch):
     text = (MODERN / name).read_text()
     rewritten = _cosmetic_rewrite(text)
     assert rewritten != text
@@ -256,14 +248,16 @@ def test_sass_equal_cosmetic_changes(ptxas, disasm, name, arch):
     assert diff is None
 
 
-def test_sass_equal_detects_add_to_sub(ptxas, disasm):
+@pytest.mark.needs("ptxas", "disassembler")
+def test_sass_equal_detects_add_to_sub(ptxas):
     text = (MODERN / "coop_groups_misc.ptx").read_text()
     eq, diff = sass.sass_equal(text, _flip_one_add(text), "sm_90")
     assert not eq
     assert diff and "instruction" in diff and "!=" in diff
 
 
-def test_sass_equal_detects_shared_size_change(ptxas, disasm):
+@pytest.mark.needs("ptxas", "disassembler")
+def test_sass_equal_detects_shared_size_change(ptxas):
     text = (MODERN / "ldmatrix_stmatrix_mma.ptx").read_text()
     grown = text.replace(".b8 _ZZ16warp_mma_16x8x16PK6__halfS1_PfiE2sB[256];",
                          ".b8 _ZZ16warp_mma_16x8x16PK6__halfS1_PfiE2sB[512];", 1)
@@ -272,7 +266,8 @@ def test_sass_equal_detects_shared_size_change(ptxas, disasm):
     assert not eq and "shared=" in diff
 
 
-def test_disassemble_returns_sass(ptxas, disasm):
+@pytest.mark.needs("ptxas", "disassembler")
+def test_disassemble_returns_sass(ptxas):
     c = sass.compile_ptx(MODERN / "fp8_mma_sm89.ptx", "sm_90")
     text = sass.disassemble(c.cubin)
     assert "_Z13fp8_quant_mmaPK7__half2S1_PS_Pf" in text

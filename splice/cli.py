@@ -9,7 +9,6 @@ heavy modules are imported inside them so ``splice --help`` stays instant.  Ever
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 

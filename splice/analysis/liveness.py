@@ -11,7 +11,7 @@ follows p inside p's block, one bit of the block's live-out set.
 """
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 
 from ..ptx import model as m
 from . import roles

@@ -26,7 +26,6 @@ def notes_markdown(k) -> str:
     L = []
     w = L.append
     phases = k.phases
-    epis = k.epilogues
     F = Facts(k)
     img = weight_image_bytes(k)
     w(f"# `{k.name}` — the epilogues of phases 1…{len(phases)}")

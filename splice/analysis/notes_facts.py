@@ -15,11 +15,11 @@
 """
 from __future__ import annotations
 
-import math
 import re
 import struct
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections import Counter, defaultdict
+from typing import Optional
 
 from ..ptx import model as m
 from . import roles
@@ -182,7 +182,7 @@ class Facts:
                 return role
         return "?"
 
-    def feeds(self, d: int, key: str = None, limit: int = 200):
+    def feeds(self, d: int, key: Optional[str] = None, limit: int = 200):
         """Consumers of the value(s) defined at ``d``: a Counter of labels such as
         ``('mma', 11, 'A')``, ``('st', 'shared', base)``, ``('op', 'add.f16', region)``; the set of
         final registers reaching an mma is in the second result."""
@@ -220,7 +220,7 @@ class Facts:
 
     # ---- sub-sections --------------------------------------------------------------------------
 
-    def anchor_class(self, pos: int, e) -> str:
+    def anchor_class(self, pos: int, e) -> Optional[str]:
         node = self.node(pos)
         if type(node) is not m.Instruction:
             return None
@@ -301,7 +301,7 @@ class Facts:
             cls[pos] = c or prev or "plumbing"
             prev = cls[pos]
         # runs over numbered statements
-        runs = []
+        runs: list[dict] = []
         for pos in range(a, b + 1):
             if self.n(pos) is None:
                 continue
@@ -602,7 +602,7 @@ def _smooth(runs, max_sections):
     return runs
 
 
-def _name(mix: Counter, hist: Counter) -> str:
+def _name(mix: Counter, hist: Optional[Counter]) -> str:
     tot = sum(mix.values())
     parts = [c for c, v in mix.most_common() if c != "plumbing" and v * 10 >= tot]
     if not parts:

@@ -171,7 +171,7 @@ def _epilogue_section(k, F, w, g):
     _packs(k, F, w, e)
     _io(k, F, w, e)
     if len(g) > 1:
-        w(f"Every run of this shape:")
+        w("Every run of this shape:")
         w("")
         w("| run | range | memory | packs read |")
         w("|---|---|---|---|")
@@ -433,7 +433,6 @@ def _uncharacterised(k, F, w):
                      "offsets. Whether the tid.z groups compute different tiles or replicas of "
                      "one tile is not decidable without the launch geometry (`%ntid.z`).")
     for e in F.epis:
-        a, b = k.pos_of(e.first), k.pos_of(e.last)
         packs, groups = _pack_groups(k, F, e)
         un = [p for p in packs if any(s[0] == "?" for s in F.operand_sources(p))]
         if un:

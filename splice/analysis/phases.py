@@ -161,7 +161,7 @@ def _phase(k, prov, index, run) -> Phase:
     # C registers that are D of an earlier mma in the phase are not inputs
     d_all = set()
     c_in = []
-    for pos, d, a, b, c in frags:
+    for _pos, d, _a, _b, c in frags:
         for r in c:
             if r not in d_all:
                 c_in.append(r)

@@ -3,7 +3,6 @@ splice.report for rendering."""
 from __future__ import annotations
 
 import json
-import sys
 
 
 def to_json(plan, val, out, timings, diff_lines=None) -> dict:

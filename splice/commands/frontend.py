@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import sys
 
 from ..errors import SpliceError
 
@@ -53,7 +52,7 @@ def cmd_index(args) -> int:
         try:
             idx = statement_index(mod.source, name)
         except KeyError:
-            raise SpliceError(f"no entry {name!r}", args.file)
+            raise SpliceError(f"no entry {name!r}", args.file) from None
         out[name] = [s for s in idx if s.n >= lo and (hi is None or s.n <= hi)]
     if args.json:
         print(json.dumps({k: [{"n": s.n, "line": s.line, "last_line": s.last_line, "text": s.text}

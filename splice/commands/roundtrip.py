@@ -85,7 +85,7 @@ def _compare_sass(original: str, canon: str, arch: str, opt):
 
     try:
         S.compile_ptx(original, arch, opt)
-        extra = ()
+        extra: tuple[str, ...] = ()
     except S.ToolNotFoundError:
         return None, "ptxas not found"
     except S.PtxasError as exc:

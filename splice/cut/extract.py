@@ -8,7 +8,7 @@ from typing import Optional
 from ..errors import SpliceError
 from ..ptx import model as m
 from .kernel import defs_uses
-from .native import _all_regs, render, rename_node
+from .native import render, rename_node
 
 
 def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = None,

@@ -328,10 +328,8 @@ def render(nodes, indent: str = "\t") -> list:
 
 
 def canonical_node(node, indent=""):
-    try:
-        from ..ptx.printer import canonical_node as cn
-    except ImportError:  # the printer was called emit.py before
-        from ..ptx.emit import canonical_node as cn  # type: ignore
+    from ..ptx.printer import canonical_node as cn
+
     return cn(node, indent)
 
 

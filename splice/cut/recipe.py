@@ -267,7 +267,8 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
     entry = data.get("entry")
     mod = resolve_module(str(data["module"]), rdir, sp, str(entry) if entry else None)
     if mod is None:
-        raise SpliceError(f"module {data['module']!r} not found", path, *data.vat("module"),
+        line, col = data.vat("module")
+        raise SpliceError(f"module {data['module']!r} not found", path, line, col,
                           detail="looked next to the recipe and in: " + ", ".join(str(d) for d in sp))
     arch = str(data.get("arch", "sm_90"))
     opt = data.get("opt_level", 3)
@@ -291,12 +292,12 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
             if k not in CUT_KEYS:
                 raise SpliceError(f"cut {i}: unknown key {k!r} (expected one of {', '.join(sorted(CUT_KEYS))})",
                                   path, *cy.at(k))
-        sel = [k for k in SELECTORS if k in cy]
-        if len(sel) != 1:
+        sels = [k for k in SELECTORS if k in cy]
+        if len(sels) != 1:
             raise SpliceError(f"cut {i}: exactly one of {', '.join(SELECTORS)} is needed"
-                              + (f", got {', '.join(sel)}" if sel else ""), path,
-                              *(cy.at(sel[1]) if len(sel) > 1 else at0))
-        sel = sel[0]
+                              + (f", got {', '.join(sels)}" if sels else ""), path,
+                              *(cy.at(sels[1]) if len(sels) > 1 else at0))
+        sel = sels[0]
         v = cy[sel]
         if sel == "phase":
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from ..errors import SpliceError
 from ..util import read_text
 from ..ptx import model as m
 from .binding import Binding, Namer, bind
@@ -284,7 +283,6 @@ def plan(recipe: Recipe, kernel=None) -> Plan:
     plans = []
     bad = []
     cid = 0
-    rdir = Path(recipe.path).parent
     for cut in recipe.cuts:
         for title, ph, i, j in _targets(recipe, cut, kernel):
             cid += 1

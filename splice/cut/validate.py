@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import SpliceError
+from ..ptx.sass import Compiled
 
 
 @dataclass
 class Validation:
-    before: object          # Compiled of the original module
-    after: object           # Compiled of the spliced module
+    before: Optional[Compiled]   # of the original module (None: not compiled)
+    after: Compiled              # of the spliced module
     arch: str
 
     def usage(self, entry: str) -> dict:

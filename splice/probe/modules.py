@@ -21,7 +21,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from ..errors import SpliceError
 from ..util import read_text
@@ -40,8 +40,8 @@ class Pair:
     spliced_name: str          # where the spliced text comes from (output path or module)
     entry: str
     arch: str
-    plan: object = None        # splice.cut.splice.Plan (recipe targets)
-    recipe: object = None
+    plan: Any = None           # splice.cut.splice.Plan (recipe targets)
+    recipe: Any = None         # splice.cut.recipe.Recipe
     timings: dict = field(default_factory=dict)
 
     @property

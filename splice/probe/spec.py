@@ -7,7 +7,7 @@ dataclasses and validates it; every error names the YAML key it is about, e.g.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 

@@ -308,4 +308,4 @@ def _number_imm(self, children):
 
 # numbers are operands (Imm) inside instructions, plain text elsewhere; the grammar uses one
 # `number` rule, so operands wrap it here.
-ModelBuilder.number = _number_imm  # type: ignore[assignment]
+ModelBuilder.number = _number_imm  # type: ignore[method-assign]

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any, Callable
 
 from . import model as m
 
@@ -234,7 +235,7 @@ def _canon_section(s: m.Section, indent):
     return "\n".join(lines)
 
 
-_CANON = {
+_CANON: dict[type, Callable[[Any, str], str]] = {
     m.Instruction: _canon_instruction,
     m.Label: _canon_label,
     m.Decl: _canon_decl,

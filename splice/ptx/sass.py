@@ -359,7 +359,7 @@ def _is_path_input(ptx: PtxInput) -> bool:
 def _read_text(ptx: PtxInput) -> tuple[str, str]:
     """(text, display name) of the input."""
     if _is_path_input(ptx):
-        p = Path(os.fspath(ptx))
+        p = Path(os.fsdecode(ptx))
         with open(p, encoding="utf-8", errors="surrogateescape", newline="") as f:
             return f.read(), str(p)
     if isinstance(ptx, bytes):
@@ -397,8 +397,9 @@ def compile_ptx(ptx: PtxInput, arch: str | int, opt_level: int | None = 3, extra
 
     The input is copied into a private temp directory, so ptxas never writes beside it and
     diagnostics can be mapped back reliably; the directory is removed on every path.  On a
-    failure, PTX given as text is kept for the repro line only in ``repro_dir``. Raises :class:`PtxasError` on a non-zero exit or a
-    timeout, :class:`ToolNotFoundError` if ptxas is missing."""
+    failure, PTX given as text is kept for the repro line only in ``repro_dir``.  Raises
+    :class:`PtxasError` on a non-zero exit or a timeout, :class:`ToolNotFoundError` if ptxas is
+    missing."""
     ptxas = require_tool("ptxas")
     sm = normalize_arch(arch)
     if opt_level is not None and not 0 <= int(opt_level) <= 4:
@@ -417,7 +418,7 @@ def compile_ptx(ptx: PtxInput, arch: str | int, opt_level: int | None = 3, extra
         rename = {src: display, "input.ptx": display}
 
         def fail(message: str, stderr: str, rc: int | None) -> PtxasError:
-            repro_in = os.path.abspath(os.fspath(ptx)) if from_path else _save_repro(text, repro_dir)
+            repro_in = os.path.abspath(os.fsdecode(ptx)) if from_path else _save_repro(text, repro_dir)
             repro_cmd = [ptxas, f"-arch={sm}", *oflag, "-v", *extra, repro_in, "-o", "/dev/null"]
             return PtxasError(message, stderr=stderr, command=cmd, repro=shlex.join(repro_cmd),
                               diagnostics=parse_diagnostics(stderr, rename), returncode=rc)
@@ -430,8 +431,8 @@ def compile_ptx(ptx: PtxInput, arch: str | int, opt_level: int | None = 3, extra
         stderr = proc.stderr.decode("utf-8", "replace") + proc.stdout.decode("utf-8", "replace")
         if proc.returncode != 0 or not os.path.exists(out):
             raise fail(f"ptxas failed on {display} ({sm}), exit code {proc.returncode}", stderr, proc.returncode)
-        with open(out, "rb") as f:
-            cubin = f.read()
+        with open(out, "rb") as fb:
+            cubin = fb.read()
     return Compiled(cubin=cubin, stderr=stderr, resources=parse_resource_usage(stderr), arch=sm,
                     command=tuple(cmd), diagnostics=tuple(parse_diagnostics(stderr, rename)))
 
@@ -479,7 +480,8 @@ _NVDIS_SECTION_RE = re.compile(r"^\s*\.section\s+")
 _HEX_RE = re.compile(r"(?<![\w.])(-?)0x([0-9a-fA-F]+)\b")
 #: opcodes whose immediate operands are code addresses (rewritten to instruction indices, so an
 #: address shift elsewhere is not reported as a difference here).
-_BRANCHY = {"BRA", "BRX", "JMP", "JMX", "CALL", "BSSY", "SSY", "PBK", "PCNT", "PRET", "BPT", "JCAL", "CAL", "RET", "BREAK"}
+_BRANCHY = {"BRA", "BRX", "JMP", "JMX", "CALL", "BSSY", "SSY", "PBK", "PCNT", "PRET", "BPT", "JCAL", "CAL", "RET",
+            "BREAK"}
 _LABEL_REF_RE = re.compile(r"`\(\s*([^)\s]+)\s*\)")
 _LABEL_DEF_RE = re.compile(r"^\s*([^\s:/]+):\s*$")
 

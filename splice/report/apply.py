@@ -55,7 +55,8 @@ def print_report(plan, val, out, timings, diff, full_diff):
     text = "".join(diff)
     lines = text.splitlines()
     if not full_diff and len(lines) > DIFF_PREVIEW_LINES:
-        text = "\n".join(lines[:DIFF_PREVIEW_LINES]) + f"\n... {len(lines) - DIFF_PREVIEW_LINES} more diff lines (--diff)\n"
+        more = len(lines) - DIFF_PREVIEW_LINES
+        text = "\n".join(lines[:DIFF_PREVIEW_LINES]) + f"\n... {more} more diff lines (--diff)\n"
     con.print(Syntax(text, "diff", theme="ansi_dark", word_wrap=False))
     con.print(f"[dim]apply {timings['apply']:.3f}s (load {timings['load']:.3f}s, bind {timings['bind']:.3f}s, "
               f"assemble {timings['assemble']:.3f}s), ptxas {timings['ptxas']:.3f}s[/]")

@@ -28,7 +28,8 @@ def print_report(res: dict, con) -> None:
     con.print(f"[bold]splice probe[/] {res['target']}: {res['original']} vs {res['spliced']} "
               f"[dim]({res['entry']}, {res['arch']})[/]")
     for c in res["cuts"]:
-        con.print(f"  cut {c['cut']}: {c['title']} abi {c['abi']}" + (f" ({c['function']})" if c.get("function") else ""))
+        func = f" ({c['function']})" if c.get("function") else ""
+        con.print(f"  cut {c['cut']}: {c['title']} abi {c['abi']}{func}")
     fr, cmp = res["frames"], res["compare"]
     t = Table(title="frames (poisoned, one launch, read back)")
     for col in ("module", "sha256", "deterministic", "uncovered px", "non-finite", "outputs unwritten words"):
@@ -86,8 +87,8 @@ def print_report(res: dict, con) -> None:
             f = r.get("first")
             t.add_row(str(r["cut"]), r["title"], "[green]equal[/]" if r["equal"] else "[red]DIFFERS[/]",
                       f"{r['live_outs_differ']}/{r['live_outs']} ({r['threads_differ']}/{r['threads']} threads)",
-                      f"{f['register']} ({f['role']}{f['index']}) thread {f['thread']}: {f['original']} vs {f['spliced']}"
-                      if f else "-")
+                      f"{f['register']} ({f['role']}{f['index']}) thread {f['thread']}: "
+                      f"{f['original']} vs {f['spliced']}" if f else "-")
         con.print(t)
     tm = res.get("timing")
     if tm:

@@ -21,7 +21,7 @@ Every error names the native file's line.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
 
 from ...errors import SpliceError
 from ...ptx import model as m
@@ -32,7 +32,7 @@ ABIS = ("inline", "call", "call-shared")
 
 _SAME_WIDTH_OPS = {"ld", "st", "mov", "add", "sub", "mul", "mad", "and", "or", "xor", "not", "min",
                    "max", "neg", "abs", "fma", "div", "rem", "selp", "shl", "shr", "ex2", "rcp",
-                   "sqrt", "rsqrt", "max", "ld.param", "st.param"}
+                   "sqrt", "rsqrt", "ld.param", "st.param"}
 
 
 class Namer:
@@ -162,7 +162,8 @@ def _check_types(nat: NativePhase, types: dict):
         for k, op in enumerate(ops):
             if isinstance(op, m.Addr):
                 continue
-            regs = [op] if isinstance(op, m.Reg) else (list(op.items) if isinstance(op, m.Vec) and st.opcode in ("ld", "st") else [])
+            vec = isinstance(op, m.Vec) and st.opcode in ("ld", "st")
+            regs = [op] if isinstance(op, m.Reg) else (list(op.items) if vec else [])
             for r in regs:
                 if not isinstance(r, m.Reg) or r.name not in types:
                     continue

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from ..analysis.provenance import param_names
 from ..errors import SpliceError
 from ..ptx import model as m
 from .binding import Binding, Namer, bind
@@ -294,7 +295,8 @@ def plan(recipe: Recipe, kernel=None) -> Plan:
     if recipe.entry is not None and recipe.entry != entry:
         raise recipe.error(f"entry {recipe.entry!r} is not the kernel given ({entry!r})", "entry")
     fn = kernel.fn
-    param0 = fn.params[0].name if fn.params else ""
+    params = param_names(kernel)
+    param0 = params[0] if params else ""
     namer = Namer.for_source(source)
     func_cache = {}
     plans = []

@@ -9,6 +9,9 @@ heavy modules are imported inside them so ``splice --help`` stays instant.  Ever
 from __future__ import annotations
 
 import argparse
+import errno
+import os
+import re
 import sys
 
 
@@ -102,6 +105,48 @@ def _fail(message: str) -> int:
     return 2
 
 
+_ERRNO_TEXT = {
+    errno.ELOOP: "too many levels of symbolic links (a symlink loop?)",
+    errno.ENAMETOOLONG: "file name too long",
+    errno.ENOTDIR: "a component of the path is not a directory",
+    errno.EEXIST: "a file is in the way",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EROFS: "read-only file system",
+    errno.ENOENT: "no such file",
+    errno.EISDIR: "is a directory",
+    errno.ENOSPC: "no space left on device",
+}
+_TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}$")   # write_atomic's mkstemp sibling
+
+
+def _os_message(exc: OSError, args) -> str:
+    """``path: reason`` for an OS error, naming what the user typed: an error on
+    ``write_atomic``'s temp file or on a directory above the output names the output."""
+    reason = _ERRNO_TEXT.get(exc.errno) or (exc.strerror or str(exc)).lower()
+    name = exc.filename
+    if name is None:
+        return reason
+    name = os.fsdecode(name)
+    out = getattr(args, "output", None)
+    here = os.path.abspath(name)
+    if out:
+        there = os.path.abspath(out)
+        if os.path.dirname(here) == os.path.dirname(there) and \
+                os.path.basename(here).startswith("." + os.path.basename(there) + "."):
+            return f"{out}: cannot write the output: {reason}"
+        if here == there:
+            return f"{out}: cannot write the output: {reason}"
+        if there.startswith(here.rstrip(os.sep) + os.sep):
+            if exc.errno in (errno.EEXIST, errno.ENOTDIR):
+                reason = "is a file, not a directory"
+            return f"{out}: cannot write the output: {name}: {reason}"
+    mt = _TEMP_NAME.match(os.path.basename(name))
+    if mt:
+        return f"{os.path.join(os.path.dirname(name), mt.group('name'))}: cannot write the output: {reason}"
+    return f"{name}: {reason}"
+
+
 def main(argv=None) -> int:
     from .errors import SpliceError
     from .ptx.errors import PtxSyntaxError
@@ -123,20 +168,16 @@ def main(argv=None) -> int:
     except SassToolError as exc:  # ptxas/cuobjdump missing or failing outside a recipe
         print(f"splice: {exc}", file=sys.stderr)
         return 2
-    except FileNotFoundError as exc:
-        return _fail(f"{exc.filename}: no such file")
-    except IsADirectoryError as exc:
-        return _fail(f"{exc.filename}: is a directory")
-    except PermissionError as exc:
-        return _fail(f"{exc.filename}: permission denied")
+    except BrokenPipeError:    # an OSError too: the reader went away, nothing to report
+        return 0
+    except OSError as exc:     # ELOOP, ENAMETOOLONG, ENOTDIR, EACCES, EROFS, ENOENT, ...
+        return _fail(_os_message(exc, args))
     except UnicodeDecodeError as exc:
         return _fail(f"input is not text: {exc}")
     except Terminated as exc:
         return 128 + exc.signum
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":

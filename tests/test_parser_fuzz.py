@@ -3,6 +3,9 @@
 chunked path agrees with plain Lark on which it is."""
 from __future__ import annotations
 
+import re
+
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -73,3 +76,56 @@ def test_mutations_give_a_model_or_a_placed_error(text):
         assert fast[1] == slow[1]
     else:
         assert fast[1] == slow[1]
+
+
+# ---- every byte, and several statements on one line ----------------------------------------
+
+_TINY = (STANDIN.parent / "tests" / "data" / "recipes" / "tiny.ptx")
+
+
+def _agree(text):
+    fast = _outcome(text, True)
+    slow = _outcome(text, False)
+    assert fast[0] == slow[0], (fast[0], slow[0])
+    assert fast[1] == slow[1]
+    return fast[0]
+
+
+@pytest.mark.parametrize("where", ["line start", "before ;", "after ;"])
+def test_fast_and_plain_agree_on_every_byte(where):
+    """Any one character (the 256 byte values, plus Unicode line and space separators) put
+    next to a statement: both paths accept it or both reject it at the same place.  The fast
+    path used to strip ``\\x0b``, ``\\x1c``-``\\x1f``, ``\\x85``, ``\\xa0`` … as whitespace, which
+    the grammar (and ptxas) do not."""
+    src = _TINY.read_text()
+    anchor = "\tadd.s64 \t%rd7, %rd4, %rd5;"
+    assert anchor in src
+    rejected = []
+    for c in [chr(b) for b in range(256)] + ["\u2028", "\u2029", "\u3000", "\ufeff"]:
+        if where == "line start":
+            text = src.replace(anchor, c + anchor)
+        elif where == "before ;":
+            text = src.replace(anchor, anchor[:-1] + c + ";")
+        else:
+            text = src.replace(anchor, anchor + c)
+        if _agree(text) == "error":
+            rejected.append(c)
+    assert "\x0b" in rejected and "\xa0" in rejected and " " not in rejected
+
+
+def _joined(text: str) -> str:
+    """Statements of consecutive lines put on one line, as a minifier would."""
+    return re.sub(r";[ \t]*\n(?=[ \t]*[^\s/}{])", "; ", text)
+
+
+@pytest.mark.parametrize("k", range(len(_TEXTS)))
+def test_fast_and_plain_agree_on_multi_statement_lines(k):
+    text = _joined(_TEXTS[k])
+    assert text.count("\n") < _TEXTS[k].count("\n")
+    assert _agree(text) == "ok"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_mutations_of_joined_lines_agree(text):
+    _agree(_joined(text))

@@ -116,3 +116,83 @@ def test_nvcc_compiled_weight_address(tmp_path):
     ld = [a for a in kk.provenance.accesses if a.space == "global" and a.kind == "ld"]
     assert ld and ld[0].text == "W + 27648·tid.z + 16·laneid + 8512"
     assert kk.provenance.weight_atom == "param_0+0"
+
+
+# ---- no state shared between kernels: analysing A first never changes B's result ----------
+
+_B = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry b(.param .u64 b_param_0)
+{
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [b_param_0];
+  mov.u32 %r1, %clock;
+  mov.u32 %r2, %laneid;
+  shl.b32 %r3, %r2, 4;
+  add.s32 %r4, %r3, %r1;
+  cvt.u64.u32 %rd2, %r4;
+  add.s64 %rd3, %rd1, %rd2;
+  ld.global.u32 %r5, [%rd3];
+  and.b32 %r6, %r5, 255;
+  or.b32 %r7, %r6, 256;
+  st.global.u32 [%rd3+4], %r7;
+  ret;
+}
+"""
+# A's shared array is spelled like a special register (``clock``): with process-global
+# "pointer" state, analysing A first reordered B's terms.
+_A = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry a(.param .u64 a_param_0)
+{
+  .shared .align 4 .b8 _ZZ1aE5clock[64];
+  .reg .b32 %r<4>;
+  mov.u32 %r1, _ZZ1aE5clock;
+  mov.u32 %r2, %laneid;
+  and.b32 %r3, %r2, 3;
+  st.shared.u32 [%r1], %r3;
+  ret;
+}
+"""
+
+
+def _b_result():
+    from splice.analysis.spec import build_spec
+
+    kb = Kernel(parse(_B, "b.ptx", cache=False))
+    return texts(kb), build_spec(kb, phases=True, epilogues=True)
+
+
+def test_analysing_a_first_does_not_change_b():
+    alone = _b_result()
+    assert alone[0][8] == "param_0+0 + 16·laneid + clock"
+    Kernel(parse(_A, "a.ptx", cache=False)).provenance.accesses
+    assert _b_result() == alone
+
+
+def test_stand_in_layer_then_modern_module_same_spec():
+    """The issue's check on real modules: dec1 analysed before a modern file leaves the modern
+    file's spec (phases, provenance, epilogues) exactly as it is when analysed alone."""
+    from pathlib import Path
+
+    from splice.analysis.spec import build_spec
+
+    root = Path(__file__).resolve().parents[1]
+    dec1 = root / "corpus" / "dec1.ptx"
+    modern = root / "tests" / "data" / "ptx" / "modern" / "calls_params_globals.ptx"
+    if not dec1.exists() or not modern.exists():
+        pytest.skip("corpus/dec1.ptx or the modern sample is missing")
+
+    def spec_of(path):
+        return [build_spec(Kernel(parse(path.read_text(), str(path), cache=False), f.name),
+                           phases=True, epilogues=True)
+                for f in parse(path.read_text(), str(path)).entries() if f.body is not None]
+
+    alone = spec_of(modern)
+    k = Kernel(parse(dec1.read_text(), str(dec1)))
+    k.provenance.accesses
+    k.phases
+    assert spec_of(modern) == alone

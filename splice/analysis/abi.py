@@ -136,18 +136,20 @@ def phase_abi(k, i: int) -> CutABI:
 
 
 def parse_abi_spec(k, spec: str):
-    """``s7771-s7794``, ``7771-7794``, ``s7771`` or ``phase:8`` -> CutABI."""
+    """``s7771-s7794``, ``7771-7794``, ``s7771`` or ``phase:8`` -> CutABI.  A malformed or empty
+    range is an error naming the module, never an ABI of some default range."""
+    import re
+
     s = spec.strip()
     if s.startswith("phase:"):
-        try:
-            i = int(s[6:])
-        except ValueError:
-            raise SpliceError(f"bad --abi {spec!r}: expected phase:N") from None
-        return phase_abi(k, i)
-    lo, _, hi = s.partition("-")
-    try:
-        a = int(lo.strip().lstrip("sS"))
-        b = int((hi or lo).strip().lstrip("sS"))
-    except ValueError:
-        raise SpliceError(f"bad --abi {spec!r}: expected sA-sB or phase:N") from None
+        if not re.fullmatch(r"\d+", s[6:].strip()):
+            raise SpliceError(f"bad --abi {spec!r}: expected phase:N", path=k.path)
+        return phase_abi(k, int(s[6:]))
+    mt = re.fullmatch(r"[sS]?(\d+)(?:\s*-\s*[sS]?(\d+))?", s)
+    if not mt:
+        raise SpliceError(f"bad --abi {spec!r}: expected sA-sB, sA or phase:N", path=k.path)
+    a = int(mt.group(1))
+    b = int(mt.group(2)) if mt.group(2) is not None else a
+    if b < a:
+        raise SpliceError(f"bad --abi {spec!r}: empty range (s{b} comes before s{a})", path=k.path)
     return cut_abi(k, a, b)

@@ -62,19 +62,20 @@ def coef(f: tuple, atom: str) -> int:
 
 
 TABLE_ATOM = "((laneid<<2)&12)"
-_BOUND = {TABLE_ATOM: 12}     # atoms with a known non-negative upper bound (masks)
+TABLE_BOUND = 12
 
 
-def _upper(f: tuple):
-    """An upper bound of a non-negative form, or None."""
+def _upper(f: tuple, bounds: dict):
+    """An upper bound of a non-negative form, or None.  ``bounds``: atoms with a known
+    non-negative upper bound (masks), owned by one ``Provenance``."""
     tot = 0
     for k, v in f:
         if k == CONST:
             if v < 0:
                 return None
             tot += v
-        elif k in _BOUND and v > 0:
-            tot += v * _BOUND[k]
+        elif k in bounds and v > 0:
+            tot += v * bounds[k]
         else:
             return None
     return tot
@@ -89,9 +90,9 @@ def _tz(f: tuple) -> int:
     return t
 
 
-def _disjoint(a: tuple, b: tuple) -> bool:
+def _disjoint(a: tuple, b: tuple, bounds: dict) -> bool:
     for x, y in ((a, b), (b, a)):
-        u = _upper(x)
+        u = _upper(x, bounds)
         if u is not None and u < (1 << _tz(y)):
             return True
     return False
@@ -101,16 +102,26 @@ def _is_const(f: tuple):
     return all(k == CONST for k, _ in f)
 
 
+_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def _is_pointer_atom(a: str) -> bool:
+    """Base addresses come first in a rendered form: ``W``, parameter fields, and bare names,
+    which are symbols (a shared array's short name) unless they name a special register.
+    Decided from the atom's spelling alone, so a render never depends on which kernels were
+    analysed before in the same process."""
+    if a == "W" or a.startswith(("param", "&param")):
+        return True
+    return bool(_IDENT.fullmatch(a)) and not ("%" + a).startswith(m.SPECIAL_REGISTER_PREFIXES)
+
+
 def _atom_rank(a: str) -> tuple:
-    if a == "W" or a.startswith(("param", "&param")) or a in _POINTERS:
+    if _is_pointer_atom(a):
         return (0, a)
     for i, pre in enumerate(("tid.", "ntid.", "ctaid.", "nctaid.", "laneid", "warpid", "(")):
         if a.startswith(pre):
             return (1 + i, a)
     return (9, a)
-
-
-_POINTERS: set = set()
 
 
 def render(f: Optional[tuple]) -> str:
@@ -155,6 +166,26 @@ class Access:
         return render(self.addr)
 
 
+def param_names(k) -> list:
+    """The entry's parameter names; an unnamed ``.param`` (which ptxas rejects too) is a
+    syntax error at its place in the entry's header, not an AttributeError later on."""
+    from ..ptx.errors import PtxSyntaxError, line_col, source_line
+
+    fn = k.fn
+    names = []
+    for i, p in enumerate(fn.params or ()):
+        if p.declarator is None:
+            src = k.module.source
+            pos = fn.span[0] if fn.span else 0
+            for _ in range(i + 1):
+                pos = src.find(".param", pos + 1)
+            line, col = line_col(src, max(pos, 0))
+            raise PtxSyntaxError(k.path, line, col, f"parameter {i + 1} of {fn.kind} {fn.name} has no name",
+                                 source_line(src, line))
+        names.append(p.name)
+    return names
+
+
 class Provenance:
     def __init__(self, k):
         self.k = k
@@ -168,16 +199,14 @@ class Provenance:
         self._memo: dict = {}
         fn = k.fn
         self.param_short = {}
-        for p in fn.params or ():
-            nm = p.name
+        self._bounds = {TABLE_ATOM: TABLE_BOUND}   # per kernel: mask atoms -> upper bound
+        for nm in param_names(k):
             self.param_short[nm] = nm[len(fn.name) + 1:] if nm.startswith(fn.name + "_") else nm
         self.shared = {}
         self._scan_module_arrays()
         self.weight_atom: Optional[str] = None
         self._accesses = None
         self.weight_atom = self._find_weight_field()
-        if self.weight_atom:
-            _POINTERS.add("W")
 
     # ---- symbols ---------------------------------------------------------------------------
 
@@ -195,9 +224,7 @@ class Provenance:
     @staticmethod
     def _short_array(name: str) -> str:
         mm = _SHARED_TAIL.search(name)
-        s = mm.group(1) if mm else name
-        _POINTERS.add(s)
-        return s
+        return mm.group(1) if mm else name
 
     def _sym_value(self, name: str) -> tuple:
         if name in self.param_short:
@@ -350,7 +377,7 @@ class Provenance:
             return None
         if op in ("or", "xor", "add") and len(src) == 2:
             a, b = val(0), val(1)
-            if a is not None and b is not None and not _is_const(b) and _disjoint(a, b):
+            if a is not None and b is not None and not _is_const(b) and _disjoint(a, b, self._bounds):
                 return _add(a, b)   # disjoint bit ranges: or/xor is an add
         if op in ("and", "shr", "or", "xor") and len(src) == 2:
             a, b = val(0), val(1)
@@ -370,7 +397,7 @@ class Provenance:
             atom = (f"(({inner}){sym}{c})" if " " in inner or "·" in inner or "<<" in inner
                     else f"({inner}{sym}{c})")
             if op == "and" and c >= 0:
-                _BOUND[atom] = c
+                self._bounds[atom] = c
             return ((atom, 1),)
         if op == "ld" and ".param" in name:
             return self._param_field(node, d, depth, key)

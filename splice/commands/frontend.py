@@ -45,8 +45,12 @@ def cmd_index(args) -> int:
     names = [args.entry] if args.entry else [f.name for f in mod.entries()]
     lo, hi = 1, None
     if args.range:
-        a, _, b = args.range.partition("-")
-        lo, hi = int(a.lstrip("s")), int((b or a).lstrip("s"))
+        from ..cut.recipe import _range
+
+        try:
+            lo, hi = _range(args.range, args.file, (None, None), "s")
+        except SpliceError as exc:
+            raise SpliceError(f"--range: {exc.message}", args.file) from None
     out = {}
     for name in names:
         try:

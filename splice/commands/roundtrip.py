@@ -7,6 +7,7 @@ rejects in its original form gets ``sass_identical: null`` (nothing to compare a
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -108,10 +109,28 @@ def _first_error(exc) -> str:
     return (str(exc).splitlines() or [""])[0]
 
 
+def _check_args(args) -> None:
+    """Refuse what cannot be right before any file is read: a path that is not there, an
+    ``--arch`` ptxas would reject only after the whole corpus was parsed."""
+    from ..errors import SpliceError
+    from ..ptx.sass import normalize_arch
+
+    for p in args.paths:
+        if not os.path.lexists(p):
+            raise SpliceError("no such file or directory", p)
+    if args.arch is not None:
+        try:
+            args.arch = normalize_arch(args.arch)
+        except ValueError:
+            raise SpliceError(f"--arch {args.arch!r}: not a GPU architecture (expected e.g. sm_90 or "
+                              "sm_90a)", args.paths[0]) from None
+
+
 def run_roundtrip(args) -> int:
+    _check_args(args)
     files = collect(args.paths)
     if not files:
-        print("splice roundtrip: no .ptx files found", file=sys.stderr)
+        print(f"splice roundtrip: no .ptx files in {', '.join(args.paths)}", file=sys.stderr)
         return 2
     results = []
 

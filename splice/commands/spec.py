@@ -25,15 +25,16 @@ def cmd_spec(args) -> int:
     from ..analysis.spec import build_spec
 
     ks = _kernels(args)
-    if args.abi and len(ks) > 1:
+    has_abi = args.abi is not None      # `--abi ''` is a bad range, not "no --abi"
+    if has_abi and len(ks) > 1:
         ks = ks[:1]
-    show_all = not (args.phases or args.epilogues or args.abi)
+    show_all = not (args.phases or args.epilogues or has_abi)
     want_ph = show_all or args.phases
     want_ep = show_all or args.epilogues
     out = []
     for k in ks:
         d = build_spec(k, phases=True, epilogues=want_ep or args.json)
-        if args.abi:
+        if has_abi:
             d["abi"] = parse_abi_spec(k, args.abi).as_dict()
         out.append((k, d))
     if args.json:
@@ -42,7 +43,7 @@ def cmd_spec(args) -> int:
         return 0
     from ..report.spec import print_spec
 
-    print_spec([(k.name, d) for k, d in out], want_ph, want_ep, bool(args.abi))
+    print_spec([(k.name, d) for k, d in out], want_ph, want_ep, has_abi)
     return 0
 
 

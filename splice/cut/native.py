@@ -20,6 +20,7 @@ at the native file's own line and column.
 from __future__ import annotations
 
 import ast
+import operator
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +56,7 @@ class NativePhase:
     scratch: dict                 # scratch register name (with %) -> type
     body: tuple                   # parsed statements (Instruction/Label/Block), Decls removed
     header_line: int = 1
+    declared: tuple = ()          # parameter names the header declares (a recipe may set only these)
     used: dict = field(default_factory=dict)   # register -> first native line using it
 
     def line(self, node) -> int:
@@ -69,20 +71,87 @@ class NativePhase:
 # template expressions
 # --------------------------------------------------------------------------------------------
 
-_ALLOWED = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Load, ast.Add,
-            ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.USub, ast.UAdd, ast.Div, ast.Pow,
-            ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr)
+class TemplateError(ValueError):
+    """A template expression that is not bounded integer arithmetic."""
+
+
+MAX_EXPR_CHARS = 256          # a template expression is a short formula, never a program
+MAX_BITS = 64                 # every value, intermediate ones included, fits a PTX immediate
+
+_BINOPS = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Div: operator.floordiv,
+    ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+    ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+}
+_UNOPS = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
 
 
 def eval_expr(expr: str, env: dict):
-    """Evaluate a template expression: arithmetic over integers and names in ``env``."""
-    tree = ast.parse(expr.strip(), mode="eval")
-    for node in ast.walk(tree):
-        if not isinstance(node, _ALLOWED):
-            raise ValueError(f"not allowed in a template expression: {type(node).__name__}")
-        if isinstance(node, ast.Name) and node.id not in env:
-            raise KeyError(node.id)
-    return eval(compile(tree, "<template>", "eval"), {"__builtins__": {}}, dict(env))  # noqa: S307
+    """Evaluate a template expression: integer arithmetic over literals and names in ``env``.
+
+    Interpreted node by node (never ``eval``), with every value bounded to ``MAX_BITS`` bits
+    *before* it is computed, so ``9**9**9`` or ``1 << 10**8`` is an error, not a hang.  A name
+    bound to a string (``entry``, ``param0``) may stand alone but not take part in arithmetic.
+    Unknown names raise ``KeyError``; everything else wrong raises ``TemplateError``."""
+    text = expr.strip()
+    if len(text) > MAX_EXPR_CHARS:
+        raise TemplateError(f"longer than {MAX_EXPR_CHARS} characters")
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise TemplateError(f"not an expression ({exc.msg})") from None
+    except (RecursionError, MemoryError):
+        raise TemplateError("nested too deeply") from None
+    return _evaluate(tree.body, env)
+
+
+def _bounded(v: int) -> int:
+    if v.bit_length() > MAX_BITS:
+        raise TemplateError(f"value does not fit in {MAX_BITS} bits")
+    return v
+
+
+def _integer(v, node) -> int:
+    if isinstance(v, str):
+        raise TemplateError(f"only integer arithmetic: {ast.unparse(node)!r} is the text {v!r}")
+    return v
+
+
+def _evaluate(node, env):
+    if isinstance(node, ast.Constant):
+        if type(node.value) is not int:
+            raise TemplateError(f"only integers, not {node.value!r}")
+        return _bounded(node.value)
+    if isinstance(node, ast.Name):
+        v = env[node.id]
+        if type(v) is int:
+            return _bounded(v)
+        if isinstance(v, str):
+            return v
+        raise TemplateError(f"{node.id} is {v!r}, not an integer")
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNOPS:
+        return _bounded(_UNOPS[type(node.op)](_integer(_evaluate(node.operand, env), node.operand)))
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        a = _integer(_evaluate(node.left, env), node.left)
+        b = _integer(_evaluate(node.right, env), node.right)
+        return _bounded(_binop(type(node.op), a, b))
+    raise TemplateError(f"not allowed in a template expression: {type(node).__name__}")
+
+
+def _binop(op, a: int, b: int) -> int:
+    if op in (ast.FloorDiv, ast.Mod, ast.Div) and b == 0:
+        raise TemplateError("division by zero")
+    if op is ast.Div and a % b:
+        raise TemplateError(f"{a} / {b} is not an integer (use // to round down)")
+    if op in (ast.LShift, ast.RShift) and not 0 <= b <= MAX_BITS:
+        raise TemplateError(f"shift by {b} (0..{MAX_BITS})")
+    if op is ast.Pow:
+        if b < 0:
+            raise TemplateError("negative exponent")
+        if abs(a) > 1 and (abs(a).bit_length() - 1) * b > MAX_BITS:
+            raise TemplateError(f"{a} ** {b} does not fit in {MAX_BITS} bits")
+    return _BINOPS[op](a, b)
 
 
 def substitute(text: str, env: dict, path: str) -> str:
@@ -95,14 +164,41 @@ def substitute(text: str, env: dict, path: str) -> str:
             raise SpliceError(f"unknown template parameter {exc.args[0]!r} in {{{{{expr.strip()}}}}}"
                               f" (known: {', '.join(sorted(env)) or 'none'})", path, line,
                               mt.start() - text.rfind("\n", 0, mt.start())) from None
-        except (ValueError, SyntaxError, TypeError, ZeroDivisionError) as exc:
+        except TemplateError as exc:
             raise SpliceError(f"bad template expression {{{{{expr.strip()}}}}}: {exc}", path, line,
                               mt.start() - text.rfind("\n", 0, mt.start())) from None
-        if isinstance(val, float) and val.is_integer():
-            val = int(val)
         return str(val)
 
     return _TEMPLATE.sub(repl, text)
+
+
+def _resolve_params(env: dict, names: set, path: str, line: int) -> None:
+    """Parameters written as text are expressions over the cut's facts and the other
+    parameters (``woff: weight_lo + 512``): evaluate them in dependency order, in place.  One
+    that cannot be evaluated (a typo, a cycle, a string in arithmetic) is an error at the
+    header's line, never left as text for the template to paste."""
+    pending = sorted(k for k in names if isinstance(env[k], str))
+    while pending:
+        ready = {k: v for k, v in env.items() if k not in pending}
+        done = []
+        for k in pending:
+            try:
+                env[k] = eval_expr(env[k], ready)
+                done.append(k)
+            except KeyError:
+                continue
+            except TemplateError as exc:
+                raise SpliceError(f"params: {k}: bad expression {env[k]!r}: {exc}", path, line) from None
+        if not done:
+            k = pending[0]
+            try:
+                eval_expr(env[k], {kk: vv for kk, vv in env.items() if kk != k})
+            except (KeyError, TemplateError) as exc:
+                what = f"unknown name {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
+                raise SpliceError(f"params: {k}: cannot evaluate {env[k]!r}: {what} (or a cycle "
+                                  f"through {', '.join(pending)})", path, line) from None
+            raise SpliceError(f"params: {', '.join(pending)} refer to each other", path, line)
+        pending = [k for k in pending if k not in done]
 
 
 # --------------------------------------------------------------------------------------------
@@ -111,7 +207,7 @@ def substitute(text: str, env: dict, path: str) -> str:
 
 def read_header(text: str, path: str) -> tuple:
     """(header dict, first line) of the ``// splice-native:`` comment block, ({}, 1) if none."""
-    import yaml
+    from ..yamlsafe import load_yaml_marked
 
     lines = text.split("\n")
     for i, ln in enumerate(lines):
@@ -123,11 +219,12 @@ def read_header(text: str, path: str) -> tuple:
                 break
             block.append(re.sub(r"^\s*//\s?", "", nxt))
         try:
-            data = yaml.safe_load("\n".join(block)) or {}
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = i + 1 + (mark.line if mark else 0)
-            raise SpliceError(f"bad splice-native header: {getattr(exc, 'problem', exc)}", path, line) from None
+            data = load_yaml_marked("\n".join(block), path)
+        except SpliceError as exc:
+            raise SpliceError(f"bad splice-native header: {exc.message}", path,
+                              i + (exc.line or 1)) from None
+        if not isinstance(data, dict):
+            raise SpliceError("splice-native header must be a mapping (params:, scratch:)", path, i + 1)
         hdr = data.get("splice-native") or {}
         if not isinstance(hdr, dict):
             raise SpliceError("splice-native header must be a mapping (params:, scratch:)", path, i + 1)
@@ -190,13 +287,7 @@ def parse_native(source: str, path: str = "<native>", params: Optional[dict] = N
         raise SpliceError("params: must be a mapping of names to values", path, hline)
     env.update(defaults)
     env.update(params or {})
-    # parameters may themselves be expressions over the cut's facts ("weight_lo + 512")
-    for k, v in list(env.items()):
-        if isinstance(v, str) and k in (set(defaults) | set(params or {})):
-            try:
-                env[k] = eval_expr(v, {kk: vv for kk, vv in env.items() if kk != k})
-            except (KeyError, ValueError, SyntaxError, TypeError):
-                pass
+    _resolve_params(env, set(defaults) | set(params or {}), path, hline)
     text = substitute(source, env, path)
     if text.count("\n") != source.count("\n"):
         raise SpliceError("template substitution must not add lines", path, hline)
@@ -242,7 +333,7 @@ def parse_native(source: str, path: str = "<native>", params: Optional[dict] = N
 
     collect(fn.body.items, body)
     nat = NativePhase(path, source, text, {k: env[k] for k in env if k in defaults or k in (params or {})},
-                      scratch, tuple(body), hline)
+                      scratch, tuple(body), hline, tuple(defaults))
     for st in m.walk(nat.body):
         if isinstance(st, m.Instruction):
             regs = []

@@ -26,6 +26,7 @@ from typing import Optional
 
 from ..errors import SpliceError
 from ..util import read_text
+from ..yamlsafe import YList, YMap, load_yaml_marked  # noqa: F401  (re-exported)
 
 TOP_KEYS = {"module", "entry", "arch", "opt_level", "output", "cuts", "description", "name"}
 CUT_KEYS = {"phase", "phases", "statements", "lines", "native", "abi", "params", "values", "expect",
@@ -33,80 +34,6 @@ CUT_KEYS = {"phase", "phases", "statements", "lines", "native", "abi", "params",
 SELECTORS = ("phase", "phases", "statements", "lines")
 EXPECT_KEYS = {"mma", "shape", "weight_bytes", "live_in", "live_out", "statements", "chains",
                "phases"}
-
-
-# --------------------------------------------------------------------------------------------
-# YAML with positions
-# --------------------------------------------------------------------------------------------
-
-class YMap(dict):
-    """A mapping that remembers where each key and value was written (1-based line, column)."""
-    line = 1
-    column = 1
-
-    def __init__(self, *a, **kw):
-        super().__init__(*a, **kw)
-        self.key_at = {}
-        self.value_at = {}
-
-    def at(self, key) -> tuple:
-        return self.key_at.get(key, (self.line, self.column))
-
-    def vat(self, key) -> tuple:
-        return self.value_at.get(key, self.at(key))
-
-
-class YList(list):
-    line = 1
-    column = 1
-
-    def __init__(self, *a):
-        super().__init__(*a)
-        self.item_at = []
-
-
-def load_yaml_marked(text: str, path: str):
-    import yaml
-
-    loader = yaml.SafeLoader(text)
-    try:
-        node = loader.get_single_node()
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        raise SpliceError(f"YAML: {exc.problem or exc.context}", path,
-                          mark.line + 1 if mark else None, mark.column + 1 if mark else None) from None
-    except yaml.YAMLError as exc:
-        raise SpliceError(f"YAML: {exc}", path) from None
-    try:
-        return _convert(node, loader, path) if node is not None else YMap()
-    finally:
-        loader.dispose()
-
-
-def _convert(node, loader, path):
-    import yaml
-
-    pos = (node.start_mark.line + 1, node.start_mark.column + 1)
-    if isinstance(node, yaml.MappingNode):
-        out = YMap()
-        out.line, out.column = pos
-        for k, v in node.value:
-            key = loader.construct_object(k, deep=True)
-            kpos = (k.start_mark.line + 1, k.start_mark.column + 1)
-            if key in out:
-                raise SpliceError(f"duplicate key {key!r}", path, *kpos)
-            out[key] = _convert(v, loader, path)
-            out.key_at[key] = kpos
-            out.value_at[key] = (v.start_mark.line + 1, v.start_mark.column + 1)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        out = YList()
-        out.line, out.column = pos
-        for v in node.value:
-            out.append(_convert(v, loader, path))
-            out.item_at.append((v.start_mark.line + 1, v.start_mark.column + 1))
-        return out
-    return loader.construct_object(node, deep=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -244,15 +171,32 @@ def default_search_path(recipe_dir: Path, extra=()) -> list:
     return uniq
 
 
-def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
-    from .binding import ABIS
-
-    path = str(path)
+def _read_text(path: str, what: str) -> str:
     try:
-        text = read_text(path)
+        return read_text(path)
     except FileNotFoundError:
-        raise SpliceError("recipe not found", path) from None
-    data = load_yaml_marked(text, path)
+        raise SpliceError(f"{what} not found", path) from None
+    except UnicodeDecodeError as exc:
+        raise SpliceError(f"{what} is not UTF-8 text (byte {exc.start})", path) from None
+
+
+def _arch(data: YMap, path: str) -> str:
+    """The recipe's ptxas target, checked here so a typo names its line, not a ptxas run."""
+    from ..ptx.sass import normalize_arch
+
+    raw = data.get("arch", "sm_90")
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+        raise SpliceError(f"arch: expected an architecture like sm_90, got {raw!r}", path, *data.vat("arch"))
+    try:
+        return normalize_arch(raw)
+    except ValueError:
+        raise SpliceError(f"arch: not a GPU architecture: {raw!r} (expected e.g. sm_90 or sm_90a)", path,
+                          *data.vat("arch")) from None
+
+
+def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
+    path = str(path)
+    data = load_yaml_marked(_read_text(path, "recipe"), path)
     if not isinstance(data, YMap):
         raise SpliceError("a recipe is a YAML mapping (module:, entry:, cuts:)", path, 1)
     for k in data:
@@ -265,14 +209,18 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
     rdir = Path(path).parent
     sp = default_search_path(rdir) if search_path is None else list(search_path)
     entry = data.get("entry")
-    mod = resolve_module(str(data["module"]), rdir, sp, str(entry) if entry else None)
+    if entry is not None and not isinstance(entry, str):
+        raise SpliceError(f"entry: expected an entry name, got {entry!r}", path, *data.vat("entry"))
+    if not isinstance(data["module"], str):
+        raise SpliceError(f"module: expected a file name, got {data['module']!r}", path, *data.vat("module"))
+    mod = resolve_module(data["module"], rdir, sp, entry)
     if mod is None:
         line, col = data.vat("module")
         raise SpliceError(f"module {data['module']!r} not found", path, line, col,
                           detail="looked next to the recipe and in: " + ", ".join(str(d) for d in sp))
-    arch = str(data.get("arch", "sm_90"))
+    arch = _arch(data, path)
     opt = data.get("opt_level", 3)
-    if not isinstance(opt, int) or not 0 <= opt <= 4:
+    if not isinstance(opt, int) or isinstance(opt, bool) or not 0 <= opt <= 4:
         raise SpliceError("opt_level must be 0..4", path, *data.vat("opt_level"))
     if output:
         out = Path(output)
@@ -283,63 +231,92 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
     cuts_y = data["cuts"]
     if not isinstance(cuts_y, YList) or not cuts_y:
         raise SpliceError("cuts: expected a non-empty list", path, *data.vat("cuts"))
-    cuts = []
-    for i, cy in enumerate(cuts_y, 1):
-        at0 = cuts_y.item_at[i - 1]
-        if not isinstance(cy, YMap):
-            raise SpliceError(f"cut {i}: expected a mapping (phase:, native:, abi:)", path, *at0)
-        for k in cy:
-            if k not in CUT_KEYS:
-                raise SpliceError(f"cut {i}: unknown key {k!r} (expected one of {', '.join(sorted(CUT_KEYS))})",
-                                  path, *cy.at(k))
-        sels = [k for k in SELECTORS if k in cy]
-        if len(sels) != 1:
-            raise SpliceError(f"cut {i}: exactly one of {', '.join(SELECTORS)} is needed"
-                              + (f", got {', '.join(sels)}" if sels else ""), path,
-                              *(cy.at(sels[1]) if len(sels) > 1 else at0))
-        sel = sels[0]
-        v = cy[sel]
-        if sel == "phase":
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise SpliceError(f"cut {i}: phase: expected a phase number (1-based), got {v!r}", path,
-                                  *cy.vat(sel))
-            targets = (v,)
-        elif sel == "phases":
-            targets = _phase_list(v, path, cy.vat(sel))
-        elif sel == "statements":
-            targets = (_range(v, path, cy.vat(sel), "s"),)
-        else:
-            targets = (_range(v, path, cy.vat(sel), "L"),)
-        if "native" not in cy:
-            raise SpliceError(f"cut {i}: missing required key 'native'", path, *at0)
-        abi = str(cy.get("abi", "inline"))
-        if abi not in ABIS:
-            raise SpliceError(f"cut {i}: abi: expected one of {', '.join(ABIS)}, got {abi!r}", path,
-                              *cy.vat("abi"))
-        for k, typ in (("params", YMap), ("values", YMap), ("expect", YMap)):
-            if k in cy and not isinstance(cy[k], typ):
-                raise SpliceError(f"cut {i}: {k}: expected a mapping", path, *cy.vat(k))
-        exp = cy.get("expect") or YMap()
-        for k in exp:
-            if k not in EXPECT_KEYS:
-                raise SpliceError(f"cut {i}: expect: unknown fact {k!r} (expected one of "
-                                  f"{', '.join(sorted(EXPECT_KEYS))})", path, *exp.at(k))
-        thr = cy.get("threads")
-        if thr is not None and (not isinstance(thr, int) or thr < 1 or thr > 1024):
-            raise SpliceError(f"cut {i}: threads: expected 1..1024", path, *cy.vat("threads"))
-        sync = cy.get("sync")
-        if sync is not None and sync not in ("warp", "cta", "none"):
-            raise SpliceError(f"cut {i}: sync: expected warp, cta or none", path, *cy.vat("sync"))
-        vals = {}
-        for k, reg in (cy.get("values") or {}).items():
-            if not (isinstance(reg, str) and reg.startswith("%")):
-                raise SpliceError(f"cut {i}: values: {k}: expected a register like %rd3", path,
-                                  *cy["values"].vat(k))
-            vals[str(k)] = reg
-        at = {k: cy.at(k) for k in cy}
-        at.update({f"expect.{k}": exp.at(k) for k in exp})
-        native = rdir / str(cy["native"])
-        cuts.append(Cut(i, sel, targets, native, str(native), abi, dict(cy.get("params") or {}), vals,
-                        dict(exp), thr, sync, cy.get("name"), at0[0], at))
-    return Recipe(path, mod, str(data["module"]), data.get("entry"), arch, opt, out, cuts,
+    cuts = [_load_cut(i, cy, cuts_y.item_at[i - 1], path, rdir) for i, cy in enumerate(cuts_y, 1)]
+    return Recipe(path, mod, str(data["module"]), entry, arch, opt, out, cuts,
                   str(data.get("description", "")), {k: data.at(k) for k in data})
+
+
+def _targets(i: int, cy: YMap, path: str, at0) -> tuple:
+    """(selector, targets) of one cut: exactly one of phase/phases/statements/lines."""
+    sel = [k for k in SELECTORS if k in cy]
+    if len(sel) != 1:
+        raise SpliceError(f"cut {i}: exactly one of {', '.join(SELECTORS)} is needed"
+                          + (f", got {', '.join(sel)}" if sel else ""), path,
+                          *(cy.at(sel[1]) if len(sel) > 1 else at0))
+    sel = sel[0]
+    v = cy[sel]
+    if sel == "phase":
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise SpliceError(f"cut {i}: phase: expected a phase number (1-based), got {v!r}", path,
+                              *cy.vat(sel))
+        return sel, (v,)
+    if sel == "phases":
+        targets = _phase_list(v, path, cy.vat(sel))
+        if not targets:
+            raise SpliceError(f"cut {i}: phases: expected at least one phase, got {v!r}", path, *cy.vat(sel))
+        if any(t < 1 for t in targets):
+            raise SpliceError(f"cut {i}: phases: phase numbers start at 1, got {v!r}", path, *cy.vat(sel))
+        return sel, targets
+    return sel, (_range(v, path, cy.vat(sel), "s" if sel == "statements" else "L"),)
+
+
+def _check_cut_keys(i: int, cy: YMap, path: str) -> None:
+    for k in cy:
+        if k not in CUT_KEYS:
+            raise SpliceError(f"cut {i}: unknown key {k!r} (expected one of {', '.join(sorted(CUT_KEYS))})",
+                              path, *cy.at(k))
+    for k in ("params", "values", "expect"):
+        if k in cy and not isinstance(cy[k], YMap):
+            raise SpliceError(f"cut {i}: {k}: expected a mapping", path, *cy.vat(k))
+    exp = cy.get("expect") or YMap()
+    for k in exp:
+        if k not in EXPECT_KEYS:
+            raise SpliceError(f"cut {i}: expect: unknown fact {k!r} (expected one of "
+                              f"{', '.join(sorted(EXPECT_KEYS))})", path, *exp.at(k))
+    if "phases" in exp and (not isinstance(exp["phases"], int) or isinstance(exp["phases"], bool)):
+        raise SpliceError(f"cut {i}: expect: phases: expected a number of phases", path, *exp.vat("phases"))
+    params = cy.get("params") or YMap()
+    for k, v in params.items():
+        if not isinstance(k, str):
+            raise SpliceError(f"cut {i}: params: parameter names are words, got {k!r}", path, *params.at(k))
+        if isinstance(v, bool) or not isinstance(v, (int, str)):
+            raise SpliceError(f"cut {i}: params: {k}: expected an integer or an expression, got {v!r}",
+                              path, *params.vat(k))
+
+
+def _load_cut(i: int, cy, at0, path: str, rdir: Path) -> Cut:
+    from .binding import ABIS
+
+    if not isinstance(cy, YMap):
+        raise SpliceError(f"cut {i}: expected a mapping (phase:, native:, abi:)", path, *at0)
+    _check_cut_keys(i, cy, path)
+    sel, targets = _targets(i, cy, path, at0)
+    if "native" not in cy:
+        raise SpliceError(f"cut {i}: missing required key 'native'", path, *at0)
+    abi = str(cy.get("abi", "inline"))
+    if abi not in ABIS:
+        raise SpliceError(f"cut {i}: abi: expected one of {', '.join(ABIS)}, got {abi!r}", path,
+                          *cy.vat("abi"))
+    thr = cy.get("threads")
+    if thr is not None and (not isinstance(thr, int) or isinstance(thr, bool) or thr < 1 or thr > 1024):
+        raise SpliceError(f"cut {i}: threads: expected 1..1024", path, *cy.vat("threads"))
+    if abi == "call-shared" and thr is None:
+        raise SpliceError(f"cut {i}: abi call-shared needs the block size: add threads: N to the cut",
+                          path, *cy.vat("abi"))
+    sync = cy.get("sync")
+    if sync is not None and sync not in ("warp", "cta", "none"):
+        raise SpliceError(f"cut {i}: sync: expected warp, cta or none", path, *cy.vat("sync"))
+    vals = {}
+    for k, reg in (cy.get("values") or {}).items():
+        if not (isinstance(reg, str) and reg.startswith("%")):
+            raise SpliceError(f"cut {i}: values: {k}: expected a register like %rd3", path,
+                              *cy["values"].vat(k))
+        vals[str(k)] = reg
+    exp = cy.get("expect") or YMap()
+    params = cy.get("params") or YMap()
+    at = {k: cy.at(k) for k in cy}
+    at.update({f"expect.{k}": exp.at(k) for k in exp})
+    at.update({f"params.{k}": params.at(k) for k in params})
+    native = rdir / str(cy["native"])
+    return Cut(i, sel, targets, native, str(native), abi, dict(params), vals,
+               dict(exp), thr, sync, cy.get("name"), at0[0], at)

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Optional
 
 from ..util import read_text
+from ..analysis.provenance import param_names
+from ..errors import SpliceError
 from ..ptx import model as m
 from .binding import Binding, Namer, bind
 from .kernel import load_kernel
@@ -93,9 +95,7 @@ def cut_facts(kernel, i: int, j: int, abi, phase) -> dict:
     for r in abi.live_out:
         roles_out[r.role] = roles_out.get(r.role, 0) + 1
     shape = tuple(phase.shape) if phase is not None and phase.shape else None
-    chains = getattr(phase, "chains", None) if phase is not None else None
-    if isinstance(chains, (list, tuple)):
-        chains = len(chains)
+    chains = len(phase.chains) if phase is not None else None
     wb = tuple(phase.weight_bytes) if phase is not None and phase.weight_bytes else None
     return {
         "statements": f"s{first}-s{last}", "mma": mma,
@@ -141,8 +141,6 @@ def check_expect(cut: Cut, facts: dict) -> list:
             elif want != facts[key]:
                 bad.append((key, str(want), str(facts[key])))
             continue
-        if key == "phases":
-            continue
         w = _norm_expect(key, want)
         f = facts.get(key)
         if str(w) != str(f):
@@ -168,9 +166,9 @@ class _AbiView:
 
         self.live_in = list(abi.live_in)
         self.live_out = list(abi.live_out)
-        self.first = getattr(abi, "first", None)
-        self.last = getattr(abi, "last", None)
-        self.values = dict(getattr(abi, "values", None) or {})
+        self.first = abi.first
+        self.last = abi.last
+        self.values = dict(abi.values)
         named = {}
         types = {r.reg: r.type for r in self.live_in}
         for reg, text in self.values.items():
@@ -190,13 +188,30 @@ def _phase_by_index(kernel, idx):
 
 
 def _phase_abi(kernel, phase):
-    try:
-        abi = kernel.phase_abi(phase.index)
-        if getattr(abi, "first", phase.first) == phase.first:
-            return abi
-    except (IndexError, KeyError, StopIteration):
-        pass
-    return kernel.phase_abi(phase.index - 1)
+    """Exactly this phase's ABI (fragments in A, B, C, D order): a cut must never be bound
+    against a neighbouring phase's registers, so a mismatch is an error, not a retry."""
+    abi = kernel.phase_abi(phase.index)
+    if (abi.first, abi.last) != (phase.first, phase.last):
+        raise SpliceError(f"phase {phase.index} is s{phase.first}-s{phase.last} but its ABI covers "
+                          f"s{abi.first}-s{abi.last}", kernel.path)
+    return abi
+
+
+def _phases_in(kernel, cut: Cut, first: int, last: int) -> int:
+    """The ``phases`` fact of a cut: how many phases it replaces (a phase selector names them;
+    a statement or line range covers every phase that lies wholly inside it)."""
+    if cut.select in ("phase", "phases"):
+        return len(cut.targets)
+    return sum(1 for p in kernel.phases if first <= p.first and p.last <= last)
+
+
+def _check_params(recipe: Recipe, cut: Cut, nat) -> None:
+    """A recipe parameter the native file does not declare is a typo, not a silent no-op."""
+    for k in cut.params:
+        if k not in nat.declared:
+            known = ", ".join(sorted(nat.declared)) or "none"
+            raise recipe.error(f"params: {k!r} is not a parameter of {nat.path} (its header declares: "
+                               f"{known})", f"params.{k}", cut)
 
 
 def _targets(recipe: Recipe, cut: Cut, kernel):
@@ -257,27 +272,32 @@ def _balanced(text: str) -> bool:
     return depth == 0
 
 
+def _load_entry(recipe: Recipe):
+    """The recipe's kernel; an ``entry:`` the module lacks names the recipe's line."""
+    from ..ptx import parse_file
+
+    module = parse_file(str(recipe.module))
+    if recipe.entry is not None and recipe.entry not in {f.name for f in module.entries()}:
+        raise recipe.error(f"entry {recipe.entry!r} not in {recipe.module_shown}", "entry",
+                           detail="entries: " + ", ".join(f.name for f in module.entries()))
+    if recipe.entry is None:
+        return load_kernel(str(recipe.module))
+    return load_kernel(str(recipe.module), recipe.entry, module=module)
+
+
 def plan(recipe: Recipe, kernel=None) -> Plan:
     t0 = time.perf_counter()
     source = read_text(recipe.module)
     if kernel is None:
-        kernel = load_kernel(str(recipe.module), recipe.entry)
+        kernel = _load_entry(recipe)
     t1 = time.perf_counter()
-    module = getattr(kernel, "module", None)
-    if module is None:
-        from ..ptx import parse
-
-        module = parse(source, str(recipe.module))
-    entry = recipe.entry or getattr(kernel, "name", None) or getattr(kernel, "entry", None) \
-        or module.entries()[0].name
-    if not isinstance(entry, str):
-        entry = getattr(entry, "name", None) or module.entries()[0].name
-    try:
-        fn = module.function(entry)
-    except KeyError:
-        raise recipe.error(f"entry {entry!r} not in {recipe.module_shown}", "entry",
-                           detail="entries: " + ", ".join(f.name for f in module.entries())) from None
-    param0 = fn.params[0].name if fn.params else ""
+    module = kernel.module
+    entry = kernel.name
+    if recipe.entry is not None and recipe.entry != entry:
+        raise recipe.error(f"entry {recipe.entry!r} is not the kernel given ({entry!r})", "entry")
+    fn = kernel.fn
+    params = param_names(kernel)
+    param0 = params[0] if params else ""
     namer = Namer.for_source(source)
     func_cache = {}
     plans = []
@@ -289,6 +309,7 @@ def plan(recipe: Recipe, kernel=None) -> Plan:
             first, last = kernel.stmts[i].n, kernel.stmts[j].n
             abi = _phase_abi(kernel, ph) if ph is not None else kernel.abi(first, last)
             facts = cut_facts(kernel, i, j, abi, ph)
+            facts["phases"] = _phases_in(kernel, cut, first, last)
             rows = check_expect(cut, facts)
             bad += [(f"{cut.index}" + (f" (phase {ph.index})" if ph is not None else ""),) + r for r in rows]
             if rows:
@@ -304,13 +325,14 @@ def plan(recipe: Recipe, kernel=None) -> Plan:
             ctx = {"phase": ph.index if ph is not None else 0, "first": first, "last": last,
                    "mma": facts["mma"], "weight_lo": wb[0] if wb[0] is not None else 0,
                    "weight_hi": wb[1] if wb[1] is not None else 0,
-                   "slot_stride": (getattr(ph, "slot_stride", None) or 0) if ph is not None else 0,
+                   "slot_stride": (ph.slot_stride or 0) if ph is not None else 0,
                    "entry": entry, "param0": param0, "cut": cid}
             try:
                 shown = str(cut.native.relative_to(Path.cwd()))
             except ValueError:
                 shown = str(cut.native)
             nat = load_native(cut.native, cut.params, ctx, display=shown)
+            _check_params(recipe, cut, nat)
             vtypes = {k: (kernel.reg_type(v) or ".b32") for k, v in cut.values.items()}
             view = _AbiView(abi, cut.values, vtypes)
             b = bind(nat, view, cut.abi, namer, cid, threads=cut.threads, sync=cut.sync,

@@ -40,15 +40,19 @@ def validate(plan, arch: Optional[str] = None, opt_level: Optional[int] = None, 
         before = compile_ptx(Path(plan.recipe.module), arch, opt, name=str(plan.recipe.module)) \
             if compile_before else None
     except ToolNotFoundError as exc:
-        raise SpliceError(f"ptxas not found ({exc}); rerun with --no-ptxas to skip validation") from None
+        raise _not_found(plan, exc) from None
     except PtxasError as exc:
+        if not _diagnosed(exc):
+            raise _broken_ptxas(plan, exc) from None
         raise SpliceError("ptxas rejects the original module (nothing to compare against)",
                           str(plan.recipe.module), exc.lines[0] if exc.lines else None, detail=str(exc)) from None
     try:
         after = compile_ptx(plan.text, arch, opt, name=output_name or "<spliced>")
     except ToolNotFoundError as exc:
-        raise SpliceError(f"ptxas not found ({exc}); rerun with --no-ptxas to skip validation") from None
+        raise _not_found(plan, exc) from None
     except PtxasError as exc:
+        if not _diagnosed(exc):
+            raise _broken_ptxas(plan, exc) from None
         raise map_ptxas_error(plan, exc, _repro(plan, exc, output_name)) from None
     return Validation(before, after, arch)
 
@@ -59,6 +63,26 @@ def _repro(plan, exc, output_name: str) -> str:
     out = output_name or "spliced.ptx"
     return (f"{shlex.join(['splice', 'apply', str(plan.recipe.path), '--no-ptxas', '-o', out])}"
             f" && {exc.command_for(out)}")
+
+
+def _not_found(plan, exc) -> SpliceError:
+    # the tool's own message already says "ptxas not found (looked at ...)": say it once
+    return SpliceError(f"{exc}; rerun with --no-ptxas to skip validation", plan.recipe.path)
+
+
+def _diagnosed(exc) -> bool:
+    """Did ptxas say what it rejects?  A ptxas that exits non-zero without one ``ptxas ...``
+    diagnostic (``/bin/false``, a crash, a wrong binary) judged nothing about the module."""
+    return bool(exc.diagnostics) or exc.returncode is None
+
+
+def _broken_ptxas(plan, exc) -> SpliceError:
+    tool = exc.command[0] if exc.command else "ptxas"
+    what = ("exited 0 without writing a cubin" if exc.returncode == 0
+            else f"failed with exit code {exc.returncode}")
+    return SpliceError(f"ptxas ({tool}) {what} and no diagnostic: it did not judge the module; check "
+                       "SPLICE_PTXAS / PATH, or rerun with --no-ptxas",
+                       plan.recipe.path, detail=(exc.stderr.strip() or "(no output)") + f"\nRepro command: {exc.repro}")
 
 
 def map_ptxas_error(plan, exc, repro: Optional[str] = None) -> SpliceError:

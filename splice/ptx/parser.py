@@ -133,7 +133,30 @@ _BRACES = re.compile(r'//[^\n]*|/\*.*?\*/|"[^"\n]*"|[{}]', re.S)
 _PREV_SIGNIFICANT = re.compile(r'(?:\s|//[^\n]*\n|/\*.*?\*/)*$', re.S)
 
 
-def _function_bodies(source: str):
+MAX_NESTING = 256   # braces inside braces; real PTX nests a handful, the analyses recurse per level
+
+
+def _nesting_error(source: str, path: str, pos: int) -> PtxSyntaxError:
+    line, col = line_col(source, pos)
+    return PtxSyntaxError(path, line, col, f"braces nested deeper than {MAX_NESTING} levels "
+                          "(splice's limit)", source_line(source, line))
+
+
+def check_nesting(source: str, path: str) -> None:
+    """Refuse braces nested deeper than ``MAX_NESTING`` before Lark builds (and everything
+    after it walks) a tree that deep."""
+    depth = 0
+    for mt in _BRACES.finditer(source):
+        tok = mt.group()
+        if tok == "{":
+            depth += 1
+            if depth > MAX_NESTING:
+                raise _nesting_error(source, path, mt.start())
+        elif tok == "}":
+            depth -= 1
+
+
+def _function_bodies(source: str, path: str = "<string>"):
     """(open, close, kind) of every depth-0 brace pair that is a function body (``body``) or
     a ``.section`` block (``section``); initializers (``= {``) stay with their declaration."""
     bodies = []
@@ -147,6 +170,8 @@ def _function_bodies(source: str):
                 open_at = mt.start()
                 kind = _brace_kind(source, open_at)
             depth += 1
+            if depth > MAX_NESTING:
+                raise _nesting_error(source, path, mt.start())
         elif tok == "}":
             depth -= 1
             if depth == 0 and kind in ("body", "section"):
@@ -156,7 +181,7 @@ def _function_bodies(source: str):
     return bodies if depth == 0 else None
 
 
-_SECTION_HEAD = re.compile(r'\.section\s+\.[\w$.]+\s*$')
+_SECTION_HEAD = re.compile(r'\.section\s+\.[\w$.]+\s*$', re.ASCII)
 
 
 def _brace_kind(source: str, pos: int) -> str:
@@ -217,12 +242,12 @@ class _BodyParser:
             if nl < 0:
                 nl = close_at
             raw = source[pos:nl]
-            s = raw.strip()
+            s = raw.strip(_WS)
             if s and not s.startswith("//"):
                 if "//" in s or "/*" in s or '"' in s:
                     return tuple(_lark(source[open_at + 1:close_at], "section_items", source,
                                        self.path, open_at + 1))
-                lead = pos + (len(raw) - len(raw.lstrip()))
+                lead = pos + (len(raw) - len(raw.lstrip(_WS)))
                 items.extend(self.shapes.statement(source, lead, lead + len(s), line_no,
                                                    self.path, "section_items"))
             pos = nl + 1
@@ -231,29 +256,24 @@ class _BodyParser:
 
     def _cut(self, open_at: int, close_at: int, open_line: int) -> m.Block:
         source = self.source
-        shapes = self.shapes
-        stack = [[]]            # items of the open blocks
-        opens = [(open_at, open_line)]
-        pos = open_at + 1
-        line_no = opens[0][1]
-        pending = -1            # start offset of a statement spanning several lines
-        pending_line = 0
-        end = close_at
-        statement = shapes.statement
+        statement = self.shapes.statement
         path = self.path
-        for raw in source[pos:end].split("\n"):
+        sc = _Scopes(open_at, open_line)
+        pos = open_at + 1
+        line_no = open_line
+        for raw in source[pos:close_at].split("\n"):
             nl = pos + len(raw)
-            s = raw.strip()
+            s = raw.strip(_WS)
             if not s or s[0] == "/" and s.startswith("//"):
                 pos = nl + 1
                 line_no += 1
                 continue
             c0 = s[0]
             # the common case: one whole statement on its own line
-            if (pending < 0 and s[-1] == ";" and c0 not in "{}" and s.find(";") == len(s) - 1
+            if (sc.pending < 0 and s[-1] == ";" and c0 not in "{}" and s.find(";") == len(s) - 1
                     and "/" not in s):
                 lead = pos + raw.find(c0)
-                stack[-1].extend(statement(source, lead, lead + len(s), line_no, path))
+                sc.stack[-1].extend(statement(source, lead, lead + len(s), line_no, path))
                 pos = nl + 1
                 line_no += 1
                 continue
@@ -263,68 +283,110 @@ class _BodyParser:
             if cut >= 0:
                 if '"' in s[:cut]:
                     raise _Fallback
-                s = s[:cut].rstrip()
-            lead = pos + (len(raw) - len(raw.lstrip()))
-            stop = lead + len(s)
-            if pending >= 0:
-                if s.endswith(";"):
-                    stack[-1].extend(shapes.statement(source, pending, stop, pending_line, self.path))
-                    pending = -1
-                elif s[0] in "{}" and not s.startswith("{%") and not s.startswith("{ %"):
-                    raise _Fallback
+                s = s[:cut].rstrip(_WS)
+            lead = pos + (len(raw) - len(raw.lstrip(_WS)))
+            if s.count(";") > 1 and '"' not in s:
+                # several statements on one line (a minified module may hold its whole body on
+                # one): each is cut and looked up on its own, as if it had a line to itself
+                for off, seg in _statements_of(s):
+                    self._piece(sc, seg, lead + off, line_no)
             else:
-                # scope braces before the statement ({ or } at the start of a line) ...
-                k = 0
-                while k < len(s) and s[k] in "{}":
-                    if s[k] == "{":
-                        stack.append([])
-                        opens.append((lead + k, line_no))
-                    else:
-                        if len(stack) == 1:
-                            raise _Fallback
-                        items = stack.pop()
-                        o, o_line = opens.pop()
-                        stack[-1].append(m.Block(tuple(items), (o, lead + k + 1), o_line))
-                    k += 1
-                    while k < len(s) and s[k] in " \t":
-                        k += 1
-                # ... and after it (NVVM's `{ cvt.f32.f16 %f1, %rs1;}`)
-                e = len(s)
-                closes = []
-                while e > k and s[e - 1] == "}":
-                    body = s[k:e - 1].rstrip()
-                    if not body.endswith(";"):
-                        break
-                    closes.append(lead + e)
-                    e = k + len(body)
-                text = s[k:e]
-                if text:
-                    if "{" in text and text[0] in "{}":
-                        raise _Fallback
-                    t0 = lead + k
-                    t1 = lead + e
-                    if text.endswith(";") or text.endswith(":") or text.startswith((".loc", ".file")):
-                        if text.count(";") > 1:
-                            stack[-1].extend(_lark(text, "body_items", source, self.path, t0,
-                                                   base_line=line_no))
-                        else:
-                            stack[-1].extend(shapes.statement(source, t0, t1, line_no, self.path))
-                    elif closes:
-                        raise _Fallback
-                    else:
-                        pending = t0
-                        pending_line = line_no
-                for c in reversed(closes):
-                    if len(stack) == 1:
-                        raise _Fallback
-                    items = stack.pop()
-                    o, o_line = opens.pop()
-                    stack[-1].append(m.Block(tuple(items), (o, c), o_line))
+                self._piece(sc, s, lead, line_no)
             pos = nl + 1
             line_no += 1
-        if pending >= 0 or len(stack) != 1:
+        if sc.pending >= 0 or len(sc.stack) != 1:
             raise _Fallback
-        return m.Block(tuple(stack[0]), (open_at, close_at + 1), opens[0][1])
+        return m.Block(tuple(sc.stack[0]), (open_at, close_at + 1), sc.opens[0][1])
+
+    def _piece(self, sc: "_Scopes", s: str, lead: int, line_no: int) -> None:
+        """One line, or one statement of a line that holds several: scope braces, a statement
+        (or its first or last part, when it spans lines), or a label."""
+        source = self.source
+        stop = lead + len(s)
+        if sc.pending >= 0:
+            if s.endswith(";"):
+                sc.stack[-1].extend(self.shapes.statement(source, sc.pending, stop, sc.pending_line, self.path))
+                sc.pending = -1
+            elif s[0] in "{}" and not s.startswith("{%") and not s.startswith("{ %"):
+                raise _Fallback
+            return
+        # scope braces before the statement ({ or } at the start of a line) ...
+        k = 0
+        while k < len(s) and s[k] in "{}":
+            if s[k] == "{":
+                sc.open(lead + k, line_no)
+            else:
+                sc.close(lead + k + 1)
+            k += 1
+            while k < len(s) and s[k] in _WS:
+                k += 1
+        # ... and after it (NVVM's `{ cvt.f32.f16 %f1, %rs1;}`)
+        e = len(s)
+        closes = []
+        while e > k and s[e - 1] == "}":
+            body = s[k:e - 1].rstrip(_WS)
+            if not body.endswith(";"):
+                break
+            closes.append(lead + e)
+            e = k + len(body)
+        text = s[k:e]
+        if text:
+            if "{" in text and text[0] in "{}":
+                raise _Fallback
+            t0 = lead + k
+            if text.endswith(";") or text.endswith(":") or text.startswith((".loc", ".file")):
+                if text.count(";") > 1:
+                    sc.stack[-1].extend(_lark(text, "body_items", source, self.path, t0, base_line=line_no))
+                else:
+                    sc.stack[-1].extend(self.shapes.statement(source, t0, lead + e, line_no, self.path))
+            elif closes:
+                raise _Fallback
+            else:
+                sc.pending = t0
+                sc.pending_line = line_no
+        for c in reversed(closes):
+            sc.close(c)
+
+
+_WS = " \t\f\r"   # what the grammar ignores on a line (common.WS); str.strip() also eats \x0b, \x85 …
+
+
+def _statements_of(s: str):
+    """(offset, text) of each ``;``-terminated piece of a line (the last may be unterminated),
+    surrounding whitespace dropped.  Only called on lines with no comment and no string."""
+    k = 0
+    n = len(s)
+    while k < n:
+        j = s.find(";", k)
+        j = n - 1 if j < 0 else j
+        seg = s[k:j + 1]
+        body = seg.strip(_WS)
+        if body:
+            yield k + (len(seg) - len(seg.lstrip(_WS))), body
+        k = j + 1
+
+
+class _Scopes:
+    """The line cutter's state in one body: the items of each open block, where each block
+    opened, and the start of a statement that spans lines (``pending``)."""
+    __slots__ = ("stack", "opens", "pending", "pending_line")
+
+    def __init__(self, open_at: int, open_line: int):
+        self.stack = [[]]
+        self.opens = [(open_at, open_line)]
+        self.pending = -1
+        self.pending_line = 0
+
+    def open(self, at: int, line: int) -> None:
+        self.stack.append([])
+        self.opens.append((at, line))
+
+    def close(self, end: int) -> None:
+        if len(self.stack) == 1:
+            raise _Fallback
+        items = self.stack.pop()
+        o, o_line = self.opens.pop()
+        self.stack[-1].append(m.Block(tuple(items), (o, end), o_line))
 
 
 # --------------------------------------------------------------------------------------------
@@ -366,6 +428,7 @@ def parse_file(path, fast: bool = True, cache: bool = True) -> m.Module:
 
 
 def _parse_slow(text: str, path: str) -> m.Module:
+    check_nesting(text, path)
     items = _lark(text, "module", text, path, 0)
     return m.Module(tuple(items), text, path)
 
@@ -375,7 +438,7 @@ _SHAPES = ShapeCache(lambda text, start, source, path, base, line: _lark(
 
 
 def _parse_fast(text: str, path: str) -> m.Module:
-    bodies = _function_bodies(text)
+    bodies = _function_bodies(text, path)
     if bodies is None:
         return _parse_slow(text, path)
     masked = _mask(text, bodies) if bodies else text

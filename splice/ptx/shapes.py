@@ -24,10 +24,11 @@ from . import model as m
 from .build import TokInt
 
 _DIGIT_RUN = re.compile(r"[0-9]+")
-_REG_RUN = re.compile(r"%[\w$]+(?:\.[xyzw](?![\w$]))?")
-_FREE_DIGITS = re.compile(r"(?<![\w.$])[0-9]+")
-_DOT_HEAD = re.compile(r"(?:\.[\w$]+[ \t]*|[0-9]+[ \t]+)*")
-_IDENT_RUN = re.compile(r"(?<![\w$.%])[A-Za-z_$][\w$]*(?:\.[xyzw](?![\w$]))?")
+# \w is ASCII here as in the grammar: a Unicode letter in a name must miss the cache and reach Lark
+_REG_RUN = re.compile(r"%[\w$]+(?:\.[xyzw](?![\w$]))?", re.ASCII)
+_FREE_DIGITS = re.compile(r"(?<![\w.$])[0-9]+", re.ASCII)
+_DOT_HEAD = re.compile(r"(?:\.[\w$]+[ \t]*|[0-9]+[ \t]+)*", re.ASCII)
+_IDENT_RUN = re.compile(r"(?<![\w$.%])[A-Za-z_$][\w$]*(?:\.[xyzw](?![\w$]))?", re.ASCII)
 
 
 def _shape(tail: str) -> str:
@@ -36,8 +37,9 @@ def _shape(tail: str) -> str:
     if "%" in tail:
         tail = _REG_RUN.sub("%", tail)
     return _DIGIT_RUN.sub("0", _IDENT_RUN.sub("a", tail))
-_VALS = re.compile(r'%[\w$]+(?:\.[xyzw](?![\w$]))?|-?[0-9][\w.]*|[A-Za-z_$][\w$]*(?:\.[xyzw](?![\w$]))?|"[^"\n]*"')
-_LENGTH_SENSITIVE = re.compile(r"(?<![\w$%])-?0[fFdDbB]")
+_VALS = re.compile(r'%[\w$]+(?:\.[xyzw](?![\w$]))?|-?[0-9][\w.]*'
+                   r'|[A-Za-z_$][\w$]*(?:\.[xyzw](?![\w$]))?|"[^"\n]*"', re.ASCII)
+_LENGTH_SENSITIVE = re.compile(r"(?<![\w$%])-?0[fFdDbB]", re.ASCII)
 _HEXF = re.compile(r"-?0[fF][0-9a-fA-F]{8}|-?0[dD][0-9a-fA-F]{16}|-?0[bB][01]+[uU]?")
 _EXACT_ONLY = ("",)  # marker
 

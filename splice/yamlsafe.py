@@ -1,0 +1,194 @@
+"""A bounded YAML loader for the files users hand to splice (recipes, native-phase headers,
+probe specs).
+
+``yaml.safe_load`` refuses arbitrary Python objects but not hostile shapes: a few hundred
+bytes of nested aliases (a "billion laughs") expand into billions of nodes, 3,000 nested
+brackets exhaust the recursion limit of PyYAML's composer, a ``? [a, b]`` key is an
+unhashable list, and an unknown tag is an exception that carries no file name.  Here every one
+of those is a ``SpliceError`` naming the file, line and column:
+
+* the text is at most ``max_bytes`` long;
+* nesting is at most ``max_depth`` collections deep (checked while composing, before the
+  composer recurses);
+* at most ``max_aliases`` aliases, and at most ``max_nodes`` nodes visited while building the
+  result (an alias is visited again each time it is used, which is what bounds a bomb);
+* mapping keys are plain scalars; only the standard tags of the YAML core schema are accepted
+  on collections (``!!map``/``!!seq``), and a scalar's tag must be one SafeLoader knows.
+
+The result keeps the position of every key and value (``YMap.at``/``YMap.vat``,
+``YList.item_at``) so callers can name the line of a bad value, not only of a bad syntax.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import SpliceError
+
+MAP_TAG = "tag:yaml.org,2002:map"
+SEQ_TAG = "tag:yaml.org,2002:seq"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a user file may contain; the defaults are far above any real recipe or spec."""
+    max_bytes: int = 1 << 20
+    max_depth: int = 64
+    max_aliases: int = 100
+    max_nodes: int = 100_000
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class YMap(dict):
+    """A mapping that remembers where each key and value was written (1-based line, column)."""
+    line = 1
+    column = 1
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.key_at = {}
+        self.value_at = {}
+
+    def at(self, key) -> tuple:
+        return self.key_at.get(key, (self.line, self.column))
+
+    def vat(self, key) -> tuple:
+        return self.value_at.get(key, self.at(key))
+
+
+class YList(list):
+    """A sequence that remembers where each item was written."""
+    line = 1
+    column = 1
+
+    def __init__(self, *a):
+        super().__init__(*a)
+        self.item_at = []
+
+
+def _pos(mark) -> tuple:
+    return (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+
+
+def _loader_class():
+    import yaml
+
+    class BoundedLoader(yaml.SafeLoader):
+        """SafeLoader whose composer counts depth and aliases as it goes."""
+
+        def __init__(self, stream, limits: Limits):
+            super().__init__(stream)
+            self.limits = limits
+            self.depth = 0
+            self.aliases = 0
+
+        def compose_node(self, parent, index):
+            event = self.peek_event()
+            if isinstance(event, yaml.AliasEvent):
+                self.aliases += 1
+                if self.aliases > self.limits.max_aliases:
+                    raise yaml.MarkedYAMLError(problem=f"more than {self.limits.max_aliases} aliases",
+                                               problem_mark=event.start_mark)
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                if self.depth >= self.limits.max_depth:
+                    raise yaml.MarkedYAMLError(
+                        problem=f"nested deeper than {self.limits.max_depth} levels",
+                        problem_mark=event.start_mark)
+            self.depth += 1
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+    return BoundedLoader
+
+
+def load_yaml_marked(text: str, path: str, limits: Limits = DEFAULT_LIMITS):
+    """The document in ``text`` as YMap/YList/scalars (an empty document is an empty YMap).
+    Every problem is a ``SpliceError`` at ``path:line:col``."""
+    import yaml
+
+    if len(text) > limits.max_bytes:
+        raise SpliceError(f"YAML: file is larger than {limits.max_bytes} bytes", path)
+    loader = _loader_class()(text, limits)
+    try:
+        try:
+            node = loader.get_single_node()
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            raise SpliceError(f"YAML: {exc.problem or exc.context}", path, *_pos(mark)) from None
+        except yaml.YAMLError as exc:
+            raise SpliceError(f"YAML: {exc}", path) from None
+        if node is None:
+            return YMap()
+        return _Converter(loader, path, limits).convert(node)
+    finally:
+        loader.dispose()
+
+
+class _Converter:
+    """Node graph -> YMap/YList/scalars, counting every node it visits."""
+
+    def __init__(self, loader, path: str, limits: Limits):
+        self.loader = loader
+        self.path = path
+        self.limits = limits
+        self.visited = 0
+
+    def error(self, message: str, node) -> SpliceError:
+        return SpliceError(f"YAML: {message}", self.path, *_pos(node.start_mark))
+
+    def convert(self, node, depth: int = 0):
+        import yaml
+
+        self.visited += 1
+        if self.visited > self.limits.max_nodes:
+            raise self.error(f"more than {self.limits.max_nodes} values (an alias bomb?)", node)
+        if depth > self.limits.max_depth:
+            raise self.error(f"nested deeper than {self.limits.max_depth} levels", node)
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, depth)
+        if isinstance(node, yaml.SequenceNode):
+            if node.tag != SEQ_TAG:
+                raise self.error(f"unsupported tag {node.tag!r} on a list", node)
+            out = YList()
+            out.line, out.column = _pos(node.start_mark)
+            for v in node.value:
+                out.append(self.convert(v, depth + 1))
+                out.item_at.append(_pos(v.start_mark))
+            return out
+        return self._scalar(node)
+
+    def _scalar(self, node):
+        import yaml
+
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or node.start_mark
+            raise SpliceError(f"YAML: {exc.problem or exc.context}", self.path, *_pos(mark)) from None
+        except (ValueError, OverflowError) as exc:   # e.g. a timestamp out of range
+            raise self.error(f"bad value {node.value!r}: {exc}", node) from None
+
+    def _mapping(self, node, depth: int) -> YMap:
+        import yaml
+
+        if node.tag != MAP_TAG:
+            raise self.error(f"unsupported tag {node.tag!r} on a mapping", node)
+        out = YMap()
+        out.line, out.column = _pos(node.start_mark)
+        for k, v in node.value:
+            if not isinstance(k, yaml.ScalarNode):
+                raise self.error("a mapping key must be a plain value, not a list or mapping", k)
+            key = self._scalar(k)
+            try:
+                hash(key)
+            except TypeError:
+                raise self.error(f"a mapping key must be a plain value, got {key!r}", k) from None
+            if key in out:
+                raise SpliceError(f"duplicate key {key!r}", self.path, *_pos(k.start_mark))
+            out[key] = self.convert(v, depth + 1)
+            out.key_at[key] = _pos(k.start_mark)
+            out.value_at[key] = _pos(v.start_mark)
+        return out

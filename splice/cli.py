@@ -123,7 +123,7 @@ _TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}$")   # write_atomic's
 def _os_message(exc: OSError, args) -> str:
     """``path: reason`` for an OS error, naming what the user typed: an error on
     ``write_atomic``'s temp file or on a directory above the output names the output."""
-    reason = _ERRNO_TEXT.get(exc.errno) or (exc.strerror or str(exc)).lower()
+    reason = _ERRNO_TEXT.get(exc.errno or 0) or (exc.strerror or str(exc)).lower()
     name = exc.filename
     if name is None:
         return reason

@@ -238,12 +238,12 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
 
 def _targets(i: int, cy: YMap, path: str, at0) -> tuple:
     """(selector, targets) of one cut: exactly one of phase/phases/statements/lines."""
-    sel = [k for k in SELECTORS if k in cy]
-    if len(sel) != 1:
+    sels = [k for k in SELECTORS if k in cy]
+    if len(sels) != 1:
         raise SpliceError(f"cut {i}: exactly one of {', '.join(SELECTORS)} is needed"
-                          + (f", got {', '.join(sel)}" if sel else ""), path,
-                          *(cy.at(sel[1]) if len(sel) > 1 else at0))
-    sel = sel[0]
+                          + (f", got {', '.join(sels)}" if sels else ""), path,
+                          *(cy.at(sels[1]) if len(sels) > 1 else at0))
+    sel = sels[0]
     v = cy[sel]
     if sel == "phase":
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:

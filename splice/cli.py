@@ -20,6 +20,12 @@ def _add_json(p):
     return p
 
 
+def _add_no_cache(p):
+    p.add_argument("--no-cache", action="store_true",
+                   help="run ptxas even when the compile cache ($SPLICE_CACHE or ~/.cache/splice) has the result")
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="splice", description="Splice and patch NVIDIA PTX.")
     ap.add_argument("--version", action="version", version="splice 0.1.0")
@@ -40,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", help="PTX files or directories")
     p.add_argument("--sass", action="store_true", help="compile canonical output with ptxas, compare SASS")
     p.add_argument("--arch", default=None, help="ptxas arch (default: from .target, at least sm_90)")
-    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--jobs", type=int, default=1, help="worker processes (files are checked in parallel)")
+    _add_no_cache(p)
     p.set_defaults(func=_lazy("splice.commands.roundtrip", "run_roundtrip"))
 
     p = _add_json(sub.add_parser("canonical", help="print the canonical form of a PTX file"))
@@ -67,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="output PTX path (default from the recipe, under build/)")
     p.add_argument("--no-ptxas", action="store_true", help="skip ptxas validation")
     p.add_argument("--diff", action="store_true", help="show the full highlighted PTX diff")
+    _add_no_cache(p)
     p.set_defaults(func=_lazy("splice.commands.apply", "cmd_apply"))
 
     p = _add_json(sub.add_parser("extract", help="write a phase as a native-phase file against the symbolic ABI"))
@@ -86,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stages", help="debug stages: phase list like 1,8,61 or 'cut'")
     p.add_argument("--harness", action="store_true", help="phase harness: cut range vs native phase")
     p.add_argument("--report-dir", default=None)
+    _add_no_cache(p)
     p.set_defaults(func=_lazy("splice.commands.probe", "cmd_probe"))
     return ap
 

@@ -106,3 +106,14 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if "gpu" in item.keywords:
                 item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def _session_compile_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("splice-cache")
+
+
+@pytest.fixture(autouse=True)
+def _compile_cache_dir(_session_compile_cache, monkeypatch):
+    """Commands cache ptxas results under $SPLICE_CACHE: keep the tests' out of ~/.cache."""
+    monkeypatch.setenv("SPLICE_CACHE", str(_session_compile_cache))

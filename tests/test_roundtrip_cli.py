@@ -61,3 +61,17 @@ def test_sass_check_can_fail(tmp_path, monkeypatch):
     r = rt.check_file(MODERN / "warp_atomics_preds.ptx", sass=True)
     assert r.parsed and r.identical and r.sass_identical is False
     assert r.note and "instruction" in r.note
+
+
+def test_jobs_on_processes_same_records_same_order(tmp_path, capsys):
+    """--jobs 2 runs files in worker processes; the records and their order do not change."""
+    d = tmp_path / "d"
+    d.mkdir()
+    for f in sorted(MODERN.glob("*.ptx"))[:6]:
+        shutil.copy(f, d / f.name)
+    (d / "zz_bad.ptx").write_text(".version 8.0\n.target sm_90\n.address_size 64\n.entry k( {\n")
+    assert main(["roundtrip", str(d), "--json", "--jobs", "1"]) == 1
+    one = _json_lines(capsys.readouterr().out)
+    assert main(["roundtrip", str(d), "--json", "--jobs", "2"]) == 1
+    two = _json_lines(capsys.readouterr().out)
+    assert one == two and len(one) == 7 and one[-1]["parsed"] is False

@@ -12,20 +12,22 @@ two; every public result shows the written name.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 from typing import Optional
 
 from ..errors import SpliceError
 from ..ptx import model as m
-from ..ptx.index import Stmt, statement_index
+from ..ptx.index import SourceLines, Stmt, statement_index
 from . import roles
 
 _SPLIT = re.compile(r"^(.*?)(\d+)$")
 
 
 class Kernel:
-    def __init__(self, module: m.Module, entry: Optional[str] = None):
+    def __init__(self, module: m.Module, entry: Optional[str] = None, lines: Optional[SourceLines] = None):
+        """``lines``: the module's :class:`SourceLines` when several kernels of one module are
+        built (then the text is scanned once, not once per entry)."""
         self.module = module
+        self._lines = lines if lines is not None else SourceLines(module.source)
         if entry is None:
             ents = [f for f in module.entries() if f.body is not None]
             if not ents:
@@ -56,7 +58,7 @@ class Kernel:
     def _build(self):
         src = self.module.source
         try:
-            index = statement_index(src, self.name)
+            index = statement_index(src, self.name, self._lines)
             self.numbering = "notes"
         except KeyError:
             # the index's line rules cannot find this entry's header (no "(" after the name,
@@ -66,9 +68,8 @@ class Kernel:
         by_last = {}
         for st in index:
             by_last.setdefault(st.last_line, st.n)
-        # newline offsets: the end line of a node is found by bisection (attach() counts
-        # newlines from the start of the file for every node, which is quadratic)
-        nl = _newlines(src)
+        # the end line of a node is found by bisection in the module's line starts
+        line_of = self._lines.line_of
 
         stmts: list = []
         scope_of: list = []
@@ -91,8 +92,7 @@ class Kernel:
                 n = None
                 if isinstance(it, (m.Instruction, m.Label)) and it.span is not None:
                     if index:
-                        end = bisect_left(nl, it.span[1] - 1) + 1
-                        n = by_last.get(end)
+                        n = by_last.get(line_of(it.span[1] - 1))
                     else:
                         seq[0] += 1
                         n = seq[0]
@@ -279,16 +279,6 @@ class Kernel:
             if p.index == i:
                 return p
         raise SpliceError(f"{self.name}: no phase {i} (it has {len(self.phases)})", path=self.path)
-
-
-def _newlines(src: str) -> list:
-    out = []
-    find = src.find
-    i = find("\n")
-    while i >= 0:
-        out.append(i)
-        i = find("\n", i + 1)
-    return out
 
 
 def _compute_du(k: Kernel):

@@ -19,7 +19,8 @@ def to_json(plan, val, out, timings, diff_lines=None) -> dict:
             "output": str(out), "cuts": cuts, "shared_scratch_bytes": plan.added_shared,
             "timings": {k: round(v, 4) for k, v in timings.items()}}
     if val is not None:
-        data["ptxas"] = {"arch": val.arch, **val.usage(plan.entry)}
+        data["ptxas"] = {"arch": val.arch, **val.usage(plan.entry),
+                         "cached": {"before": bool(val.before and val.before.cached), "after": val.after.cached}}
     if diff_lines is not None:
         data["diff"] = "".join(diff_lines)
     return data
@@ -27,16 +28,20 @@ def to_json(plan, val, out, timings, diff_lines=None) -> dict:
 
 def cmd_apply(args) -> int:
     from ..cut.pipeline import recipe_inputs, run_apply, unified_diff
-    from ..report.apply import print_report
+    from ..ptx.cache import default_cache
     from ..util import write_atomic
 
-    p, val, out, timings = run_apply(args.recipe, args.output, not args.no_ptxas)
+    cache = default_cache(not args.no_cache)
+    p, val, out, timings = run_apply(args.recipe, args.output, not args.no_ptxas, cache=cache)
     write_atomic(out, p.text, inputs=recipe_inputs(p.recipe))
-    diff = unified_diff(p, str(out))
     if args.json:
-        print(json.dumps(to_json(p, val, out, timings, diff if args.diff else None), indent=1))
+        # the diff is only computed when it is printed: on a big module it costs as much as the plan
+        diff = unified_diff(p, str(out)) if args.diff else None
+        print(json.dumps(to_json(p, val, out, timings, diff), indent=1))
         return 0
-    print_report(p, val, out, timings, diff, args.diff)
+    from ..report.apply import print_report
+
+    print_report(p, val, out, timings, unified_diff(p, str(out)), args.diff)
     return 0
 
 

@@ -11,7 +11,10 @@ def cmd_stats(args) -> int:
 
     from ..ptx import Instruction, Label, parse_file, statement_index, walk
 
+    from ..ptx.index import SourceLines
+
     mod = parse_file(args.file)
+    lines = SourceLines(mod.source)   # one scan of the text for every entry's index
     entries = []
     for fn in mod.functions():
         if fn.body is None:
@@ -24,7 +27,7 @@ def cmd_stats(args) -> int:
                 ops[st.name] += 1
             elif isinstance(st, Label):
                 n_labels += 1
-        n_index = len(statement_index(mod.source, fn.name)) if fn.is_entry else None
+        n_index = len(statement_index(mod.source, fn.name, lines)) if fn.is_entry else None
         entries.append({"name": fn.name, "kind": fn.kind, "line": fn.line, "instructions": n_instr,
                         "labels": n_labels, "statements": n_index,
                         "opcodes": dict(ops.most_common())})
@@ -41,7 +44,10 @@ def cmd_stats(args) -> int:
 def cmd_index(args) -> int:
     from ..ptx import parse_file, statement_index
 
+    from ..ptx.index import SourceLines
+
     mod = parse_file(args.file)
+    lines = SourceLines(mod.source)
     names = [args.entry] if args.entry else [f.name for f in mod.entries()]
     lo, hi = 1, None
     if args.range:
@@ -54,7 +60,7 @@ def cmd_index(args) -> int:
     out = {}
     for name in names:
         try:
-            idx = statement_index(mod.source, name)
+            idx = statement_index(mod.source, name, lines)
         except KeyError:
             raise SpliceError(f"no entry {name!r}", args.file) from None
         out[name] = [s for s in idx if s.n >= lo and (hi is None or s.n <= hi)]

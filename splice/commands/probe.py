@@ -43,7 +43,8 @@ def cmd_probe(args) -> int:
     pair = resolve(args.target, args.module)
     report_dir = Path(args.report_dir) if args.report_dir else Path("build/probe/reports") / pair.name
     opt = ProbeOptions(runs=args.runs, warmup=args.warmup, graph=args.graph, stages=args.stages,
-                       harness=args.harness, report_dir=report_dir)
+                       harness=args.harness, report_dir=report_dir,
+                       compile_cache=not args.no_cache)
     err = Console(stderr=True)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err, transient=False, disable=not err.is_terminal) as prog:

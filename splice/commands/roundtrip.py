@@ -3,6 +3,10 @@
 Per file: parse; lossless emit must give the same bytes; with ``--sass``, ptxas compiles the
 original and the *canonical* print, and the normalised SASS must be identical.  A file ptxas
 rejects in its original form gets ``sass_identical: null`` (nothing to compare against).
+
+``--jobs N`` checks files in N worker processes (parsing is pure Python, so threads would share
+one core under the GIL); results are reported in input order.  ptxas results go through the
+compile cache (splice.ptx.cache) unless ``--no-cache``.
 """
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import json
 import os
 import re
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional
@@ -62,7 +66,7 @@ def ptxas_options(text: str, arch: Optional[str] = None):
     return "sm_90", opt
 
 
-def check_file(path: Path, sass: bool, arch: Optional[str] = None) -> RoundTrip:
+def check_file(path: Path, sass: bool, arch: Optional[str] = None, cache=None) -> RoundTrip:
     try:
         text = read_text(path)
     except OSError as exc:
@@ -76,27 +80,28 @@ def check_file(path: Path, sass: bool, arch: Optional[str] = None) -> RoundTrip:
     sass_identical = None
     note = None
     if sass:
-        sass_identical, note = _compare_sass(text, canonical(mod), *ptxas_options(text, arch))
+        sm, opt = ptxas_options(text, arch)
+        sass_identical, note = _compare_sass(text, canonical(mod), sm, opt, cache)
     return RoundTrip(str(path), True, identical, sass_identical,
                      None if identical else "lossless emit differs from the input", lines, note)
 
 
-def _compare_sass(original: str, canon: str, arch: str, opt):
+def _compare_sass(original: str, canon: str, arch: str, opt, cache=None):
     from ..ptx import sass as S
 
     try:
-        S.compile_ptx(original, arch, opt)
+        S.compile_ptx(original, arch, opt, cache=cache)
         extra: tuple[str, ...] = ()
     except S.ToolNotFoundError:
         return None, "ptxas not found"
     except S.PtxasError as exc:
         try:  # relocatable code (unresolved .extern .func): compile-only
-            S.compile_ptx(original, arch, opt, ("-c",))
+            S.compile_ptx(original, arch, opt, ("-c",), cache=cache)
             extra = ("-c",)
         except S.PtxasError:
             return None, "ptxas rejects the original: " + _first_error(exc)
     try:
-        same, diff = S.sass_equal(original, canon, arch, opt_level=opt, extra=extra)
+        same, diff = S.sass_equal(original, canon, arch, opt_level=opt, extra=extra, cache=cache)
     except S.PtxasError as exc:
         return False, "ptxas rejects the canonical form: " + (exc.stderr or str(exc)).strip()[:300]
     return same, diff
@@ -126,35 +131,55 @@ def _check_args(args) -> None:
                               "sm_90a)", args.paths[0]) from None
 
 
+def _check(job) -> RoundTrip:
+    """Worker entry point (module level, so a process pool can pickle it)."""
+    path, sass, arch, cache = job
+    return check_file(path, sass, arch, cache)
+
+
+def check_files(files, sass: bool, arch: Optional[str] = None, cache=None, jobs: int = 1):
+    """An iterator of RoundTrip results in the order of ``files``.  With ``jobs > 1`` every file
+    is submitted to the worker processes here, before the caller starts a progress display's
+    thread (forking a process that runs threads is unsafe)."""
+    work = [(p, sass, arch, cache) for p in files]
+    if jobs <= 1 or len(files) <= 1:
+        return map(_check, work)
+    from ..ptx.parser import lark_parser
+
+    lark_parser()  # build the grammar once; forked workers inherit it
+    pool = ProcessPoolExecutor(min(jobs, len(files)))
+    results = pool.map(_check, work)
+
+    def drain():
+        try:
+            yield from results
+        finally:
+            pool.shutdown(cancel_futures=True)
+    return drain()
+
+
 def run_roundtrip(args) -> int:
     _check_args(args)
+    from ..ptx.cache import default_cache
+
     files = collect(args.paths)
     if not files:
         print(f"splice roundtrip: no .ptx files in {', '.join(args.paths)}", file=sys.stderr)
         return 2
+    cache = default_cache(not args.no_cache) if args.sass else None
+    rows = check_files(files, args.sass, args.arch, cache, max(1, args.jobs))
     results = []
+    if args.json:
+        for r in rows:
+            results.append(r)
+            print(json.dumps({k: v for k, v in asdict(r).items() if k not in ("lines",)}), flush=True)
+    else:
+        from ..report.console import progress, roundtrip_table
 
-    def work(p):
-        return check_file(p, args.sass, args.arch)
-
-    pool = ThreadPoolExecutor(max(1, args.jobs))
-    try:
-        if args.json:
-            for r in pool.map(work, files):
+        with progress() as bar:
+            task = bar.add_task("round trip", total=len(files))
+            for r in rows:
                 results.append(r)
-                print(json.dumps({k: v for k, v in asdict(r).items() if k not in ("lines",)}))
-        else:
-            from ..report.console import progress
-
-            with progress() as bar:
-                task = bar.add_task("round trip", total=len(files))
-                for r in pool.map(work, files):
-                    results.append(r)
-                    bar.advance(task)
-    finally:  # interrupted (Ctrl-C, SIGTERM): files not started yet are not started
-        pool.shutdown(wait=True, cancel_futures=True)
-    if not args.json:
-        from ..report.console import roundtrip_table
-
+                bar.advance(task)
         roundtrip_table(results, args.sass)
     return 0 if all(r.ok for r in results) else 1

@@ -8,42 +8,48 @@ from ..errors import SpliceError
 
 
 def _kernels(args):
+    """The kernels to report, built one at a time: a module of hundreds of entries must not
+    hold every entry's analyses at once.  The text is scanned for lines and entries once."""
     from ..analysis import Kernel
     from ..ptx import parse_file
+    from ..ptx.index import SourceLines
 
     mod = parse_file(args.file)
     if args.entry:
-        return [Kernel(mod, args.entry)]
+        yield Kernel(mod, args.entry)
+        return
     ents = [f.name for f in mod.entries() if f.body is not None]
     if not ents:
         raise SpliceError("no .entry with a body", path=args.file)
-    return [Kernel(mod, e) for e in ents]
+    if args.abi is not None:
+        ents = ents[:1]
+    lines = SourceLines(mod.source)
+    for e in ents:
+        yield Kernel(mod, e, lines)
 
 
 def cmd_spec(args) -> int:
     from ..analysis.abi import parse_abi_spec
     from ..analysis.spec import build_spec
 
-    ks = _kernels(args)
     has_abi = args.abi is not None      # `--abi ''` is a bad range, not "no --abi"
-    if has_abi and len(ks) > 1:
-        ks = ks[:1]
     show_all = not (args.phases or args.epilogues or has_abi)
     want_ph = show_all or args.phases
     want_ep = show_all or args.epilogues
     out = []
-    for k in ks:
+    for k in _kernels(args):
         d = build_spec(k, phases=True, epilogues=want_ep or args.json)
         if has_abi:
             d["abi"] = parse_abi_spec(k, args.abi).as_dict()
-        out.append((k, d))
+        out.append((k.name, d))
+        del k  # only the data outlives the loop
     if args.json:
         json.dump({"path": args.file, "entries": [d for _, d in out]}, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
     from ..report.spec import print_spec
 
-    print_spec([(k.name, d) for k, d in out], want_ph, want_ep, has_abi)
+    print_spec(out, want_ph, want_ep, has_abi)
     return 0
 
 

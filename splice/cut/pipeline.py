@@ -27,9 +27,9 @@ def recipe_inputs(recipe) -> list:
     return [recipe.path, recipe.module, *(c.native for c in recipe.cuts)]
 
 
-def run_apply(recipe_path: str, output=None, ptxas: bool = True):
+def run_apply(recipe_path: str, output=None, ptxas: bool = True, cache=None):
     """Load, plan, validate.  Returns (plan, validation or None, output path, timings).
-    Writes nothing."""
+    Writes nothing (except ptxas results into ``cache``, a splice.ptx.cache.CompileCache)."""
     from ..util import check_output
     from .recipe import load_recipe
     from .splice import plan as make_plan
@@ -37,13 +37,22 @@ def run_apply(recipe_path: str, output=None, ptxas: bool = True):
     t0 = time.perf_counter()
     recipe = load_recipe(recipe_path, search_path(recipe_path), output)
     check_output(recipe.output, recipe_inputs(recipe))   # refused before any work, nothing written
-    p = make_plan(recipe)
-    t1 = time.perf_counter()
-    val = None
-    if ptxas:
-        from .validate import validate
+    if not ptxas:
+        p = make_plan(recipe)
+        t1 = time.perf_counter()
+        return p, None, recipe.output, {"apply": t1 - t0, "ptxas": 0.0, **p.timings}
+    from concurrent.futures import ThreadPoolExecutor
 
-        val = validate(p, output_name=str(recipe.output))
+    from .validate import start_original, validate
+
+    pool = ThreadPoolExecutor(1)
+    try:
+        before = start_original(recipe, pool, cache)  # ptxas on the original overlaps the planning
+        p = make_plan(recipe)
+        t1 = time.perf_counter()
+        val = validate(p, output_name=str(recipe.output), cache=cache, before=before)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
     t2 = time.perf_counter()
     return p, val, recipe.output, {"apply": t1 - t0, "ptxas": t2 - t1, **p.timings}
 

@@ -29,32 +29,54 @@ class Validation:
         return {"before": pick(self.before), "after": pick(self.after), "functions": funcs}
 
 
+def start_original(recipe, pool, cache=None, arch: Optional[str] = None, opt_level: Optional[int] = None):
+    """Start compiling the recipe's unchanged module on ``pool`` and return the future.
+
+    Called as soon as the recipe is loaded: ptxas runs in its own process, so it overlaps the
+    planning (pure Python) and the spliced module's compile; ``validate`` picks the result up."""
+    from ..ptx.sass import compile_ptx
+
+    opt = recipe.opt_level if opt_level is None else opt_level
+    return pool.submit(compile_ptx, Path(recipe.module), arch or recipe.arch, opt, name=str(recipe.module),
+                       cache=cache)
+
+
 def validate(plan, arch: Optional[str] = None, opt_level: Optional[int] = None, output_name: str = "",
-             compile_before: bool = True) -> Validation:
+             compile_before: bool = True, cache=None, before=None) -> Validation:
+    """Compile the original (for the before/after comparison) and the spliced module.  The two
+    ptxas runs are independent processes, so they run at the same time; ``before`` is the future
+    from :func:`start_original` when the caller started the original's compile earlier.  With
+    ``cache`` (a :class:`splice.ptx.cache.CompileCache`) an unchanged module costs a file read."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from ..ptx.sass import PtxasError, ToolNotFoundError, compile_ptx
 
     arch = arch or plan.recipe.arch
     opt = plan.recipe.opt_level if opt_level is None else opt_level
-    try:
-        # the module as a path: a failure's repro line names the user's own file, no copy is made
-        before = compile_ptx(Path(plan.recipe.module), arch, opt, name=str(plan.recipe.module)) \
-            if compile_before else None
-    except ToolNotFoundError as exc:
-        raise _not_found(plan, exc) from None
-    except PtxasError as exc:
-        if not _diagnosed(exc):
-            raise _broken_ptxas(plan, exc) from None
-        raise SpliceError("ptxas rejects the original module (nothing to compare against)",
-                          str(plan.recipe.module), exc.lines[0] if exc.lines else None, detail=str(exc)) from None
-    try:
-        after = compile_ptx(plan.text, arch, opt, name=output_name or "<spliced>")
-    except ToolNotFoundError as exc:
-        raise _not_found(plan, exc) from None
-    except PtxasError as exc:
-        if not _diagnosed(exc):
-            raise _broken_ptxas(plan, exc) from None
-        raise map_ptxas_error(plan, exc, _repro(plan, exc, output_name)) from None
-    return Validation(before, after, arch)
+    with ThreadPoolExecutor(2) as pool:
+        if before is None and compile_before:
+            before = pool.submit(compile_ptx, Path(plan.recipe.module), arch, opt, name=str(plan.recipe.module),
+                                 cache=cache)
+        fut_after = pool.submit(compile_ptx, plan.text, arch, opt, name=output_name or "<spliced>", cache=cache)
+        try:
+            original = before.result() if before is not None else None
+        except ToolNotFoundError as exc:
+            raise _not_found(plan, exc) from None
+        except PtxasError as exc:
+            if not _diagnosed(exc):
+                raise _broken_ptxas(plan, exc) from None
+            raise SpliceError("ptxas rejects the original module (nothing to compare against)",
+                              str(plan.recipe.module), exc.lines[0] if exc.lines else None,
+                              detail=str(exc)) from None
+        try:
+            after = fut_after.result()
+        except ToolNotFoundError as exc:
+            raise _not_found(plan, exc) from None
+        except PtxasError as exc:
+            if not _diagnosed(exc):
+                raise _broken_ptxas(plan, exc) from None
+            raise map_ptxas_error(plan, exc, _repro(plan, exc, output_name)) from None
+    return Validation(original, after, arch)
 
 
 def _repro(plan, exc, output_name: str) -> str:

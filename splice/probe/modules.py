@@ -132,20 +132,23 @@ class Built:
     resources: dict
 
 
-def compile_one(name: str, text: str, arch: str, cache: Path = CACHE) -> Built:
+def compile_one(name: str, text: str, arch: str, cache: Path = CACHE, use_cache: bool = True) -> Built:
+    """``use_cache=False`` (``probe --no-cache``) runs ptxas whatever build/probe and the shared
+    compile cache (splice.ptx.cache) hold."""
     import json
     import time
 
+    from ..ptx.cache import default_cache
     from ..ptx.sass import compile_ptx
 
     key = text_key(text, arch)
     d = cache / "cubins"
     d.mkdir(parents=True, exist_ok=True)
     cub, meta = d / f"{key[:32]}.cubin", d / f"{key[:32]}.json"
-    if cub.exists() and meta.exists():
+    if use_cache and cub.exists() and meta.exists():
         return Built(name, cub, key, True, 0.0, json.loads(meta.read_text()))
     t0 = time.perf_counter()
-    c = compile_ptx(text, arch, 3, name=name)
+    c = compile_ptx(text, arch, 3, name=name, cache=default_cache(use_cache))
     res = {}
     for fn, u in c.resources.items():
         res[fn] = {"registers": u.registers, "spill_stores": u.spill_stores, "spill_loads": u.spill_loads,
@@ -157,11 +160,12 @@ def compile_one(name: str, text: str, arch: str, cache: Path = CACHE) -> Built:
     return Built(name, cub, key, False, time.perf_counter() - t0, res)
 
 
-def compile_many(items: list, arch: str, done: Optional[Callable] = None, cache: Path = CACHE) -> dict:
+def compile_many(items: list, arch: str, done: Optional[Callable] = None, cache: Path = CACHE,
+                 use_cache: bool = True) -> dict:
     """items: [(name, text)] -> {name: Built}; ``done(name, built)`` after each."""
     out = {}
     with ThreadPoolExecutor(max_workers=max(1, min(len(items), os.cpu_count() or 2))) as ex:
-        futs = {ex.submit(compile_one, n, t, arch, cache): n for n, t in items}
+        futs = {ex.submit(compile_one, n, t, arch, cache, use_cache): n for n, t in items}
         for f in futs:
             b = f.result()
             out[futs[f]] = b

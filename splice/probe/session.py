@@ -37,6 +37,7 @@ class ProbeOptions:
     stage_budget: int = 1 << 30
     harness_blocks: int = 8
     roofline: bool = True
+    compile_cache: bool = True     # False: --no-cache
 
 
 class _NullUI:
@@ -166,7 +167,7 @@ def run_probe(pair: Pair, opt: ProbeOptions, ui=None) -> dict:
 
     t0 = time.perf_counter()
     step = ui.task("compile (ptxas -O3)", len(items))
-    built = compile_many(items, pair.arch, lambda n, b: step())
+    built = compile_many(items, pair.arch, lambda n, b: step(), use_cache=opt.compile_cache)
     res["timings_s"]["compile"] = time.perf_counter() - t0
     res["modules"] = {n: {"cubin": str(b.path), "cached": b.cached, "ptxas_s": round(b.seconds, 3),
                           "resources": b.resources} for n, b in built.items()}

@@ -24,7 +24,9 @@ notes' tool behaved the same way); both nodes then carry that statement's number
 """
 from __future__ import annotations
 
+import bisect
 import re
+from array import array
 from dataclasses import dataclass
 from typing import Optional
 
@@ -45,59 +47,119 @@ class IndexedStatement:
         return f"s{self.n}"
 
 
-def entry_line_range(source: str, entry: str) -> tuple:
-    """(first, last) 1-based physical lines of ``entry``'s text, per rule 1."""
-    lines = source.split("\n")
-    # `.entry NAME(` as the notes write it; old compilers put the `(` on the next line or
-    # write no parameter list, so the name followed by a non-name character also counts
+class SourceLines:
+    """One module text's line starts and ``.entry NAME(`` lines, found in one pass.
+
+    Indexing every entry of a module must not re-scan the whole file per entry (that made
+    ``splice spec`` quadratic in the number of entries), so the scans are done once here and
+    shared by :func:`entry_line_range`, :func:`statement_index` and ``Kernel``."""
+
+    # whitespace within one line only: rule 1 matches line by line
+    _ENTRY_OPEN = re.compile(r"\.entry[^\S\n]+([^\s(]+)[^\S\n]*\(")
+
+    def __init__(self, source: str):
+        self.source = source
+        self.starts = array("q", line_starts(source))   # 8 bytes a line, not a list of ints
+        self._entry_line: Optional[dict] = None     # name -> 0-based line of its first `.entry NAME(`
+
+    def line_of(self, offset: int) -> int:
+        """1-based line holding ``offset``."""
+        return bisect.bisect_right(self.starts, offset)
+
+    def line(self, i: int) -> str:
+        """Physical line ``i`` (0-based), without its newline."""
+        starts = self.starts
+        end = starts[i + 1] - 1 if i + 1 < len(starts) else len(self.source)
+        return self.source[starts[i]:end]
+
+    def lines(self, first: int, last: int) -> list:
+        """Physical lines ``first``..``last`` (1-based, inclusive)."""
+        starts = self.starts
+        end = starts[last] - 1 if last < len(starts) else len(self.source)
+        return self.source[starts[first - 1]:end].split("\n")
+
+    def entry_open_line(self, entry: str):
+        """0-based line of the first ``.entry NAME(`` (rule 1's first pattern), or None."""
+        if self._entry_line is None:
+            found = {}
+            for mt in self._ENTRY_OPEN.finditer(self.source):
+                found.setdefault(mt.group(1), mt.start())
+            self._entry_line = {name: self.line_of(pos) - 1 for name, pos in found.items()}
+        return self._entry_line.get(entry)
+
+
+def _entry_start(sl: SourceLines, entry: str) -> int:
+    """0-based first line of ``entry`` per rule 1: ``.entry NAME(`` as the notes write it; old
+    compilers put the ``(`` on the next line or write no parameter list, so the name followed by
+    a non-name character also counts, then a ``.func`` of that name (a full scan, rare)."""
+    start = sl.entry_open_line(entry)
+    if start is not None:
+        return start
     pats = [re.compile(r"\.entry\s+" + re.escape(entry) + r"\s*\("),
             re.compile(r"\.entry\s+" + re.escape(entry) + r"(?![\w$])"),
             re.compile(r"\.func\b.*?(?<![\w$%])" + re.escape(entry) + r"(?![\w$])")]
-    start = None
+    lines = sl.source.split("\n")
     for pat in pats:
         for i, line in enumerate(lines):
             if pat.search(line):
-                start = i
-                break
-        if start is not None:
-            break
-    if start is None:
-        raise KeyError(f"no entry {entry!r}")
+                return i
+    raise KeyError(f"no entry {entry!r}")
+
+
+def entry_line_range(source: str, entry: str, lines: Optional[SourceLines] = None) -> tuple:
+    """(first, last) 1-based physical lines of ``entry``'s text, per rule 1.  ``lines`` is the
+    module's :class:`SourceLines` when the caller indexes several entries of one text."""
+    sl = lines if lines is not None else SourceLines(source)
+    start = _entry_start(sl, entry)
+    n = len(sl.starts)
     depth = 0
     seen_open = False
-    for j in range(start, len(lines)):
-        depth += lines[j].count("{") - lines[j].count("}")
-        if "{" in lines[j]:
-            seen_open = True
-        if seen_open and depth == 0:
-            return start + 1, j + 1
-    return start + 1, len(lines)
+    ln = start           # 0-based line being counted
+    step = 256
+    while ln < n:        # chunks that double in size: the cost follows the entry, not the file
+        hi = min(n, ln + step)
+        for line in sl.lines(ln + 1, hi):
+            depth += line.count("{") - line.count("}")
+            if not seen_open and "{" in line:
+                seen_open = True
+            if seen_open and depth == 0:
+                return start + 1, ln + 1
+            ln += 1
+        step *= 2
+    return start + 1, n
 
 
-def statement_index(source: str, entry: str) -> list:
-    """The numbered statements of ``entry`` in ``source`` (PTX text)."""
-    first, last = entry_line_range(source, entry)
-    lines = source.split("\n")
+def statement_index(source: str, entry: str, lines: Optional[SourceLines] = None) -> list:
+    """The numbered statements of ``entry`` in ``source`` (PTX text); see ``entry_line_range``
+    for ``lines``.  Only the entry's own lines are read."""
+    sl = lines if lines is not None else SourceLines(source)
+    first, last = entry_line_range(source, entry, sl)
     out = []
     buf = []
     buf_line = 0
-    for ln in range(first, last + 1):
-        s = lines[ln - 1].strip()
-        if not s or s.startswith("//") or s.startswith(".") or s.startswith("{."):
+    label = _LABEL.match
+    for ln, raw in enumerate(sl.lines(first, last), first):
+        s = raw.strip()
+        if not s:
             continue
-        while s and s[0] in "{}" and not s[1:2] == "%":
-            s = s[1:].lstrip()
-        while s.endswith("}") and s[:-1].rstrip().endswith(";"):
-            s = s[:-1].rstrip()
-        if not s or s.startswith("."):
+        c = s[0]
+        if c == "." or c == "/" and s.startswith("//") or c == "{" and s.startswith("{."):
             continue
-        if _LABEL.match(s) and not buf:
+        if c == "{" or c == "}":
+            while s and s[0] in "{}" and not s[1:2] == "%":
+                s = s[1:].lstrip()
+        if s.endswith("}"):
+            while s.endswith("}") and s[:-1].rstrip().endswith(";"):
+                s = s[:-1].rstrip()
+        if not s or s[0] == ".":
+            continue
+        if not buf and s[-1] == ":" and label(s):
             out.append(IndexedStatement(len(out) + 1, ln, ln, s))
             continue
         if not buf:
             buf_line = ln
         buf.append(s)
-        if s.endswith(";"):
+        if s[-1] == ";":
             out.append(IndexedStatement(len(out) + 1, buf_line, ln, " ".join(buf)))
             buf = []
     return out
@@ -129,18 +191,16 @@ def attach(module: m.Module, entry: str) -> list:
     fn = module.function(entry)
     if fn.body is None:
         return []
-    index = statement_index(module.source, entry)
+    sl = SourceLines(module.source)
+    index = statement_index(module.source, entry, sl)
     by_line = {}  # every physical line a statement covers -> that statement
     for st in index:
         for ln in range(st.line, st.last_line + 1):
             by_line.setdefault(ln, st)
     out = []
-    import bisect
-
-    starts = line_starts(module.source)
 
     def end_line(node) -> int:
-        return bisect.bisect_right(starts, node.span[1] - 1)
+        return sl.line_of(node.span[1] - 1)
 
     def visit(items, depth):
         for it in items:

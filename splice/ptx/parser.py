@@ -209,6 +209,114 @@ def _mask(source: str, bodies) -> str:
 
 
 # --------------------------------------------------------------------------------------------
+# numeric initializers: `.global .b8 table[217000] = {1, 2, …};` without Lark
+# --------------------------------------------------------------------------------------------
+
+_INIT_OPEN = re.compile(r"=\s*\{")
+#: one numeric literal exactly as the grammar's number terminals read it (HEX_FLOAT, DEC_FLOAT, INT)
+_NUMBER = re.compile(r"-?0[fF][0-9a-fA-F]{8}|-?0[dD][0-9a-fA-F]{16}|-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?"
+                     r"|-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)[uU]?")
+_INIT_TOKEN = re.compile(r"\s*(?:([{},])|([^\s{},]+))")
+_INIT_MIN_CHARS = 64     # shorter lists cost Lark nothing worth a second path
+
+
+def _numeric_inits(source: str, bodies) -> list:
+    """(open, close, value) of every module-level initializer that is a brace list of numbers
+    running to its declaration's ``;``.  The skeleton hands Lark these braces empty and the
+    value is put back into the model (``_put_inits``): a list of 200k numbers costs Lark seconds
+    and a split here milliseconds.  Anything else (symbols, comments, several declarators
+    after the list, a malformed list) is left to Lark."""
+    from bisect import bisect_right
+
+    opens = [o for o, _c, _k in bodies or ()]
+    out = []
+    for mt in _INIT_OPEN.finditer(source):
+        o = mt.end() - 1
+        k = bisect_right(opens, o) - 1
+        if k >= 0 and o < bodies[k][1]:
+            continue  # inside a function body: the statement path handles it
+        line_start = source.rfind("\n", 0, o) + 1
+        if "//" in source[line_start:o] or "/*" in source[line_start:o]:
+            continue  # in a comment, or too unusual to be worth it
+        semi = source.find(";", o)
+        if semi < 0:
+            break
+        close = source.rfind("}", o, semi)
+        if close - o < _INIT_MIN_CHARS or source[close + 1:semi].strip():
+            continue
+        value = _number_list(source[o + 1:close])
+        if value is not None:
+            out.append((o, close, value))
+    return out
+
+
+def _number_list(inner: str):
+    """The init tree (tuples of number texts) of a brace list's interior, or None when it is not
+    exactly what ``init_list`` of numbers accepts."""
+    if "{" not in inner and "}" not in inner:
+        items = [x.strip() for x in inner.split(",")]
+        full = _NUMBER.fullmatch
+        return tuple(items) if all(full(x) for x in items) else None
+    stack = [[]]
+    expect_item = True      # after `{` or `,`
+    for mt in _INIT_TOKEN.finditer(inner):
+        punct, atom = mt.group(1), mt.group(2)
+        if atom is not None:
+            if not expect_item or not _NUMBER.fullmatch(atom):
+                return None
+            stack[-1].append(atom)
+            expect_item = False
+        elif punct == "{":
+            if not expect_item:
+                return None
+            stack.append([])
+        elif punct == "}":
+            if len(stack) == 1 or (expect_item and stack[-1]):
+                return None
+            done = tuple(stack.pop())
+            stack[-1].append(done)
+            expect_item = False
+        else:
+            if expect_item:
+                return None
+            expect_item = True
+    if len(stack) != 1 or expect_item:
+        return None
+    return tuple(stack[0])
+
+
+def _mask_inits(masked: str, inits) -> str:
+    parts = []
+    pos = 0
+    for o, c, _v in inits:
+        parts.append(masked[pos:o + 1])
+        parts.append("\n".join(" " * len(x) for x in masked[o + 1:c].split("\n")))
+        pos = c
+    parts.append(masked[pos:])
+    return "".join(parts)
+
+
+def _put_inits(items: list, inits) -> bool:
+    """Give the declarations whose initializer was masked their values (always the last
+    declarator: the list runs to the ``;``).  False when a masked list is not where a
+    declaration's last initializer is (the caller then parses with plain Lark)."""
+    import dataclasses
+    from bisect import bisect_right
+
+    spans = [(it.span[0], k) for k, it in enumerate(items)
+             if isinstance(it, m.Decl) and it.span is not None]
+    starts = [a for a, _ in spans]
+    for o, c, value in inits:
+        i = bisect_right(starts, o) - 1
+        d = items[spans[i][1]] if i >= 0 else None
+        if d is None or not d.span[0] < o < c < d.span[1] or not d.declarators or d.declarators[-1].init != ():
+            return False
+        last = dataclasses.replace(d.declarators[-1], init=value)
+        items[spans[i][1]] = dataclasses.replace(d, declarators=d.declarators[:-1] + (last,))
+    return True
+
+
+# --------------------------------------------------------------------------------------------
 # function bodies, line by line
 # --------------------------------------------------------------------------------------------
 
@@ -442,10 +550,15 @@ def _parse_fast(text: str, path: str) -> m.Module:
     if bodies is None:
         return _parse_slow(text, path)
     masked = _mask(text, bodies) if bodies else text
+    inits = _numeric_inits(text, bodies)
+    if inits:
+        masked = _mask_inits(masked, inits)
     try:
-        items = list(_lark(masked, "top_chunk", text if not bodies else masked, path, 0))
+        items = list(_lark(masked, "top_chunk", text if masked is text else masked, path, 0))
     except PtxSyntaxError:
         # a body may hold an earlier error than the skeleton's: plain Lark finds the first
+        return _parse_slow(text, path)
+    if inits and not _put_inits(items, inits):
         return _parse_slow(text, path)
     if bodies:
         try:

@@ -163,6 +163,7 @@ class Compiled:
     arch: str
     command: tuple[str, ...]
     diagnostics: tuple[Diagnostic, ...] = ()
+    cached: bool = False  # True when it came from the compile cache (splice.ptx.cache)
 
     @property
     def warnings(self) -> tuple[Diagnostic, ...]:
@@ -385,7 +386,7 @@ def _save_repro(text: str, repro_dir: str | os.PathLike | None) -> str:
 
 def compile_ptx(ptx: PtxInput, arch: str | int, opt_level: int | None = 3, extra: Iterable[str] = (), *,
                 timeout: float = DEFAULT_TIMEOUT, name: str | None = None,
-                repro_dir: str | os.PathLike | None = None) -> Compiled:
+                repro_dir: str | os.PathLike | None = None, cache=None) -> Compiled:
     """Assemble PTX with ``ptxas -v`` and return the cubin plus parsed resource usage.
 
     ``ptx`` is PTX text (str/bytes) or a path (``os.PathLike``, or a str naming an existing file
@@ -399,7 +400,9 @@ def compile_ptx(ptx: PtxInput, arch: str | int, opt_level: int | None = 3, extra
     diagnostics can be mapped back reliably; the directory is removed on every path.  On a
     failure, PTX given as text is kept for the repro line only in ``repro_dir``.  Raises
     :class:`PtxasError` on a non-zero exit or a timeout, :class:`ToolNotFoundError` if ptxas is
-    missing."""
+    missing.  ``cache`` (a
+    :class:`splice.ptx.cache.CompileCache`) returns a stored result for the same text, ptxas and
+    options without running ptxas, and stores a fresh one."""
     ptxas = require_tool("ptxas")
     sm = normalize_arch(arch)
     if opt_level is not None and not 0 <= int(opt_level) <= 4:
@@ -409,6 +412,10 @@ def compile_ptx(ptx: PtxInput, arch: str | int, opt_level: int | None = 3, extra
     from_path = _is_path_input(ptx)
     display = name or display
     extra = tuple(str(e) for e in extra)
+    key = cache.key(text, ptxas, sm, oflag, extra) if cache is not None else None
+    hit = cache.get(key, display) if key is not None else None
+    if hit is not None:
+        return dataclasses.replace(hit, cached=True)
     with tempfile.TemporaryDirectory(prefix="splice-ptxas-") as tmp:
         src = os.path.join(tmp, "input.ptx")
         out = os.path.join(tmp, "output.cubin")
@@ -433,8 +440,11 @@ def compile_ptx(ptx: PtxInput, arch: str | int, opt_level: int | None = 3, extra
             raise fail(f"ptxas failed on {display} ({sm}), exit code {proc.returncode}", stderr, proc.returncode)
         with open(out, "rb") as fb:
             cubin = fb.read()
-    return Compiled(cubin=cubin, stderr=stderr, resources=parse_resource_usage(stderr), arch=sm,
-                    command=tuple(cmd), diagnostics=tuple(parse_diagnostics(stderr, rename)))
+    compiled = Compiled(cubin=cubin, stderr=stderr, resources=parse_resource_usage(stderr), arch=sm,
+                        command=tuple(cmd), diagnostics=tuple(parse_diagnostics(stderr, rename)))
+    if key is not None:
+        cache.put(key, compiled)
+    return compiled
 
 
 # --------------------------------------------------------------------------------------------
@@ -598,7 +608,7 @@ def _resource_lines(res: dict[str, ResourceUsage]) -> list[str]:
 
 def sass_equal(ptx_a: PtxInput, ptx_b: PtxInput, arch: str | int, *, opt_level: int | None = 3,
                extra: Iterable[str] = (), compare_resources: bool = True,
-               timeout: float = DEFAULT_TIMEOUT) -> tuple[bool, str | None]:
+               timeout: float = DEFAULT_TIMEOUT, cache=None) -> tuple[bool, str | None]:
     """Compile both PTX inputs for ``arch`` and compare their normalised SASS.
 
     Returns ``(True, None)`` when equal, else ``(False, description of the first difference)``:
@@ -607,8 +617,8 @@ def sass_equal(ptx_a: PtxInput, ptx_b: PtxInput, arch: str | int, *, opt_level: 
     ``ptxas -v`` are compared too, since e.g. a changed ``.shared`` array size leaves the code
     unchanged. Raises :class:`PtxasError` if either input does not assemble."""
     extra = tuple(extra)
-    ca = compile_ptx(ptx_a, arch, opt_level, extra, timeout=timeout, name="a.ptx")
-    cb = compile_ptx(ptx_b, arch, opt_level, extra, timeout=timeout, name="b.ptx")
+    ca = compile_ptx(ptx_a, arch, opt_level, extra, timeout=timeout, name="a.ptx", cache=cache)
+    cb = compile_ptx(ptx_b, arch, opt_level, extra, timeout=timeout, name="b.ptx", cache=cache)
     sa, sb = normalized_sass(ca.cubin), normalized_sass(cb.cubin)
     if compare_resources:
         sa += _resource_lines(ca.resources)

@@ -1,0 +1,207 @@
+"""On-disk cache of ptxas compiles: same PTX, same ptxas, same options -> same cubin.
+
+Why: ``splice apply`` validates by compiling the unchanged original and the spliced module;
+ptxas is ~90 % of its time and the original never changes between runs, and ``roundtrip
+--sass`` / ``probe`` compile the same texts again and again.  ptxas is deterministic for a given
+input, binary and command line, so its result can be looked up by content.
+
+* Key: sha256 over the PTX text, the target arch, the ``-O`` level, the extra flags and the
+  ptxas binary's identity (resolved path, size, mtime and its ``--version`` text), so a new
+  toolkit or a different flag never returns a stale cubin.
+* Value: one file per key holding the cubin and ptxas' ``-v`` text (the resource usage and the
+  warnings are re-parsed from it on a hit, so they are exactly what a fresh compile reports).
+  Only successful compiles are stored: a failure must always show ptxas' own current message.
+* Location: ``$SPLICE_CACHE``, else ``$XDG_CACHE_HOME/splice``, else ``~/.cache/splice``;
+  entries live in its ``ptxas/`` folder.  Writes are atomic (temp file + ``os.replace``), so a
+  concurrent reader sees a whole entry or none.  An entry that does not verify (truncated,
+  overwritten, wrong magic, checksum mismatch) is a miss: it is removed and rewritten, never an
+  error.
+* Bound: after each store, the oldest entries (by mtime; a hit refreshes it, so this is LRU) are
+  removed until the folder is under ``max_bytes`` (512 MB by default).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional, Sequence
+
+__all__ = ["CompileCache", "default_cache", "default_cache_dir"]
+
+MAGIC = b"SPLICE-PTXAS-1\n"
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+_SUFFIX = ".entry"
+
+
+def default_cache_dir(env=None) -> Path:
+    """``$SPLICE_CACHE`` > ``$XDG_CACHE_HOME/splice`` > ``~/.cache/splice``."""
+    env = os.environ if env is None else env
+    if env.get("SPLICE_CACHE"):
+        return Path(env["SPLICE_CACHE"]).expanduser()
+    base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
+    return Path(base) / "splice"
+
+
+def default_cache(enabled: bool = True) -> Optional["CompileCache"]:
+    """The cache commands use, or None with ``--no-cache`` (``enabled=False``)."""
+    return CompileCache(default_cache_dir() / "ptxas") if enabled else None
+
+
+@dataclass
+class CompileCache:
+    """A folder of ptxas results.  Plain data (a path and a bound), so it can be handed to
+    worker processes; the ptxas identity is memoised per instance, never process-wide."""
+
+    root: Path
+    max_bytes: int = DEFAULT_MAX_BYTES
+    _identity: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self):
+        self.root = Path(self.root)
+
+    # ---------------------------------------------------------------------------------
+    def key(self, text: str, ptxas: str, arch: str, oflag: Sequence[str], extra: Sequence[str]) -> str:
+        h = hashlib.sha256()
+        head = [1, self.ptxas_identity(ptxas), arch, list(oflag), list(extra)]
+        h.update(json.dumps(head).encode())
+        h.update(b"\0")
+        h.update(text.encode("utf-8", "surrogateescape"))
+        return h.hexdigest()
+
+    def ptxas_identity(self, ptxas: str) -> list:
+        """Resolved path, size, mtime and ``--version`` text of the ptxas binary."""
+        real = os.path.realpath(ptxas)
+        st = os.stat(real)
+        stamp = (real, st.st_size, st.st_mtime_ns)
+        ident = self._identity.get(stamp)
+        if ident is None:
+            try:
+                out = subprocess.run([ptxas, "--version"], stdin=subprocess.DEVNULL, capture_output=True,
+                                     timeout=60, check=False)
+                version = (out.stdout + out.stderr).decode("utf-8", "replace").strip()
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                version = f"unknown ({exc})"
+            ident = [*stamp, version]
+            self._identity[stamp] = ident
+        return ident
+
+    def path(self, key: str) -> Path:
+        return self.root / key[:2] / (key + _SUFFIX)
+
+    # ---------------------------------------------------------------------------------
+    def get(self, key: str, display: str):
+        """The cached :class:`~splice.ptx.sass.Compiled` for ``key`` (diagnostics named after
+        ``display``), or None.  A damaged entry is removed and reported as a miss."""
+        p = self.path(key)
+        try:
+            blob = p.read_bytes()
+        except OSError:
+            return None
+        entry = _decode(blob, key)
+        if entry is None:
+            _unlink(p)
+            return None
+        try:
+            os.utime(p)  # LRU: a hit is a use
+        except OSError:
+            pass
+        return _compiled(entry, display)
+
+    def put(self, key: str, compiled) -> None:
+        """Store a successful compile; never fails the caller (a read-only or full disk only
+        costs the next run a compile)."""
+        src = compiled.command[-3] if len(compiled.command) >= 3 else ""
+        head = {"key": key, "arch": compiled.arch, "stderr": compiled.stderr, "src": src,
+                "command": list(compiled.command), "cubin_sha256": hashlib.sha256(compiled.cubin).hexdigest(),
+                "cubin_len": len(compiled.cubin)}
+        hb = json.dumps(head).encode()
+        blob = MAGIC + len(hb).to_bytes(8, "big") + hb + compiled.cubin
+        p = self.path(key)
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=p.parent)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(blob)
+                os.replace(tmp, p)
+            except BaseException:
+                _unlink(Path(tmp))
+                raise
+        except OSError:
+            return
+        self.evict()
+
+    def evict(self) -> int:
+        """Remove the least recently used entries until the folder holds at most
+        ``max_bytes``; returns how many were removed."""
+        entries = []
+        total = 0
+        for sub in _scandir(self.root):
+            if not sub.is_dir():
+                continue
+            for e in _scandir(sub.path):
+                if e.name.endswith(_SUFFIX):
+                    try:
+                        st = e.stat()
+                    except OSError:
+                        continue
+                    entries.append((st.st_mtime_ns, st.st_size, e.path))
+                    total += st.st_size
+        removed = 0
+        if total <= self.max_bytes:
+            return 0
+        for _mtime, size, path in sorted(entries):
+            if total <= self.max_bytes:
+                break
+            if _unlink(Path(path)):
+                removed += 1
+            total -= size
+        return removed
+
+
+def _decode(blob: bytes, key: str) -> Optional[dict]:
+    if not blob.startswith(MAGIC) or len(blob) < len(MAGIC) + 8:
+        return None
+    at = len(MAGIC)
+    n = int.from_bytes(blob[at:at + 8], "big")
+    try:
+        head = json.loads(blob[at + 8:at + 8 + n])
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(head, dict) or head.get("key") != key:
+        return None
+    cubin = blob[at + 8 + n:]
+    if len(cubin) != head.get("cubin_len") or hashlib.sha256(cubin).hexdigest() != head.get("cubin_sha256"):
+        return None
+    head["cubin"] = cubin
+    return head
+
+
+def _compiled(entry: dict, display: str):
+    from .sass import Compiled, parse_diagnostics, parse_resource_usage
+
+    stderr = entry["stderr"]
+    rename = {entry["src"]: display, "input.ptx": display}
+    return Compiled(cubin=entry["cubin"], stderr=stderr, resources=parse_resource_usage(stderr),
+                    arch=entry["arch"], command=tuple(entry["command"]),
+                    diagnostics=tuple(parse_diagnostics(stderr, rename)))
+
+
+def _scandir(path):
+    try:
+        with os.scandir(path) as it:
+            return list(it)
+    except OSError:
+        return []
+
+
+def _unlink(p: Path) -> bool:
+    try:
+        p.unlink()
+        return True
+    except OSError:
+        return False

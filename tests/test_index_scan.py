@@ -9,7 +9,7 @@ import pytest
 
 from splice.ptx.index import SourceLines, entry_line_range, statement_index
 
-from .conftest import corpus_files
+from .conftest import bundled_files
 
 _LABEL = re.compile(r"^[$%\w.]+:$")
 
@@ -81,7 +81,7 @@ def _check(source):
     return len(names)
 
 
-@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", bundled_files(), ids=lambda p: p.name)
 def test_same_index_as_the_line_rules(path):
     _check(path.read_text(encoding="utf-8", errors="surrogateescape"))
 

@@ -55,8 +55,7 @@ def validate(plan, arch: Optional[str] = None, opt_level: Optional[int] = None, 
     opt = plan.recipe.opt_level if opt_level is None else opt_level
     with ThreadPoolExecutor(2) as pool:
         if before is None and compile_before:
-            before = pool.submit(compile_ptx, Path(plan.recipe.module), arch, opt, name=str(plan.recipe.module),
-                                 cache=cache)
+            before = pool.submit(compile_ptx, plan.source, arch, opt, name=str(plan.recipe.module), cache=cache)
         fut_after = pool.submit(compile_ptx, plan.text, arch, opt, name=output_name or "<spliced>", cache=cache)
         try:
             original = before.result() if before is not None else None

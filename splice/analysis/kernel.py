@@ -257,6 +257,15 @@ class Kernel:
         return self._cache["phases"]
 
     @property
+    def loops(self):
+        """Loops with their static trip counts (``splice.analysis.loops``)."""
+        if "loops" not in self._cache:
+            from .loops import find_loops
+
+            self._cache["loops"] = find_loops(self)
+        return self._cache["loops"]
+
+    @property
     def epilogues(self):
         if "epi" not in self._cache:
             from .epilogues import find_epilogues

@@ -171,6 +171,7 @@ class _AbiView:
         self.first = getattr(abi, "first", None)
         self.last = getattr(abi, "last", None)
         self.values = dict(getattr(abi, "values", None) or {})
+        self.labels = set(getattr(abi, "labels", None) or ())
         named = {}
         types = {r.reg: r.type for r in self.live_in}
         for reg, text in self.values.items():

@@ -32,10 +32,9 @@ class Kernel:
                 raise SpliceError("no .entry with a body", path=module.path)
             fn = ents[0]
         else:
-            try:
-                fn = module.function(entry)
-            except KeyError:
-                raise SpliceError(f"no entry {entry!r}", path=module.path) from None
+            from .entries import lookup
+
+            fn = lookup(module, entry)   # exact, demangled, or a unique substring
             if fn.body is None:
                 raise SpliceError(f"{entry!r} has no body", path=module.path)
         self.fn = fn

@@ -104,7 +104,8 @@ def _trip_count(k, live, h, b, blocks):
         if trips is None:
             return None, f"unknown: the counter does not reach its bound within {_LIMIT} steps"
         name = getattr(iv, "name", str(iv))
-        return trips, f"{name} = {init}; {name} += {step} until !({x} {cmp} {y})"
+        how = "until" if br.guard.negated else "while"
+        return trips, f"{name} = {init}; {name} += {step} {how} {x} {cmp} {y}"
     return None, "unknown: no counter (add/sub by a constant) in the back-edge test"
 
 

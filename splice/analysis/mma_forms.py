@@ -225,7 +225,7 @@ def describe(instr) -> Optional[MmaInstr]:
     operands, imms = {}, {}
     for slot, op in zip(_slots(form, len(ops), a_regs, types), ops):
         if type(op) is m.Imm:
-            imms[slot] = str(op.value)
+            imms[slot] = op.text
         else:
             operands[slot] = _names(op)
     lay = None

@@ -123,12 +123,18 @@ def _type_bytes(t):
 
 
 def build_spec(k, phases=True, epilogues=True) -> dict:
-    d = {"entry": k.name, "path": str(k.path), "statements": k.last_number,
+    from .entries import display_name
+
+    d = {"entry": k.name, "display_name": display_name(k.name), "path": str(k.path),
+         "statements": k.last_number,
          "weight_field": k.provenance.weight_atom,
          "weight_image_bytes": weight_image_bytes(k)}
     if phases:
         d["phases"] = [p.as_dict() for p in k.phases]
         d["mma_total"] = sum(len(p.mma) for p in k.phases)
+        ex = [p.executions for p in k.phases]
+        d["mma_executed"] = (sum(len(p.mma) * e for p, e in zip(k.phases, ex))
+                             if all(e is not None for e in ex) else None)
         d["phases_without_weight"] = [p.index for p in k.phases if p.weight_bytes is None]
     d["tables"] = table_loads(k)
     d["params"] = param_fields(k)

@@ -269,7 +269,8 @@ def plan(recipe: Recipe, kernel=None) -> Plan:
         from ..ptx import parse
 
         module = parse(source, str(recipe.module))
-    entry = recipe.entry or getattr(kernel, "name", None) or getattr(kernel, "entry", None) \
+    # the kernel resolved the recipe's entry (a substring or demangled name) to the real one
+    entry = getattr(kernel, "name", None) or recipe.entry or getattr(kernel, "entry", None) \
         or module.entries()[0].name
     if not isinstance(entry, str):
         entry = getattr(entry, "name", None) or module.entries()[0].name

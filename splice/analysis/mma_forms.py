@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import Optional
 
 from ..ptx import model as m
+from ..ptx.operands import registers
 
 # element bits of every type name an mma form can carry
 TYPE_BITS = MappingProxyType({
@@ -197,11 +198,7 @@ def _slots(form: str, nops: int, a_regs: bool, types: dict) -> list:
 
 
 def _names(op) -> tuple:
-    out = []
-    from . import roles
-
-    roles._collect(op, out)
-    return tuple(out)
+    return tuple(registers(op))
 
 
 def describe(instr) -> Optional[MmaInstr]:

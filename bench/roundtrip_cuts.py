@@ -29,8 +29,8 @@ def _manifest() -> dict:
     return {f["file"]: f for f in data["files"]}
 
 
-def default_files() -> list:
-    files = sorted((ROOT / "corpus").glob("*.ptx"))
+def default_files(standins: bool = True) -> list:
+    files = sorted((ROOT / "corpus").glob("*.ptx")) if standins else []
     files += sorted((ROOT / "tests" / "data" / "ptx").rglob("*.ptx"))
     shared = ROOT.parent / "shared" / "ptx-corpus"
     for cand in (shared, Path("/work/shared/ptx-corpus")):
@@ -54,20 +54,24 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="*")
     ap.add_argument("--no-epilogues", action="store_true")
+    ap.add_argument("--no-phases", action="store_true")
+    ap.add_argument("--limit", type=int, help="at most N phases and N epilogues per entry")
+    ap.add_argument("--no-standins", action="store_true", help="leave corpus/*.ptx out of the default set")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     from splice.cut.identity import run_module
     from splice.errors import SpliceError
     from splice.ptx.sass import SassToolError
 
-    files = [Path(f) for f in args.files] or default_files()
+    files = [Path(f) for f in args.files] or default_files(not args.no_standins)
     manifest = _manifest()
     trials, skipped = [], []
     t0 = time.perf_counter()
     for f in files:
         arch, opt, extra = options(f, manifest)
         try:
-            got = run_module(str(f), arch, opt, extra, not args.no_epilogues)
+            got = run_module(str(f), arch, opt, extra, not args.no_epilogues, limit=args.limit,
+                             phases=not args.no_phases)
         except (SassToolError, SpliceError, Exception) as e:  # noqa: BLE001 - reported per file
             skipped.append({"path": str(f), "reason": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"})
             continue

@@ -207,3 +207,60 @@ def test_builtin_demangler_and_short_names():
     assert _builtin("_ZN4cute6kernelEv") == "cute::kernel(…)"
     long = "kernel_" + "x" * 200
     assert len(short(long)) <= 60 and "…" in short(long)
+
+
+# ---- vocabulary by evidence ------------------------------------------------------------------------
+
+def test_standins_use_the_profile_and_keep_W():
+    import yaml
+
+    from splice.analysis.spec import build_spec
+
+    k = Kernel.load(ROOT / "corpus" / "enc5.ptx")
+    d = build_spec(k, epilogues=False)
+    assert d["weight_proven"] and d["profile"].endswith("dldn-swin.yaml")
+    want = yaml.safe_load((ROOT / "corpus" / "enc5.expect.yaml").read_text())["param_offsets"]
+    got = {f["name"]: f["offset"] for f in d["params"] if f["name"]}
+    assert {n: got[n] for n in want if n in got} == {n: o for n, o in want.items() if n in got}
+    assert got["weights"] == 40 and got["plane_arena"] == 48
+
+
+def test_unproven_weight_field_is_neutral(capsys):
+    from splice.analysis.vocab import weight_evidence
+    from splice.cli import main
+
+    k = Kernel.load(TC / "mma_forms_zoo.ptx")
+    ok, why = weight_evidence(k)
+    assert not ok and "written" in why
+    assert main(["spec", str(TC / "mma_forms_zoo.ptx"), "--phases"]) == 0
+    out = capsys.readouterr().out
+    assert "weight image" not in out and "most-read pointer param_0+0" in out and "weight bytes" not in out
+
+
+def test_store_vocabulary(tmp_path):
+    from splice.analysis.vocab import GLOBAL_STORE, LOCAL_SPILL, SCATTER, store_kinds
+
+    src = (TC / "mma_irregular.ptx").read_text()
+    k = Kernel.load(TC / "mma_irregular.ptx")
+    assert set(store_kinds(k).values()) == {SCATTER}     # param_2 is only written, lane-strided
+    # read-modify-write of C (beta*C): the same buffer is loaded first -> a plain global store
+    rmw = src.replace("\tld.global.v4.u32 \t{%r8, %r9, %r10, %r11}, [%rd9];",
+                      "\tld.global.v4.u32 \t{%r8, %r9, %r10, %r11}, [%rd10];")
+    rmw = rmw.replace("\tst.global.v4.f32 \t[%rd10+0]", "\tst.local.v4.f32 \t[%rd10+0]")
+    (tmp_path / "rmw.ptx").write_text(rmw)
+    kinds = set(store_kinds(Kernel.load(tmp_path / "rmw.ptx")).values())
+    assert kinds == {GLOBAL_STORE, LOCAL_SPILL}
+
+
+def test_profile_option_and_bad_profile(tmp_path, capsys):
+    from splice.cli import main
+
+    prof = tmp_path / "p.yaml"
+    prof.write_text("entries: ['mma_*']\nfields:\n  param_2+0: out\n")
+    assert main(["spec", str(TC / "mma_irregular.ptx"), "--json", "--profile", str(prof)]) == 0
+    d = json.loads(capsys.readouterr().out)["entries"][0]
+    assert {f["name"] for f in d["params"]} >= {"out"}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("fields: [1, 2\n")
+    assert main(["spec", str(TC / "mma_irregular.ptx"), "--profile", str(bad)]) == 2
+    assert "bad.yaml" in capsys.readouterr().err

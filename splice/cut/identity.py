@@ -37,11 +37,12 @@ class Trial:
         return asdict(self)
 
 
-def targets(k, epilogues: bool = True) -> list:
-    """[(kind, index, first, last)] of the cuts tried on an entry."""
-    out = [("phase", p.index, p.first, p.last) for p in k.phases]
+def targets(k, epilogues: bool = True, phases: bool = True, limit: Optional[int] = None) -> list:
+    """[(kind, index, first, last)] of the cuts tried on an entry (at most ``limit`` of each
+    kind, the first ones)."""
+    out = [("phase", p.index, p.first, p.last) for p in k.phases][:limit] if phases else []
     if epilogues:
-        out += [("epilogue", e.index, e.first, e.last) for e in k.epilogues]
+        out += [("epilogue", e.index, e.first, e.last) for e in k.epilogues][:limit]
     return out
 
 
@@ -115,7 +116,7 @@ def _first_line(s: str) -> str:
 
 
 def run_module(path: str, arch: str, opt_level=3, extra=(), epilogues: bool = True,
-               entries=None, limit: Optional[int] = None) -> list:
+               entries=None, limit: Optional[int] = None, phases: bool = True) -> list:
     """Every trial over the entries of one module (all entries, or ``entries``)."""
     from ..analysis import Kernel
     from ..ptx import parse_file
@@ -128,6 +129,6 @@ def run_module(path: str, arch: str, opt_level=3, extra=(), epilogues: bool = Tr
             if fn.body is None or (entries is not None and fn.name not in entries):
                 continue
             k = Kernel(mod, fn.name)
-            for kind, idx, a, b in targets(k, epilogues)[:limit]:
+            for kind, idx, a, b in targets(k, epilogues, phases, limit):
                 trials.append(try_cut(k, ref, kind, idx, a, b, Path(tmp)))
     return trials

@@ -22,12 +22,18 @@ def print_spec(results, want_phases: bool, want_epilogues: bool, want_abi: bool)
 
 def _summary(con, name, d):
     img = d.get("weight_image_bytes")
+    if img and not d.get("weight_proven", True):
+        img = None   # not the weight-image pattern: no stand-in vocabulary (vocab.py)
+        field = f", most-read pointer {d['weight_field']} ({d['weight_image_bytes']} bytes read)"
+    else:
+        field = ""
     run = d.get("mma_executed")
     looped = any(p.get("loop") for p in d.get("phases", []))
     shown = d.get("display_name") or name
     con.print(f"[bold]{shown}[/bold]  {d['statements']} statements, "
               f"{len(d.get('phases', []))} phases, {d.get('mma_total', 0)} mma"
               + ((f" ({run} executed)" if run is not None else " (some per loop iteration)") if looped else "")
+              + field
               + (f", weight image {img} bytes (W = {d['weight_field']})" if img else ""))
 
 
@@ -44,8 +50,10 @@ def _phase_table(con, d):
     phases = d["phases"]
     extra = any(p.get("form", "mma") != "mma" or p.get("loop") for p in phases)
     t = Table(title="phases", show_lines=False)
+    words = (["weight bytes", "bias bytes", "slot"] if d.get("weight_proven", True)
+             else [f"B bytes ({d['weight_field']})", "C bytes", "tid.z stride"])
     cols = ["#", "range"] + (["form", "loop"] if extra else []) + [
-        "M", "N", "K", "naive", "mma", "tiles", "grid", "weight bytes", "bias bytes", "slot", "B", "C", "epi"]
+        "M", "N", "K", "naive", "mma", "tiles", "grid"] + words + ["B", "C", "epi"]
     for c in cols:
         t.add_column(c, justify="right" if c in ("#", "M", "N", "K", "mma", "epi") else "left")
     for p in phases:
@@ -62,9 +70,14 @@ def _phase_table(con, d):
                   f"[yellow]{naive}[/yellow]" if shape_changed else naive, _mma(p), _tiles(p),
                   p["grid"], f"{wb[0]}..{wb[1]}" if wb else "–",
                   f"{bb[0]}..{bb[1]}" if bb else "–", str(p["slot_stride"] or "–"),
-                  p["b_source"], p["c_source"],
+                  _src(p["b_source"], d), _src(p["c_source"], d),
                   str(epi[1] - epi[0] + 1) if epi else "0")
     con.print(t)
+
+
+def _src(src: str, d) -> str:
+    """An operand source: ``W`` only where the weight-image pattern is proven, else the field."""
+    return d["weight_field"] if src == "W" and not d.get("weight_proven", True) else src
 
 
 def _form(p) -> str:

@@ -57,10 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _add_json(sub.add_parser("spec", help="analyse a kernel: phases, provenance, epilogues, cut ABI"))
     p.add_argument("file")
-    p.add_argument("--entry")
+    p.add_argument("--entry", help="exact, demangled, or a unique substring of the entry name")
     p.add_argument("--phases", action="store_true")
     p.add_argument("--epilogues", action="store_true")
     p.add_argument("--abi", help="statement range s7771-s7794 or phase:8")
+    p.add_argument("--profile", help="names for parameter fields (profiles/*.yaml; default: the "
+                   "first profile whose entries: globs match)")
     p.set_defaults(func=_lazy("splice.commands.spec", "cmd_spec"))
 
     p = _add_json(sub.add_parser("notes", help="draft Markdown notes in the shape of the user's own"))

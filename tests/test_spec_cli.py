@@ -55,7 +55,7 @@ def test_json_abi(ptx, capsys):
     assert rc == 0
     abi = json.loads(out)["entries"][0]["abi"]
     assert [r["reg"] for r in abi["live_out"]] == ["%r70", "%r71", "%r72", "%r73"]
-    assert {"reg": "%r50", "type": ".b32", "role": "c", "index": 0} in abi["live_in"]
+    assert {"reg": "%r50", "type": ".b32", "role": "c", "index": 0, "dead_after": True} in abi["live_in"]
     rc, out, _ = run(capsys, "spec", ptx, "--abi", "s27-s30", "--json")
     abi2 = json.loads(out)["entries"][0]["abi"]
     assert {r["reg"] for r in abi2["live_in"]} == {r["reg"] for r in abi["live_in"]}

@@ -7,7 +7,13 @@
                liveness to the end of the kernel (not "everything defined").
 
 Each register comes with its declared type; for a phase the inputs are ordered A0.., B0.., C0..,
-then any others, and the outputs D0.., then others.  ``values`` names the symbolic provenance of
+then any others, and the outputs D0.., then others.
+
+A register that is both live-in and live-out is **read and written in place**: an accumulator
+updated where it lives (``mma`` with D = C, every ``wgmma``), a loop counter.  It gets one role
+in both lists — ``acc`` for a phase's C/D fragment registers, ``io`` for any other — so a
+native phase names it once (``%acc0``, ``%io0``), reads its incoming value and writes its
+outgoing one, and the extracted file applies unchanged.  ``values`` names the symbolic provenance of
 each input (``W`` for the weight pointer, ``W + 16·laneid + 8512`` for an address register …).
 """
 from __future__ import annotations
@@ -15,17 +21,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import SpliceError
+from ..ptx.model import Label
 
 
 @dataclass(frozen=True)
 class AbiReg:
     reg: str
     type: str
-    role: str = "v"     # 'a', 'b', 'c', 'd' for phase fragments, else 'v'
+    role: str = "v"     # 'a', 'b', 'c', 'd', 'meta', 'scale_d' … for phase operands; 'acc'
+                        # / 'io' read and written in place; else 'v'
     index: int = 0      # position within its role
+    dead_after: bool = False  # a live-in nothing reads after the range: the cut may overwrite it
 
     def as_dict(self):
-        return {"reg": self.reg, "type": self.type, "role": self.role, "index": self.index}
+        return {"reg": self.reg, "type": self.type, "role": self.role, "index": self.index,
+                "dead_after": self.dead_after}
 
 
 @dataclass
@@ -37,9 +47,10 @@ class CutABI:
     defs: set = field(default_factory=set)
     uses: set = field(default_factory=set)
     values: dict = field(default_factory=dict)
+    labels: set = field(default_factory=set)   # labels the range defines (branch targets)
 
     def as_dict(self):
-        return {"first": self.first, "last": self.last,
+        return {"first": self.first, "last": self.last, "labels": sorted(self.labels),
                 "live_in": [r.as_dict() for r in self.live_in],
                 "live_out": [r.as_dict() for r in self.live_out],
                 "defs": sorted(self.defs, key=_natural), "uses": sorted(self.uses, key=_natural),
@@ -87,8 +98,44 @@ def cut_abi(k, first: int, last: int, in_roles=None, out_roles=None) -> CutABI:
             v = None
         if v is not None:
             values[disp(key)] = v
-    return CutABI(first, last, _ordered(k, ins, in_roles), _ordered(k, outs, out_roles),
-                  {disp(x) for x in d_keys}, {disp(x) for x in u_keys}, values)
+    dead = {disp(key) for key in ins if not live.live_after(key, b)}
+    live_in = [AbiReg(r.reg, r.type, r.role, r.index, r.reg in dead)
+               for r in _ordered(k, ins, in_roles)]
+    live_in, live_out = _in_place(live_in, _ordered(k, outs, out_roles))
+    labels = {k.stmts[p].node.name for p in range(a, b + 1) if type(k.stmts[p].node) is Label}
+    return CutABI(first, last, live_in, live_out,
+                  {disp(x) for x in d_keys}, {disp(x) for x in u_keys}, values, labels)
+
+
+_FRAGMENT_ROLES = ("c", "d")
+
+
+def _in_place(live_in, live_out):
+    """Registers in both lists become ``acc`` (phase C/D fragments) or ``io`` (anything else),
+    numbered in live-out order; the other roles are renumbered without them."""
+    both = {r.reg for r in live_in} & {r.reg for r in live_out}
+    if not both:
+        return live_in, live_out
+    in_role = {r.reg: r.role for r in live_in}
+    new_role, count = {}, {}
+    for r in live_out:
+        if r.reg in both:
+            role = "acc" if (r.role in _FRAGMENT_ROLES or in_role[r.reg] in _FRAGMENT_ROLES) else "io"
+            new_role[r.reg] = (role, count.get(role, 0))
+            count[role] = count.get(role, 0) + 1
+
+    def renumber(regs):
+        out, idx = [], {}
+        for r in regs:
+            if r.reg in new_role:
+                role, i = new_role[r.reg]
+            else:
+                role, i = r.role, idx.get(r.role, 0)
+                idx[r.role] = i + 1
+            out.append(AbiReg(r.reg, r.type, role, i, r.dead_after))
+        return out
+
+    return renumber(live_in), renumber(live_out)
 
 
 def _side_entries(k, a, b):
@@ -130,9 +177,12 @@ def _ordered(k, keys, roles_spec):
 
 
 def phase_abi(k, i: int) -> CutABI:
+    """The ABI of phase ``i``: A, B, C fragments, then the form's other operands (``mma.sp``'s
+    metadata and selector, ``wgmma``'s scale-d predicate …), then anything else."""
     p = k.phase(i)
+    extra = [(slot, regs) for slot, regs in getattr(p, "extra_regs", {}).items()]
     return cut_abi(k, p.first, p.last,
-                   [("a", p.a_regs), ("b", p.b_regs), ("c", p.c_regs)], [("d", p.d_regs)])
+                   [("a", p.a_regs), ("b", p.b_regs), ("c", p.c_regs)] + extra, [("d", p.d_regs)])
 
 
 def parse_abi_spec(k, spec: str):

@@ -16,8 +16,10 @@ Feature signatures:
 * textbook softmax — ``ex2`` with a ``max`` and a ``div``/``rcp``;
 * RMS norm — ``rsqrt``;
 * clamped-cubic activation — ``neg``+``abs``+``min``/``max`` on ``f16x2``;
-* movmatrix transpose, shared staging (``st/ld.shared``, ``bar``), plane-arena scatter
-  (``st.global``), texture gather (``tex``), surface write (``sust``), warp shuffles.
+* movmatrix transpose, shared staging (``st/ld.shared``, ``bar``), texture gather (``tex``),
+  surface write (``sust``), warp shuffles;
+* stores, named by evidence (``splice.analysis.vocab``): plane-arena scatter (strided global
+  stores into a written-only buffer), global store (any other), local spill (``st.local``).
 """
 from __future__ import annotations
 
@@ -27,18 +29,19 @@ from typing import Optional
 
 from ..ptx import model as m
 from .provenance import TABLE_ATOM, coef
+from .vocab import store_kinds
 
 FEATURES = [
     "next-B loads", "C-seed loads", "W loads", "table loads", "packs", "unpacks",
     "cubic-exponent softmax", "textbook softmax", "RMS norm", "clamped-cubic activation",
     "movmatrix transpose", "warp shuffles", "shared staging", "plane-arena scatter",
-    "texture gather", "surface write",
+    "global store", "local spill", "texture gather", "surface write",
 ]
 # features that make the epilogue's name (loads of the next phase's operands always do)
 NAMING = [
     "next-B loads", "C-seed loads", "packs", "cubic-exponent softmax", "textbook softmax",
     "RMS norm", "clamped-cubic activation", "movmatrix transpose", "shared staging",
-    "plane-arena scatter", "texture gather", "surface write",
+    "plane-arena scatter", "global store", "local spill", "texture gather", "surface write",
 ]
 EXP_MASK = 0x7FE07FE0
 
@@ -117,6 +120,7 @@ def _classify(k, prov, index, rng, b_defs, c_defs, next_index) -> Epilogue:
     a, b = k.pos_of(first), k.pos_of(last)
     hist = Counter()
     feats = {name: Feature(name) for name in FEATURES}
+    stores = store_kinds(k)
     has = Counter()
     for pos in range(a, b + 1):
         st = k.stmts[pos]
@@ -172,8 +176,8 @@ def _classify(k, prov, index, rng, b_defs, c_defs, next_index) -> Epilogue:
             feats["warp shuffles"].stmts.append(n)
         if acc is not None and acc.space == "shared" or op in ("bar", "barrier"):
             feats["shared staging"].stmts.append(n)
-        if acc is not None and acc.kind in ("st", "red", "atom") and acc.space in ("global", "generic"):
-            feats["plane-arena scatter"].stmts.append(n)
+        if pos in stores:
+            feats[stores[pos]].stmts.append(n)
         if op in ("tex", "tld4"):
             feats["texture gather"].stmts.append(n)
         if op in ("sust", "sured"):

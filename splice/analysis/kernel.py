@@ -34,10 +34,9 @@ class Kernel:
                 raise SpliceError("no .entry with a body", path=module.path)
             fn = ents[0]
         else:
-            try:
-                fn = module.function(entry)
-            except KeyError:
-                raise SpliceError(f"no entry {entry!r}", path=module.path) from None
+            from .entries import lookup
+
+            fn = lookup(module, entry)   # exact, demangled, or a unique substring
             if fn.body is None:
                 raise SpliceError(f"{entry!r} has no body", path=module.path)
         self.fn = fn
@@ -255,6 +254,15 @@ class Kernel:
 
             self._cache["phases"] = find_phases(self)
         return self._cache["phases"]
+
+    @property
+    def loops(self):
+        """Loops with their static trip counts (``splice.analysis.loops``)."""
+        if "loops" not in self._cache:
+            from .loops import find_loops
+
+            self._cache["loops"] = find_loops(self)
+        return self._cache["loops"]
 
     @property
     def epilogues(self):

@@ -12,6 +12,18 @@ a run).  Inside a phase:
   ``k·k_steps``.  Where naive M/m·N/n·K/k differs from the mma count the phase is a **band**
   (k-slices counted as tiles), otherwise **full**.
 
+Every tensor-core form is a phase (``splice.analysis.mma_forms`` holds the one table of forms
+and fragment layouts): runs of ``mma``/``mma.sp`` as above, and each ``wgmma.mma_async`` group
+from its ``wgmma.fence`` to its ``wgmma.commit_group`` (descriptor arithmetic in between is part
+of the group; the ``wgmma.wait_group`` that retires it is recorded, not cut).
+
+A phase is **regular** when its chains tile an ``m_tiles × n_tiles`` grid exactly, each chain
+``k_steps`` long; only then is ``shape`` an ``M×N×K``.  Otherwise (chains of different lengths,
+an accumulator summing products of different tiles, …) ``shape`` is None and the phase is
+described as what it is: accumulators, products per accumulator, distinct A/B fragments.
+A phase inside a loop records the innermost loop (header, latch, depth, static trip count when
+the loop is counted with constant bounds — ``splice.analysis.loops``).
+
 Weight bytes are the byte range, relative to the weight image ``W``, of the loads that produce
 the phase's B registers (``[lo, hi]`` = lowest offset, highest offset of the last 32-bit word a
 lane-0 load reads, as in the notes); bias bytes the same for C registers loaded straight from
@@ -23,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..ptx import model as m
-from . import roles
+from . import mma_forms, roles
 from .provenance import coef, const_of
 
 
@@ -54,10 +66,28 @@ class Phase:
     bias_loads: list = field(default_factory=list)
     consistent: bool = True             # M/m · N/n · K/k == mma
     bias_slot_stride: Optional[int] = None  # tid.z coefficient of the C (bias) loads
+    form: str = "mma"                   # 'mma' | 'mma.sp' | 'wgmma' | 'wgmma.sp'
+    instr: Optional[dict] = None        # the first mma read against the form table
+    regular: bool = True                # chains tile m_tiles x n_tiles exactly, equal lengths
+    accumulators: int = 0               # chains (one accumulator each)
+    products: dict = field(default_factory=dict)  # products per accumulator -> accumulators
+    distinct: tuple = (0, 0)            # distinct A, B fragments
+    group: Optional[dict] = None        # wgmma: fence / commit / wait statement numbers
+    loop: Optional[dict] = None         # innermost enclosing loop (loops.Loop.as_dict)
+    extra_regs: dict = field(default_factory=dict)  # meta / sel / scale_d registers read
+    notes: list = field(default_factory=list)
+
+    @property
+    def executions(self) -> Optional[int]:
+        """How often the phase runs per thread: 1 outside loops, the product of the static trip
+        counts of its loops, None when a loop's count is not static."""
+        if self.loop is None:
+            return 1
+        return self.loop.get("executions")
 
     def as_dict(self):
         return {"index": self.index, "first": self.first, "last": self.last,
-                "mma": len(self.mma), "shape": list(self.shape),
+                "mma": len(self.mma), "shape": list(self.shape) if self.shape else None,
                 "naive_shape": list(self.naive_shape), "tile": list(self.tile),
                 "tiles": list(self.tiles), "consistent": self.consistent,
                 "chains": self.chains, "grid": self.grid,
@@ -67,11 +97,18 @@ class Phase:
                 "epilogue": list(self.epilogue) if self.epilogue else None,
                 "b_source": self.b_source, "c_source": self.c_source,
                 "a_regs": self.a_regs, "b_regs": self.b_regs, "c_regs": self.c_regs,
-                "d_regs": self.d_regs, "opcode": self.opcode}
+                "d_regs": self.d_regs, "opcode": self.opcode,
+                "form": self.form, "instr": self.instr, "regular": self.regular,
+                "accumulators": self.accumulators,
+                "products": {str(k): v for k, v in sorted(self.products.items())},
+                "distinct": list(self.distinct), "group": self.group, "loop": self.loop,
+                "executions": self.executions,
+                "mma_executed": len(self.mma) * self.executions if self.executions else None,
+                "extra_regs": self.extra_regs, "notes": self.notes}
 
 
 def mma_runs(k) -> list:
-    """[[stmt index, …], …] — maximal runs of mma statements with consecutive numbers."""
+    """[[stmt index, …], …] — maximal runs of mma/mma.sp statements with consecutive numbers."""
     runs = []
     cur = []
     last_n = None
@@ -96,6 +133,46 @@ def mma_runs(k) -> list:
     return runs
 
 
+def wgmma_groups(k) -> list:
+    """[(first index, last index, [wgmma indices], wait index | None)]: each group runs from its
+    ``wgmma.fence`` (or first ``wgmma.mma_async``) to its ``wgmma.commit_group`` (or last
+    ``wgmma.mma_async``); ``wait`` is the first ``wgmma.wait_group N`` that retires it."""
+    groups, pending = [], []
+    fence = cur = None
+    for pos, st in enumerate(k.stmts):
+        node = st.node
+        if type(node) is not m.Instruction or not node.name.startswith("wgmma."):
+            continue
+        nm = node.name
+        if nm.startswith("wgmma.fence"):
+            fence = pos if cur is None else fence
+        elif nm.startswith("wgmma.mma_async"):
+            if cur is None:
+                cur = [fence if fence is not None else pos, []]
+            cur[1].append(pos)
+        elif nm.startswith("wgmma.commit_group") and cur is not None:
+            groups.append([cur[0], pos, cur[1], None])
+            pending.append(groups[-1])
+            cur = fence = None
+        elif nm.startswith("wgmma.wait_group"):
+            keep = _wait_count(node)
+            retire = pending[:len(pending) - keep] if keep < len(pending) else []
+            for g in retire:
+                g[3] = pos
+            pending = pending[len(retire):]
+    if cur is not None:
+        groups.append([cur[0], cur[1][-1], cur[1], None])
+    return [tuple(g) for g in groups]
+
+
+def _wait_count(node) -> int:
+    op = node.operands[0] if node.operands else None
+    try:
+        return int(op.value) if type(op) is m.Imm else 0
+    except (TypeError, ValueError):
+        return 0
+
+
 def _uniq(seq):
     seen = {}
     for x in seq:
@@ -104,11 +181,11 @@ def _uniq(seq):
 
 
 def find_phases(k) -> list:
-    runs = mma_runs(k)
     prov = k.provenance
-    phases = []
-    for i, run in enumerate(runs, 1):
-        phases.append(_phase(k, prov, i, run))
+    spans = [(run[0], run[-1], run, None) for run in mma_runs(k)] + wgmma_groups(k)
+    spans.sort(key=lambda g: g[0])
+    loops = k.loops
+    phases = [_phase(k, prov, i, g, loops) for i, g in enumerate(spans, 1)]
     last_n = k.last_number
     for j, p in enumerate(phases):
         lo = p.last + 1
@@ -117,19 +194,13 @@ def find_phases(k) -> list:
     return phases
 
 
-def _phase(k, prov, index, run) -> Phase:
-    stmts = k.stmts
-    frags = []
-    for pos in run:
-        d, a, b, c = roles.mma_fragments(stmts[pos].node)
-        frags.append((pos, d, a, b, c))
-    name = stmts[run[0]].node.name
-    tile = roles.mma_shape(name) or (16, 8, 32)
-    # ---- chains (D -> C) ----
+def _chains(frags):
+    """D -> C chains: an mma whose C registers are exactly the D registers another mma of the
+    phase wrote last continues that mma's chain (in place or not)."""
     last_writer = {}
     chains = []
-    chain_of = []
-    for pos, d, a, b, c in frags:
+    for fr in frags:
+        pos, d, a, b, c = fr
         cid = None
         if c:
             ws = {last_writer.get(r) for r in c}
@@ -140,25 +211,28 @@ def _phase(k, prov, index, run) -> Phase:
         if cid is None:
             cid = len(chains)
             chains.append([])
-        chains[cid].append((pos, d, a, b, c))
-        chain_of.append(cid)
+        chains[cid].append(fr)
         for r in d:
             last_writer[r] = cid
+    return chains
+
+
+def _tiling(chains, nm):
+    """(m_tiles, n_tiles, k_steps, regular): regular when every chain has k_steps products and
+    the chains' (A sequence, B sequence) pairs are exactly the m_tiles x n_tiles grid."""
     k_steps = max(len(ch) for ch in chains)
     a_seqs = _uniq(tuple(x[2] for x in ch) for ch in chains)
     b_seqs = _uniq(tuple(x[3] for x in ch) for ch in chains)
     m_t, n_t = len(a_seqs), len(b_seqs)
-    M, N, K = tile[0] * m_t, tile[1] * n_t, tile[2] * k_steps
-    dist_a = _uniq(x[2] for x in frags)
-    dist_b = _uniq(x[3] for x in frags)
-    naive = (tile[0] * len(dist_a), tile[1] * len(dist_b), tile[2] * k_steps)
-    nm = len(run)
-    grid = "full" if len(dist_a) * len(dist_b) * k_steps == nm else "band"
-    consistent = m_t * n_t * k_steps == nm
-    a_regs = _uniq(r for x in frags for r in x[2])
-    b_regs = _uniq(r for x in frags for r in x[3])
-    c_regs = _uniq(r for x in frags for r in x[4])
-    # C registers that are D of an earlier mma in the phase are not inputs
+    pairs = {(tuple(x[2] for x in ch), tuple(x[3] for x in ch)) for ch in chains}
+    regular = (all(len(ch) == k_steps for ch in chains) and len(pairs) == len(chains) == m_t * n_t
+               and m_t * n_t * k_steps == nm)
+    return m_t, n_t, k_steps, regular
+
+
+def _regs(frags):
+    """(A, B, C inputs, D) register lists; C registers an earlier mma of the phase wrote are
+    chain links, not inputs."""
     d_all = set()
     c_in = []
     for _pos, d, _a, _b, c in frags:
@@ -166,22 +240,86 @@ def _phase(k, prov, index, run) -> Phase:
             if r not in d_all:
                 c_in.append(r)
         d_all.update(d)
-    c_regs = _uniq(c_in)
-    d_regs = _uniq(r for x in frags for r in x[1])
-    # ---- operand provenance ----
+    return (_uniq(r for x in frags for r in x[2]), _uniq(r for x in frags for r in x[3]),
+            _uniq(c_in), _uniq(r for x in frags for r in x[1]))
+
+
+def _phase(k, prov, index, group, loops) -> Phase:
+    first_pos, last_pos, run, wait = group
+    stmts = k.stmts
+    infos = [mma_forms.describe(stmts[pos].node) for pos in run]
+    frags = [(pos,) + mi.frags for pos, mi in zip(run, infos)]
+    name = stmts[run[0]].node.name
+    tile = infos[0].shape or (16, 8, 32)
+    chains = _chains(frags)
+    nm = len(run)
+    m_t, n_t, k_steps, regular = _tiling(chains, nm)
+    dist_a = _uniq(x[2] for x in frags)
+    dist_b = _uniq(x[3] for x in frags)
+    naive = (tile[0] * len(dist_a), tile[1] * len(dist_b), tile[2] * k_steps)
+    grid = "full" if len(dist_a) * len(dist_b) * k_steps == nm else "band"
+    a_regs, b_regs, c_regs, d_regs = _regs(frags)
     wb, wloads, b_src, slot_b = _loaded_range(k, prov, run[0], b_regs)
     cb, cloads, c_src, slot_c = _loaded_range(k, prov, run[0], c_regs)
     st = stmts
-    ph = Phase(index=index, first=st[run[0]].n, last=st[run[-1]].n, mma=[st[p] for p in run],
-               shape=(M, N, K), naive_shape=naive,
-               chains=[[st[x[0]].n for x in ch] for ch in chains], grid=grid,
+    products = {}
+    for ch in chains:
+        products[len(ch)] = products.get(len(ch), 0) + 1
+    ph = Phase(index=index, first=st[first_pos].n, last=st[last_pos].n, mma=[st[p] for p in run],
+               shape=(tile[0] * m_t, tile[1] * n_t, tile[2] * k_steps) if regular else None,
+               naive_shape=naive, chains=[[st[x[0]].n for x in ch] for ch in chains], grid=grid,
                weight_bytes=wb, bias_bytes=cb,
                slot_stride=slot_b if slot_b is not None else slot_c,
                epilogue=None, a_regs=a_regs, b_regs=b_regs, c_regs=c_regs, d_regs=d_regs,
                tile=tile, tiles=(m_t, n_t, k_steps), opcode=name, b_source=b_src,
                c_source=c_src if c_regs else "chain", weight_loads=wloads, bias_loads=cloads,
-               consistent=consistent, bias_slot_stride=slot_c)
+               consistent=m_t * n_t * k_steps == nm, bias_slot_stride=slot_c,
+               form=infos[0].form, instr=infos[0].as_dict(), regular=regular,
+               accumulators=len(chains), products=products,
+               distinct=(len(dist_a), len(dist_b)))
+    _annotate(k, ph, infos, run, first_pos, last_pos, wait, loops)
     return ph
+
+
+def _annotate(k, ph, infos, run, first_pos, last_pos, wait, loops):
+    """Form-specific facts: extra operand registers, the wgmma group, the enclosing loop, and
+    every instruction whose operand lists disagree with the form table."""
+    extra = {}
+    for mi in infos:
+        for slot, regs in mi.operands.items():
+            if slot not in ("a", "b", "c", "d"):
+                for r in regs:
+                    if r not in extra.setdefault(slot, []):
+                        extra[slot].append(r)
+    ph.extra_regs = extra
+    forms = _uniq(mi.form for mi in infos)
+    if len(forms) > 1 or len(_uniq(k.stmts[p].node.name for p in run)) > 1:
+        ph.notes.append("mixed opcodes: " + ", ".join(_uniq(k.stmts[p].node.name for p in run)))
+    for pos, mi in zip(run, infos):
+        why = mma_forms.layout_mismatch(mi)
+        if why:
+            ph.notes.append(f"s{k.stmts[pos].n}: {why}")
+    if ph.form.startswith("wgmma"):
+        st = k.stmts
+        ph.group = {"fence": st[first_pos].n if st[first_pos].node.name.startswith("wgmma.fence") else None,
+                    "commit": st[last_pos].n if st[last_pos].node.name.startswith("wgmma.commit") else None,
+                    "wait": st[wait].n if wait is not None else None}
+    ph.loop = _loop_of(loops, k.liveness.block_of[first_pos])
+
+
+def _loop_of(loops, block):
+    """The innermost loop holding ``block`` and how often the block runs (the product of the
+    static trip counts of every loop around it; None when one is not static)."""
+    around = [lp for lp in loops if block in lp.blocks]
+    if not around:
+        return None
+    lp = max(around, key=lambda x: x.depth)
+    execs = 1
+    for outer in around:
+        execs = execs * outer.trip_count if (execs and outer.trip_count) else None
+    d = lp.as_dict()
+    d["executions"] = execs
+    return d
 
 
 def _loaded_range(k, prov, pos, regs):

@@ -22,7 +22,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..ptx.model import Addr, Not, Offset, Pair, ParenList, Reg, Sym, Vec
+from ..ptx.model import ParenList
+from ..ptx.operands import read_in_dest, registers, written_in_dest
 
 WRITE0 = "write0"   # operand 0 written, the rest read
 NONE = "none"       # nothing written
@@ -108,51 +109,12 @@ def mma_fragments(instr):
 
 def _collect(op, out):
     """Every register-like name inside an operand (Reg that is not special, Sym, nested)."""
-    t = type(op)
-    if t is Reg:
-        if not op.special:
-            out.append(op.name)
-    elif t is Sym:
-        out.append(op.name)
-    elif t is Vec or t is Addr or t is ParenList:
-        for i in op.items:
-            _collect(i, out)
-    elif t is Offset:
-        _collect(op.base, out)
-    elif t is Not:
-        _collect(op.operand, out)
-    elif t is Pair:
-        _collect(op.first, out)
-        _collect(op.second, out)
+    registers(op, out)
 
 
-def _reads_in_dest(op, out):
-    """Registers *read* by a destination operand: an address inside it (``[...]``)."""
-    t = type(op)
-    if t is Addr:
-        _collect(op, out)
-    elif t is Vec or t is ParenList:
-        for i in op.items:
-            _reads_in_dest(i, out)
-    elif t is Pair:
-        _reads_in_dest(op.first, out)
-        _reads_in_dest(op.second, out)
-
-
-def _writes_in_dest(op, out):
-    t = type(op)
-    if t is Reg:
-        if not op.special:
-            out.append(op.name)
-    elif t is Sym:
-        out.append(op.name)
-    elif t is Vec or t is ParenList:
-        for i in op.items:
-            _writes_in_dest(i, out)
-    elif t is Pair:
-        _writes_in_dest(op.first, out)
-        _writes_in_dest(op.second, out)
-    # Addr / Offset / Imm / Not in a destination position write no register
+# the destination walks live in splice.ptx.operands; provenance reads them under these names
+_writes_in_dest = written_in_dest
+_reads_in_dest = read_in_dest
 
 
 def raw_defs_uses(instr):
@@ -173,16 +135,16 @@ def raw_defs_uses(instr):
     elif role == CALL:
         start = 0
         if type(ops[0]) is ParenList:
-            _writes_in_dest(ops[0], defs)
+            written_in_dest(ops[0], defs)
             start = 1
         for o in ops[start:]:
             _collect(o, uses)
     else:
         d = ops[0]
-        _writes_in_dest(d, defs)
-        _reads_in_dest(d, uses)
+        written_in_dest(d, defs)
+        read_in_dest(d, uses)
         if role == RW0:
-            _writes_in_dest(d, uses)
+            written_in_dest(d, uses)
         for o in ops[1:]:
             _collect(o, uses)
     return defs, uses

@@ -67,8 +67,9 @@ def table_loads(k):
 _FIELD = re.compile(r"^(\w+)\+(-?\d+)$")
 
 
-def param_fields(k):
-    """Parameter fields the entry reads: [{param, offset, bytes, statements, name}] by offset."""
+def param_fields(k, names=None):
+    """Parameter fields the entry reads: [{param, offset, bytes, statements, name}] by offset;
+    ``name`` from ``names`` (``vocab.field_names``: a profile's, ``W`` where proven)."""
     prov = k.provenance
     seen = {}
     for a in prov.accesses:
@@ -82,10 +83,12 @@ def param_fields(k):
         f = seen.setdefault(key, {"param": base[0][1:], "offset": off, "bytes": a.bytes,
                                   "statements": [], "name": None})
         f["statements"].append(a.n)
-    w = prov.weight_atom
+    if names is None:
+        from .vocab import field_names
+
+        names = field_names(k, None)
     for (p, off), f in seen.items():
-        if w and f"{p}+{off}" == w:
-            f["name"] = "W"
+        f["name"] = names.get(f"{p}+{off}")
     return sorted(seen.values(), key=lambda f: (f["param"], f["offset"]))
 
 
@@ -122,16 +125,31 @@ def _type_bytes(t):
     return int(mm.group(1)) // 8 if mm else 1
 
 
-def build_spec(k, phases=True, epilogues=True) -> dict:
-    d = {"entry": k.name, "path": str(k.path), "statements": k.last_number,
+def build_spec(k, phases=True, epilogues=True, profile=None) -> dict:
+    """``profile``: a ``vocab.Profile`` naming parameter fields (default: the first profile whose
+    entry globs match, ``vocab.find_profile``)."""
+    from .entries import display_name
+    from .vocab import field_names, find_profile, weight_evidence
+
+    if profile is None:
+        profile = find_profile(k.name)
+    proven, why = weight_evidence(k)
+
+    d = {"entry": k.name, "display_name": display_name(k.name), "path": str(k.path),
+         "statements": k.last_number,
          "weight_field": k.provenance.weight_atom,
-         "weight_image_bytes": weight_image_bytes(k)}
+         "weight_image_bytes": weight_image_bytes(k),
+         "weight_proven": proven, "weight_evidence": why,
+         "profile": profile.path if profile else None}
     if phases:
         d["phases"] = [p.as_dict() for p in k.phases]
         d["mma_total"] = sum(len(p.mma) for p in k.phases)
+        ex = [p.executions for p in k.phases]
+        d["mma_executed"] = (sum(len(p.mma) * e for p, e in zip(k.phases, ex))
+                             if all(e is not None for e in ex) else None)
         d["phases_without_weight"] = [p.index for p in k.phases if p.weight_bytes is None]
     d["tables"] = table_loads(k)
-    d["params"] = param_fields(k)
+    d["params"] = param_fields(k, field_names(k, profile))
     d["shared"] = shared_arrays(k)
     if epilogues:
         d["epilogues"] = [e.as_dict() for e in k.epilogues]

@@ -36,9 +36,12 @@ def cmd_spec(args) -> int:
     show_all = not (args.phases or args.epilogues or has_abi)
     want_ph = show_all or args.phases
     want_ep = show_all or args.epilogues
+    from ..analysis.vocab import load_profile
+
+    prof = load_profile(args.profile) if getattr(args, "profile", None) else None
     out = []
     for k in _kernels(args):
-        d = build_spec(k, phases=True, epilogues=want_ep or args.json)
+        d = build_spec(k, phases=True, epilogues=want_ep or args.json, profile=prof)
         if has_abi:
             d["abi"] = parse_abi_spec(k, args.abi).as_dict()
         out.append((k.name, d))

@@ -41,17 +41,13 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
     for r in abi.live_out:
         regs.setdefault(r.reg, sym_name(r, True))
     scratch = {}
-    nodes = []
-    for s in kernel.stmts[i:j + 1]:
-        node = s.node
-        if isinstance(node, m.Decl):
-            continue
+    nodes, local = range_nodes(kernel, i, j)
+    for node in m.walk(nodes):
         if isinstance(node, m.Instruction):
             d, u = defs_uses(node)
             for r in list(d) + list(u):
-                if r not in regs and r not in scratch:
+                if r not in regs and r not in scratch and r not in local:
                     scratch[r] = f"%t{len(scratch)}"
-        nodes.append(node)
     types = {}
     for real, sym in scratch.items():
         types[sym] = kernel.reg_type(real) or ".b32"
@@ -69,7 +65,7 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
     head.append("//   live-out: " + "  ".join(f"{sym_name(r, True)[1:]}={r.reg}" for r in abi.live_out))
     vals = getattr(abi, "values", None) or {}
     for r in abi.live_in:
-        if isinstance(vals, dict) and r.reg in vals:
+        if isinstance(vals, dict) and r.reg in vals and vals[r.reg] != "?":
             head.append(f"//     {sym_name(r)[1:]} = {vals[r.reg]}")
     sc = ", ".join(f"{s[1:]}: {t}" for s, t in types.items())
     head.append("// splice-native:")
@@ -83,3 +79,33 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
             "live_out": [{"symbol": sym_name(r, True), "reg": r.reg, "type": r.type, "role": r.role}
                          for r in abi.live_out],
             "scratch": types}
+
+
+def range_nodes(kernel, i: int, j: int) -> tuple:
+    """The model nodes of statement indices ``i``…``j`` with their ``{ }`` scopes kept (an
+    inline-asm block declares its own registers: they stay declared inside it), and the names
+    those nested scopes declare (local to the cut: neither ABI nor scratch).  The body's own
+    declarations are left out (the native header declares scratch)."""
+    local = set()
+    pos = [0]
+
+    def visit(items, nested):
+        out = []
+        for it in items:
+            if isinstance(it, m.Block):
+                inner = visit(it.items, True)
+                if inner:
+                    out.append(m.Block(tuple(inner)))
+                continue
+            p = pos[0]
+            pos[0] += 1
+            if not i <= p <= j:
+                continue
+            if isinstance(it, m.Decl):
+                if not nested:
+                    continue
+                local.update(d.name for d in it.declarators)
+            out.append(it)
+        return out
+
+    return visit(kernel.fn.body.items, False), local

@@ -30,6 +30,7 @@ from ..errors import SpliceError
 from ..ptx import model as m
 from ..ptx.errors import PtxSyntaxError, source_line
 from ..util import read_text
+from ..ptx.operands import map_operand, registers
 
 _WRAP_PRE = ".version 8.0\n.target sm_90\n.address_size 64\n.entry __splice_native()\n{\n"
 _WRAP_LINES = _WRAP_PRE.count("\n")
@@ -347,20 +348,8 @@ def parse_native(source: str, path: str = "<native>", params: Optional[dict] = N
 
 
 def _all_regs(op, out):
-    if isinstance(op, m.Reg):
-        if not op.special:
-            out.append(op.name)
-    elif isinstance(op, (m.Vec, m.Addr, m.ParenList)):
-        for x in op.items:
-            _all_regs(x, out)
-    elif isinstance(op, m.Offset):
-        _all_regs(op.base, out)
-    elif isinstance(op, m.Not):
-        _all_regs(op.operand, out)
-    elif isinstance(op, m.Pair):
-        _all_regs(op.first, out)
-        _all_regs(op.second, out)
-    return out
+    """``%`` registers named inside an operand (``splice.ptx.operands``)."""
+    return registers(op, out, syms=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -368,25 +357,18 @@ def _all_regs(op, out):
 # --------------------------------------------------------------------------------------------
 
 def rename_operand(op, regs: dict, labels: dict):
-    if isinstance(op, m.Reg):
-        new = regs.get(op.name)
-        return m.Reg(new) if new else op
-    if isinstance(op, m.Sym):
-        new = labels.get(op.name) or regs.get(op.name)
-        return m.Sym(new) if new else op
-    if isinstance(op, m.Vec):
-        return m.Vec(tuple(rename_operand(x, regs, labels) for x in op.items))
-    if isinstance(op, m.Addr):
-        return m.Addr(tuple(rename_operand(x, regs, labels) for x in op.items))
-    if isinstance(op, m.ParenList):
-        return m.ParenList(tuple(rename_operand(x, regs, labels) for x in op.items))
-    if isinstance(op, m.Offset):
-        return m.Offset(rename_operand(op.base, regs, labels), op.imm)
-    if isinstance(op, m.Not):
-        return m.Not(rename_operand(op.operand, regs, labels))
-    if isinstance(op, m.Pair):
-        return m.Pair(rename_operand(op.first, regs, labels), rename_operand(op.second, regs, labels))
-    return op
+    """``op`` with registers renamed by ``regs`` and identifiers by ``labels`` (then ``regs``)."""
+    def leaf(x):
+        t = type(x)
+        if t is m.Reg:
+            new = regs.get(x.name)
+            return m.Reg(new) if new else x
+        if t is m.Sym:
+            new = labels.get(x.name) or regs.get(x.name)
+            return m.Sym(new) if new else x
+        return x
+
+    return map_operand(op, leaf)
 
 
 def rename_node(node, regs: dict, labels: dict):

@@ -169,6 +169,7 @@ class _AbiView:
         self.first = abi.first
         self.last = abi.last
         self.values = dict(abi.values)
+        self.labels = set(abi.labels)
         named = {}
         types = {r.reg: r.type for r in self.live_in}
         for reg, text in self.values.items():
@@ -276,13 +277,17 @@ def _load_entry(recipe: Recipe):
     """The recipe's kernel; an ``entry:`` the module lacks names the recipe's line."""
     from ..ptx import parse_file
 
+    from ..analysis.entries import resolve_entry
+
     module = parse_file(str(recipe.module))
-    if recipe.entry is not None and recipe.entry not in {f.name for f in module.entries()}:
-        raise recipe.error(f"entry {recipe.entry!r} not in {recipe.module_shown}", "entry",
-                           detail="entries: " + ", ".join(f.name for f in module.entries()))
     if recipe.entry is None:
-        return load_kernel(str(recipe.module))
-    return load_kernel(str(recipe.module), recipe.entry, module=module)
+        return load_kernel(str(recipe.module), module=module)
+    try:   # an exact name, a unique substring or the demangled name
+        name = resolve_entry(module, recipe.entry)
+    except SpliceError as exc:
+        raise recipe.error(f"entry {recipe.entry!r}: {exc.message} in {recipe.module_shown}", "entry",
+                           detail=exc.detail) from None
+    return load_kernel(str(recipe.module), name, module=module)
 
 
 def plan(recipe: Recipe, kernel=None) -> Plan:
@@ -293,8 +298,6 @@ def plan(recipe: Recipe, kernel=None) -> Plan:
     t1 = time.perf_counter()
     module = kernel.module
     entry = kernel.name
-    if recipe.entry is not None and recipe.entry != entry:
-        raise recipe.error(f"entry {recipe.entry!r} is not the kernel given ({entry!r})", "entry")
     fn = kernel.fn
     params = param_names(kernel)
     param0 = params[0] if params else ""

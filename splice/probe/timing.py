@@ -217,12 +217,17 @@ def measure_device(cp, cache_dir: Path, arch: str = "sm_90", version: str = "8.7
 
 
 def frame_work(text: str, entry: str, spec) -> dict:
-    """mma per frame (static mma statements of the module x warps; the corpus entries run each
-    mma once per warp) and the bytes a frame moves at least once (every input read once, every
-    output written once)."""
-    import re
+    """mma per frame and the bytes a frame moves at least once (every input read once, every
+    output written once).  The mma count is the entry's phases (splice.analysis), each mma
+    statement times the static trip counts of the loops around it; a phase in a loop whose count
+    is not static is counted once and the result says "per iteration" in ``assumes``."""
+    from ..analysis import Kernel
+    from ..ptx import parse
 
-    mma = len(re.findall(r"^\s*(?:@!?%\w+\s+)?mma\.", text, re.M))
+    k = Kernel(parse(text), entry)
+    static = sum(len(p.mma) for p in k.phases)
+    unknown = [p.index for p in k.phases if p.executions is None]
+    per_warp = sum(len(p.mma) * (p.executions or 1) for p in k.phases)
     threads = spec.block[0] * spec.block[1] * spec.block[2]
     warps = spec.grid[0] * spec.grid[1] * spec.grid[2] * (-(-threads // 32))
     nbytes = 0
@@ -231,9 +236,12 @@ def frame_work(text: str, entry: str, spec) -> dict:
             nbytes += f.image_bytes or f.bytes
         elif f.kind in ("texture", "surface"):
             nbytes += f.width * f.height * 8
-    loops = bool(re.search(r"\bbra(\.uni)?\s+\$L\w*loop", text, re.I))
-    return {"mma_static": mma, "warps": warps, "mma": mma * warps, "bytes": nbytes,
-            "assumes": "each mma statement runs once per warp" + (" (module has loop labels!)" if loops else "")}
+    assumes = "each phase runs once per warp, times the static trip counts of its loops"
+    if unknown:
+        assumes += (f"; phases {', '.join(map(str, unknown))} sit in loops without a static trip"
+                    " count: their mma are counted per iteration (a lower bound)")
+    return {"mma_static": static, "mma_per_warp": per_warp, "warps": warps, "mma": per_warp * warps,
+            "bytes": nbytes, "per_iteration_phases": unknown, "assumes": assumes}
 
 
 def roofline(frame_ms: float, work: dict, dev: dict) -> dict:

@@ -22,6 +22,7 @@ from lark import Token
 
 from . import model as m
 from .build import TokInt
+from .operands import LEAVES, leaf_field
 
 _DIGIT_RUN = re.compile(r"[0-9]+")
 # \w is ASCII here as in the grammar: a Unicode letter in a name must miss the cache and reach Lark
@@ -166,7 +167,9 @@ def _lengths_ok(vals) -> bool:
     return True
 
 
+# the leaf operands (``splice.ptx.operands.SHAPE``) are interned: one object per spelling
 _OPERAND_INTERN = {m.Reg: "R", m.Sym: "S", m.Imm: "I"}
+assert set(_OPERAND_INTERN) == set(LEAVES), "a new leaf operand class needs an intern table"
 
 
 _VARIABLE_TYPES = frozenset({"IDENT", "REG", "INT", "HEX_FLOAT", "DEC_FLOAT", "STRING"})
@@ -207,7 +210,7 @@ def _codegen(node, posmap, verbatim, top=False) -> str:
         return "(" + "".join(_codegen(x, posmap, verbatim) + "," for x in node) + ")"
     cls = type(node)
     if cls in _OPERAND_INTERN:
-        value = getattr(node, dataclasses.fields(node)[0].name)
+        value = getattr(node, leaf_field(cls))
         return f"{_OPERAND_INTERN[cls]}[{_codegen(value, posmap, verbatim)}]"
     if not dataclasses.is_dataclass(node):
         raise _Uncacheable

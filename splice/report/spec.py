@@ -22,8 +22,18 @@ def print_spec(results, want_phases: bool, want_epilogues: bool, want_abi: bool)
 
 def _summary(con, name, d):
     img = d.get("weight_image_bytes")
-    con.print(f"[bold]{name}[/bold]  {d['statements']} statements, "
+    if img and not d.get("weight_proven", True):
+        img = None   # not the weight-image pattern: no stand-in vocabulary (vocab.py)
+        field = f", most-read pointer {d['weight_field']} ({d['weight_image_bytes']} bytes read)"
+    else:
+        field = ""
+    run = d.get("mma_executed")
+    looped = any(p.get("loop") for p in d.get("phases", []))
+    shown = d.get("display_name") or name
+    con.print(f"[bold]{shown}[/bold]  {d['statements']} statements, "
               f"{len(d.get('phases', []))} phases, {d.get('mma_total', 0)} mma"
+              + ((f" ({run} executed)" if run is not None else " (some per loop iteration)") if looped else "")
+              + field
               + (f", weight image {img} bytes (W = {d['weight_field']})" if img else ""))
 
 
@@ -32,26 +42,76 @@ def _r(a, b):
 
 
 def _phase_table(con, d):
+    """The phase table.  The stand-ins' columns always; ``form`` and ``loop`` only when an entry
+    has a phase that is not a straight-line ``mma`` (so the stand-ins' tables read as before).
+    An irregular phase shows no M/N/K: its tiles column says what it is."""
     from rich.table import Table
 
+    phases = d["phases"]
+    extra = any(p.get("form", "mma") != "mma" or p.get("loop") for p in phases)
     t = Table(title="phases", show_lines=False)
-    for c in ("#", "range", "M", "N", "K", "naive", "mma", "tiles", "grid", "weight bytes",
-              "bias bytes", "slot", "B", "C", "epi"):
+    words = (["weight bytes", "bias bytes", "slot"] if d.get("weight_proven", True)
+             else [f"B bytes ({d['weight_field']})", "C bytes", "tid.z stride"])
+    cols = ["#", "range"] + (["form", "loop"] if extra else []) + [
+        "M", "N", "K", "naive", "mma", "tiles", "grid"] + words + ["B", "C", "epi"]
+    for c in cols:
         t.add_column(c, justify="right" if c in ("#", "M", "N", "K", "mma", "epi") else "left")
-    for p in d["phases"]:
+    for p in phases:
         wb = p["weight_bytes"]
         bb = p["bias_bytes"]
         epi = p["epilogue"]
         naive = "×".join(map(str, p["naive_shape"]))
+        shape = p["shape"] or ["–", "–", "–"]
         shape_changed = p["naive_shape"] != p["shape"]
-        t.add_row(str(p["index"]), _r(p["first"], p["last"]), *map(str, p["shape"]),
-                  f"[yellow]{naive}[/yellow]" if shape_changed else naive, str(p["mma"]),
-                  "×".join(map(str, p["tiles"])) + ("" if p["consistent"] else " [red]≠[/red]"),
+        head = [str(p["index"]), _r(p["first"], p["last"])]
+        if extra:
+            head += [_form(p), _loop(p)]
+        t.add_row(*head, *map(str, shape),
+                  f"[yellow]{naive}[/yellow]" if shape_changed else naive, _mma(p), _tiles(p),
                   p["grid"], f"{wb[0]}..{wb[1]}" if wb else "–",
                   f"{bb[0]}..{bb[1]}" if bb else "–", str(p["slot_stride"] or "–"),
-                  p["b_source"], p["c_source"],
+                  _src(p["b_source"], d), _src(p["c_source"], d),
                   str(epi[1] - epi[0] + 1) if epi else "0")
     con.print(t)
+
+
+def _src(src: str, d) -> str:
+    """An operand source: ``W`` only where the weight-image pattern is proven, else the field."""
+    return d["weight_field"] if src == "W" and not d.get("weight_proven", True) else src
+
+
+def _form(p) -> str:
+    ins = p.get("instr") or {}
+    ty = ins.get("types") or {}
+    txt = f"{p.get('form', 'mma')} {ins.get('shape') or ''} {ty.get('d', '')}.{ty.get('a', '')}"
+    return txt.strip(" .")
+
+
+def _loop(p) -> str:
+    lp = p.get("loop")
+    if not lp:
+        return "–"
+    trips = f"×{lp['trip_count']}" if lp.get("trip_count") else "×?"
+    return f"s{lp['header']}–s{lp['latch']} {trips}" + (f" (depth {lp['depth']})" if lp["depth"] > 1 else "")
+
+
+def _mma(p) -> str:
+    """Static count; with a loop, the executions when the trip counts are static, else 'per
+    iteration'."""
+    if not p.get("loop"):
+        return str(p["mma"])
+    if p.get("mma_executed"):
+        return f"{p['mma']} ({p['mma_executed']} run)"
+    return f"{p['mma']} per iteration"
+
+
+def _tiles(p) -> str:
+    tiles = "×".join(map(str, p["tiles"]))
+    if p.get("regular", True):
+        return tiles + ("" if p["consistent"] else " [red]≠[/red]")
+    prods = " + ".join(f"{n}×{k}" for k, n in p.get("products", {}).items())
+    return (f"[red]irregular[/red]: {p.get('accumulators')} acc ({prods} products), "
+            f"{p['distinct'][0]} A × {p['distinct'][1]} B")
 
 
 def _epilogue_table(con, d):

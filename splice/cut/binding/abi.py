@@ -71,8 +71,9 @@ class Binding:
 
 def sym_name(r, out: bool = False) -> str:
     """The symbolic name of an ABI register: ``%a3``, ``%d0``…; a register with the generic role
-    (``v`` in splice.analysis) is ``%in<i>`` as an input and ``%out<i>`` as an output."""
-    role = r.role
+    (``v`` in splice.analysis) is ``%in<i>`` as an input and ``%out<i>`` as an output; one read
+    and written in place (``acc``, ``io``) has the same name on both sides (``%acc0``)."""
+    role = r.role.replace("_", "")
     if role in ("v", "in", "out", "", None):
         role = "out" if out else "in"
     return f"%{role}{r.index}"
@@ -170,25 +171,27 @@ def _check_types(nat: NativePhase, types: dict):
                 t = types[r.name]
                 if t == ".pred":
                     continue
-                want = 2 * w if (wide and k == 0) else w
+                want = 2 * w if (wide and (k == 0 or (st.opcode == "mad" and k == 3))) else w
                 if _width(t) != want:
                     raise nat.error(f"{r.name} is {t} but {st.name} uses it as a {want}-bit operand", line)
 
 
-def _check_clobber(nat: NativePhase, real: dict, live_in_syms: set, live_out_syms: set):
+def _check_clobber(nat: NativePhase, real: dict, live_in_syms: set, live_out_syms: set,
+                   dead_after: frozenset = frozenset()):
+    """``dead_after``: live-ins nothing reads after the cut (the original overwrites them too)."""
     written = {}
     for st in m.walk(nat.body):
         d, u = defs_uses(st)
         line = nat.line(st)
         for r in u:
-            if r in live_in_syms and real[r] in written:
+            if r in live_in_syms and real[r] in written and written[real[r]][0] != r:
                 by, at = written[real[r]]
                 raise nat.error(f"reads live-in {r} ({real[r]}) after line {at} overwrote that register"
                                 f" as {by}", line,
                                 "the live-out and live-in share a register in the original code; write the "
                                 "live-out to scratch first, or use abi: call")
         for r in d:
-            if r in live_in_syms and r not in live_out_syms:
+            if r in live_in_syms and r not in live_out_syms and r not in dead_after:
                 raise nat.error(f"writes live-in {r} ({real[r]}); live-ins are read-only under abi: inline "
                                 "(copy it to scratch)", line)
             if r in real:
@@ -223,10 +226,11 @@ def bind(nat: NativePhase, abi, kind: str, namer: Namer, cut_id: int, *,
     _check_names(nat, real, values)
     _check_outputs(nat, live_out_syms)
     _check_types(nat, types)
-    table = [{"symbol": _sym(r), "register": r.reg, "type": r.type, "role": r.role, "dir": "in"}
-             for r in abi.live_in]
+    in_place = set(live_in_syms) & set(live_out_syms)
+    table = [{"symbol": _sym(r), "register": r.reg, "type": r.type, "role": r.role,
+              "dir": "inout" if _sym(r) in in_place else "in"} for r in abi.live_in]
     table += [{"symbol": _osym(r), "register": r.reg, "type": r.type, "role": r.role, "dir": "out"}
-              for r in abi.live_out]
+              for r in abi.live_out if _osym(r) not in in_place]
     table += [{"symbol": "%" + k, "register": v, "type": types["%" + k], "role": "value", "dir": "in"}
               for k, v in values.items()]
     unused = [s for s in live_in_syms if s not in nat.used]
@@ -234,15 +238,17 @@ def bind(nat: NativePhase, abi, kind: str, namer: Namer, cut_id: int, *,
     n_native = sum(1 for s in m.walk(nat.body) if isinstance(s, m.Instruction))
     head = f"// splice: cut {cut_id}{' - ' + title if title else ''} <- {nat.path} (abi {kind})"
     if kind == "inline":
+        dead = frozenset(_sym(r) for r in abi.live_in if getattr(r, "dead_after", False))
         return _bind_inline(nat, real, types, set(live_in_syms), set(live_out_syms), namer, cut_id,
-                            head, table, notes, n_native)
+                            head, table, notes, n_native, dead, frozenset(getattr(abi, "labels", ())))
     has_sync = any(isinstance(s, m.Instruction) and ".sync" in s.modifiers for s in m.walk(nat.body))
     return _bind_call(nat, abi, values, real, types, kind, namer, cut_id, head, table, notes, n_native,
                       threads, sync or ("warp" if has_sync else "none"), func_cache)
 
 
-def _bind_inline(nat, real, types, live_in_syms, live_out_syms, namer, cut_id, head, table, notes, n_native):
-    _check_clobber(nat, real, live_in_syms, live_out_syms)
+def _bind_inline(nat, real, types, live_in_syms, live_out_syms, namer, cut_id, head, table, notes, n_native,
+                 dead_after=frozenset(), keep_labels=frozenset()):
+    _check_clobber(nat, real, live_in_syms, live_out_syms, dead_after)
     regs = dict(real)
     scratch = {}
     by_type = {}
@@ -251,16 +257,22 @@ def _bind_inline(nat, real, types, live_in_syms, live_out_syms, namer, cut_id, h
         scratch[name] = fresh
         regs[name] = fresh
         by_type.setdefault(t, []).append(fresh)
-    labels = {l: f"$Lsplice{cut_id}_{l.lstrip('$')}" for l in labels_of(nat.body)}
+    # a native label named like one the cut removes replaces it (branches from outside the cut
+    # still reach it); any other gets a name of its own
+    labels = {l: l if l in keep_labels else f"$Lsplice{cut_id}_{l.lstrip('$')}" for l in labels_of(nat.body)}
     body = [rename_node(n, regs, labels) for n in nat.body]
-    lines = [head, "{"]
+    # labels inside { } are local to it: a kept label (a target from outside) needs the body's
+    # scope, so then the scratch (fresh names, no clash) is declared without a scope of its own
+    scoped = not any(v == k for k, v in labels.items())
+    lines = [head] + (["{"] if scoped else [])
     for t, names in by_type.items():
         lines.append(f"\t.reg {t} {', '.join(names)};")
     origin = [None] * len(lines)
     lines += render(body, "\t")
     origin += _origins(nat.body, nat)
-    lines += ["}", f"// splice: end cut {cut_id}"]
-    origin += [None, None]
+    tail = (["}"] if scoped else []) + [f"// splice: end cut {cut_id}"]
+    lines += tail
+    origin += [None] * len(tail)
     table += [{"symbol": k, "register": v, "type": nat.scratch[k], "role": "scratch", "dir": ""}
               for k, v in scratch.items()]
     return Binding("inline", lines, [], table, scratch, n_native, None, 0, notes, origin, [])

@@ -1,0 +1,119 @@
+"""Entry names for people: Itanium demangling, short display names, and ``--entry`` matching.
+
+Compilers name entries ``_Z14wgmma_gemm_f16PK6__halfS1_Pfi`` (nvcc) or with hundreds of
+characters of template arguments (CUTLASS).  A user names an entry by its exact name, its
+demangled name (``wgmma_gemm_f16(__half const*, __half const*, float*, int)``), the demangled
+function name (``wgmma_gemm_f16``) or any substring that only one entry contains; an ambiguous
+substring is an error listing the candidates, never a guess.
+
+Demangling uses ``c++filt`` (binutils) when it is on PATH, in one call for all names; without
+it a small built-in reader gives the function name of the common ``_Z<len><name>…`` and
+``_ZN…E…`` forms (parameters shown as ``(…)``).
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from typing import Optional
+
+from ..errors import SpliceError
+
+SHORT = 60
+
+
+def demangle_all(names) -> dict:
+    """{mangled: demangled} for every ``_Z`` name (others map to themselves)."""
+    names = list(dict.fromkeys(names))
+    out = {n: n for n in names}
+    mangled = [n for n in names if n.startswith("_Z")]
+    if not mangled:
+        return out
+    tool = shutil.which("c++filt")
+    if tool:
+        try:
+            r = subprocess.run([tool], input="\n".join(mangled) + "\n", capture_output=True,
+                               text=True, timeout=20, check=True)
+            lines = r.stdout.splitlines()
+            if len(lines) == len(mangled):
+                out.update(zip(mangled, lines))
+                return out
+        except (OSError, subprocess.SubprocessError):
+            pass
+    for n in mangled:
+        out[n] = _builtin(n)
+    return out
+
+
+_LEN = re.compile(r"(\d+)")
+
+
+def _builtin(name: str) -> str:
+    """Function name of ``_Z<len><id>…`` / ``_ZN<len><id>…E…``; the name itself otherwise."""
+    s = name[2:]
+    nested = s.startswith("N")
+    if nested:
+        s = s[1:]
+    parts = []
+    while s:
+        mm = _LEN.match(s)
+        if not mm:
+            break
+        n = int(mm.group(1))
+        start = mm.end()
+        parts.append(s[start:start + n])
+        s = s[start + n:]
+        if not nested:
+            break
+    if not parts:
+        return name
+    return "::".join(parts) + "(…)"
+
+
+def short(display: str, width: int = SHORT) -> str:
+    """A display name that fits a table header: the parameter list folded to ``(…)`` when
+    too long, then the middle elided."""
+    if len(display) <= width:
+        return display
+    if "(" in display:
+        head = display[:display.index("(")]
+        display = head + "(…)"
+    if len(display) <= width:
+        return display
+    keep = width - 1
+    return display[:keep * 2 // 3] + "…" + display[-(keep - keep * 2 // 3):]
+
+
+def display_name(name: str) -> str:
+    return short(demangle_all([name])[name])
+
+
+def resolve_entry(module, query: str) -> str:
+    """The entry ``query`` names (see the module docstring); SpliceError when none or several."""
+    ents = [f.name for f in module.entries() if f.body is not None]
+    if query in ents:
+        return query
+    dem = demangle_all(ents)
+    base = {n: dem[n].split("(", 1)[0] for n in ents}
+    for test in (lambda n: dem[n] == query, lambda n: base[n] == query,
+                 lambda n: base[n].rsplit("::", 1)[-1] == query,
+                 lambda n: query in n or query in dem[n]):
+        hits = [n for n in ents if test(n)]
+        if len(hits) == 1:
+            return hits[0]
+        if len(hits) > 1:
+            raise SpliceError(f"--entry {query!r} matches {len(hits)} entries; name one of them",
+                              path=module.path, detail="\n".join(f"  {short(dem[n])}  ({n})" for n in hits))
+    raise SpliceError(f"no entry {query!r}", path=module.path,
+                      detail="entries:\n" + "\n".join(f"  {short(dem[n])}  ({n})" for n in ents))
+
+
+def lookup(module, query: Optional[str]):
+    """The Function ``query`` names (``None``: the module's first entry with a body)."""
+    if query is None:
+        ents = [f for f in module.entries() if f.body is not None]
+        return ents[0] if ents else None
+    try:
+        return module.function(query)
+    except KeyError:
+        return module.function(resolve_entry(module, query))

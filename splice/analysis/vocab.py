@@ -1,0 +1,130 @@
+"""Vocabulary by evidence: the stand-ins' names only where their pattern is proven.
+
+The notes' words — the weight image ``W``, the plane arena, its scatter — describe the DLDN
+engine's kernels.  On a third-party kernel they would mislabel a C pointer read for ``β·C`` as
+"weights" or a register spill as "plane-arena scatter".  So:
+
+* **weight image** (``W``): the field the analysis picked (``Provenance.weight_atom``) is *only
+  read* (no store, reduction or atomic goes through it) and at least one load reads it through
+  the lane-indexed pattern (an address with a ``laneid`` term).  Otherwise the field keeps its
+  neutral name (``param_0+96``).
+* **plane-arena scatter**: a global store into a *written-only* buffer (no load reads the field
+  its address hangs off) at a lane- or thread-dependent (strided) address.  Other global
+  stores are "global store", ``st.local`` is "local spill".
+* a **profile** (``profiles/*.yaml``, written by the user for a family of kernels) names
+  parameter fields: ``entries:`` (globs of entry names) and ``fields:`` (``param_0+40:
+  weights``).  ``find_profile`` picks the first profile whose globs match the entry, from
+  ``$SPLICE_PROFILES`` (``os.pathsep``-separated directories), then the repository's
+  ``profiles/``.
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from ..errors import SpliceError
+from .provenance import coef
+
+SCATTER, GLOBAL_STORE, LOCAL_SPILL = "plane-arena scatter", "global store", "local spill"
+_REPO_PROFILES = Path(__file__).resolve().parents[2] / "profiles"
+
+
+@dataclass(frozen=True)
+class Profile:
+    path: str
+    entries: tuple
+    fields: dict = field(default_factory=dict)    # 'param_0+40' -> name
+
+    def matches(self, entry: str) -> bool:
+        return any(fnmatch.fnmatchcase(entry, g) for g in self.entries)
+
+
+def load_profile(path) -> Profile:
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except FileNotFoundError:
+        raise SpliceError("profile not found", str(path)) from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise SpliceError(f"not valid YAML: {getattr(e, 'problem', e)}", str(path),
+                          line=mark.line + 1 if mark else None,
+                          column=mark.column + 1 if mark else None) from None
+    if not isinstance(data, dict) or not isinstance(data.get("fields", {}), dict):
+        raise SpliceError("a profile is a mapping with entries: [globs] and fields: {field: name}",
+                          str(path), line=1)
+    ents = data.get("entries") or ["*"]
+    if isinstance(ents, str):
+        ents = [ents]
+    return Profile(str(path), tuple(str(e) for e in ents),
+                   {str(k): str(v) for k, v in (data.get("fields") or {}).items()})
+
+
+def profile_dirs() -> list:
+    extra = [Path(p) for p in os.environ.get("SPLICE_PROFILES", "").split(os.pathsep) if p]
+    return extra + [_REPO_PROFILES]
+
+
+def find_profile(entry: str, dirs=None) -> Optional[Profile]:
+    for d in profile_dirs() if dirs is None else dirs:
+        for f in sorted(Path(d).glob("*.yaml")) if Path(d).is_dir() else ():
+            prof = load_profile(f)
+            if prof.matches(entry):
+                return prof
+    return None
+
+
+def _fields_of(addr) -> list:
+    """Pointer atoms of an address form: the weight image ``W`` or a ``param_N+off`` field."""
+    return [a for a, v in (addr or ()) if v == 1 and (a == "W" or a.startswith("param"))]
+
+
+def weight_evidence(k) -> tuple:
+    """(proven, why): may the weight field be called the weight image ``W``?"""
+    prov = k.provenance
+    if not prov.weight_atom:
+        return False, "no weight field"
+    writes = [a.n for a in prov.accesses
+              if a.kind in ("st", "red", "atom") and a.addr and coef(a.addr, "W") == 1]
+    if writes:
+        return False, f"{prov.weight_atom} is written (s{writes[0]}): not a read-only image"
+    lane = [a.n for a in prov.accesses if a.kind == "ld" and a.addr and coef(a.addr, "W") == 1
+            and any("laneid" in atom for atom, _v in a.addr)]
+    if not lane:
+        return False, f"no lane-indexed load reads {prov.weight_atom}"
+    return True, f"only read, lane-indexed loads (s{lane[0]} …)"
+
+
+def store_kinds(k) -> dict:
+    """{statement index: 'plane-arena scatter' | 'global store' | 'local spill'} for every
+    store-like access of the entry."""
+    prov = k.provenance
+    read = set()
+    for a in prov.accesses:
+        if a.kind in ("ld", "cp", "ldmatrix") or a.kind == "atom":
+            read.update(_fields_of(a.addr))
+    out = {}
+    for a in prov.accesses:
+        if a.kind not in ("st", "red", "atom"):
+            continue
+        if a.space == "local":
+            out[a.pos] = LOCAL_SPILL
+        elif a.space in ("global", "generic"):
+            fs = _fields_of(a.addr)
+            strided = any(v and atom not in ("", *fs) for atom, v in (a.addr or ()))
+            written_only = bool(fs) and not (set(fs) & read)
+            out[a.pos] = SCATTER if (written_only and strided and a.kind == "st") else GLOBAL_STORE
+    return out
+
+
+def field_names(k, profile: Optional[Profile]) -> dict:
+    """{field: name} for the entry's parameter fields: the profile's names, and ``W`` for the
+    weight field when its pattern is proven."""
+    names = dict(profile.fields) if profile else {}
+    if weight_evidence(k)[0]:
+        names.setdefault(k.provenance.weight_atom, "W")
+    return names

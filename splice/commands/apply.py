@@ -34,11 +34,17 @@ def cmd_apply(args) -> int:
     p, val, out, timings = run_apply(args.recipe, args.output, not args.no_ptxas)
     write_atomic(out, p.text)
     diff = unified_diff(p, str(out))
+    from .verify import apply_hook
+    verified, status = apply_hook(p, args, timings)
     if args.json:
-        print(json.dumps(to_json(p, val, out, timings, diff if args.diff else None), indent=1))
-        return 0
+        from .verify import verify_json
+        data = to_json(p, val, out, timings, diff if args.diff else None)
+        print(json.dumps({**data, "verify": verify_json(verified)}, indent=1))
+        return status
     print_report(p, val, out, timings, diff, args.diff)
-    return 0
+    from ..report.verify import print_verify_lines
+    print_verify_lines(verified)
+    return status
 
 
 def cmd_extract(args) -> int:

@@ -66,10 +66,11 @@ def verify_cut(plan, cp, cache=None) -> CutResult:
     names = _names(cp)
     try:
         body, origin = sides.original(plan, cp)
-        ev_o = Evaluator(g, origin)
+        aliases = special_aliases(cp)
+        ev_o = Evaluator(g, origin, aliases=aliases)
         st_o = ev_o.run(body)
         nbody, norigin, funcs, forigin, glue = sides.native(plan, cp, cache)
-        ev_n = Evaluator(g, norigin, funcs, func_origin=forigin, glue=glue)
+        ev_n = Evaluator(g, norigin, funcs, func_origin=forigin, glue=glue, aliases=aliases)
         st_n = ev_n.run(nbody)
     except Unsupported as exc:
         res.reason = f"{exc.reason}{_where(exc.where)}: the checker handles straight-line code " \
@@ -95,6 +96,20 @@ def verify_cut(plan, cp, cache=None) -> CutResult:
         res.reason = bad[0].message + "; run the GPU probe"
     res.seconds = time.perf_counter() - t0
     return res
+
+
+def special_aliases(cp) -> dict:
+    """Live-ins the analysis' provenance shows to hold a special register (``%r87`` = laneid):
+    they are that register on both sides (rule provenance)."""
+    from ..ptx.model import SPECIAL_REGISTER_PREFIXES
+
+    out = {}
+    live = {r.reg for r in cp.abi.live_in}
+    for reg, text in (getattr(cp.abi, "values", None) or {}).items():
+        if reg in live and isinstance(text, str) and ("%" + text).startswith(SPECIAL_REGISTER_PREFIXES) \
+                and " " not in text:
+            out[reg] = "%" + text
+    return out
 
 
 def _where(o) -> str:
@@ -123,9 +138,82 @@ def _names(cp) -> dict:
     return out
 
 
+def _chain(g, mem) -> list:
+    """The memory events of a state, oldest first (a guarded store is one event)."""
+    out = []
+    while True:
+        kind, _key, args = g.nodes[mem]
+        if kind not in ("st", "mem") or not args:
+            break
+        out.append(mem)
+        mem = args[-1]
+    return out[::-1]
+
+
+def _memory_difference(g, a, b):
+    """A definite difference of two final memory states: a store dropped, a store writing a
+    definitely different value, or two stores to one address in the other order."""
+    ca, cb = _chain(g, a), _chain(g, b)
+    key = lambda v: g.nodes[v][:2] + (g.nodes[v][2][:-1],)   # noqa: E731 (event without its past)
+    ka, kb = [key(v) for v in ca], [key(v) for v in cb]
+    if len(ka) == len(kb) + 1 and any(ka[:i] + ka[i + 1:] == kb for i in range(len(ka))):
+        i = next(i for i in range(len(ka)) if ka[:i] + ka[i + 1:] == kb)
+        if g.nodes[ca[i]][0] == "st":
+            return Difference(ca[i], ca[i], True, "dropped", "", ())
+    if len(ka) != len(kb):
+        return None
+    diff = [i for i in range(len(ka)) if ka[i] != kb[i]]
+    if len(diff) == 2 and ka[diff[0]] == kb[diff[1]] and ka[diff[1]] == kb[diff[0]]:
+        x, y = ca[diff[0]], ca[diff[1]]
+        if g.nodes[x][0] == "st" == g.nodes[y][0] and g.nodes[x][2][0] == g.nodes[y][2][0] \
+                and first_difference(g, g.nodes[x][2][1], g.nodes[y][2][1]).definite:
+            return Difference(x, cb[diff[0]], True, "reordered", "", ())
+    last = _final_stores(g, ca, cb)
+    if last is not None:
+        la, lb = last
+        for addr in la:
+            if addr in lb and first_difference(g, g.nodes[la[addr]][2][1], g.nodes[lb[addr]][2][1]).definite:
+                return Difference(la[addr], lb[addr], True, "stored", "", ())
+    if len(diff) == 1:
+        x, y = g.nodes[ca[diff[0]]], g.nodes[cb[diff[0]]]
+        if x[0] == y[0] == "st" and x[1] == y[1] and x[2][0] == y[2][0] and \
+                not any(g.nodes[v][0] == "st" and g.nodes[v][2][0] == x[2][0] for v in ca[diff[0] + 1:]):
+            d = first_difference(g, x[2][1], y[2][1])
+            if d.definite:
+                return Difference(ca[diff[0]], cb[diff[0]], True, "stored", "", ())
+    return None
+
+
+def _final_stores(g, ca, cb):
+    """address -> last store event, per side, when every event of both chains is an unguarded
+    store of one opcode off one base (so which store a location keeps is decidable)."""
+    events = ca + cb
+    if not events or any(g.nodes[v][0] != "st" for v in events):
+        return None
+    keys = {g.nodes[v][1] for v in events}
+    addrs = [g.nodes[v][2][0] for v in events]
+    if len(keys) != 1 or any(isinstance(x, tuple) or g.nodes[x][0] != "addr" for x in addrs) \
+            or len({g.nodes[x][2] for x in addrs}) != 1:
+        return None
+    out = []
+    for chain in (ca, cb):
+        last = {}
+        for v in chain:
+            last[g.nodes[v][2][0]] = v
+        out.append(last)
+    return out
+
+
 def _row(g, name, reg, a, b, ev_o, ev_n, names) -> Row:
     if a == b:
         return Row(name, reg, True)
+    d = _memory_difference(g, a, b) if name == "memory" else None
+    if d is not None:
+        msg = {"dropped": "a store of the original is missing here",
+               "reordered": "two stores to the same address are in the other order",
+               "stored": "a store writes a definitely different value"}[d.what]
+        return Row(name, reg, False, True, f"memory: {msg}", show(g, d.a, names), show(g, d.b, names),
+                   fmt_origin(ev_o.origins.get(d.a)), fmt_origin(ev_n.origins.get(d.b)))
     d = first_difference(g, a, b)
     d = _neutral(g, d)
     msg = describe(g, d, names, name)

@@ -53,8 +53,10 @@ class Evaluator:
     statement number or a native line); ``origins`` maps each value number to the first
     location that produced it on this side."""
 
-    def __init__(self, g: Graph, origin, funcs=None, types=None, func_origin=None, glue=None):
+    def __init__(self, g: Graph, origin, funcs=None, types=None, func_origin=None, glue=None,
+                 aliases=None):
         self.g = g
+        self.aliases = aliases or {}
         self.origin = origin
         self.funcs = funcs or {}
         self.func_origin = func_origin or {}
@@ -71,7 +73,12 @@ class Evaluator:
     def read(self, st: State, name: str) -> int:
         v = st.env.get(name)
         if v is None:
-            v = self.g.leaf("undef" if name in self.declared else "in", name)
+            if name in self.declared:
+                v = self.g.leaf("undef", name)
+            elif name in self.aliases:
+                v = self.g.leaf("sreg", self.aliases[name])
+            else:
+                v = self.g.leaf("in", name)
             st.env[name] = v
         return v
 
@@ -284,6 +291,7 @@ class Evaluator:
                 v = g.op(name, srcs + (self.observed(srcs[0] if srcs else None, name, st.mem),))
         else:
             v = g.op(name, srcs)
+        self._record(v, s)
         if s.opcode in ("atom",):
             st.mem = g.mem("mem", name, (v,))
         dests = self._dest_regs(ops[0])

@@ -82,7 +82,7 @@ def first_difference(g, a: int, b: int, elt=None, depth: int = 0) -> Difference:
         inner = first_difference(g, args[0], nb[2][0], elt=key, depth=depth + 1)
         inner.path.insert(0, a)
         return inner
-    fa, fb = _flat(args), _flat(nb[2])
+    fa, fb = _flat(args), _flat(_align(key, args, nb[2]) if kind == "op" else nb[2])
     diff = [(pa, x, y) for (pa, x), (_pb, y) in zip(fa, fb) if x != y]
     if kind == "op" and opword(key) == "mma" and elt is not None:
         diff = [d for d in diff if d[0][0] < 2 or d[0] == (2, elt)]
@@ -98,6 +98,22 @@ def first_difference(g, a: int, b: int, elt=None, depth: int = 0) -> Difference:
             inner.path.insert(0, a)
             return inner
     return _args_difference(g, a, b, diff)
+
+
+def _align(key, xa, xb):
+    """For commutative operands (sorted by value number on each side), line up the operand the
+    two sides share so only the differing one is compared."""
+    from .canon import commutative_positions
+
+    pos = commutative_positions(key)
+    if not pos or len(xb) <= max(pos):
+        return xb
+    i, j = pos
+    if (xa[i] == xb[j] or xa[j] == xb[i]) and xa[i] != xb[i]:
+        out = list(xb)
+        out[i], out[j] = xb[j], xb[i]
+        return tuple(out)
+    return xb
 
 
 def _propagates(g, kind, key, args, pos) -> bool:
@@ -124,6 +140,13 @@ def _node_difference(g, a, b) -> Difference:
     na, nb = g.nodes[a], g.nodes[b]
     if na[0] in FREE_LEAVES and nb[0] in FREE_LEAVES:
         return Difference(a, b, True, "value")
+    if na[0] == nb[0] == "ioff" and na[2] == nb[2] and na[1][0] == nb[1][0]:
+        return Difference(a, b, True, "value")          # x + c1 vs x + c2, c1 != c2 mod 2^W
+    for x, y in ((a, b), (b, a)):
+        leaves = _leaves(g, y)
+        if g.nodes[x][0] == "in" and x not in leaves and \
+                all(g.nodes[v][0] in FREE_LEAVES for v in leaves):
+            return Difference(a, b, True, "value")      # an input a pure other side never reads
     if na[0] == "op" and nb[0] == "op":
         return _op_difference(g, a, b)
     reason = _leaf_reason(na) or _leaf_reason(nb) or "the forms are different computations no rule relates"
@@ -131,6 +154,10 @@ def _node_difference(g, a, b) -> Difference:
 
 
 def _leaf_reason(n):
+    if n[0] == "in":
+        return ""
+    if n[0] == "elt" or n[0] == "op":
+        return "a computed or loaded value on one side, a register on the other"
     if n[0] == "undef":
         return f"{n[1]} is read before it is written"
     if n[0] == "sreg":
@@ -167,13 +194,17 @@ def _args_difference(g, a, b, diff) -> Difference:
         return Difference(a, b, False, "operand", "no operand differs")
     xs = sorted(x for _p, x, _y in diff)
     ys = sorted(y for _p, _x, y in diff)
-    ok = all(first_difference(g, x, y, depth=100).definite for _p, x, y in diff)
+    inner = [first_difference(g, x, y, depth=100) for _p, x, y in diff]
     swapped = xs == ys and len(diff) >= 2
-    if ok and _definite_context(g, kind, key, args, [p for p, _x, _y in diff]):
+    context = _definite_context(g, kind, key, args, [p for p, _x, _y in diff])
+    if all(d.definite for d in inner) and context:
         return Difference(a, b, True, "swap" if swapped else "operand", "", diff[0][0])
-    why = "operands swapped" if swapped else "operands differ"
-    return Difference(a, b, False, "operand", f"{why} inside an operation that may mask the "
-                      "difference", diff[0][0])
+    if not context:
+        why = ("operands swapped" if swapped else "operands differ") + \
+            " inside an operation that may mask the difference"
+    else:
+        why = next(d.reason for d in inner if not d.definite)
+    return Difference(a, b, False, "operand", why, diff[0][0])
 
 
 def _definite_context(g, kind, key, args, positions) -> bool:

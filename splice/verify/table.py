@@ -63,6 +63,9 @@ RULES = (
          "call-shared's per-thread __splice_ret slots, are forwarded store→load and are not part "
          "of the memory compared", "they are splice's own storage, private to the thread "
          "(slot tid·4 of a region of 4·threads bytes, threads as the recipe declares)"),
+    Rule("provenance", "a live-in whose provenance (splice.analysis) is a bare special register "
+         "(laneid, tid.x, …) is that special register, on both sides", "the analysis proved the "
+         "register a copy of it on every path into the cut (named values bind %laneid to it)"),
     Rule("if-convert", "forward branches inside a cut become selects on the branch predicate",
          "a straight-line program with selects computes the same values as the branchy one"),
 )

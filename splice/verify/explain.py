@@ -91,9 +91,8 @@ def first_difference(g, a: int, b: int, elt=None, depth: int = 0) -> Difference:
                               "element does not read", ())
     if len(diff) == 1 and depth < 200 and _propagates(g, kind, key, args, diff[0][0]):
         pos, x, y = diff[0]
-        if kind in ("st", "mem") and pos[0] == len(args) - 1:
-            pass
-        else:
+        leaves = g.nodes[x][0] in FREE_LEAVES and g.nodes[y][0] in FREE_LEAVES
+        if not leaves and not (kind in ("st", "mem") and pos[0] == len(args) - 1):
             inner = first_difference(g, x, y, depth=depth + 1)
             inner.path.insert(0, a)
             return inner
@@ -140,6 +139,8 @@ def _node_difference(g, a, b) -> Difference:
     na, nb = g.nodes[a], g.nodes[b]
     if na[0] in FREE_LEAVES and nb[0] in FREE_LEAVES:
         return Difference(a, b, True, "value")
+    if na[0] == nb[0] == "elt" and na[2] == nb[2] and opword(g.nodes[na[2][0]][1]) == "mma":
+        return Difference(a, b, True, "value")          # two D elements: each adds its own C
     if na[0] == nb[0] == "ioff" and na[2] == nb[2] and na[1][0] == nb[1][0]:
         return Difference(a, b, True, "value")          # x + c1 vs x + c2, c1 != c2 mod 2^W
     for x, y in ((a, b), (b, a)):

@@ -64,11 +64,13 @@ class Graph:
             return self.ioff(width, args[0], key[1] + c)
         return self._intern("ioff", (width, c), (x,))
 
-    def addr(self, base: int, off: int, width) -> int:
-        """``[base + off]``; an ``ioff`` base of the address width is folded (rule addr-offset)."""
+    def addr(self, base: int, off: int, width: int = 64) -> int:
+        """``[base + off]``, ``off`` modulo 2^width; an ``ioff`` base of the address width is
+        folded (rule addr-offset)."""
+        off %= 1 << width
         kind, key, args = self.nodes[base]
-        if kind == "ioff" and width and key[0] == width:
-            return self.addr(args[0], (off + key[1]) % (1 << width), width)
+        if kind == "ioff" and key[0] == width:
+            return self.addr(args[0], off + key[1], width)
         return self._intern("addr", off, (base,))
 
     # ---- predicates and selects (rules select, not-not) -----------------------------------
@@ -87,19 +89,22 @@ class Graph:
         return self._intern("sel", None, (p, a, b))
 
     # ---- packs and elements (rule pack) ----------------------------------------------------
-    def part(self, width: int, k: int, x: int) -> int:
+    def part(self, total: int, width: int, k: int, x: int) -> int:
+        """Element k (``width`` bits) of a ``total``-bit register."""
         kind, key, args = self.nodes[x]
-        if kind == "pack" and key == width and k < len(args):
+        if kind == "pack" and key == (total, width) and k < len(args):
             return args[k]
-        return self._intern("part", (width, k), (x,))
+        return self._intern("part", (total, width, k), (x,))
 
-    def pack(self, width: int, items: tuple) -> int:
+    def pack(self, total: int, width: int, items: tuple) -> int:
+        """A ``total``-bit register from ``width``-bit elements, element 0 least significant;
+        the elements of one register, in order, are that register."""
         first = self.nodes[items[0]]
-        if first[0] == "part" and first[1] == (width, 0):
+        if first[0] == "part" and first[1] == (total, width, 0) and total == width * len(items):
             src = first[2][0]
-            if all(self.nodes[v] == ("part", (width, k), (src,)) for k, v in enumerate(items)):
+            if all(self.nodes[v] == ("part", (total, width, k), (src,)) for k, v in enumerate(items)):
                 return src
-        return self._intern("pack", width, tuple(items))
+        return self._intern("pack", (total, width), tuple(items))
 
     def elt(self, k: int, x: int) -> int:
         return self._intern("elt", k, (x,))
@@ -132,6 +137,8 @@ def commute(name: str, args: tuple) -> tuple:
 def commutative_positions(name: str):
     parts = name.split(".")
     opcode, mods = parts[0], ["." + p for p in parts[1:]]
+    if opcode == "iadd":
+        return (0, 1)                         # integer add of one width (rule int-add)
     if ".cc" in mods or ".sat" in mods and opcode not in COMM_FLOAT:
         return None
     types = [m for m in mods if m in INT_TYPES or m in FLOAT_TYPES]

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..analysis.roles import CALL, MMA, NONE, RW0, access_bytes, is_branch, is_exit, mem_space, role_of
-from ..cut.native import REG_WIDTH
+from ..cut.native import REG_WIDTH, rename_node
 from ..ptx import model as m
 from .canon import Graph, int_add_width
 
@@ -53,15 +53,13 @@ class Evaluator:
     statement number or a native line); ``origins`` maps each value number to the first
     location that produced it on this side."""
 
-    def __init__(self, g: Graph, origin, funcs=None, types=None, func_origin=None, glue=None,
-                 aliases=None):
+    def __init__(self, g: Graph, origin, funcs=None, func_origin=None, glue=None, aliases=None):
         self.g = g
         self.aliases = aliases or {}
         self.origin = origin
         self.funcs = funcs or {}
         self.func_origin = func_origin or {}
         self.glue = glue or (lambda s: False)
-        self.types = types or {}
         self.origins: dict = {}
         self.in_func = False
         self.declared: set = set()
@@ -98,7 +96,7 @@ class Evaluator:
         if t is m.Vec:
             return tuple(self.value(st, x, width) for x in op.items)
         if t is m.Offset:
-            return g.ioff(64, self.value(st, op.base), int(m.parse_number(op.imm)))
+            return g.ioff(width or 64, self.value(st, op.base), int(m.parse_number(op.imm)))
         if t is m.Addr:
             return self.address(st, op)
         if t is m.ParenList:
@@ -116,15 +114,8 @@ class Evaluator:
 
     # ---- statements --------------------------------------------------------------------------
     def run(self, stmts, state: State = None) -> State:
-        items = [s for s in m.walk(stmts)]
-        for s in items:
-            if isinstance(s, m.Decl) and s.space == ".reg":
-                for d in s.declarators:
-                    if d.count is not None:
-                        self.declared.update(f"{d.name}{k}" for k in range(d.count))
-                    else:
-                        self.declared.add(d.name)
-                    self.types.setdefault(d.name, s.type)
+        items = []
+        self._flatten(stmts, {}, items, top=True)
         labels = {s.name: i for i, s in enumerate(items) if isinstance(s, m.Label)}
         st = state or State({}, self.g.leaf("mem0", None), self.true)
         pending: dict = {}
@@ -147,6 +138,27 @@ class Evaluator:
         if st is None:
             raise Unsupported("no path reaches the end of the statements")
         return st
+
+    def _flatten(self, stmts, renames: dict, out: list, top: bool = False):
+        """Statements in program order.  A register declared in a nested ``{ }`` scope is another
+        register than a same-named one outside: it is renamed ``name@scope`` inside."""
+        local = {}
+        for it in stmts:
+            if isinstance(it, m.Decl) and it.space == ".reg":
+                for d in it.declarators:
+                    names = [f"{d.name}{k}" for k in range(d.count)] if d.count is not None else [d.name]
+                    for n in names:
+                        local[n] = n if top else f"{n}@{len(self.declared)}"
+                        self.declared.add(local[n])
+        inner = {**renames, **{k: v for k, v in local.items() if k != v}}
+        for it in stmts:
+            if isinstance(it, m.Block):
+                self._flatten(it.items, inner, out)
+            elif isinstance(it, m.Instruction) and inner:
+                new = rename_node(it, inner, {})
+                out.append(m.Instruction(new.guard, new.opcode, new.modifiers, new.operands, it.span, it.line))
+            elif not isinstance(it, m.Decl):
+                out.append(it)
 
     def _branch(self, st, s, i, labels, pending):
         target = s.operands[0].name if s.operands and isinstance(s.operands[0], m.Sym) else None
@@ -255,16 +267,20 @@ class Evaluator:
         d, src = s.operands
         width = type_width(s.modifiers)
         if isinstance(src, m.Vec):                       # pack
-            w = width // len(src.items) if width else None
-            v = g.pack(w, tuple(self.value(st, x, w) for x in src.items))
+            if not width:
+                raise Unsupported(f"{s.opcode}{''.join(s.modifiers)}: brace list without a width", self.origin(s))
+            w = width // len(src.items)
+            v = g.pack(width, w, tuple(self.value(st, x, w) for x in src.items))
             for _k, r in self._dest_regs(d):
                 self.write(st, s, r, v)
             return
         v = self.value(st, src, width)
         if isinstance(d, m.Vec):                         # unpack
-            w = width // len(d.items) if width else None
+            if not width:
+                raise Unsupported(f"{s.opcode}{''.join(s.modifiers)}: brace list without a width", self.origin(s))
+            w = width // len(d.items)
             for k, r in self._dest_regs(d):
-                self.write(st, s, r, g.part(w, k, v))
+                self.write(st, s, r, g.part(width, w, k, v))
             return
         if isinstance(v, tuple):
             raise Unsupported(f"mov of {src} is not modelled", self.origin(s))
@@ -288,12 +304,13 @@ class Evaluator:
         elif _reads_memory(s):
             v = self._private_load(st, s, srcs)
             if v is None:
-                v = g.op(name, srcs + (self.observed(srcs[0] if srcs else None, name, st.mem),))
+                mem = st.mem if s.opcode == "atom" else self.observed(srcs[0] if srcs else None, name, st.mem)
+                v = g.op(name, srcs + (mem,))
         else:
             v = g.op(name, srcs)
         self._record(v, s)
-        if s.opcode in ("atom",):
-            st.mem = g.mem("mem", name, (v,))
+        if s.opcode == "atom":
+            st.mem = g.mem("mem", name, (v, st.mem))      # ordered: nothing commutes past it
         dests = self._dest_regs(ops[0])
         if role == MMA or isinstance(ops[0], (m.Vec, m.Pair)):
             for k, r in dests:
@@ -311,6 +328,8 @@ class Evaluator:
             return g.ioff(width, a, -c if opcode == "sub" else c)
         if opcode == "add" and ka[0] == "imm" and ka[1][0] == "i":
             return g.ioff(width, b, ka[1][1])
+        if opcode == "add" and b < a:
+            a, b = b, a                       # rule comm-int
         return g.op(f"i{opcode}.{width}", (a, b))
 
     def _effect(self, st: State, s):
@@ -347,7 +366,10 @@ class Evaluator:
         if ka[0] != "addr" or kb[0] != "addr" or ka[2] != kb[2]:
             return False
         oa, ob = ka[1], kb[1]
-        return oa + access_bytes(name_a) <= ob or ob + access_bytes(name_b) <= oa
+        ea, eb = oa + access_bytes(name_a), ob + access_bytes(name_b)
+        if max(ea, eb) > 1 << 64:
+            return False                      # a range wrapping around the address space
+        return ea <= ob or eb <= oa
 
     def observed(self, addr, name: str, mem: int) -> int:
         """The memory state a load observes: stores to disjoint addresses are skipped."""
@@ -448,7 +470,7 @@ class Evaluator:
             for k, v in list(st.params.items()):
                 if k[0] == a.name:
                     inner.params[(p.name, k[1])] = v
-        sub = Evaluator(self.g, self.origin_in(fn), self.funcs, dict(self.types), self.func_origin)
+        sub = Evaluator(self.g, self.origin_in(fn), self.funcs, self.func_origin)
         sub.private_mem = self.private_mem
         sub.in_func = True
         out = sub.run(fn.body.items, inner)

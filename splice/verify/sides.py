@@ -28,11 +28,12 @@ def original(plan, cp):
     numbered = [s for s in m.walk(body) if isinstance(s, (m.Instruction, m.Label))]
     nums = {}
     if len(numbered) == cp.last - cp.first + 1:
-        nums = {id(s): cp.first + k for k, s in enumerate(numbered)}
+        for k, s in enumerate(numbered):
+            nums.setdefault(s.line, cp.first + k)
     first_line = cp.lines[0]
 
     def origin(s):
-        return ("s", nums.get(id(s)), first_line + s.line - skip - 1)
+        return ("s", nums.get(s.line), first_line + s.line - skip - 1)
 
     return body, origin
 

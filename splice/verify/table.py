@@ -103,7 +103,7 @@ GPU_FORMS = {
              (".b32", "mov.b32 {%h0, %h1}, %x; mov.b32 {%h2, %h3}, %y; mov.b32 %o, {%h0, %h3};",
               "mov.b32 {%h2, %h3}, %y; mov.b32 {%h0, %h1}, %x; mov.b32 %t, {%h0, %h3}; mov.b32 %o, %t;")],
     "int-add": [(".u32", "add.s32 %t, %x, 5; add.u32 %o, %t, -7;", "sub.u32 %o, %x, 2;")],
-    "addr-offset": [(".u32", "ADDR: ld.global.u32 %o, [%a+8];", "ADDR: add.s64 %q, %a, 4; ld.global.u32 %o, [%q+4];")],
+    "addr-offset": [(".u32", "ADDR: ld.global.u32 %o, [%a+8];", "ADDR: add.s64 %s, %a, 4; ld.global.u32 %o, [%s+4];")],
     "weak-default": [(".u32", "ADDR: ld.weak.global.u32 %o, [%a];", "ADDR: ld.global.u32 %o, [%a];")],
     "st-type": [(".f32", "ADDR: st.global.f32 [%a], %x; ld.global.u32 %o, [%a];",
                  "ADDR: st.global.b32 [%a], %x; ld.global.u32 %o, [%a];")],

@@ -77,7 +77,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-ptxas", action="store_true", help="skip ptxas validation")
     p.add_argument("--diff", action="store_true", help="show the full highlighted PTX diff")
     _add_no_cache(p)
+    p.add_argument("--verify-strict", action="store_true",
+                   help="exit with splice verify's status (1 different, 3 not proven) instead of 0")
     p.set_defaults(func=_lazy("splice.commands.apply", "cmd_apply"))
+
+    p = _add_json(sub.add_parser("verify", help="prove each native cut of a recipe equal to the code it replaces"))
+    p.add_argument("recipe")
+    p.set_defaults(func=_lazy("splice.commands.verify", "cmd_verify"))
 
     p = _add_json(sub.add_parser("extract", help="write a phase as a native-phase file against the symbolic ABI"))
     p.add_argument("file")

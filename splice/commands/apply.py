@@ -34,15 +34,23 @@ def cmd_apply(args) -> int:
     cache = default_cache(not args.no_cache)
     p, val, out, timings = run_apply(args.recipe, args.output, not args.no_ptxas, cache=cache)
     write_atomic(out, p.text, inputs=recipe_inputs(p.recipe))
+    from .verify import apply_hook
+
+    verified, status = apply_hook(p, args, timings)
     if args.json:
+        from .verify import verify_json
+
         # the diff is only computed when it is printed: on a big module it costs as much as the plan
         diff = unified_diff(p, str(out)) if args.diff else None
-        print(json.dumps(to_json(p, val, out, timings, diff), indent=1))
-        return 0
+        data = to_json(p, val, out, timings, diff)
+        print(json.dumps({**data, "verify": verify_json(verified)}, indent=1))
+        return status
     from ..report.apply import print_report
+    from ..report.verify import print_verify_lines
 
     print_report(p, val, out, timings, unified_diff(p, str(out)), args.diff)
-    return 0
+    print_verify_lines(verified)
+    return status
 
 
 def cmd_extract(args) -> int:

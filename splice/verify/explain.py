@@ -1,0 +1,240 @@
+"""Why two canonical forms differ, and whether the difference is *definite*.
+
+``first_difference(g, a, b)`` walks down from two different value numbers while exactly one
+operand differs and the operation passes a difference in that operand through to its result
+(``PROPAGATE``), and stops at the first operation where the two forms part.  The difference is
+**definite** — the cut is *proved different* — only when, at that operation, the two forms
+compute different functions of independent inputs for some input:
+
+* two different live-in registers, a live-in and a constant, two different constants or symbols
+  (every live-in is an independent input; special registers such as %laneid are not, so they
+  never make a definite difference);
+* the same operation with operands swapped in a non-commutative position, or several operands
+  that each differ definitely;
+* the same operands under different opcodes or modifiers (type, rounding, .ftz, .sat, comparison,
+  shuffle mode), neither approximate.
+
+Everything else — a fused vs an unfused multiply-add, a re-associated sum, an approximate
+function, a load that observes a different memory state, a difference inside an operation that
+may mask it (an ``and`` with a constant, one half of a register) — is *not proven*, with the
+reason.  The propagation rule assumes a non-constant operand can take a value that makes the
+operation injective in the differing operand (1 for mul, all-ones for and, 0 for a shift);
+constants block it except in operations where no constant can mask (add of integers, xor,
+pack, cvt, shuffles, mma's A/B).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+FREE_LEAVES = ("in", "imm", "sym")
+# opcode -> "always": a difference in any operand reaches the result whatever the others are;
+# "nonconst": only when every other operand is non-constant (a constant may mask it).
+PROPAGATE = {
+    "iadd": "always", "isub": "always", "xor": "always", "neg": "always", "not": "always",
+    "cvt": "always", "shfl": "always", "movmatrix": "always", "mma": "always",
+    "add": "nonconst", "sub": "nonconst", "mul": "nonconst", "fma": "nonconst", "mad": "nonconst",
+    "and": "nonconst", "or": "nonconst", "min": "nonconst", "max": "nonconst", "abs": "always",
+    "shl": "nonconst", "shr": "nonconst", "ld": "address", "tex": "address",
+}
+OPERAND_NAMES = {"mma": ("A", "B", "C"), "fma": ("a", "b", "c"), "mad": ("a", "b", "c"),
+                 "shfl": ("value", "lane", "clamp", "membermask"), "selp": ("a", "b", "p")}
+
+
+@dataclass
+class Difference:
+    a: int                         # value number in the original
+    b: int                         # value number in the native code
+    definite: bool
+    what: str                      # the operation and operand where they part
+    reason: str = ""               # why not definite (the rewrite that may explain it)
+    position: tuple = ()
+    path: list = field(default_factory=list)
+
+
+def opword(key) -> str:
+    return key.split(".")[0] if isinstance(key, str) else str(key)
+
+
+def _is_imm(g, v) -> bool:
+    return not isinstance(v, tuple) and g.nodes[v][0] == "imm"
+
+
+def _flat(args):
+    out = []
+    for i, a in enumerate(args):
+        if isinstance(a, tuple):
+            out += [((i, j), x) for j, x in enumerate(a)]
+        else:
+            out.append(((i,), a))
+    return out
+
+
+def _shape(args):
+    return tuple(len(a) if isinstance(a, tuple) else -1 for a in args)
+
+
+def first_difference(g, a: int, b: int, elt=None, depth: int = 0) -> Difference:
+    na, nb = g.nodes[a], g.nodes[b]
+    if na[0] != nb[0] or na[1] != nb[1] or _shape(na[2]) != _shape(nb[2]):
+        return _node_difference(g, a, b)
+    kind, key, args = na
+    if kind == "elt":
+        inner = first_difference(g, args[0], nb[2][0], elt=key, depth=depth + 1)
+        inner.path.insert(0, a)
+        return inner
+    fa, fb = _flat(args), _flat(_align(key, args, nb[2]) if kind == "op" else nb[2])
+    diff = [(pa, x, y) for (pa, x), (_pb, y) in zip(fa, fb) if x != y]
+    if kind == "op" and opword(key) == "mma" and elt is not None:
+        diff = [d for d in diff if d[0][0] < 2 or d[0] == (2, elt)]
+        if not diff:
+            return Difference(a, b, False, "mma", "the forms differ only in C elements this D "
+                              "element does not read", ())
+    if len(diff) == 1 and depth < 200 and _propagates(g, kind, key, args, diff[0][0]):
+        pos, x, y = diff[0]
+        leaves = g.nodes[x][0] in FREE_LEAVES and g.nodes[y][0] in FREE_LEAVES
+        if not leaves and not (kind in ("st", "mem") and pos[0] == len(args) - 1):
+            inner = first_difference(g, x, y, depth=depth + 1)
+            inner.path.insert(0, a)
+            return inner
+    return _args_difference(g, a, b, diff)
+
+
+def _align(key, xa, xb):
+    """For commutative operands (sorted by value number on each side), line up the operand the
+    two sides share so only the differing one is compared."""
+    from .canon import commutative_positions
+
+    pos = commutative_positions(key)
+    if not pos or len(xb) <= max(pos):
+        return xb
+    i, j = pos
+    if (xa[i] == xb[j] or xa[j] == xb[i]) and xa[i] != xb[i]:
+        out = list(xb)
+        out[i], out[j] = xb[j], xb[i]
+        return tuple(out)
+    return xb
+
+
+def _propagates(g, kind, key, args, pos) -> bool:
+    if kind in ("pack", "ioff", "not"):
+        return True
+    if kind == "sel":
+        return pos[0] != 0 and not _is_imm(g, args[0])
+    if kind == "addr":
+        return True
+    if kind != "op":
+        return False
+    rule = PROPAGATE.get(opword(key))
+    if rule == "always":
+        return True
+    if rule == "address":
+        return pos[0] == 0
+    if rule == "nonconst":
+        others = [x for p, x in _flat(args) if p != pos]
+        return not any(_is_imm(g, x) for x in others) and "approx" not in key
+    return False
+
+
+def _node_difference(g, a, b) -> Difference:
+    na, nb = g.nodes[a], g.nodes[b]
+    if na[0] in FREE_LEAVES and nb[0] in FREE_LEAVES:
+        return Difference(a, b, True, "value")
+    if na[0] == nb[0] == "elt" and na[2] == nb[2] and opword(g.nodes[na[2][0]][1]) == "mma":
+        return Difference(a, b, True, "value")          # two D elements: each adds its own C
+    if na[0] == nb[0] == "ioff" and na[2] == nb[2] and na[1][0] == nb[1][0]:
+        return Difference(a, b, True, "value")          # x + c1 vs x + c2, c1 != c2 mod 2^W
+    for x, y in ((a, b), (b, a)):
+        leaves = _leaves(g, y)
+        if g.nodes[x][0] == "in" and x not in leaves and \
+                all(g.nodes[v][0] in FREE_LEAVES for v in leaves):
+            return Difference(a, b, True, "value")      # an input a pure other side never reads
+    if na[0] == "op" and nb[0] == "op":
+        return _op_difference(g, a, b)
+    reason = _leaf_reason(na) or _leaf_reason(nb) or "the forms are different computations no rule relates"
+    return Difference(a, b, False, "value", reason)
+
+
+def _leaf_reason(n):
+    if n[0] == "in":
+        return ""
+    if n[0] == "elt" or n[0] == "op":
+        return "a computed or loaded value on one side, a register on the other"
+    if n[0] == "undef":
+        return f"{n[1]} is read before it is written"
+    if n[0] == "sreg":
+        return f"{n[1]} is a special register, not an independent input"
+    if n[0] == "mem0" or n[0] in ("st", "mem"):
+        return "a load observes a different memory state"
+    return ""
+
+
+def _op_difference(g, a, b) -> Difference:
+    (_k, ka, xa), (_k2, kb, xb) = g.nodes[a], g.nodes[b]
+    wa, wb = opword(ka), opword(kb)
+    approx = "approx" in ka.split(".") or "approx" in kb.split(".")
+    if approx:
+        return Difference(a, b, False, "opcode", "approximate function (results may differ in low bits)")
+    if {wa, wb} == {"fma", "add"} or {wa, wb} == {"fma", "sub"}:
+        return Difference(a, b, False, "opcode", "fused vs unfused multiply-add")
+    if xa == xb and any(not _is_imm(g, x) for _p, x in _flat(xa)):
+        mods = set(ka.split(".")[1:]) ^ set(kb.split(".")[1:])
+        return Difference(a, b, True, "opcode", "" if mods or wa != wb else "")
+    if wa == wb and wa in ("add", "mul", "iadd") and _leaves(g, a) == _leaves(g, b):
+        return Difference(a, b, False, "opcode", "re-association / a different reduction tree")
+    return Difference(a, b, False, "opcode", "the forms are different computations no rule relates")
+
+
+def _args_difference(g, a, b, diff) -> Difference:
+    kind, key, args = g.nodes[a]
+    if kind in ("st", "mem") and any(p[0] == len(args) - 1 for p, _x, _y in diff):
+        return Difference(a, b, False, "memory", "a different memory state underneath", diff[0][0])
+    if kind == "op" and opword(key) == "ld" and all(p[0] != 0 for p, _x, _y in diff):
+        return Difference(a, b, False, "operand", "the load observes a different memory state",
+                          diff[0][0])
+    if not diff:
+        return Difference(a, b, False, "operand", "no operand differs")
+    xs = sorted(x for _p, x, _y in diff)
+    ys = sorted(y for _p, _x, y in diff)
+    inner = [first_difference(g, x, y, depth=100) for _p, x, y in diff]
+    swapped = xs == ys and len(diff) >= 2
+    context = _definite_context(g, kind, key, args, [p for p, _x, _y in diff])
+    if all(d.definite for d in inner) and context:
+        return Difference(a, b, True, "swap" if swapped else "operand", "", diff[0][0])
+    if not context:
+        why = ("operands swapped" if swapped else "operands differ") + \
+            " inside an operation that may mask the difference"
+    else:
+        why = next(d.reason for d in inner if not d.definite)
+    return Difference(a, b, False, "operand", why, diff[0][0])
+
+
+def _definite_context(g, kind, key, args, positions) -> bool:
+    if kind in ("pack", "ioff", "not", "addr"):
+        return True
+    if kind == "sel":
+        return True
+    if kind != "op":
+        return False
+    rule = PROPAGATE.get(opword(key))
+    if rule in ("always", "address"):
+        return rule == "always" or all(p[0] == 0 for p in positions)
+    if rule == "nonconst":
+        others = [x for p, x in _flat(args) if p not in positions]
+        return not any(_is_imm(g, x) for x in others) and "approx" not in key
+    return False
+
+
+def _leaves(g, v, limit=4096):
+    out, stack, n = [], [v], 0
+    while stack and n < limit:
+        x = stack.pop()
+        n += 1
+        if isinstance(x, tuple):
+            stack.extend(x)
+            continue
+        kind, _key, args = g.nodes[x]
+        if kind in FREE_LEAVES or not args:
+            out.append(x)
+        else:
+            stack.extend(args)
+    return sorted(out)

@@ -1,0 +1,118 @@
+"""The equivalence table: every rewrite ``splice verify`` treats as exact, in one place.
+
+A rule here lets two different PTX texts get the same canonical form, so each one is a claim
+that the two forms give the same bits for every input (NaN, inf, -0 and subnormals included).
+``docs/verify.md`` lists the same entries; ``tests/test_verify_table_gpu.py`` runs both forms
+of each entry (``GPU_FORMS``) on a GPU and compares the bits.  Anything not in this table is
+compared literally (opcode with every modifier, operands in written order).
+
+NaN payloads: NVIDIA GPUs return the canonical NaN (0x7fffffff f32, 0x7fff f16) from
+arithmetic on NaN operands rather than propagating a payload, so operand order cannot show in
+the bits of add/mul/fma; the GPU tests feed NaNs with different payloads to confirm it.
+``min``/``max`` on floats are *not* listed: the sign of a zero result and NaN handling are the
+kind of detail that could depend on operand order, and nothing in the stand-ins needs them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+INT_TYPES = (".s8", ".s16", ".s32", ".s64", ".u8", ".u16", ".u32", ".u64", ".b8", ".b16", ".b32",
+             ".b64")
+FLOAT_TYPES = (".f16", ".f16x2", ".bf16", ".bf16x2", ".f32", ".f64")
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    what: str            # one line: the rewrite
+    why: str             # why it is exact
+
+
+RULES = (
+    Rule("comm-int", "integer add, mul.lo/.hi/.wide, and/or/xor, min/max, mad a·b: operands a, b commute",
+         "two's-complement arithmetic and bitwise logic are commutative bit for bit"),
+    Rule("comm-float", "add and mul (f16, f16x2, bf16, bf16x2, f32, f64; any rounding, .ftz, .sat): "
+         "operands commute", "IEEE 754 addition and multiplication are commutative; NaN results are "
+         "the canonical NaN on NVIDIA GPUs, so no payload depends on operand order"),
+    Rule("comm-fma", "fma a, b, c: a and b commute (c does not; fma is never re-associated)",
+         "a·b is exact inside fma and commutative; one rounding of a·b + c either way"),
+    Rule("comm-setp-eq", "setp.eq / setp.ne (integer and float): operands commute",
+         "equality is symmetric; a NaN compares unequal either way"),
+    Rule("mov-copy", "mov of a register or immediate is removed (the destination is the source)",
+         "mov copies bits"),
+    Rule("pack", "mov.bW {x0, x1, …}, r and mov.bW r, {x0, …} become element selects / a pack; "
+         "pack(elements of r) = r, element k of pack(x…) = xk", "mov between a register and a brace "
+         "list only moves bits (element 0 is the least significant)"),
+    Rule("int-add", "integer add/sub of one width are one operation whatever the .s/.u/.b type; "
+         "constants folded: (x + c1) + c2 = x + (c1 + c2) mod 2^W, sub x, c = x + (-c)",
+         "two's-complement addition ignores signedness and wraps mod 2^W (no .sat, no .cc)"),
+    Rule("addr-offset", "an address [r + o] with r = x + c (integer add of the register's width) is "
+         "[x + c + o]", "address arithmetic wraps in the address register's width"),
+    Rule("weak-default", "ld.weak / st.weak are ld / st", "the PTX ISA: .weak is the default"),
+    Rule("st-type", "st.bW, st.uW, st.sW, st.fW store the same W bits", "a store moves bits"),
+    Rule("select", "@p op d, … is d = select(p, new d, old d); selp d, a, b, p is select(p, a, b); "
+         "select(!p, a, b) = select(p, b, a); select(p, a, a) = a",
+         "a guarded instruction does not write its destination when the guard is false"),
+    Rule("not-not", "not.pred (not.pred p) = p; a !p operand is not(p)", "boolean negation"),
+    Rule("mem-commute", "a load moves past a store, and two stores swap, when both are weak, in the "
+         "same state space, off the same base value, with disjoint constant byte ranges and no "
+         "barrier, fence, atomic or volatile access between them",
+         "disjoint weak accesses of one thread are unordered for every other thread without a "
+         "fence (PTX memory model); the thread itself cannot tell"),
+    Rule("splice-private", "the call ABIs' glue: .param arguments and return slots, and "
+         "call-shared's per-thread __splice_ret slots, are forwarded store→load and are not part "
+         "of the memory compared", "they are splice's own storage, private to the thread "
+         "(slot tid·4 of a region of 4·threads bytes, threads as the recipe declares)"),
+    Rule("provenance", "a live-in whose provenance (splice.analysis) is a bare special register "
+         "(laneid, tid.x, …) is that special register, on both sides", "the analysis proved the "
+         "register a copy of it on every path into the cut (named values bind %laneid to it)"),
+    Rule("if-convert", "forward branches inside a cut become selects on the branch predicate",
+         "a straight-line program with selects computes the same values as the branchy one"),
+)
+
+RULE_IDS = tuple(r.id for r in RULES)
+
+# opcode (first word) -> operand positions (after the destination) that commute, per type class
+COMM_INT = {"add": (0, 1), "mul": (0, 1), "and": (0, 1), "or": (0, 1), "xor": (0, 1),
+            "min": (0, 1), "max": (0, 1), "mad": (0, 1)}
+COMM_FLOAT = {"add": (0, 1), "mul": (0, 1), "fma": (0, 1)}
+COMM_SETP = (".eq", ".ne", ".equ", ".neu")
+
+# Both forms of every GPU-checkable entry: PTX over inputs %x, %y, %z of ``type`` into %o.
+# tests/test_verify_table_gpu.py wraps each in a kernel, runs it over random and special inputs
+# and compares the output bits.
+GPU_FORMS = {
+    "comm-int": [(".u32", "add.u32 %o, %x, %y;", "add.u32 %o, %y, %x;"),
+                 (".u32", "mul.hi.u32 %o, %x, %y;", "mul.hi.u32 %o, %y, %x;"),
+                 (".s32", "mad.lo.s32 %o, %x, %y, %z;", "mad.lo.s32 %o, %y, %x, %z;"),
+                 (".s32", "min.s32 %o, %x, %y;", "min.s32 %o, %y, %x;"),
+                 (".b32", "xor.b32 %o, %x, %y;", "xor.b32 %o, %y, %x;")],
+    "comm-float": [(".f32", "add.rn.f32 %o, %x, %y;", "add.rn.f32 %o, %y, %x;"),
+                   (".f32", "mul.rn.ftz.f32 %o, %x, %y;", "mul.rn.ftz.f32 %o, %y, %x;"),
+                   (".b32", "add.rn.f16x2 %o, %x, %y;", "add.rn.f16x2 %o, %y, %x;"),
+                   (".b32", "mul.rn.f16x2 %o, %x, %y;", "mul.rn.f16x2 %o, %y, %x;"),
+                   (".b32", "add.rn.sat.f16x2 %o, %x, %y;", "add.rn.sat.f16x2 %o, %y, %x;")],
+    "comm-fma": [(".f32", "fma.rn.f32 %o, %x, %y, %z;", "fma.rn.f32 %o, %y, %x, %z;"),
+                 (".b32", "fma.rn.f16x2 %o, %x, %y, %z;", "fma.rn.f16x2 %o, %y, %x, %z;")],
+    "comm-setp-eq": [(".f32", "setp.eq.f32 %p, %x, %y; selp.b32 %o, 1, 0, %p;",
+                      "setp.eq.f32 %p, %y, %x; selp.b32 %o, 1, 0, %p;"),
+                     (".u32", "setp.ne.u32 %p, %x, %y; selp.b32 %o, 1, 0, %p;",
+                      "setp.ne.u32 %p, %y, %x; selp.b32 %o, 1, 0, %p;")],
+    "mov-copy": [(".b32", "add.u32 %o, %x, %y;", "mov.b32 %t, %x; add.u32 %o, %t, %y;")],
+    "pack": [(".b32", "mov.b32 {%h0, %h1}, %x; mov.b32 %o, {%h0, %h1};", "mov.b32 %o, %x;"),
+             (".b32", "mov.b32 {%h0, %h1}, %x; mov.b32 {%h2, %h3}, %y; mov.b32 %o, {%h0, %h3};",
+              "mov.b32 {%h2, %h3}, %y; mov.b32 {%h0, %h1}, %x; mov.b32 %t, {%h0, %h3}; mov.b32 %o, %t;")],
+    "int-add": [(".u32", "add.s32 %t, %x, 5; add.u32 %o, %t, -7;", "sub.u32 %o, %x, 2;")],
+    "addr-offset": [(".u32", "ADDR: ld.global.u32 %o, [%a+8];", "ADDR: add.s64 %s, %a, 4; ld.global.u32 %o, [%s+4];")],
+    "weak-default": [(".u32", "ADDR: ld.weak.global.u32 %o, [%a];", "ADDR: ld.global.u32 %o, [%a];")],
+    "st-type": [(".f32", "ADDR: st.global.f32 [%a], %x; ld.global.u32 %o, [%a];",
+                 "ADDR: st.global.b32 [%a], %x; ld.global.u32 %o, [%a];")],
+    "select": [(".u32", "setp.lt.u32 %p, %x, %y; mov.b32 %o, %z; @%p add.u32 %o, %x, %y;",
+                "setp.lt.u32 %p, %x, %y; add.u32 %t, %x, %y; selp.b32 %o, %t, %z, %p;"),
+               (".u32", "setp.lt.u32 %p, %x, %y; selp.b32 %o, %x, %z, !%p;",
+                "setp.lt.u32 %p, %x, %y; selp.b32 %o, %z, %x, %p;")],
+    "not-not": [(".u32", "setp.lt.u32 %p, %x, %y; not.pred %q, %p; not.pred %q, %q; selp.b32 %o, %x, %z, %q;",
+                 "setp.lt.u32 %p, %x, %y; selp.b32 %o, %x, %z, %p;")],
+    "mem-commute": [(".u32", "ADDR: st.global.u32 [%a], %x; st.global.u32 [%a+4], %y; ld.global.u32 %o, [%a+4];",
+                     "ADDR: st.global.u32 [%a+4], %y; st.global.u32 [%a], %x; ld.global.u32 %o, [%a+4];")],
+}

@@ -14,8 +14,10 @@
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from pathlib import Path
+from typing import Optional
 
 MMA_FLOP = 2 * 16 * 8 * 32          # one m16n8k32 mma.sync per warp
 
@@ -216,31 +218,146 @@ def measure_device(cp, cache_dir: Path, arch: str = "sm_90", version: str = "8.7
     return data
 
 
-def frame_work(text: str, entry: str, spec) -> dict:
-    """mma per frame (static mma statements of the module x warps; the corpus entries run each
-    mma once per warp) and the bytes a frame moves at least once (every input read once, every
-    output written once)."""
-    import re
+_SHAPE = re.compile(r"\.m(\d+)n(\d+)k(\d+)")
 
-    mma = len(re.findall(r"^\s*(?:@!?%\w+\s+)?mma\.", text, re.M))
+
+def _loops(stmts) -> list:
+    """[(first, last)] statement positions of every backward branch's span (a loop)."""
+    from ..ptx import model as m
+
+    labels = {st.node.name: i for i, st in enumerate(stmts) if type(st.node) is m.Label}
+    out = []
+    for i, st in enumerate(stmts):
+        n = st.node
+        if type(n) is m.Instruction and n.opcode == "bra" and n.operands:
+            tgt = getattr(n.operands[0], "name", None)
+            if tgt in labels and labels[tgt] <= i:
+                out.append((labels[tgt], i))
+    return out
+
+
+def _imm(op):
+    v = getattr(op, "value", None)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _trip_count(stmts, loop) -> Optional[int]:
+    """Iterations of a counted loop ``mov r, A; L: ... add r, r, S; setp.lt r, B; @p bra L``
+    with A, S, B immediates; None when any of them is not static."""
+    from ..ptx import model as m
+
+    lo, hi = loop
+    br = stmts[hi].node
+    if br.guard is None or br.guard.negated:
+        return None
+    pred = br.guard.pred
+    setp = next((stmts[k].node for k in range(hi - 1, lo - 1, -1)
+                 if type(stmts[k].node) is m.Instruction and stmts[k].node.opcode == "setp"
+                 and getattr(stmts[k].node.operands[0], "name", None) == pred), None)
+    if setp is None or len(setp.operands) < 3 or _imm(setp.operands[2]) is None:
+        return None
+    reg = getattr(setp.operands[1], "name", None)
+    bound, cmp = _imm(setp.operands[2]), setp.modifiers[0].lstrip(".")
+    steps = [st.node for st in stmts[lo:hi] if type(st.node) is m.Instruction and st.node.operands
+             and getattr(st.node.operands[0], "name", None) == reg]
+    if len(steps) != 1 or steps[0].opcode != "add" or _imm(steps[0].operands[2]) is None:
+        return None
+    step = _imm(steps[0].operands[2])
+    init = next((stmts[k].node for k in range(lo - 1, -1, -1) if type(stmts[k].node) is m.Instruction
+                 and stmts[k].node.operands and getattr(stmts[k].node.operands[0], "name", None) == reg), None)
+    if init is None or init.opcode != "mov" or _imm(init.operands[1]) is None or step <= 0:
+        return None
+    start = _imm(init.operands[1])
+    end = {"lt": bound, "le": bound + 1, "ne": bound}.get(cmp)
+    if end is None or end <= start:
+        return None
+    return -(-(end - start) // step)
+
+
+def kernel_work(text: str, entry: str, spec) -> dict:
+    """What one frame executes, for the roofline: mma/wgmma flops counted from the analysis
+    where every loop around them has a static trip count, otherwise the spec's declared
+    ``work: {flops}``; bytes are the spec's ``work: {bytes}`` or every input read once and
+    every output written once.  An mma inside a loop of unknown trip count is never counted
+    "once per warp": the flops stay unknown (None) and the reason is given."""
+    from ..analysis import Kernel
+    from ..ptx import parse
+
+    k = Kernel(parse(text, "<probe>"), entry)
+    stmts = k.stmts
+    loops = _loops(stmts)
     threads = spec.block[0] * spec.block[1] * spec.block[2]
     warps = spec.grid[0] * spec.grid[1] * spec.grid[2] * (-(-threads // 32))
-    nbytes = 0
+    flops, mma, unknown = 0, 0, []
+    for i, st in enumerate(stmts):
+        n = st.node
+        if getattr(n, "opcode", None) not in ("mma", "wgmma"):
+            continue
+        sh = _SHAPE.search(n.name)
+        if sh is None:
+            continue
+        per = 2 * int(sh.group(1)) * int(sh.group(2)) * int(sh.group(3))
+        units = warps if n.opcode == "mma" else warps // 4        # wgmma: one per warpgroup
+        times = 1
+        for lp in loops:
+            if lp[0] <= i <= lp[1]:
+                t = _trip_count(stmts, lp)
+                if t is None:
+                    unknown.append(st.n if st.n is not None else i)
+                    times = None
+                    break
+                times *= t
+        if times is None:
+            continue
+        mma += units * times
+        flops += per * units * times
+    declared = dict(spec.work)
+    out = {"warps": warps, "mma_static": sum(1 for st in stmts if getattr(st.node, "opcode", None)
+                                             in ("mma", "wgmma")),
+           "loops": len(loops), "mma": mma if not unknown else None,
+           "flops": flops if not unknown else None, "flops_source": "analysis"}
+    if unknown:
+        out["flops_source"] = "declared" if "flops" in declared else None
+        out["flops"] = declared.get("flops")
+        out["note"] = (f"{len(unknown)} mma statement(s) in loops without a static trip count "
+                       f"(first s{unknown[0]}): " + ("flops from the spec's work:" if "flops" in declared
+                                                    else "declare work: {flops: N} in the spec"))
+    elif "flops" in declared:
+        out["flops_declared"] = declared["flops"]
+    out["bytes"], out["bytes_source"] = (declared["bytes"], "declared") if "bytes" in declared \
+        else (_moved_bytes(spec), "inputs read once + outputs written once")
+    return out
+
+
+def _moved_bytes(spec) -> int:
+    from .spec import FORMATS
+
+    n = 0
     for f in spec.fields:
         if f.kind == "buffer":
-            nbytes += f.image_bytes or f.bytes
+            n += (f.image_bytes or f.bytes) * (2 if f.role == "inout" else 1)
         elif f.kind in ("texture", "surface"):
-            nbytes += f.width * f.height * 8
-    loops = bool(re.search(r"\bbra(\.uni)?\s+\$L\w*loop", text, re.I))
-    return {"mma_static": mma, "warps": warps, "mma": mma * warps, "bytes": nbytes,
-            "assumes": "each mma statement runs once per warp" + (" (module has loop labels!)" if loops else "")}
+            n += f.width * f.height * FORMATS[f.format][1] * f.element.size
+    return n
+
+
+def frame_work(text: str, entry: str, spec) -> dict:
+    """Compatibility name of :func:`kernel_work`."""
+    return kernel_work(text, entry, spec)
 
 
 def roofline(frame_ms: float, work: dict, dev: dict) -> dict:
-    t_mma = work["mma"] / dev["mma"]["mma_per_s"] * 1e3
+    """Achieved TFLOP/s and GB/s next to the measured ceilings, and the frame time against
+    max(flops / mma ceiling, bytes / copy bandwidth).  Unknown flops leave the mma side out."""
+    peak_flops = dev["mma"]["mma_per_s"] * MMA_FLOP
+    t_mma = work["flops"] / peak_flops * 1e3 if work.get("flops") is not None else None
     t_mem = work["bytes"] / dev["copy"]["bytes_per_s"] * 1e3
-    floor = max(t_mma, t_mem)
+    floor = max(t_mma or 0.0, t_mem)
+    s = frame_ms * 1e-3
     return {"mma_ms": t_mma, "memory_ms": t_mem, "floor_ms": floor,
-            "bound": "mma" if t_mma >= t_mem else "memory",
+            "bound": "mma" if (t_mma or 0.0) >= t_mem else "memory",
             "frame_ms": frame_ms, "of_floor": frame_ms / floor if floor else None,
-            "efficiency": floor / frame_ms if frame_ms else None}
+            "efficiency": floor / frame_ms if frame_ms else None,
+            "tflops": work["flops"] / s / 1e12 if work.get("flops") is not None and s else None,
+            "gbps": work["bytes"] / s / 1e9 if s else None,
+            "ceiling_tflops": peak_flops / 1e12, "ceiling_gbps": dev["copy"]["bytes_per_s"] / 1e9}

@@ -91,7 +91,7 @@ class Device:
 
     def _buffer(self, f: Field) -> int:
         cp = self.cp
-        extra = max(0, f.align - 256)
+        extra = f.align - 1                 # room to place the view at any alignment
         host = None if f.role == "output" else buffer_bytes(f, self.spec.seed)
         dev = cp.zeros(f.bytes + extra, dtype=cp.uint8)
         shift = (-int(dev.data.ptr)) % f.align

@@ -53,7 +53,7 @@ ALIASES = {"uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "in
            "float": "f32", "float64": "f64", "double": "f64", "fp8e4m3": "e4m3", "fp8e5m2": "e5m2"}
 
 SCALAR_TYPES = tuple(n for n in TYPES if n not in ("tf32", "e4m3", "e5m2"))
-BUFFER_TYPES = tuple(n for n in TYPES if not n.startswith("b"))
+BUFFER_TYPES = tuple(n for n, t in TYPES.items() if t.kind != "bits")
 
 
 def lookup(name) -> DType | None:

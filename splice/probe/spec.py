@@ -627,7 +627,8 @@ def parse_spec(data: Any, source: str = "<spec>", base: Optional[Path] = None) -
     if data is None:
         raise c.err("top level", "empty file: expected a mapping (name, ptx, entry, launch, params)")
     if not isinstance(data, dict):
-        raise c.err("top level", f"expected a mapping, got {type(data).__name__}", data)
+        kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
+        raise c.err("top level", f"expected a mapping, got {kind}", data)
     c.keys(data, TOP_KEYS, "")
     base = base or Path(source).parent
     name = c.need(data, "name", "")

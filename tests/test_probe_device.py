@@ -137,6 +137,9 @@ class FakeArray:
     def get(self, stream=None):
         return self.a.copy()
 
+    def fill(self, v):
+        self.a[...] = v
+
 
 class FakeKernel:
     def __init__(self, run):
@@ -171,7 +174,19 @@ class FakeCupy:
             clock["t"] += 1.0
             fns[fn].run(kp)
 
-        stream = SimpleNamespace(ptr=0, synchronize=lambda: None)
+        class _Stream:
+            ptr = 0
+
+            def synchronize(self):
+                pass
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *a):
+                return False
+
+        stream = _Stream()
         self.cuda = SimpleNamespace(
             runtime=SimpleNamespace(getDeviceCount=lambda: 1),
             Device=lambda *a: SimpleNamespace(synchronize=lambda: None, compute_capability="90"),

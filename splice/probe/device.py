@@ -163,7 +163,10 @@ class Device:
     def prepare(self, stream) -> None:
         """Poison every output, restore every inout to its initial contents."""
         for f in self.spec.outputs:
-            if f.kind == "buffer":
+            if f.kind == "buffer" and f.role == "output" and f.poison_is_byte:
+                with stream:                              # a byte pattern: fill on the device
+                    self.views[f.name].fill(f.poison)
+            elif f.kind == "buffer":
                 data = output_poison(f) if f.role == "output" else self.host[f.name]
                 self.views[f.name].set(data, stream=stream)
             else:

@@ -44,6 +44,20 @@ def test_cluster_dynamic_shared_and_struct(tmp_path):
     assert np.array_equal(out, ((blk % 2) << 24) + tid + 5 + 21)
 
 
+def test_launch_sequence_and_default_stream(tmp_path):
+    """Two launches per frame (the second overwrites the first's output), on the NULL stream."""
+    spec, dev = _device({
+        "launch": {"grid": [2], "block": [32], "shared": {"dynamic": 65536}, "stream": "default",
+                   "sequence": [{"n": 100}, {"n": 5}]},
+        "params": [{"name": "out", "kind": "buffer", "dtype": "u32", "shape": [2, 32], "role": "output"},
+                   {"name": "n", "kind": "scalar", "dtype": "u32", "value": 0},
+                   {"name": "cfg", "kind": "struct", "size": 16, "fields": [
+                       {"name": "a", "offset": 0, "kind": "scalar", "dtype": "u32", "value": 1}]}]},
+        tmp_path, "kit_cluster")
+    out = dev.render("main")["out"].view(np.uint32).reshape(2, 32)
+    assert len(dev.args) == 2 and np.array_equal(out, (np.arange(2)[:, None] << 24) + np.arange(32) + 5)
+
+
 def test_r32f_texture_to_surface(tmp_path):
     spec, dev = _device({
         "launch": {"grid": [4], "block": [64]},

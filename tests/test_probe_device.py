@@ -240,7 +240,7 @@ def test_outputs_stage_with_a_fake_device(tmp_path):
     dev.load("original", "o.cubin")
     dev.load("spliced", "s.cubin")
     out = outputs_stage(spec, dev, 2, _NullUI())
-    assert cp.launches[0] == ((2, 2, 1), (128, 1, 1), 0) and len(cp.launches) == 4
+    assert cp.launches[0] == ((2, 2, 1), (128, 1, 1), 0) and len(cp.launches) == 6   # 2 x 2 + 2 coverage
     A = dev.views["A"].a.view(np.float16).reshape(64, 64).astype(np.float32)
     B = dev.views["B"].a.view(np.float16).reshape(64, 64).astype(np.float32)
     got = out.renders["original"]["C"].view(np.float32).reshape(64, 64)
@@ -339,3 +339,25 @@ def test_probe_init_writes_a_spec_that_loads_after_sizes(tmp_path, capsys):
     spec = load_spec(out)
     check(spec, ptx.read_text(), str(ptx))
     assert [f.role for f in spec.fields if f.kind == "buffer"] == ["input", "input", "output"]
+
+
+def test_written_poison_value_is_not_uncovered(tmp_path):
+    """A kernel that writes the poison's own bit pattern has still written it: the coverage
+    render with the complement poison tells the two apart."""
+    from splice.probe.device import Device
+    from splice.probe.session import outputs_stage, _NullUI
+    from splice.probe.spec import load_spec
+
+    spec = load_spec(_small_gemm(tmp_path))
+
+    def writes_ff_half(kp):
+        pc = int.from_bytes(_args(kp, [8, 8, 8])[2], "little")
+        C = np.ctypeslib.as_array((ctypes.c_uint8 * (64 * 64 * 4)).from_address(pc))
+        C[: C.size // 2] = 0xFF                       # NaN bits, written on purpose
+
+    dev = Device(spec, FakeCupy([writes_ff_half, writes_ff_half]))
+    dev.load("original", "o")
+    dev.load("spliced", "s")
+    out = outputs_stage(spec, dev, 1, _NullUI())
+    assert out.modules["original"]["C"]["uncovered"] == 64 * 64 // 2
+    assert out.modules["original"]["C"]["first_uncovered"] == [32, 0]

@@ -105,19 +105,27 @@ def elements(field, raw: np.ndarray) -> np.ndarray:
     return raw.reshape(field.height, field.width, ch)
 
 
-def output_coverage(field, e: np.ndarray) -> dict:
-    """Elements (pixels, for a surface: all channels) still holding the poison; non-finite
-    values (a surface's alpha channel excluded, as for the RGBA16F frames)."""
+def _holds(field, e: np.ndarray, alt: bool) -> np.ndarray:
+    from .inputs import poison_value
+
+    t = field.element
+    bits = e.view(f"<u{t.size}") if t.size > 1 else e.view(np.uint8)
+    p = poison_value(field, alt)
+    pat = int.from_bytes(bytes([p]) * t.size, "little") if field.poison_is_byte else p
+    return bits == np.array(pat, dtype=bits.dtype)
+
+
+def output_coverage(field, e: np.ndarray, e_alt: np.ndarray | None = None) -> dict:
+    """Elements (pixels, for a surface: all channels) never written: they hold the poison
+    after the normal render and, when ``e_alt`` (a render poisoned with the complement) is
+    given, the complement there too -- so a written value equal to the poison is not counted.
+    Non-finite values: a surface's alpha channel excluded, as for the RGBA16F frames."""
     t = field.element
     out = {"elements": int(e.size), "uncovered": 0, "nonfinite": 0}
     if field.role == "output":
-        if field.kind == "buffer" and field.poison_is_byte:
-            bits = e.view(f"<u{t.size}") if t.size > 1 else e.view(np.uint8)
-            pat = int.from_bytes(bytes([field.poison]) * t.size, "little")
-            hit = bits == np.array(pat, dtype=bits.dtype)
-        else:
-            bits = e.view(f"<u{t.size}") if t.size > 1 else e.view(np.uint8)
-            hit = bits == np.array(field.poison, dtype=bits.dtype)
+        hit = _holds(field, e, False)
+        if e_alt is not None:
+            hit &= _holds(field, e_alt, True)
         if field.kind == "surface":
             hit = hit.all(axis=-1)
         out["uncovered"] = int(hit.sum())

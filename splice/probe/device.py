@@ -24,7 +24,7 @@ from typing import Optional
 import numpy as np
 
 from ..errors import SpliceError
-from .inputs import ArgPack, buffer_bytes, output_poison, surface_poison, texture_texels
+from .inputs import ArgPack, buffer_bytes, output_poison, poison_value, surface_poison, texture_texels
 from .spec import FORMATS, Field, ProbeSpec
 
 BIG_SHARED = 48 * 1024
@@ -160,18 +160,19 @@ class Device:
 
     # ---- one render ------------------------------------------------------------------------
 
-    def prepare(self, stream) -> None:
-        """Poison every output, restore every inout to its initial contents."""
+    def prepare(self, stream, alt: bool = False) -> None:
+        """Poison every output (``alt``: with the complement pattern), restore every inout to
+        its initial contents."""
         for f in self.spec.outputs:
             if f.kind == "buffer" and f.role == "output" and f.poison_is_byte:
                 with stream:                              # a byte pattern: fill on the device
-                    self.views[f.name].fill(f.poison)
+                    self.views[f.name].fill(poison_value(f, alt))
             elif f.kind == "buffer":
-                data = output_poison(f) if f.role == "output" else self.host[f.name]
+                data = output_poison(f, alt) if f.role == "output" else self.host[f.name]
                 self.views[f.name].set(data, stream=stream)
             else:
                 arr = self.arrays[f.name]
-                src = surface_poison(f) if f.role == "output" else texture_texels(f, self.spec.seed)
+                src = surface_poison(f, alt) if f.role == "output" else texture_texels(f, self.spec.seed)
                 arr.copy_from(np.ascontiguousarray(src), stream)
 
     def read(self, stream) -> dict:
@@ -188,9 +189,9 @@ class Device:
         stream.synchronize()
         return out
 
-    def render(self, name: str) -> dict:
+    def render(self, name: str, alt: bool = False) -> dict:
         st = self.stream
-        self.prepare(st)
+        self.prepare(st, alt)
         self.launcher(name)(st)
         return self.read(st)
 

@@ -170,20 +170,30 @@ def texture_texels(field: Field, spec_seed: int) -> np.ndarray:
     return vals.reshape(field.height, ch * field.width)
 
 
-def surface_poison(field: Field) -> np.ndarray:
+def poison_value(field: Field, alt: bool = False) -> int:
+    """The poison pattern (a byte, or one element's bits); ``alt`` gives its complement, used
+    by the coverage render: an element is unwritten only if it holds the poison after one
+    launch and the complement after the other (a written value cannot be both)."""
+    bits = 8 if field.poison_is_byte else 8 * field.element.size
+    p = int(field.poison)
+    return (~p & ((1 << bits) - 1)) if alt else p
+
+
+def surface_poison(field: Field, alt: bool = False) -> np.ndarray:
     assert field.kind == "surface" and field.poison is not None
     ename, ch = FORMATS[field.format]
     t = dt.TYPES[ename]
-    return np.full((field.height, ch * field.width), field.poison, dtype=f"<u{t.size}").view(t.storage)
+    return np.full((field.height, ch * field.width), poison_value(field, alt),
+                   dtype=f"<u{t.size}").view(t.storage)
 
 
-def output_poison(field: Field) -> np.ndarray:
+def output_poison(field: Field, alt: bool = False) -> np.ndarray:
     """The bytes an output buffer holds before each launch (a byte, or an element pattern)."""
     if field.poison_is_byte:
-        return np.full(field.bytes, field.poison, dtype=np.uint8)
+        return np.full(field.bytes, poison_value(field, alt), dtype=np.uint8)
     t = field.element
     n = -(-field.bytes // t.size)
-    return np.full(n, field.poison, dtype=f"<u{t.size}").view(np.uint8)[:field.bytes]
+    return np.full(n, poison_value(field, alt), dtype=f"<u{t.size}").view(np.uint8)[:field.bytes]
 
 
 # ---------------------------------------------------------------- the .param list

@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_lazy("splice.commands.apply", "cmd_extract"))
 
     p = _add_json(sub.add_parser("probe", help="run original and spliced modules on the GPU and compare frames"))
-    p.add_argument("target", help="a recipe YAML, or a probe spec YAML followed by a module")
+    p.add_argument("target", help="a recipe YAML, a probe spec YAML followed by a module, or init")
     p.add_argument("module", nargs="?", help="PTX module (with a probe spec)")
     p.add_argument("--runs", type=int, default=50)
     p.add_argument("--warmup", type=int, default=5)
@@ -103,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--harness", action="store_true", help="phase harness: cut range vs native phase")
     p.add_argument("--report-dir", default=None)
     _add_no_cache(p)
+    p.add_argument("--entry", help="probe init: the entry (default: the first)")
+    p.add_argument("-o", "--output", help="probe init: where to write the spec skeleton")
     p.set_defaults(func=_lazy("splice.commands.probe", "cmd_probe"))
     return ap
 

@@ -20,7 +20,7 @@ def _run(recipe, tmp_path, **kw):
     from splice.probe.session import ProbeOptions, run_probe
 
     opt = ProbeOptions(runs=5, warmup=1, report_dir=tmp_path, **kw)
-    return run_probe(resolve(str(ROOT / recipe)), opt)
+    return run_probe(resolve(str(ROOT / recipe)), opt).result
 
 
 def test_inline_recipe_identical(tmp_path):
@@ -34,10 +34,16 @@ def test_inline_recipe_identical(tmp_path):
 
 
 def test_wrong_recipe_caught(tmp_path):
-    r = _run("tests/data/recipes/enc5_p8_wrong.yaml", tmp_path, stages="all", harness=True)
+    from splice.commands.probe import write_maps
+    from splice.probe.modules import resolve
+    from splice.probe.session import ProbeOptions, run_probe
+
+    run = run_probe(resolve(str(ROOT / "tests/data/recipes/enc5_p8_wrong.yaml")),
+                    ProbeOptions(runs=5, warmup=1, stages="all", harness=True))
+    r = run.result
     assert not r["ok"] and not r["identical"]
     assert r["compare"]["pixels_differ"] > 0 and r["compare"]["first_xy"] is not None
-    assert Path(r["compare"]["heatmap"]).exists()
+    assert Path(write_maps(run.maps, tmp_path, "enc5")["frame"]).exists()
     assert r["stages"]["first_divergence"]["name"] == "cut 1 (phase 8)"
     h = r["harness"]["first_divergence"]
     assert h["phase"] == 8 and r["harness"]["rows"][0]["live_outs_differ"] == 4

@@ -113,7 +113,7 @@ def test_param_struct_packing(spec):
     assert len(raw_bytes) == 144
     for f in spec.fields:
         if f.kind == "scalar":
-            np_t = {"uint32": "<u4", "uint16": "<u2", "float32": "<f4"}[f.dtype]
+            np_t = {"u32": "<u4", "u16": "<u2", "f32": "<f4"}[f.dtype]   # PTX names (uint32 reads as u32)
             got = np.frombuffer(raw_bytes, dtype=np_t, count=len(f.value), offset=f.offset)
             assert got.tolist() == list(f.value), f.name
         else:

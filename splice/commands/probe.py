@@ -1,18 +1,23 @@
-"""``splice probe``: the report side (rich summary, --json, PNGs in --report-dir, progress bars).
+"""``splice probe``: orchestration (the probe's stages) and the files it writes.
 
     splice probe RECIPE.yaml [--runs 50 --warmup 5 --graph --stages all|cut|1,8,61 --harness]
     splice probe PROBE.yaml MODULE.ptx [...]
-    --report-dir DIR   the spliced/instrumented PTX, the frame-difference heatmap PNG, probe.json
+    splice probe init MODULE.ptx [--entry E] -o spec.yaml
+    --report-dir DIR   the spliced/instrumented PTX, one difference heatmap PNG per 2-D output
+                       that differs, probe.json
     --json             one JSON object on stdout (progress goes to stderr)
 
-Exit status: 0 when the frames (and every output buffer) are byte-identical, fully written and
-deterministic and neither the debug stages nor the phase harness found a difference; 1 when a
-difference was found; 2 for user errors (bad recipe, ptxas errors, no such file).
+Exit status: 0 when every output is byte-identical, fully written and deterministic and neither
+the debug stages nor the phase harness found a difference; 1 when a difference was found; 2 for
+user errors (bad spec or recipe, a spec that disagrees with the entry's .param list, ptxas
+errors, no cupy or no GPU), always before anything runs on the GPU.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+from ..errors import SpliceError
 
 
 def _jsonable(o):
@@ -31,30 +36,87 @@ def _jsonable(o):
     return o
 
 
+def _options(args):
+    from ..probe.session import ProbeOptions
+
+    for name in ("runs", "warmup"):
+        v = getattr(args, name)
+        if v < 0:
+            raise SpliceError(f"--{name} {v}: must be 0 or more", args.target)
+    return ProbeOptions(runs=args.runs, warmup=args.warmup, graph=args.graph, stages=args.stages,
+                        harness=args.harness, compile_cache=not args.no_cache)
+
+
+def write_maps(maps: dict, report_dir: Path, stem: str) -> dict:
+    """One log-scaled heatmap PNG per differing 2-D output: {output: path}."""
+    from ..report.png import encode, heat
+    from ..util import write_atomic
+
+    out = {}
+    for name, m in maps.items():
+        path = report_dir / f"{stem}.{name}-diff.png"
+        write_atomic(path, encode(heat(m)))
+        out[name] = str(path)
+    return out
+
+
 def cmd_probe(args) -> int:
+    if args.target == "init" and not Path("init").exists():
+        return cmd_probe_init(args)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..probe.modules import resolve
-    from ..util import write_atomic
+    from ..probe.session import run_probe
     from ..report.probe import RichUI, print_report
-    from ..probe.session import ProbeOptions, run_probe
+    from ..util import write_atomic
 
+    opt = _options(args)
     pair = resolve(args.target, args.module)
     report_dir = Path(args.report_dir) if args.report_dir else Path("build/probe/reports") / pair.name
-    opt = ProbeOptions(runs=args.runs, warmup=args.warmup, graph=args.graph, stages=args.stages,
-                       harness=args.harness, report_dir=report_dir,
-                       compile_cache=not args.no_cache)
     err = Console(stderr=True)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err, transient=False, disable=not err.is_terminal) as prog:
-        res = run_probe(pair, opt, RichUI(prog))
-    res = _jsonable(res)
-    write_atomic(report_dir / "probe.json", json.dumps(res, indent=1) + "\n", inputs=pair.inputs)
+        run = run_probe(pair, opt, RichUI(prog))
+    res = _jsonable(run.result)
+    write_atomic(report_dir / f"{pair.name}.spliced.ptx", pair.spliced, inputs=pair.inputs)
+    heatmaps = write_maps(run.maps, report_dir, pair.name)
+    for name, path in heatmaps.items():
+        res["compare"]["outputs"][name]["heatmap"] = path
+    first = res["compare"]["frame"][0]
+    if first in heatmaps:
+        res["compare"]["heatmap"] = heatmaps[first]
     res["report_dir"] = str(report_dir)
+    write_atomic(report_dir / "probe.json", json.dumps(res, indent=1) + "\n", inputs=pair.inputs)
     if args.json:
         print(json.dumps(res))
     else:
         print_report(res, Console())
     return 0 if res["ok"] else 1
 
+
+def cmd_probe_init(args) -> int:
+    """``splice probe init MODULE --entry E -o spec.yaml``: a spec skeleton from the .param list."""
+    from ..probe.init import skeleton
+    from ..util import write_atomic
+
+    if not args.module:
+        raise SpliceError("probe init needs a module: splice probe init MODULE.ptx [--entry E] -o spec.yaml")
+    mod = Path(args.module)
+    if not mod.exists():
+        raise SpliceError("no such module", args.module)
+    text, rows = skeleton(mod.read_text(), args.module, args.entry)
+    if args.output:
+        out = Path(args.output)
+        if out.exists() and out.resolve() == mod.resolve():
+            raise SpliceError("refusing to overwrite the module with its spec", args.output)
+        write_atomic(out, text)
+    if args.json:
+        print(json.dumps({"module": args.module, "output": args.output, "params": rows,
+                          **({} if args.output else {"spec": text})}))
+    elif args.output:
+        print(f"wrote {args.output}: {len(rows)} parameters "
+              f"({sum(1 for r in rows if r['kind'] == 'buffer')} buffers); fill in every null")
+    else:
+        print(text, end="")
+    return 0

@@ -67,9 +67,9 @@ def compare_frames(a: np.ndarray, b: np.ndarray) -> dict:
 
 
 def _hist(v: np.ndarray) -> dict:
-    edges = [1, 2, 4, 16, 256, 65536]
+    edges = [1, 2, 4, 16, 256, 65536, 1 << 24]
     out, lo = {}, 1
-    for e in edges[1:] + [1 << 30]:
+    for e in edges[1:] + [1 << 62]:
         n = int(((v >= lo) & (v < e)).sum())
         if n:
             out[f"{lo}..{e - 1}" if e - 1 > lo else f"{lo}"] = n
@@ -81,3 +81,129 @@ def heatmap(ulp_map: np.ndarray, path) -> str:
     from ..report.png import heat, write
 
     return str(write(path, heat(ulp_map)))
+
+
+# --------------------------------------------------------------------------------------------
+# any output: buffers of any element type, surfaces of any format
+# --------------------------------------------------------------------------------------------
+
+def elements(field, raw: np.ndarray) -> np.ndarray:
+    """A read-back output as its element array: buffers (uint8 bytes) -> shape or 1-D;
+    surfaces ((H, C*W) elements) -> (H, W, C)."""
+    t = field.element
+    if field.kind == "buffer":
+        n = raw.size // t.size
+        e = np.ascontiguousarray(raw[:n * t.size]).view(t.storage)
+        if field.shape:
+            count = int(np.prod(field.shape))
+            if count <= e.size:
+                return e[:count].reshape(field.shape)
+        return e
+    from .spec import FORMATS
+
+    ch = FORMATS[field.format][1]
+    return raw.reshape(field.height, field.width, ch)
+
+
+def _holds(field, e: np.ndarray, alt: bool) -> np.ndarray:
+    from .inputs import poison_value
+
+    t = field.element
+    bits = e.view(f"<u{t.size}") if t.size > 1 else e.view(np.uint8)
+    p = poison_value(field, alt)
+    pat = int.from_bytes(bytes([p]) * t.size, "little") if field.poison_is_byte else p
+    return bits == np.array(pat, dtype=bits.dtype)
+
+
+def output_coverage(field, e: np.ndarray, e_alt: np.ndarray | None = None) -> dict:
+    """Elements (pixels, for a surface: all channels) never written: they hold the poison
+    after the normal render and, when ``e_alt`` (a render poisoned with the complement) is
+    given, the complement there too -- so a written value equal to the poison is not counted.
+    Non-finite values: a surface's alpha channel excluded, as for the RGBA16F frames."""
+    t = field.element
+    out = {"elements": int(e.size), "uncovered": 0, "nonfinite": 0}
+    if field.role == "output":
+        hit = _holds(field, e, False)
+        if e_alt is not None:
+            hit &= _holds(field, e_alt, True)
+        if field.kind == "surface":
+            hit = hit.all(axis=-1)
+        out["uncovered"] = int(hit.sum())
+        if out["uncovered"]:
+            idx = np.unravel_index(int(np.argmax(hit.reshape(-1))), hit.shape)
+            out["first_uncovered"] = _place(field, idx)
+    if t.is_float:
+        vals = e[..., :3] if (field.kind == "surface" and e.shape[-1] == 4) else e
+        from . import dtypes as dt
+
+        out["nonfinite"] = int((~np.isfinite(dt.as_float64(vals, t))).sum())
+    return out
+
+
+def _place(field, idx: tuple) -> list:
+    """An index as the report shows it: (x, y) for a surface pixel, the index tuple otherwise."""
+    if field.kind == "surface":
+        return [int(idx[1]), int(idx[0])]
+    return [int(i) for i in idx]
+
+
+def compare_output(field, a: np.ndarray, b: np.ndarray) -> tuple:
+    """(statistics dict, 2-D difference map or None).  a, b: element arrays (``elements``).
+    Bit-for-bit first; on a difference: counts, the first differing index ((x, y) for a
+    surface), ULP distance for floats (ordered integers; NaN against a number counts as
+    infinitely far), absolute and relative error, a ULP histogram, and a per-row/column map for
+    2-D outputs (a surface's pixels take the max over channels).  Statistics are computed on
+    the differing elements only, so a 1 GiB arena with a few changed words stays cheap."""
+    from . import dtypes as dt
+
+    t = field.element
+    assert a.shape == b.shape, (a.shape, b.shape)
+    ab, bb = a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8)
+    res = {"dtype": t.name, "shape": list(a.shape), "identical": bool(np.array_equal(ab, bb)),
+           "bytes": int(ab.size), "bytes_differ": 0}
+    if res["identical"]:
+        return res, None
+    res["bytes_differ"] = int(np.count_nonzero(ab != bb))
+    ua = a.reshape(-1).view(f"<u{t.size}") if t.size > 1 else ab
+    ub = b.reshape(-1).view(f"<u{t.size}") if t.size > 1 else bb
+    idx = np.flatnonzero(ua != ub)
+    ea, eb = a.reshape(-1)[idx], b.reshape(-1)[idx]
+    fa, fb = dt.as_float64(ea, t), dt.as_float64(eb, t)
+    dist = np.abs(dt.ordered(ea, t).astype(np.float64) - dt.ordered(eb, t).astype(np.float64))
+    nan = np.isnan(fa) | np.isnan(fb)
+    dist[nan] = np.inf
+    fin = np.isfinite(fa) & np.isfinite(fb)
+    absd = np.abs(fa - fb)
+    rel = absd / np.maximum(np.abs(fa), np.finfo(np.float64).tiny)
+    first = np.unravel_index(int(idx[0]), a.shape)
+    res.update({
+        "elements": int(a.size), "elements_differ": int(idx.size), "first_index": _place(field, first),
+        "first_values": {"original": _val(fa[0]), "spliced": _val(fb[0])},
+        "max_ulp": _val(dist.max()) if t.is_float else None,
+        "ulp_histogram": _hist(dist[np.isfinite(dist)]) if t.is_float else None,
+        "nan_mismatch": int(nan.sum()),
+        "max_abs_err": _val(absd[fin].max()) if fin.any() else None,
+        "mean_abs_err": _val(absd[fin].mean()) if fin.any() else None,
+        "max_rel_err": _val(rel[fin].max()) if fin.any() else None,
+    })
+    if a.ndim < 2:
+        return res, None
+    per = np.where(np.isfinite(dist), dist, 0.0) if t.is_float else absd
+    if t.is_float and np.isinf(dist).any():
+        per = np.where(np.isinf(dist), per.max() + 1, per)
+    heat = np.zeros(a.size, dtype=np.float64)
+    heat[idx] = np.maximum(per, 1e-300)
+    heat = heat.reshape(a.shape)
+    if field.kind == "surface":
+        heat = heat.max(axis=-1)
+        ys, xs = np.nonzero(heat)
+        res.update({"pixels": int(heat.size), "pixels_differ": int(ys.size), "first_xy": _place(field, first[:2]),
+                    "bbox": [int(xs.min()), int(ys.min()), int(xs.max()), int(ys.max())]})
+    elif a.ndim > 2:
+        heat = heat.reshape(a.shape[0], -1)
+    return res, heat
+
+
+def _val(x) -> float | None:
+    x = float(x)
+    return x if np.isfinite(x) else (None if np.isnan(x) else ("inf" if x > 0 else "-inf"))

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .spec import Field, Fill, ProbeSpec
+from . import dtypes as dt
+from .spec import FORMATS, Field, Fill, Param, ProbeSpec
 
 CHUNK = 1 << 20  # bytes per independently seeded chunk
 
@@ -60,58 +61,204 @@ def weight_image(field: Field, spec_seed: int) -> np.ndarray:
     return img
 
 
+def element_values(t: dt.DType, count: int, fill: Fill, spec_seed: int) -> np.ndarray:
+    """``count`` elements of type ``t`` (numpy storage dtype) following ``fill``; random rules
+    are drawn chunk by chunk (CHUNK bytes of elements per chunk), so prefixes are stable."""
+    rule = fill.rule
+    if rule in ("zeros", "constant", "constant_u16", "arange"):
+        return _closed_form(t, count, fill)
+    if rule in ("e4m3", "e5m2"):
+        if t.size != 1:
+            raise ValueError(f"fill {rule} needs a 1-byte element type, not {t.name}")
+        sub = Fill(**{**fill.__dict__, "max_code": min(fill.max_code, dt.FP8_MAX_CODE[rule])})
+        return e4m3_bytes(count, sub, spec_seed).view(t.storage)
+    if rule == "from":
+        return _from_npy(t, count, fill)
+    per = max(1, CHUNK // t.size)
+    out = np.empty(count, dtype=t.storage)
+    for c0 in range(0, count, per):
+        n = min(per, count - c0)
+        out[c0:c0 + n] = _draw(t, per, fill, _rng(spec_seed, fill.seed, c0 // per))[:n]
+    return out
+
+
+def _draw(t: dt.DType, n: int, fill: Fill, rng: np.random.Generator) -> np.ndarray:
+    if fill.rule == "normal":
+        v = rng.normal(fill.mean, fill.std, n)
+    elif fill.rule == "integers" or (fill.rule == "uniform" and not t.is_float):
+        lo, hi = int(np.ceil(fill.low)), int(np.floor(fill.high))
+        v = rng.integers(lo, hi + 1, n, dtype=np.int64)
+    else:                                   # uniform, f16_uniform
+        v = rng.uniform(fill.low, fill.high, n)
+    return _store(t, v)
+
+
+def _store(t: dt.DType, v: np.ndarray) -> np.ndarray:
+    """Real values -> the stored representation of ``t`` (fp8 by nearest code)."""
+    if t.name == "bf16":
+        return dt.f32_to_bf16_bits(v.astype(np.float32))
+    if t.name == "tf32":
+        return dt.tf32_round(v.astype(np.float32))
+    if t.kind == "fp8":
+        table = dt.E4M3 if t.name == "e4m3" else dt.E5M2
+        finite = np.where(np.isfinite(table), table, np.inf)
+        order = np.argsort(finite)
+        idx = np.clip(np.searchsorted(finite[order], v), 0, 255)
+        return order[idx].astype(np.uint8)
+    if t.kind in ("int", "uint", "bits"):
+        info = np.iinfo(t.storage)
+        return np.clip(np.rint(v), info.min, info.max).astype(t.storage)
+    return v.astype(t.storage)
+
+
+def _closed_form(t: dt.DType, count: int, fill: Fill) -> np.ndarray:
+    if fill.rule == "zeros":
+        return np.zeros(count, dtype=t.storage)
+    if fill.rule == "constant_u16":
+        return np.full(count * t.size // 2, fill.value, dtype=np.uint16).view(t.storage)[:count]
+    if fill.rule == "constant":
+        return _store(t, np.full(count, float(fill.value)))
+    v = fill.start + fill.step * np.arange(count, dtype=np.float64)
+    if not t.is_float:                      # integer aranges wrap like the type does
+        bits = 8 * t.size
+        return (np.int64(fill.start) + np.int64(fill.step) * np.arange(count, dtype=np.int64)
+                ).astype(np.uint64 if bits == 64 else np.int64).astype(f"<u{t.size}").view(t.storage)
+    return _store(t, v)
+
+
+def _from_npy(t: dt.DType, count: int, fill: Fill) -> np.ndarray:
+    arr = np.load(fill.path, allow_pickle=False)
+    raw = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
+    need = count * t.size
+    if raw.size < need:
+        raise ValueError(f"{fill.path}: {raw.size} bytes, the buffer needs {need}")
+    return raw[:need].copy().view(t.storage)
+
+
 def buffer_bytes(field: Field, spec_seed: int, limit: int | None = None) -> np.ndarray | None:
-    """Host bytes of a buffer field; ``None`` for an all-zero buffer (allocated
-    zeroed on the device instead).  ``limit`` generates only a prefix."""
+    """Host bytes of a buffer field; ``None`` for an all-zero buffer (allocated zeroed on the
+    device instead).  ``limit`` generates only a prefix."""
     fill = field.fill
     assert fill is not None
     n = field.bytes if limit is None else min(limit, field.bytes)
     if fill.rule == "zeros":
         return None if limit is None else np.zeros(n, dtype=np.uint8)
-    if fill.rule == "e4m3":
+    if fill.rule == "weight_image":
+        return weight_image(field, spec_seed)[:n]
+    if fill.rule == "e4m3":                          # the first specs: bytes, whatever the dtype
         return e4m3_bytes(n, fill, spec_seed)
     if fill.rule == "f16_uniform":
         return f16_values(n // 2, fill.low, fill.high, fill.seed, spec_seed).view(np.uint8)
-    if fill.rule == "weight_image":
-        img = weight_image(field, spec_seed)
-        return img[:n]
-    if fill.rule == "constant_u16":
-        return np.full(n // 2, fill.value, dtype=np.uint16).view(np.uint8)
-    raise ValueError(f"{field.name}: fill rule {fill.rule!r} does not apply to a buffer")
+    t = field.element
+    count = -(-n // t.size)
+    vals = element_values(t, count, fill, spec_seed)
+    return np.ascontiguousarray(vals).view(np.uint8)[:n]
 
 
 def texture_texels(field: Field, spec_seed: int) -> np.ndarray:
-    """RGBA16F texels as a (height, 4*width) float16 array (cupy CUDAarray layout)."""
+    """Texels as a (height, channels*width) array of the format's element type (the layout of
+    cupy's CUDAarray)."""
     fill = field.fill
-    assert fill is not None and field.kind == "texture"
-    count = field.width * field.height * 4
-    if fill.rule == "f16_uniform":
+    assert fill is not None and field.kind in ("texture", "surface")
+    ename, ch = FORMATS[field.format]
+    t = dt.TYPES[ename]
+    count = field.width * field.height * ch
+    if fill.rule == "f16_uniform" and ename == "f16":
         vals = f16_values(count, fill.low, fill.high, fill.seed, spec_seed)
-    elif fill.rule == "constant_u16":
-        vals = np.full(count, fill.value, dtype=np.uint16).view(np.float16)
-    elif fill.rule == "zeros":
-        vals = np.zeros(count, dtype=np.float16)
     else:
-        raise ValueError(f"{field.name}: fill rule {fill.rule!r} does not apply to a texture")
-    return vals.reshape(field.height, 4 * field.width)
+        vals = element_values(t, count, fill, spec_seed)
+    return vals.reshape(field.height, ch * field.width)
 
 
-def surface_poison(field: Field) -> np.ndarray:
+def poison_value(field: Field, alt: bool = False) -> int:
+    """The poison pattern (a byte, or one element's bits); ``alt`` gives its complement, used
+    by the coverage render: an element is unwritten only if it holds the poison after one
+    launch and the complement after the other (a written value cannot be both)."""
+    bits = 8 if field.poison_is_byte else 8 * field.element.size
+    p = int(field.poison)
+    return (~p & ((1 << bits) - 1)) if alt else p
+
+
+def surface_poison(field: Field, alt: bool = False) -> np.ndarray:
     assert field.kind == "surface" and field.poison is not None
-    return np.full((field.height, 4 * field.width), field.poison, dtype=np.uint16).view(np.float16)
+    ename, ch = FORMATS[field.format]
+    t = dt.TYPES[ename]
+    return np.full((field.height, ch * field.width), poison_value(field, alt),
+                   dtype=f"<u{t.size}").view(t.storage)
 
 
-# ---------------------------------------------------------------- the parameter block
+def output_poison(field: Field, alt: bool = False) -> np.ndarray:
+    """The bytes an output buffer holds before each launch (a byte, or an element pattern)."""
+    if field.poison_is_byte:
+        return np.full(field.bytes, poison_value(field, alt), dtype=np.uint8)
+    t = field.element
+    n = -(-field.bytes // t.size)
+    return np.full(n, poison_value(field, alt), dtype=f"<u{t.size}").view(np.uint8)[:field.bytes]
 
-_NP = {"uint8": "<u1", "uint16": "<u2", "uint32": "<u4", "int32": "<i4", "float32": "<f4",
-       "uint64": "<u8"}
+
+# ---------------------------------------------------------------- the .param list
+
+_NP = {t: dt.TYPES[t].storage for t in dt.SCALAR_TYPES}
+
+
+def scalar_bytes(f: Field, values: tuple | None = None) -> bytes:
+    vals = f.value if values is None else values
+    t = dt.TYPES[f.dtype]
+    if t.name == "bf16":
+        return dt.f32_to_bf16_bits(np.array(vals, dtype=np.float32)).tobytes()
+    if t.is_float:
+        return np.array(vals, dtype=t.storage).tobytes()
+    return np.array([int(v) % (1 << (8 * t.size)) for v in vals], dtype=f"<u{t.size}").tobytes()
+
+
+def param_blob(p: Param, handles: dict, overrides: dict | None = None) -> bytes:
+    """The bytes of one ``.param``: every field at its offset, zero padding elsewhere."""
+    buf = bytearray(p.size)
+    for f in p.fields:
+        if f.kind == "scalar":
+            raw = scalar_bytes(f, (overrides or {}).get(f.name))
+        else:
+            if f.name not in handles:
+                raise KeyError(f"no device handle for parameter field {f.name!r}")
+            raw = int(handles[f.name]).to_bytes(8, "little")
+        buf[f.offset:f.offset + len(raw)] = raw
+    return bytes(buf)
+
+
+class ArgPack:
+    """``kernelParams`` for cuLaunchKernel: one host buffer per ``.param`` (each at its own
+    alignment inside one numpy block that this object keeps alive) and the array of their
+    addresses, one pointer per ``.param``."""
+
+    def __init__(self, spec: ProbeSpec, handles: dict, overrides: dict | None = None):
+        blobs = [param_blob(p, handles, overrides) for p in spec.params]
+        offsets, pos = [], 0
+        for p, b in zip(spec.params, blobs):
+            a = max(8, p.align)
+            pos = -(-pos // a) * a
+            offsets.append(pos)
+            pos += len(b)
+        self.block = np.zeros(pos + 256, dtype=np.uint8)
+        shift = (-self.block.ctypes.data) % 256           # the block itself 256-aligned
+        for off, b in zip(offsets, blobs):
+            self.block[shift + off:shift + off + len(b)] = np.frombuffer(b, dtype=np.uint8)
+        base = self.block.ctypes.data + shift
+        self.offsets = tuple(offsets)
+        self.blobs = tuple(blobs)
+        self.pointers = np.array([base + o for o in offsets], dtype=np.uint64)
+
+    @property
+    def kernel_params(self) -> int:
+        """The ``void **kernelParams`` argument."""
+        return int(self.pointers.ctypes.data)
 
 
 def param_dtype(spec: ProbeSpec) -> np.dtype:
-    """Structured dtype of the by-value parameter block: every field at its
-    offset, itemsize ``params.size``, 8-byte aligned."""
+    """Structured dtype of the first specs' single by-value parameter block: every field at
+    its offset, itemsize ``params.size``, 8-byte aligned."""
+    p = spec.params[0]
     names, formats, offsets = [], [], []
-    for f in spec.fields:
+    for f in p.fields:
         names.append(f.name)
         offsets.append(f.offset)
         if f.kind == "scalar":
@@ -120,26 +267,16 @@ def param_dtype(spec: ProbeSpec) -> np.dtype:
         else:
             formats.append("<u8")
     return np.dtype({"names": names, "formats": formats, "offsets": offsets,
-                     "itemsize": spec.param_size}, align=True)
+                     "itemsize": p.size}, align=True)
 
 
 def pack_params(spec: ProbeSpec, handles: dict[str, int]) -> np.void:
-    """The parameter block as an aligned numpy structured scalar.  ``handles``
-    maps every buffer/texture/surface field to its device address or object
-    handle; scalars come from the spec."""
-    dt = param_dtype(spec)
-    arr = np.zeros((), dtype=dt)
-    for f in spec.fields:
-        if f.kind == "scalar":
-            arr[f.name] = f.value[0] if len(f.value) == 1 else np.array(f.value, dtype=_NP[f.dtype])
-        else:
-            if f.name not in handles:
-                raise KeyError(f"no device handle for parameter field {f.name!r}")
-            arr[f.name] = np.uint64(handles[f.name])
-    return arr[()]
+    """The first parameter as an aligned numpy structured scalar."""
+    raw = param_blob(spec.params[0], handles)
+    return np.frombuffer(raw, dtype=param_dtype(spec))[0]
 
 
 def param_bytes(spec: ProbeSpec, handles: dict[str, int]) -> bytes:
-    raw = pack_params(spec, handles).tobytes()
-    assert len(raw) == spec.param_size
+    raw = param_blob(spec.params[0], handles)
+    assert len(raw) == spec.params[0].size
     return raw

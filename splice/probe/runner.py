@@ -1,50 +1,27 @@
-"""GPU probe runner: load a spec, build its inputs, load the module through
-cupy's RawModule, launch, read the frame back.
+"""GPU probe runner: one module, one spec -- render the outputs, check them, time the launch.
 
-    python -m splice.probe.runner probes/enc5.yaml [--ptx corpus/enc5.ptx]
-        [--cubin X.cubin] [--repeat 2] [--timing 20] [--json out.json]
+    python -m splice.probe.runner probes/enc5.yaml [PTX] [--cubin X.cubin] [--repeat 2]
+        [--timing 20] [--perturb corpus/enc5.expect.yaml] [--json out.json]
 
-The module is a ``ptxas -arch=<spec.arch> -O3`` cubin (built here when ptxas is
-on PATH, or given with --cubin); without either the PTX itself is handed to
-RawModule and the driver JIT compiles it (reported as ``module: ptx-jit``).
-Each render first fills the frame surface with the spec's poison pattern, so
-full coverage means no pixel still holds the poison.  cupy is imported lazily:
-the package imports without it.
+The module is checked against the spec (``check.check``: the entry's .param list), compiled with
+``ptxas -O3`` for the device's arch (``modules.compile_one``, which finds ptxas through
+``splice.ptx.sass.find_tool``), or taken from ``--cubin``, and run through the probe's one device
+path (:class:`splice.probe.device.Device`).  Each render poisons every output first, so full
+coverage means no element still holds the poison.  cupy is imported lazily.
 """
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .inputs import buffer_bytes, param_bytes, surface_poison, texture_texels
 from .spec import ProbeSpec, load_spec
-
-
-def _cupy():
-    try:
-        import cupy  # noqa: PLC0415
-    except ImportError as e:  # pragma: no cover - depends on the machine
-        raise RuntimeError("splice.probe.runner needs cupy (pip install cupy-cuda13x)") from e
-    return cupy
-
-
-def build_cubin(ptx: Path, arch: str, out: Path) -> Path:
-    ptxas = shutil.which("ptxas")
-    if ptxas is None:
-        raise FileNotFoundError("ptxas not on PATH")
-    subprocess.run([ptxas, f"-arch={arch}", "-O3", str(ptx), "-o", str(out)], check=True)
-    return out
 
 
 @dataclass
@@ -93,118 +70,46 @@ class ProbeResult:
 
 
 class Probe:
-    """Device state of one spec: module, buffers, textures, surface, param block."""
+    """One module on the device: a :class:`Device` with the module loaded as "main"."""
 
     def __init__(self, spec: ProbeSpec, ptx: Path | None = None, cubin: Path | None = None):
-        cp = _cupy()
-        self.cp = cp
-        self.spec = spec
-        rt = cp.cuda.runtime
-        tex = cp.cuda.texture
+        from .check import check, cluster_dims
+        from .device import Device, device_arch, import_cupy
+        from .modules import compile_one
+        from .session import probe_arch
+
+        cp = import_cupy()
         ptx = Path(ptx or spec.ptx)
-        self._tmp = tempfile.TemporaryDirectory()
-        if cubin is None and shutil.which("ptxas"):
-            cubin = build_cubin(ptx, spec.arch, Path(self._tmp.name) / f"{spec.name}.cubin")
-        if cubin is not None:
-            self.module_kind = f"cubin ({Path(cubin).name}, ptxas -O3)"
-            self.module = cp.RawModule(path=str(cubin))
+        text = ptx.read_text()
+        decl = check(spec, text, str(ptx))
+        if cubin is None:
+            arch = probe_arch(spec, device_arch(cp), decl.target)
+            cubin = compile_one(spec.name, text, arch).path
+            self.module_kind = f"cubin ({arch}, ptxas -O3)"
         else:
-            self.module_kind = "ptx-jit"
-            self.module = cp.RawModule(path=str(ptx))
-        self.function_ptr = self._function_ptr(cp, cubin if cubin is not None else ptx, spec.entry)
-
-        self.keep: list = []
-        self.buffers: dict = {}
-        self.host: dict = {}
-        handles: dict[str, int] = {}
-        self.surface_array = None
-        self.surface_field = None
-        desc = tex.ChannelFormatDescriptor(16, 16, 16, 16, rt.cudaChannelFormatKindFloat)
-        for f in spec.fields:
-            if f.kind == "buffer":
-                host = buffer_bytes(f, spec.seed)
-                dev = cp.zeros(f.bytes, dtype=cp.uint8) if host is None else cp.asarray(host)
-                self.keep.append(dev)
-                self.buffers[f.name] = dev
-                if f.fill is not None and f.fill.rule == "weight_image":
-                    self.host[f.name] = host
-                handles[f.name] = int(dev.data.ptr)
-            elif f.kind == "texture":
-                arr = tex.CUDAarray(desc, f.width, f.height)
-                arr.copy_from(np.ascontiguousarray(texture_texels(f, spec.seed)))
-                res = tex.ResourceDescriptor(rt.cudaResourceTypeArray, cuArr=arr)
-                td = tex.TextureDescriptor(
-                    addressModes=(rt.cudaAddressModeClamp, rt.cudaAddressModeClamp),
-                    filterMode=rt.cudaFilterModePoint, readMode=rt.cudaReadModeElementType,
-                    normalizedCoords=0)
-                obj = tex.TextureObject(res, td)
-                self.keep += [arr, res, td, obj]
-                handles[f.name] = int(obj.ptr)
-            elif f.kind == "surface":
-                arr = tex.CUDAarray(desc, f.width, f.height, flags=rt.cudaArraySurfaceLoadStore)
-                res = tex.ResourceDescriptor(rt.cudaResourceTypeArray, cuArr=arr)
-                obj = tex.SurfaceObject(res)
-                self.keep += [arr, res, obj]
-                handles[f.name] = int(obj.ptr)
-                if f.name == spec.frame.field:
-                    self.surface_array, self.surface_field = arr, f
-        self.handles = handles
-        self.params = np.frombuffer(param_bytes(spec, handles), dtype=np.uint8).copy()
-        self.kernel_params = np.array([self.params.ctypes.data], dtype=np.uint64)
-        self.stream = cp.cuda.Stream(non_blocking=False)
-        cp.cuda.Device().synchronize()
-
-    def _function_ptr(self, cp, path, entry: str) -> int:
-        """CUfunction of ``entry``: RawModule's RawKernel wraps a cupy Function
-        (``.kernel``); fall back to the low-level Module if that ever changes."""
-        k = self.module.get_function(entry)
-        for obj in (getattr(k, "kernel", None), k):
-            ptr = getattr(obj, "ptr", None) if obj is not None else None
-            if ptr:
-                self.function = obj
-                return int(ptr)
-        mod = cp.cuda.function.Module()
-        mod.load_file(str(path))
-        self._lowmod = mod
-        self.function = mod.get_function(entry)
-        return int(self.function.ptr)
-
-    def launch(self) -> None:
-        s = self.spec
-        self.cp.cuda.driver.launchKernel(
-            self.function_ptr, *s.grid, *s.block, s.shared_dynamic, self.stream.ptr,
-            int(self.kernel_params.ctypes.data), 0)
+            self.module_kind = f"cubin ({Path(cubin).name})"
+        self.dev = Device(spec, cp, cluster=cluster_dims(spec, decl))
+        self.dev.load("main", cubin)
+        self.cp, self.spec = cp, spec
+        self.frame_field = spec.field(spec.frames[0])
 
     def render(self) -> Render:
-        f = self.surface_field
-        poison = surface_poison(f)
-        self.surface_array.copy_from(poison, self.stream)
-        self.launch()
-        out = np.empty((f.height, 4 * f.width), dtype=np.float16)
-        self.surface_array.copy_to(out, self.stream)
-        self.stream.synchronize()
-        px = out.reshape(f.height, f.width, 4)
-        u16 = out.view(np.uint16).reshape(f.height, f.width, 4)
-        raw = out.tobytes()
-        return Render(
-            frame=raw, sha256=hashlib.sha256(raw).hexdigest(),
-            nonfinite=int((~np.isfinite(px[..., :3])).sum()),
-            uncovered=int((u16 == np.uint16(f.poison)).all(axis=-1).sum()),
-            alpha_nonzero=int((u16[..., 3] != 0).sum()))
+        from .compare import elements, output_coverage
+        from .device import digest
+
+        out = self.dev.render("main")
+        f = self.frame_field
+        e = elements(f, out[f.name])
+        cov = output_coverage(f, e)
+        alpha = int((e[..., 3].view(f"<u{f.element.size}") != 0).sum()) if f.kind == "surface" and e.shape[-1] == 4 else 0
+        return Render(frame=np.ascontiguousarray(out[f.name]).tobytes(), sha256=digest({f.name: out[f.name]}),
+                      nonfinite=cov["nonfinite"], uncovered=cov["uncovered"], alpha_nonzero=alpha)
 
     def time(self, runs: int) -> list[float]:
-        cp = self.cp
-        self.launch()  # warm-up
-        self.stream.synchronize()
-        times = []
-        for _ in range(runs):
-            a, b = cp.cuda.Event(), cp.cuda.Event()
-            a.record(self.stream)
-            self.launch()
-            b.record(self.stream)
-            b.synchronize()
-            times.append(cp.cuda.get_elapsed_time(a, b))
-        return times
+        from .timing import time_interleaved
+
+        tm = time_interleaved(self.cp, self.dev.stream, {"main": self.dev.launcher("main")}, runs, 1)
+        return tm["main"]["times_ms"]
 
 
 def weight_field(spec: ProbeSpec):
@@ -238,9 +143,9 @@ def perturb_run(probe: "Probe", expect: dict, base: Render) -> list[dict]:
     """Flip the sign of one phase's weights (or its bias when it reads no weight)
     at a time and render: every phase must change the frame."""
     wf = weight_field(probe.spec)
-    clean = probe.host[wf.name]
-    dev = probe.buffers[wf.name]
-    h, w = probe.surface_field.height, probe.surface_field.width
+    clean = probe.dev.host[wf.name]
+    dev = probe.dev.views[wf.name]
+    h, w = probe.frame_field.height, probe.frame_field.width
     basepx = np.frombuffer(base.frame, dtype=np.uint16).reshape(h, w, 4)
     rows = []
     for index, ranges in perturbations(expect):

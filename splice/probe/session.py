@@ -1,27 +1,30 @@
-"""``splice probe``: the whole run, without printing.
+"""``splice probe``: the whole run as named stages, without printing or writing images.
 
     pair = modules.resolve(target, module)
-    result = run_probe(pair, ProbeOptions(...), ui)      # ui: progress callbacks (or None)
+    run = run_probe(pair, ProbeOptions(...), ui)     # ui: progress callbacks (or None)
+    run.result   # the JSON-able report;  run.maps  # {output: 2-D difference map} for PNGs
 
-Steps: analysis (when stages or the harness are asked for), cubins for every module in parallel
-(original, spliced, instrumented pair, harness pairs; cached), the spec's inputs once (one
-:class:`splice.probe.runner.Probe`: buffers, textures, surface, the by-value parameter block),
-then for each module: poison every output (the frame surface with the spec's poison, every
-zero-filled buffer -- the arenas -- with 0xFF), launch, read back, check coverage, compare;
-debug stages; the phase harness; interleaved timing (+ graph replay); the roofline.
+Stages, each a function returning a small frozen dataclass:
+
+    check      the spec against the entry's .param list and directives (before the GPU)
+    build      cubins for the device's arch (original, spliced, instrumented, harness; cached)
+    inputs     the spec's objects on the device, argument packs (one ``device.Device``)
+    outputs    per module: poison, launch sequence, read back, coverage; bit-for-bit compare
+    stages     debug stages: first diverging phase / cut (``stages.py``)
+    harness    per-cut micro-kernels on random live-ins (``harness.py``)
+    timing     interleaved CUDA-event timing (+ graph replay)
+    roofline   achieved TFLOP/s and GB/s against the ceilings measured once per device
 """
 from __future__ import annotations
 
-import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 
-from ..util import write_atomic
-from .inputs import surface_poison
+from ..errors import SpliceError
 from .modules import CACHE, Pair, compile_many
 
 
@@ -48,95 +51,107 @@ class _NullUI:
         pass
 
 
-def _ptr_of(module, entry: str) -> int:
-    k = module.get_function(entry)
-    for obj in (getattr(k, "kernel", None), k):
-        ptr = getattr(obj, "ptr", None) if obj is not None else None
-        if ptr:
-            return int(ptr)
-    raise RuntimeError(f"cannot find the CUfunction of {entry}")
+@dataclass(frozen=True)
+class CheckStage:
+    decl: object                 # check.EntryDecl
+    cluster: Optional[tuple]
 
 
-class Device:
-    """The spec's inputs (built once) and any number of loaded modules sharing them."""
-
-    def __init__(self, spec, original_ptx: Path, original_cubin: Path):
-        from .runner import Probe
-
-        self.probe = Probe(spec, original_ptx, original_cubin)
-        self.cp = cp = self.probe.cp
-        self.spec = spec
-        self.stream = cp.cuda.Stream(non_blocking=True)
-        self.probe.stream = self.stream
-        self.outputs = {f.name: self.probe.buffers[f.name] for f in spec.fields
-                        if f.kind == "buffer" and f.fill is not None and f.fill.rule == "zeros"}
-        self.modules = {}
-        f = self.probe.surface_field
-        self.poison = surface_poison(f)
-        self.poison_value = f.poison
-
-    def load(self, name: str, cubin: Path, entry: str):
-        mod = self.cp.RawModule(path=str(cubin))
-        self.modules[name] = (mod, _ptr_of(mod, entry))
-        return mod
-
-    def launcher(self, name: str):
-        s = self.spec
-        ptr = self.modules[name][1]
-        params = int(self.probe.kernel_params.ctypes.data)
-        drv = self.cp.cuda.driver
-
-        def launch(stream):
-            drv.launchKernel(ptr, *s.grid, *s.block, s.shared_dynamic, stream.ptr, params, 0)
-        return launch
-
-    def render(self, name: str, keep_outputs: bool = False) -> dict:
-        cp, f = self.cp, self.probe.surface_field
-        st = self.stream
-        with st:
-            self.probe.surface_array.copy_from(self.poison, st)
-            for buf in self.outputs.values():
-                buf.fill(0xFF)
-            self.launcher(name)(st)
-            out = np.empty((f.height, 4 * f.width), dtype=np.float16)
-            self.probe.surface_array.copy_to(out, st)
-            outs = {}
-            for bn, buf in self.outputs.items():
-                words = buf[: buf.size // 4 * 4].view(cp.uint32)
-                outs[bn] = {"bytes": int(buf.size),
-                            "unwritten_words": int((words == np.uint32(0xFFFFFFFF)).sum()),
-                            "copy": buf.copy() if keep_outputs else None}
-            st.synchronize()
-        px = out.view(np.uint16).reshape(f.height, f.width, 4)
-        raw = px.tobytes()
-        return {"px": px, "sha256": hashlib.sha256(raw).hexdigest(), "outputs": outs}
+@dataclass(frozen=True)
+class BuildStage:
+    arch: str
+    target: str                  # the module's .target
+    modules: dict                # name -> modules.Built
+    texts: dict                  # name -> PTX text that was built
+    stage_plan: object = None
+    harness_cases: tuple = ()
+    seconds: float = 0.0
 
 
-def run_probe(pair: Pair, opt: ProbeOptions, ui=None) -> dict:
-    from .compare import compare_frames, coverage, heatmap
-    from .spec import load_spec
+@dataclass(frozen=True)
+class InputsStage:
+    device: object               # device.Device
+    seconds: float
 
-    ui = ui or _NullUI()
-    t_start = time.perf_counter()
-    spec = load_spec(pair.spec_path)
-    res: dict = {"target": pair.name, "spec": str(pair.spec_path), "entry": pair.entry, "arch": pair.arch,
-                 "original": str(pair.original_path), "spliced": pair.spliced_name,
-                 "cuts": [{"cut": c.cut.index, "title": c.title, "phase": c.phase, "abi": c.binding.abi,
-                           "statements": [c.first, c.last], "function": c.binding.func}
-                          for c in pair.cuts],
-                 "options": {"runs": opt.runs, "warmup": opt.warmup, "graph": opt.graph,
-                             "stages": opt.stages, "harness": opt.harness},
-                 "timings_s": {}}
-    report_dir = Path(opt.report_dir) if opt.report_dir else None
 
-    # ---- analysis, instrumented and harness modules -------------------------------------
-    kernel = sp = None
-    hcases = []
+@dataclass(frozen=True)
+class OutputsStage:
+    modules: dict                # name -> {output: {sha256[], deterministic, uncovered, ...}}
+    compare: dict                # output -> statistics (compare.compare_output)
+    maps: dict                   # output -> 2-D difference map (np.ndarray)
+    renders: dict                # module -> first render's {output: host array}
+    identical: bool
+    covered: bool
+    deterministic: bool
+    seconds: float
+
+
+@dataclass(frozen=True)
+class StagesStage:
+    result: dict
+    ok: bool
+    seconds: float
+
+
+@dataclass(frozen=True)
+class HarnessStage:
+    result: dict
+    ok: bool
+    seconds: float
+
+
+@dataclass(frozen=True)
+class TimingStage:
+    result: dict
+    seconds: float
+
+
+@dataclass(frozen=True)
+class RooflineStage:
+    result: dict
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    result: dict
+    maps: dict = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------------------------
+
+def check_stage(spec, pair: Pair) -> CheckStage:
+    from .check import check, cluster_dims
+
+    decl = check(spec, pair.original, str(pair.original_path))
+    spl = check(spec, pair.spliced, pair.spliced_name)
+    if [p.size for p in spl.params] != [p.size for p in decl.params]:
+        raise SpliceError("the spliced module's .param list differs from the original's", pair.spliced_name)
+    return CheckStage(decl, cluster_dims(spec, decl))
+
+
+def probe_arch(spec, device_sm: str, target: str) -> str:
+    """The arch the cubins are built for: the spec's ``build_arch``, else the device's (with the
+    ``a`` suffix when the module targets that exact arch-specific variant, e.g. sm_90a)."""
+    if spec.build_arch:
+        return spec.build_arch
+    t = target.split(",")[0].strip()
+    if t.endswith("a") and t[:-1] == device_sm:
+        return t
+    tnum = int("".join(ch for ch in t if ch.isdigit()) or 0)
+    dnum = int("".join(ch for ch in device_sm if ch.isdigit()) or 0)
+    if tnum > dnum:
+        raise SpliceError(f"the module targets {t}, newer than this device ({device_sm})",
+                          spec.source, *spec.where("ptx"))
+    return device_sm
+
+
+def build_stage(pair: Pair, spec, opt: ProbeOptions, ui, arch: str, target: str) -> BuildStage:
+    t0 = time.perf_counter()
     items = [("original", pair.original), ("spliced", pair.spliced)]
+    sp, hcases = None, ()
     if opt.stages or opt.harness:
         from ..analysis import Kernel
 
-        t0 = time.perf_counter()
         kernel = Kernel.load(str(pair.original_path), pair.entry)
         if opt.stages:
             from .stages import instrument, plan_stages
@@ -152,186 +167,244 @@ def run_probe(pair: Pair, opt: ProbeOptions, ui=None) -> dict:
         if opt.harness:
             from .harness import cases
 
-            hcases = cases(pair, kernel, spec, opt.harness_blocks)
+            hcases = tuple(cases(pair, kernel, spec, opt.harness_blocks))
             for i, hc in enumerate(hcases):
                 if not hc.skipped:
                     items += [(f"harness{i}:original", hc.orig_ptx), (f"harness{i}:spliced", hc.spl_ptx)]
-        res["timings_s"]["analysis"] = time.perf_counter() - t0
-    if report_dir:
-        report_dir.mkdir(parents=True, exist_ok=True)
-        write_atomic(report_dir / f"{pair.name}.spliced.ptx", pair.spliced, inputs=pair.inputs)
-        if sp is not None:
-            for n, t in items:
-                if n.startswith("stages:"):
-                    write_atomic(report_dir / f"{pair.name}.{n.replace(':', '.')}.ptx", t, inputs=pair.inputs)
+    step = ui.task(f"compile (ptxas -arch={arch} -O3)", len(items))
+    built = compile_many(items, arch, lambda n, b: step(), use_cache=opt.compile_cache)
+    return BuildStage(arch, target, built, dict(items), sp, hcases, time.perf_counter() - t0)
+
+
+def inputs_stage(spec, build: BuildStage, check: CheckStage, cp, ui) -> InputsStage:
+    from .device import Device
 
     t0 = time.perf_counter()
-    step = ui.task("compile (ptxas -O3)", len(items))
-    built = compile_many(items, pair.arch, lambda n, b: step(), use_cache=opt.compile_cache)
-    res["timings_s"]["compile"] = time.perf_counter() - t0
-    res["modules"] = {n: {"cubin": str(b.path), "cached": b.cached, "ptxas_s": round(b.seconds, 3),
-                          "resources": b.resources} for n, b in built.items()}
-
-    # ---- inputs, frames -------------------------------------------------------------------
-    t0 = time.perf_counter()
-    step = ui.task("inputs (seeded buffers, textures, surface)", 1)
-    dev = Device(spec, pair.original_path, built["original"].path)
+    step = ui.task("inputs (seeded buffers, textures, surfaces, argument packs)", 1)
+    dev = Device(spec, cp, cluster=check.cluster)
+    for name in ("original", "spliced"):
+        dev.load(name, build.modules[name].path)
     step()
-    res["timings_s"]["inputs"] = time.perf_counter() - t0
-    cp = dev.cp
-    dev.load("original", built["original"].path, pair.entry)
-    dev.load("spliced", built["spliced"].path, pair.entry)
+    return InputsStage(dev, time.perf_counter() - t0)
+
+
+def outputs_stage(spec, dev, repeat: int, ui) -> OutputsStage:
+    """Render each module ``repeat`` times (interleaved); keep the first render's outputs."""
+    from .compare import compare_output, elements, output_coverage
+    from .device import digest
 
     t0 = time.perf_counter()
-    step = ui.task("render original + spliced", 2 * opt.repeat)
-    renders = {"original": [], "spliced": []}
-    for r in range(opt.repeat):
+    step = ui.task("render original + spliced", 2 * repeat)
+    first: dict = {}
+    shas: dict = {"original": {}, "spliced": {}}
+    for r in range(max(repeat, 1)):
         for name in ("original", "spliced"):
-            renders[name].append(dev.render(name, keep_outputs=(r == 0)))
+            out = dev.render(name)
+            for f in spec.outputs:
+                shas[name].setdefault(f.name, []).append(digest({f.name: out[f.name]}))
+            if r == 0:
+                first[name] = out
             step()
-    res["timings_s"]["render"] = time.perf_counter() - t0
+    step = ui.task("coverage renders (complement poison)", 2)
+    alt = {}
+    for name in ("original", "spliced"):
+        alt[name] = dev.render(name, alt=True)
+        step()
+    mods = {name: {f.name: {"sha256": shas[name][f.name], "deterministic": len(set(shas[name][f.name])) == 1,
+                            "frame": f.name in spec.frames,
+                            **output_coverage(f, elements(f, first[name][f.name]), elements(f, alt[name][f.name]))}
+                   for f in spec.outputs} for name in first}
+    del alt
+    cmp, maps = {}, {}
+    for f in spec.outputs:
+        a, b = elements(f, first["original"][f.name]), elements(f, first["spliced"][f.name])
+        cmp[f.name], m = compare_output(f, a, b)
+        if m is not None:
+            maps[f.name] = m
+    identical = all(c["identical"] for c in cmp.values())
+    # the frame output(s) must be fully written and deterministic; other outputs (scratch,
+    # arenas) are compared bit for bit and their coverage/determinism reported
+    covered = all(o["uncovered"] == 0 for per in mods.values() for o in per.values() if o["frame"])
+    det = all(o["deterministic"] for per in mods.values() for o in per.values() if o["frame"])
+    return OutputsStage(mods, cmp, maps, first, identical, covered, det, time.perf_counter() - t0)
+
+
+def stages_stage(spec, pair: Pair, build: BuildStage, dev, outputs: OutputsStage, ui) -> StagesStage:
+    """Instrumented modules dump each stage into a probe-owned buffer; compare stage by stage."""
+    from .device import digest
+    from .stages import PTR, compare as stage_compare, first_divergence
+
+    cp, sp = dev.cp, build.stage_plan
+    t0 = time.perf_counter()
+    step = ui.task(f"debug stages ({len(sp.stages)})", 3)
+    mods = {side: dev.load(f"stages:{side}", build.modules[f"stages:{side}"].path)
+            for side in ("original", "spliced")}
+    buf = cp.empty(max(sp.total, 256), dtype=cp.uint8)
+    saved = cp.empty_like(buf)
+    host_ptr = np.array([int(buf.data.ptr)], dtype=np.uint64)
+    for m in mods.values():
+        g = m.get_global(PTR)
+        cp.cuda.runtime.memcpy(int(g.ptr), int(host_ptr.ctypes.data), 8, cp.cuda.runtime.memcpyHostToDevice)
+    step()
+    with dev.stream:
+        buf.fill(0xFF)
+    r_o = dev.render("stages:original")
+    with dev.stream:
+        saved[...] = buf
+        buf.fill(0xFF)
+    r_s = dev.render("stages:spliced")
+    dev.stream.synchronize()
+    step()
+    rows = stage_compare(sp, saved, buf, xp=cp)
+    step()
+    fd = first_divergence(rows)
+    plain = {n: digest(outputs.renders[n]) for n in ("original", "spliced")}
+    res = {**sp.as_dict(), "rows": rows,
+           "first_divergence": ({"stage": fd["stage"], "name": fd["name"], "phase": fd["phase"],
+                                 "cut": fd.get("cut"), "first": fd.get("first")} if fd else None),
+           "instrumented_frames_equal_plain": {"original": digest(r_o) == plain["original"],
+                                               "spliced": digest(r_s) == plain["spliced"]}}
+    return StagesStage(res, fd is None, time.perf_counter() - t0)
+
+
+def harness_stage(spec, build: BuildStage, dev, blocks: int, ui) -> HarnessStage:
+    from .harness import compare_outs, random_live_ins
+
+    cp, hcases = dev.cp, build.harness_cases
+    t0 = time.perf_counter()
+    rows = []
+    step = ui.task(f"phase harness ({len(hcases)} cut{'s' if len(hcases) != 1 else ''})", max(len(hcases), 1))
+    block = tuple(spec.block)
+    threads = block[0] * block[1] * block[2] * blocks
+    for i, hc in enumerate(hcases):
+        if hc.skipped:
+            rows.append({"cut": hc.cut, "title": hc.title, "phase": hc.phase, "skipped": hc.skipped, "equal": None})
+            step()
+            continue
+        ins = cp.asarray(random_live_ins(hc.live_in, threads, seed=i))
+        outs = {}
+        for side in ("original", "spliced"):
+            k = cp.RawModule(path=str(build.modules[f"harness{i}:{side}"].path)).get_function("splice_harness")
+            o = cp.full((max(len(hc.live_out), 1), threads), np.uint64(0xFFFFFFFFFFFFFFFF), dtype=cp.uint64)
+            with dev.stream:
+                k((blocks,), block, (ins, o))
+            dev.stream.synchronize()
+            outs[side] = cp.asnumpy(o)
+        row = compare_outs(hc, outs["original"], outs["spliced"])
+        row["unwritten"] = int((outs["original"][:len(hc.live_out)] == np.uint64(0xFFFFFFFFFFFFFFFF)).sum())
+        rows.append(row)
+        step()
+    first = next((r for r in rows if r.get("equal") is False), None)
+    res = {"blocks": blocks, "block": list(block), "threads": threads, "rows": rows,
+           "first_divergence": ({"cut": first["cut"], "title": first["title"], "phase": first["phase"],
+                                 "first": first.get("first")} if first else None)}
+    return HarnessStage(res, first is None, time.perf_counter() - t0)
+
+
+def timing_stage(spec, dev, opt: ProbeOptions, ui) -> TimingStage:
+    from .timing import time_interleaved
+
+    t0 = time.perf_counter()
+    step = ui.task(f"timing ({opt.runs} runs{' + graph replay' if opt.graph else ''})",
+                   opt.runs * (2 if opt.graph else 1))
+    tm = time_interleaved(dev.cp, dev.stream, {n: dev.launcher(n) for n in ("original", "spliced")},
+                          opt.runs, opt.warmup, opt.graph, progress=step)
+    res = {n: {k: v for k, v in d.items() if k != "times_ms"} for n, d in tm.items()}
+    for n in tm:
+        res[n]["times_ms"] = [round(x, 5) for x in tm[n]["times_ms"]]
+    eo, es = tm["original"]["events"], tm["spliced"]["events"]
+    res["ratio"] = es["median_ms"] / eo["median_ms"]
+    res["ratio_min"] = es["min_ms"] / eo["min_ms"]
+    if opt.graph:
+        res["graph_ratio"] = tm["spliced"]["graph"]["median_ms"] / tm["original"]["graph"]["median_ms"]
+    fr = spec.frame
+    res["resolution"] = [fr.width, fr.height] if fr is not None else None
+    res["launches_per_frame"] = spec.launch.launches
+    return TimingStage(res, time.perf_counter() - t0)
+
+
+def roofline_stage(spec, pair: Pair, dev, timing: TimingStage, arch: str) -> RooflineStage:
+    """Measured once per device (cached); a failure here is reported, never fatal."""
+    from .timing import kernel_work, measure_device, roofline
+
+    try:
+        devinfo = measure_device(dev.cp, CACHE, arch if arch.startswith("sm_9") else "sm_90")
+        res = {"device": devinfo}
+        for n, text in (("original", pair.original), ("spliced", pair.spliced)):
+            w = kernel_work(text, pair.entry, spec)
+            res[n] = {"work": w, **roofline(timing.result[n]["events"]["median_ms"], w, devinfo)}
+    except Exception as e:  # noqa: BLE001 - the roofline is a side report
+        res = {"error": f"{type(e).__name__}: {e}"}
+    return RooflineStage(res)
+
+
+# --------------------------------------------------------------------------------------------
+
+def _header(pair: Pair, opt: ProbeOptions) -> dict:
+    return {"target": pair.name, "spec": str(pair.spec_path), "entry": pair.entry, "arch": pair.arch,
+            "original": str(pair.original_path), "spliced": pair.spliced_name,
+            "cuts": [{"cut": c.cut.index, "title": c.title, "phase": c.phase, "abi": c.binding.abi,
+                      "statements": [c.first, c.last], "function": c.binding.func} for c in pair.cuts],
+            "options": {"runs": opt.runs, "warmup": opt.warmup, "graph": opt.graph,
+                        "stages": opt.stages, "harness": opt.harness},
+            "timings_s": {}}
+
+
+def _frame_view(spec, out: OutputsStage) -> tuple:
+    """The report's "frames"/"compare" keys: the frame output(s) (all outputs by default)."""
+    names = list(spec.frames) or [f.name for f in spec.outputs]
     frames = {}
-    for name, rs in renders.items():
-        cov = coverage(rs[0]["px"], dev.poison_value)
-        frames[name] = {"sha256": [x["sha256"] for x in rs],
-                        "deterministic": len({x["sha256"] for x in rs}) == 1, **cov,
-                        "outputs": {bn: {"bytes": o["bytes"], "unwritten_words": o["unwritten_words"]}
-                                    for bn, o in rs[0]["outputs"].items()}}
-    cmp = compare_frames(renders["original"][0]["px"], renders["spliced"][0]["px"])
-    ulp_map = cmp.pop("ulp_map")
-    if ulp_map is not None and report_dir:
-        cmp["heatmap"] = heatmap(ulp_map, report_dir / f"{pair.name}.frame-diff.png")
-    out_cmp = {}
-    for bn in dev.outputs:
-        a = renders["original"][0]["outputs"][bn]["copy"]
-        b = renders["spliced"][0]["outputs"][bn]["copy"]
-        nd = int((a != b).sum())
-        out_cmp[bn] = {"identical": nd == 0, "bytes_differ": nd}
-        if nd:
-            out_cmp[bn]["first_byte"] = int(cp.argmax(a != b))
-    for rs in renders.values():
-        for x in rs:
-            for o in x["outputs"].values():
-                o["copy"] = None
-    a = b = None
-    cmp["outputs"] = out_cmp
-    covered = all(frames[n]["uncovered"] == 0 for n in frames)
-    res["frames"] = frames
-    res["compare"] = cmp
-    res["identical"] = bool(cmp["identical"] and all(v["identical"] for v in out_cmp.values()))
-    res["covered"] = covered
+    for n, per in out.modules.items():
+        f0 = per[names[0]]
+        frames[n] = {"sha256": f0["sha256"], "deterministic": all(per[x]["deterministic"] for x in names),
+                     "uncovered": sum(per[x]["uncovered"] for x in names),
+                     "nonfinite": sum(per[x]["nonfinite"] for x in names),
+                     "outputs": {x: {"uncovered": o["uncovered"], "elements": o["elements"],
+                                     "deterministic": o["deterministic"], "frame": o["frame"]}
+                                 for x, o in per.items()}}
+    cmp = dict(out.compare[names[0]])
+    cmp["identical"] = out.identical
+    cmp["frame"] = names
+    cmp["outputs"] = out.compare
+    return frames, cmp
 
-    # ---- debug stages ---------------------------------------------------------------------
-    if sp is not None:
-        from .stages import PTR, compare as stage_compare, first_divergence
 
-        t0 = time.perf_counter()
-        step = ui.task(f"debug stages ({len(sp.stages)})", 3)
-        m_o = dev.load("stages:original", built["stages:original"].path, pair.entry)
-        m_s = dev.load("stages:spliced", built["stages:spliced"].path, pair.entry)
-        buf = cp.empty(max(sp.total, 256), dtype=cp.uint8)
-        saved = cp.empty_like(buf)
-        host_ptr = np.array([int(buf.data.ptr)], dtype=np.uint64)
-        for m in (m_o, m_s):
-            g = m.get_global(PTR)
-            cp.cuda.runtime.memcpy(int(g.ptr), int(host_ptr.ctypes.data), 8,
-                                   cp.cuda.runtime.memcpyHostToDevice)
-        step()
-        with dev.stream:
-            buf.fill(0xFF)
-        r_o = dev.render("stages:original")
-        with dev.stream:
-            saved[...] = buf
-            buf.fill(0xFF)
-        r_s = dev.render("stages:spliced")
-        dev.stream.synchronize()
-        step()
-        rows = stage_compare(sp, saved, buf, xp=cp)
-        step()
-        fd = first_divergence(rows)
-        res["stages"] = {**sp.as_dict(), "rows": rows,
-                         "first_divergence": ({"stage": fd["stage"], "name": fd["name"], "phase": fd["phase"],
-                                               "cut": fd.get("cut"), "first": fd.get("first")}
-                                              if fd else None),
-                         "instrumented_frames_equal_plain": {
-                             "original": r_o["sha256"] == frames["original"]["sha256"][0],
-                             "spliced": r_s["sha256"] == frames["spliced"]["sha256"][0]}}
-        del buf, saved
-        res["timings_s"]["stages"] = time.perf_counter() - t0
+def run_probe(pair: Pair, opt: ProbeOptions, ui=None, cp=None) -> ProbeRun:
+    from .device import device_arch, import_cupy
+    from .spec import load_spec
 
-    # ---- phase harness --------------------------------------------------------------------
+    ui = ui or _NullUI()
+    t_start = time.perf_counter()
+    spec = load_spec(pair.spec_path)
+    res = _header(pair, opt)
+    chk = check_stage(spec, pair)                       # before cupy, cubins or the GPU
+    cp = cp or import_cupy()
+    arch = probe_arch(spec, device_arch(cp), chk.decl.target)
+    res["build_arch"] = arch
+    build = build_stage(pair, spec, opt, ui, arch, chk.decl.target)
+    res["timings_s"]["build"] = build.seconds
+    res["modules"] = {n: {"cubin": str(b.path), "cached": b.cached, "ptxas_s": round(b.seconds, 3),
+                          "resources": b.resources} for n, b in build.modules.items()}
+    inp = inputs_stage(spec, build, chk, cp, ui)
+    res["timings_s"]["inputs"] = inp.seconds
+    out = outputs_stage(spec, inp.device, opt.repeat, ui)
+    res["timings_s"]["render"] = out.seconds
+    res["frames"], res["compare"] = _frame_view(spec, out)
+    res["identical"], res["covered"] = out.identical, out.covered
+    ok = out.identical and out.covered and out.deterministic
+    if build.stage_plan is not None:
+        st = stages_stage(spec, pair, build, inp.device, out, ui)
+        res["stages"], res["timings_s"]["stages"] = st.result, st.seconds
+        ok = ok and st.ok
     if opt.harness:
-        from .harness import compare_outs, random_live_ins
-
-        t0 = time.perf_counter()
-        rows = []
-        step = ui.task(f"phase harness ({len(hcases)} cut{'s' if len(hcases) != 1 else ''})", max(len(hcases), 1))
-        block = tuple(spec.block)
-        threads = block[0] * block[1] * block[2] * opt.harness_blocks
-        for i, hc in enumerate(hcases):
-            if hc.skipped:
-                rows.append({"cut": hc.cut, "title": hc.title, "phase": hc.phase, "skipped": hc.skipped,
-                             "equal": None})
-                step()
-                continue
-            ins = cp.asarray(random_live_ins(hc.live_in, threads, seed=i))
-            outs = {}
-            for side in ("original", "spliced"):
-                m = cp.RawModule(path=str(built[f"harness{i}:{side}"].path))
-                k = m.get_function("splice_harness")
-                o = cp.full((max(len(hc.live_out), 1), threads), np.uint64(0xFFFFFFFFFFFFFFFF), dtype=cp.uint64)
-                with dev.stream:
-                    k((opt.harness_blocks,), block, (ins, o))
-                dev.stream.synchronize()
-                outs[side] = cp.asnumpy(o)
-            row = compare_outs(hc, outs["original"], outs["spliced"])
-            row["unwritten"] = int((outs["original"][:len(hc.live_out)] == np.uint64(0xFFFFFFFFFFFFFFFF)).sum())
-            rows.append(row)
-            step()
-        first = next((r for r in rows if r.get("equal") is False), None)
-        res["harness"] = {"blocks": opt.harness_blocks, "block": list(block), "threads": threads,
-                          "rows": rows,
-                          "first_divergence": ({"cut": first["cut"], "title": first["title"],
-                                                "phase": first["phase"], "first": first.get("first")}
-                                               if first else None)}
-        res["timings_s"]["harness"] = time.perf_counter() - t0
-
-    # ---- timing -------------------------------------------------------------------------------
+        h = harness_stage(spec, build, inp.device, opt.harness_blocks, ui)
+        res["harness"], res["timings_s"]["harness"] = h.result, h.seconds
+        ok = ok and h.ok
     if opt.runs > 0:
-        from .timing import time_interleaved
-
-        t0 = time.perf_counter()
-        step = ui.task(f"timing ({opt.runs} runs{' + graph replay' if opt.graph else ''})",
-                       opt.runs * (2 if opt.graph else 1))
-        tm = time_interleaved(cp, dev.stream, {n: dev.launcher(n) for n in ("original", "spliced")},
-                              opt.runs, opt.warmup, opt.graph, progress=step)
-        tres = {n: {k: v for k, v in d.items() if k != "times_ms"} for n, d in tm.items()}
-        for n in tm:
-            tres[n]["times_ms"] = [round(x, 5) for x in tm[n]["times_ms"]]
-        eo, es = tm["original"]["events"], tm["spliced"]["events"]
-        tres["ratio"] = es["median_ms"] / eo["median_ms"]
-        tres["ratio_min"] = es["min_ms"] / eo["min_ms"]
-        if opt.graph:
-            tres["graph_ratio"] = tm["spliced"]["graph"]["median_ms"] / tm["original"]["graph"]["median_ms"]
-        f = dev.probe.surface_field
-        tres["resolution"] = [f.width, f.height]
-        res["timing"] = tres
-        res["timings_s"]["timing"] = time.perf_counter() - t0
+        tm = timing_stage(spec, inp.device, opt, ui)
+        res["timing"], res["timings_s"]["timing"] = tm.result, tm.seconds
         if opt.roofline:
-            from .timing import frame_work, measure_device, roofline
-
-            try:
-                devinfo = measure_device(cp, CACHE, pair.arch)
-                res["roofline"] = {"device": devinfo}
-                for n, text in (("original", pair.original), ("spliced", pair.spliced)):
-                    w = frame_work(text, pair.entry, spec)
-                    res["roofline"][n] = {"work": w, **roofline(tres[n]["events"]["median_ms"], w, devinfo)}
-            except Exception as e:  # noqa: BLE001 - the roofline is a side report
-                res["roofline"] = {"error": f"{type(e).__name__}: {e}"}
-
+            res["roofline"] = roofline_stage(spec, pair, inp.device, tm, arch).result
     res["timings_s"]["total"] = time.perf_counter() - t_start
-    st_ok = res.get("stages", {}).get("first_divergence") is None
-    h_ok = res.get("harness", {}).get("first_divergence") is None
-    det = all(frames[n]["deterministic"] for n in frames)
-    res["ok"] = bool(res["identical"] and covered and det and st_ok and h_ok)
-    return res
+    res["ok"] = bool(ok)
+    return ProbeRun(res, out.maps)

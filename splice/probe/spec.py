@@ -1,26 +1,50 @@
-"""Probe specs: how to run one kernel (grid, block, shared memory, the by-value
-parameter block field by field, seeded fills, which outputs form the frame).
+"""Probe specs: how to run one kernel (grid, block, shared memory, clusters, the entry's
+``.param`` list parameter by parameter, seeded fills, which outputs are compared).
 
-``load_spec(path)`` reads a YAML spec (format: docs/probe-spec.md) into frozen
-dataclasses and validates it; every error names the YAML key it is about, e.g.
-``probes/enc5.yaml: params.fields[2].offset: 44 is not 8-byte aligned``.
+``load_spec(path)`` reads a YAML spec (format: docs/probe-spec.md) into frozen dataclasses and
+validates it; every error is a :class:`SpecError` (a ``SpliceError``) naming the file, the
+line:col of the offending key and the key's path, e.g.
+``probes/enc5.yaml:24:13: params.fields[1].offset: 12 is not 8-byte aligned``.
+
+Two shapes of ``params:`` are read:
+
+* a list, one entry per ``.param`` of the entry in order: scalars, buffer pointers, texture and
+  surface objects, by-value structs (``kind: struct`` with ``size`` and ``fields``);
+* the first specs' mapping ``{size, fields}``: one by-value struct, the entry's only parameter.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
-import yaml
+from ..errors import SpliceError
+from . import dtypes as dt
 
 KINDS = ("buffer", "texture", "surface", "scalar")
-SCALAR_DTYPES = {"uint8": 1, "uint16": 2, "uint32": 4, "int32": 4, "float32": 4, "uint64": 8}
-FILL_RULES = ("zeros", "e4m3", "f16_uniform", "weight_image", "constant_u16")
-FORMATS = ("rgba16f",)
+PARAM_KINDS = KINDS + ("struct",)
+ROLES = ("input", "output", "inout")
+FILL_RULES = ("zeros", "constant", "uniform", "normal", "integers", "arange", "e4m3", "e5m2",
+              "weight_image", "from", "f16_uniform", "constant_u16")
+FORMATS = {"rgba16f": ("f16", 4), "rg16f": ("f16", 2), "r32f": ("f32", 1),
+           "rgba32f": ("f32", 4), "rgba8": ("u8", 4)}
+TOP_KEYS = {"name", "ptx", "entry", "arch", "build_arch", "seed", "launch", "params", "frame",
+            "notes", "work"}
+LAUNCH_KEYS = {"grid", "block", "shared", "cluster", "sequence", "stream"}
+FIELD_KEYS = {"name", "offset", "kind", "dtype", "value", "bytes", "image_bytes", "shape",
+              "align", "role", "fill", "poison", "width", "height", "format", "size", "fields",
+              "what", "ptx_name"}
+FILL_KEYS = {"rule", "seed", "range", "max_code", "value", "f16_regions", "mean", "std",
+             "start", "step", "path", "what"}
 
 
-class SpecError(ValueError):
-    """A probe spec is malformed; the message starts with the offending key."""
+class SpecError(SpliceError, ValueError):
+    """A probe spec is malformed.  ``key`` is the YAML path (``params[2].dtype``)."""
+
+    def __init__(self, message: str, path: Optional[str] = None, line: Optional[int] = None,
+                 column: Optional[int] = None, key: str = "", detail: str = ""):
+        self.key = key
+        super().__init__(f"{key}: {message}" if key else message, path, line, column, detail)
 
 
 @dataclass(frozen=True)
@@ -40,26 +64,63 @@ class Fill:
     seed: int = 0
     low: float = 0.0
     high: float = 1.0
-    max_code: int = 0x38          # e4m3: largest magnitude code (0x38 = 1.0)
-    value: int = 0                # constant_u16
+    max_code: int = 0x38          # e4m3/e5m2: largest magnitude code (e4m3 0x38 = 1.0)
+    value: Any = 0                # constant / constant_u16
     regions: tuple[Region, ...] = ()
+    mean: float = 0.0
+    std: float = 1.0
+    start: float = 0.0
+    step: float = 1.0
+    path: str = ""                # rule from: the .npy file (resolved against the spec)
 
 
 @dataclass(frozen=True)
 class Field:
+    """One device object or scalar: a field of a by-value struct, or a whole ``.param``."""
     name: str
     offset: int
     kind: str
-    size: int                     # bytes the field occupies in the parameter block
-    dtype: str = "uint64"
-    value: tuple = ()             # scalar values
+    size: int                     # bytes the field occupies in its parameter
+    dtype: str = "u64"            # scalar type, or a buffer's element type
+    value: tuple = ()             # scalar values (one per launch of a sequence: see Launch)
     bytes: int = 0                # buffer allocation (bytes)
     image_bytes: int = 0          # weight image: documented extent (<= bytes)
     width: int = 0
     height: int = 0
     format: str = ""
-    fill: Fill | None = None
-    poison: int | None = None     # surface: u16 pattern written before every render
+    fill: Optional[Fill] = None
+    poison: Optional[int] = None  # outputs: byte (0..255) or element bit pattern written first
+    poison_is_byte: bool = True
+    shape: tuple = ()             # buffer shape in elements (2-D outputs get a heatmap)
+    role: str = "input"           # input | output | inout
+    align: int = 256              # device-address alignment
+    line: int = 0
+    column: int = 0
+
+    @property
+    def is_output(self) -> bool:
+        return self.role in ("output", "inout")
+
+    @property
+    def element(self) -> dt.DType:
+        if self.kind in ("texture", "surface"):
+            return dt.TYPES[FORMATS[self.format][0]]
+        return dt.lookup(self.dtype) or dt.TYPES["u8"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One ``.param`` of the entry: a scalar, a pointer/object (one field at offset 0) or a
+    by-value struct (its fields)."""
+    index: int
+    name: str
+    kind: str
+    size: int
+    align: int
+    fields: tuple[Field, ...]
+    ptx_name: str = ""
+    line: int = 0
+    column: int = 0
 
 
 @dataclass(frozen=True)
@@ -71,21 +132,48 @@ class Frame:
 
 
 @dataclass(frozen=True)
+class Launch:
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_static: int = 0
+    shared_dynamic: int = 0
+    cluster: Optional[tuple[int, int, int]] = None
+    sequence: tuple = ()          # ({scalar name: value}, ...): one launch each, in order
+    stream: str = "nonblocking"   # nonblocking | default (the legacy NULL stream)
+
+    @property
+    def launches(self) -> int:
+        return max(1, len(self.sequence))
+
+
+@dataclass(frozen=True)
 class ProbeSpec:
     name: str
     ptx: str
     entry: str
     arch: str
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    shared_static: int
-    shared_dynamic: int
-    param_size: int
-    fields: tuple[Field, ...]
-    frame: Frame
+    launch: Launch
+    params: tuple[Param, ...]
+    frame: Optional[Frame]
+    frames: tuple[str, ...]       # the outputs reported as "the frame" (all outputs by default)
     seed: int = 0
     notes: str = ""
     source: str = ""
+    build_arch: str = ""          # cubins for this arch; "" = the device the probe runs on
+    work: tuple = ()              # declared (("flops", n), ("bytes", n)) of one frame
+    legacy: bool = False          # written as the single-struct {size, fields} form
+    at: tuple = ()                # (("entry", line, col), ("launch.block", line, col), ...)
+
+    def where(self, key: str) -> tuple:
+        """(line, col) of a top-level or launch.* key in the spec file, or (None, None)."""
+        for k, line, col in self.at:
+            if k == key:
+                return line, col
+        return None, None
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        return tuple(f for p in self.params for f in p.fields)
 
     def field(self, name: str) -> Field:
         for f in self.fields:
@@ -94,180 +182,500 @@ class ProbeSpec:
         raise KeyError(name)
 
     @property
+    def outputs(self) -> tuple[Field, ...]:
+        return tuple(f for f in self.fields if f.is_output)
+
+    @property
+    def grid(self):
+        return self.launch.grid
+
+    @property
+    def block(self):
+        return self.launch.block
+
+    @property
+    def shared_static(self):
+        return self.launch.shared_static
+
+    @property
+    def shared_dynamic(self):
+        return self.launch.shared_dynamic
+
+    @property
+    def param_size(self) -> int:
+        return sum(p.size for p in self.params) if self.legacy else self.params[0].size
+
+    @property
     def threads(self) -> int:
         return self.block[0] * self.block[1] * self.block[2]
 
 
 # ---------------------------------------------------------------- validation helpers
 
-def _need(d: dict, key: str, where: str) -> Any:
-    if not isinstance(d, dict) or key not in d:
-        raise SpecError(f"{where}.{key}: missing" if where else f"{key}: missing")
-    return d[key]
+class _Ctx:
+    """Where a value sits: the key path and the YMap/YList that holds it (for line:col)."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def err(self, where: str, msg: str, holder=None, key=None, detail: str = "") -> SpecError:
+        line = col = None
+        if holder is not None:
+            pos = None
+            if hasattr(holder, "vat") and key is not None and key in holder:
+                pos = holder.vat(key)
+            elif hasattr(holder, "item_at") and isinstance(key, int) and key < len(holder.item_at):
+                pos = holder.item_at[key]
+            elif hasattr(holder, "line"):
+                pos = (holder.line, holder.column)
+            if pos:
+                line, col = pos
+        return SpecError(msg, self.source, line, col, key=where, detail=detail)
+
+    def keys(self, d: dict, allowed: set, where: str):
+        for k in d:
+            if k not in allowed:
+                line = col = None
+                if hasattr(d, "at"):
+                    line, col = d.at(k)
+                raise SpecError(f"unknown key {k!r} (known: {', '.join(sorted(allowed))})",
+                                self.source, line, col, key=f"{where}.{k}" if where else str(k))
+
+    def need(self, d, key: str, where: str):
+        if not isinstance(d, dict):
+            raise self.err(where, "expected a mapping", d)
+        if key not in d:
+            raise self.err(f"{where}.{key}" if where else key, "missing", d)
+        return d[key]
+
+    def int(self, d, key, where, lo: Optional[int] = 0, default=None) -> int:
+        v = d.get(key, default) if isinstance(d, dict) else d
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise self.err(where, f"expected an integer, got {v!r}", d, key)
+        if lo is not None and v < lo:
+            raise self.err(where, f"{v} is below {lo}", d, key)
+        return v
+
+    def num(self, v, where, holder=None, key=None) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise self.err(where, f"expected a number, got {v!r}", holder, key)
+        return float(v)
+
+    def dim3(self, d, key, where) -> tuple:
+        v = d[key]
+        if isinstance(v, int) and not isinstance(v, bool):
+            v = [v]
+        if not isinstance(v, list) or not 1 <= len(v) <= 3:
+            raise self.err(where, "expected a list of 1..3 integers", d, key)
+        vals = []
+        for i, x in enumerate(v):
+            if isinstance(x, bool) or not isinstance(x, int):
+                raise self.err(f"{where}[{i}]", f"expected an integer, got {x!r}", d, key)
+            if x < 1:
+                raise self.err(f"{where}[{i}]", f"{x} is below 1", d, key)
+            vals.append(x)
+        return tuple(vals + [1] * (3 - len(vals)))
+
+    def pair(self, d, key, where) -> tuple:
+        v = d[key]
+        if not isinstance(v, list) or len(v) != 2:
+            raise self.err(f"{where}.{key}", "expected [low, high]", d, key)
+        return (self.num(v[0], f"{where}.{key}[0]", d, key), self.num(v[1], f"{where}.{key}[1]", d, key))
 
 
-def _int(v: Any, where: str, lo: int | None = 0) -> int:
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise SpecError(f"{where}: expected an integer, got {v!r}")
-    if lo is not None and v < lo:
-        raise SpecError(f"{where}: {v} is below {lo}")
-    return v
-
-
-def _num(v: Any, where: str) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise SpecError(f"{where}: expected a number, got {v!r}")
-    return float(v)
-
-
-def _dim3(v: Any, where: str) -> tuple[int, int, int]:
-    if not isinstance(v, list) or not 1 <= len(v) <= 3:
-        raise SpecError(f"{where}: expected a list of 1..3 integers")
-    vals = [_int(x, f"{where}[{i}]", 1) for i, x in enumerate(v)]
-    while len(vals) < 3:
-        vals.append(1)
-    return tuple(vals)  # type: ignore[return-value]
-
-
-def _fill(d: Any, where: str) -> Fill:
+def _fill(c: _Ctx, d: Any, where: str, base: Path) -> Fill:
     if not isinstance(d, dict):
-        raise SpecError(f"{where}: expected a mapping")
-    rule = _need(d, "rule", where)
+        raise c.err(where, "expected a mapping", d)
+    c.keys(d, FILL_KEYS, where)
+    rule = c.need(d, "rule", where)
     if rule not in FILL_RULES:
-        raise SpecError(f"{where}.rule: unknown fill rule {rule!r} (known: {', '.join(FILL_RULES)})")
-    regions = []
-    for i, r in enumerate(d.get("f16_regions", []) or []):
-        w = f"{where}.f16_regions[{i}]"
-        lo = _int(_need(r, "lo", w), f"{w}.lo")
-        hi = _int(_need(r, "hi", w), f"{w}.hi")
-        if hi <= lo:
-            raise SpecError(f"{w}.hi: {hi} <= lo {lo}")
-        if lo % 2 or hi % 2:
-            raise SpecError(f"{w}.lo: f16 regions must be 2-byte aligned")
-        rng = _need(r, "range", w)
-        if not isinstance(rng, list) or len(rng) != 2:
-            raise SpecError(f"{w}.range: expected [low, high]")
-        regions.append(Region(lo, hi, _num(rng[0], f"{w}.range[0]"), _num(rng[1], f"{w}.range[1]"),
-                              str(r.get("what", ""))))
-    rng = d.get("range", [0.0, 1.0])
-    if not isinstance(rng, list) or len(rng) != 2:
-        raise SpecError(f"{where}.range: expected [low, high]")
-    max_code = _int(d.get("max_code", 0x38), f"{where}.max_code")
-    if max_code > 0x7E:
-        raise SpecError(f"{where}.max_code: {max_code:#x} would allow the e4m3 NaN code 0x7f")
-    return Fill(rule=rule, seed=_int(d.get("seed", 0), f"{where}.seed"),
-                low=_num(rng[0], f"{where}.range[0]"), high=_num(rng[1], f"{where}.range[1]"),
-                max_code=max_code, value=_int(d.get("value", 0), f"{where}.value"),
-                regions=tuple(regions))
+        raise c.err(f"{where}.rule", f"unknown fill rule {rule!r} (known: {', '.join(FILL_RULES)})",
+                    d, "rule")
+    regions = tuple(_region(c, r, f"{where}.f16_regions[{i}]")
+                    for i, r in enumerate(d.get("f16_regions", []) or []))
+    low, high = c.pair(d, "range", where) if "range" in d else (0.0, 1.0)
+    if rule == "integers" and "range" not in d:
+        raise c.err(f"{where}.range", "missing (integers: [low, high], both included)", d)
+    max_code = c.int(d, "max_code", f"{where}.max_code", 0, 0x38)
+    limit = dt.FP8_MAX_CODE["e5m2" if rule == "e5m2" else "e4m3"]
+    if max_code > limit:
+        raise c.err(f"{where}.max_code", f"{max_code:#x} would allow a NaN/inf code (at most {limit:#x})",
+                    d, "max_code")
+    path = ""
+    if rule == "from":
+        p = c.need(d, "path", where)
+        path = str((base / str(p)) if not Path(str(p)).is_absolute() else Path(str(p)))
+        if not Path(path).exists():
+            raise c.err(f"{where}.path", f"no such file {p!r}", d, "path")
+    value = d.get("value", 0)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise c.err(f"{where}.value", f"expected a number, got {value!r}", d, "value")
+    std = c.num(d.get("std", 1.0), f"{where}.std", d, "std")
+    if std < 0:
+        raise c.err(f"{where}.std", f"{std} is negative", d, "std")
+    return Fill(rule=rule, seed=c.int(d, "seed", f"{where}.seed", 0, 0), low=low, high=high,
+                max_code=max_code, value=value, regions=regions,
+                mean=c.num(d.get("mean", 0.0), f"{where}.mean", d, "mean"), std=std,
+                start=c.num(d.get("start", 0.0), f"{where}.start", d, "start"),
+                step=c.num(d.get("step", 1.0), f"{where}.step", d, "step"), path=path)
 
 
-def _field(d: Any, where: str) -> Field:
-    if not isinstance(d, dict):
-        raise SpecError(f"{where}: expected a mapping")
-    name = _need(d, "name", where)
-    if not isinstance(name, str) or not name:
-        raise SpecError(f"{where}.name: expected a non-empty string")
-    offset = _int(_need(d, "offset", where), f"{where}.offset")
-    kind = _need(d, "kind", where)
-    if kind not in KINDS:
-        raise SpecError(f"{where}.kind: {kind!r} is not one of {', '.join(KINDS)}")
-    fill = _fill(d["fill"], f"{where}.fill") if "fill" in d else None
-    if kind == "scalar":
-        dtype = _need(d, "dtype", where)
-        if dtype not in SCALAR_DTYPES:
-            raise SpecError(f"{where}.dtype: {dtype!r} is not one of {', '.join(SCALAR_DTYPES)}")
-        value = _need(d, "value", where)
-        if not isinstance(value, list):
-            value = [value]
-        vals = tuple(_num(v, f"{where}.value[{i}]") if dtype == "float32"
-                     else _int(v, f"{where}.value[{i}]", None) for i, v in enumerate(value))
-        size = SCALAR_DTYPES[dtype] * len(vals)
-        if offset % SCALAR_DTYPES[dtype]:
-            raise SpecError(f"{where}.offset: {offset} is not {SCALAR_DTYPES[dtype]}-byte aligned")
-        return Field(name, offset, kind, size, dtype=dtype, value=vals)
-    if offset % 8:
-        raise SpecError(f"{where}.offset: {offset} is not 8-byte aligned")
-    if kind == "buffer":
-        nbytes = _int(_need(d, "bytes", where), f"{where}.bytes", 1)
-        image = _int(d.get("image_bytes", nbytes), f"{where}.image_bytes", 1)
-        if image > nbytes:
-            raise SpecError(f"{where}.image_bytes: {image} exceeds bytes {nbytes}")
-        if fill is None:
-            raise SpecError(f"{where}.fill: missing")
-        for i, r in enumerate(fill.regions):
-            if r.hi > nbytes:
-                raise SpecError(f"{where}.fill.f16_regions[{i}].hi: {r.hi} beyond the buffer ({nbytes})")
-        return Field(name, offset, kind, 8, bytes=nbytes, image_bytes=image, fill=fill)
-    width = _int(_need(d, "width", where), f"{where}.width", 1)
-    height = _int(_need(d, "height", where), f"{where}.height", 1)
+def _region(c: _Ctx, r, w: str) -> Region:
+    lo = c.int(c.need(r, "lo", w) and r, "lo", f"{w}.lo")
+    hi = c.int(r, "hi", f"{w}.hi")
+    if hi <= lo:
+        raise c.err(f"{w}.hi", f"{hi} <= lo {lo}", r, "hi")
+    if lo % 2 or hi % 2:
+        raise c.err(f"{w}.lo", "f16 regions must be 2-byte aligned", r, "lo")
+    c.need(r, "range", w)
+    low, high = c.pair(r, "range", w)
+    return Region(lo, hi, low, high, str(r.get("what", "")))
+
+
+def _scalar(c: _Ctx, d, where: str, name: str, offset: int) -> Field:
+    raw_t = c.need(d, "dtype", where)
+    t = dt.lookup(raw_t)
+    if t is None or t.name not in dt.SCALAR_TYPES:
+        hint = " (.pred is not a legal .param type of an .entry)" if str(raw_t).lstrip(".") == "pred" else ""
+        raise c.err(f"{where}.dtype", f"{raw_t!r} is not a PTX scalar type "
+                    f"({', '.join(dt.SCALAR_TYPES)}){hint}", d, "dtype")
+    value = c.need(d, "value", where)
+    vals = value if isinstance(value, list) else [value]
+    if not vals:
+        raise c.err(f"{where}.value", "empty list", d, "value")
+    out = []
+    for i, v in enumerate(vals):
+        if t.is_float:
+            out.append(c.num(v, f"{where}.value[{i}]", d, "value"))
+            continue
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise c.err(f"{where}.value[{i}]", f"expected an integer, got {v!r}", d, "value")
+        lo = -(1 << (8 * t.size - 1))          # negative unsigned values wrap (-1 = all ones)
+        if not lo <= v < (1 << (8 * t.size)):
+            raise c.err(f"{where}.value[{i}]", f"{v} does not fit .{t.name}", d, "value")
+        out.append(v)
+    if offset % t.size:
+        raise c.err(f"{where}.offset", f"{offset} is not {t.size}-byte aligned", d, "offset")
+    return Field(name, offset, "scalar", t.size * len(out), dtype=t.name, value=tuple(out),
+                 line=getattr(d, "line", 0), column=getattr(d, "column", 0))
+
+
+def _poison(c: _Ctx, d, where: str, t: dt.DType, default: int) -> tuple:
+    """(bits, is_byte): an int is a byte for buffers; {value: x} is an element value."""
+    p = d.get("poison", default)
+    if isinstance(p, dict):
+        c.keys(p, {"value", "byte"}, f"{where}.poison")
+        if "byte" in p:
+            return c.int(p, "byte", f"{where}.poison.byte", 0), True
+        import numpy as np
+
+        v = p.get("value", 0)
+        if t.name == "bf16":
+            return int(dt.f32_to_bf16_bits(np.array([v], dtype=np.float32))[0]), False
+        if t.is_float and t.kind != "fp8":
+            return int(np.array([v], dtype=t.storage).view(f"<u{t.size}")[0]), False
+        return int(np.array([v]).astype(t.storage).view(f"<u{t.size}")[0]), False
+    return c.int(d, "poison", f"{where}.poison", 0, default), True
+
+
+def _buffer(c: _Ctx, d, where: str, name: str, offset: int, legacy: bool, base: Path) -> Field:
+    t = dt.lookup(d.get("dtype", "u8"))
+    if t is None or t.name not in dt.BUFFER_TYPES:
+        raise c.err(f"{where}.dtype", f"{d.get('dtype')!r} is not a buffer element type "
+                    f"({', '.join(dt.BUFFER_TYPES)})", d, "dtype")
+    shape = ()
+    if "shape" in d:
+        s = d["shape"]
+        s = [s] if isinstance(s, int) and not isinstance(s, bool) else s
+        if not isinstance(s, list) or not s:
+            raise c.err(f"{where}.shape", "expected a list of positive integers", d, "shape")
+        shape = tuple(_pos(c, x, f"{where}.shape[{i}]", d) for i, x in enumerate(s))
+    if "bytes" not in d and not shape:
+        raise c.err(f"{where}.bytes", "missing (give bytes: or shape:)", d)
+    elems = 1
+    for x in shape:
+        elems *= x
+    nbytes = c.int(d, "bytes", f"{where}.bytes", 1, elems * t.size)
+    if shape and nbytes < elems * t.size:
+        raise c.err(f"{where}.bytes", f"{nbytes} is less than shape {list(shape)} x {t.size} bytes", d, "bytes")
+    image = c.int(d, "image_bytes", f"{where}.image_bytes", 1, nbytes)
+    if image > nbytes:
+        raise c.err(f"{where}.image_bytes", f"{image} exceeds bytes {nbytes}", d, "image_bytes")
+    align = c.int(d, "align", f"{where}.align", 1, 256)
+    if align & (align - 1):
+        raise c.err(f"{where}.align", f"{align} is not a power of two", d, "align")
+    fill = _fill(c, d["fill"], f"{where}.fill", base) if "fill" in d else None
+    role = d.get("role")
+    if role is None:
+        role = "output" if (legacy and fill is not None and fill.rule == "zeros") else "input"
+    if role not in ROLES:
+        raise c.err(f"{where}.role", f"{role!r} is not one of {', '.join(ROLES)}", d, "role")
+    if fill is None:
+        if legacy:
+            raise c.err(f"{where}.fill", "missing", d)
+        fill = Fill("zeros")
+    for i, r in enumerate(fill.regions):
+        if r.hi > nbytes:
+            raise c.err(f"{where}.fill.f16_regions[{i}].hi", f"{r.hi} beyond the buffer ({nbytes})", d, "fill")
+    poison, is_byte = _poison(c, d, where, t, 0xFF)
+    return Field(name, offset, "buffer", 8, dtype=t.name, bytes=nbytes, image_bytes=image, fill=fill,
+                 shape=shape, role=role, align=align, poison=poison, poison_is_byte=is_byte,
+                 line=getattr(d, "line", 0), column=getattr(d, "column", 0))
+
+
+def _pos(c: _Ctx, x, where: str, holder) -> int:
+    if isinstance(x, bool) or not isinstance(x, int) or x < 1:
+        raise c.err(where, f"expected a positive integer, got {x!r}", holder, "shape")
+    return x
+
+
+def _image(c: _Ctx, d, where: str, name: str, offset: int, kind: str, base: Path) -> Field:
+    width = c.int(c.need(d, "width", where) and d, "width", f"{where}.width", 1)
+    height = c.int(c.need(d, "height", where) and d, "height", f"{where}.height", 1)
     fmt = d.get("format", "rgba16f")
     if fmt not in FORMATS:
-        raise SpecError(f"{where}.format: {fmt!r} is not one of {', '.join(FORMATS)}")
+        raise c.err(f"{where}.format", f"{fmt!r} is not one of {', '.join(FORMATS)}", d, "format")
+    t = dt.TYPES[FORMATS[fmt][0]]
+    fill = _fill(c, d["fill"], f"{where}.fill", base) if "fill" in d else None
+    line, col = getattr(d, "line", 0), getattr(d, "column", 0)
     if kind == "texture":
         if fill is None:
-            raise SpecError(f"{where}.fill: missing")
-        return Field(name, offset, kind, 8, width=width, height=height, format=fmt, fill=fill)
-    poison = _int(d.get("poison", 0xFFFF), f"{where}.poison")
-    return Field(name, offset, kind, 8, width=width, height=height, format=fmt, poison=poison)
+            raise c.err(f"{where}.fill", "missing", d)
+        return Field(name, offset, kind, 8, width=width, height=height, format=fmt, fill=fill,
+                     role="input", line=line, column=col)
+    role = d.get("role", "output")
+    if role not in ROLES:
+        raise c.err(f"{where}.role", f"{role!r} is not one of {', '.join(ROLES)}", d, "role")
+    poison = c.int(d, "poison", f"{where}.poison", 0, (1 << (8 * t.size)) - 1)
+    if poison >= 1 << (8 * t.size):
+        raise c.err(f"{where}.poison", f"{poison:#x} does not fit one {t.name} channel", d, "poison")
+    return Field(name, offset, kind, 8, width=width, height=height, format=fmt,
+                 fill=fill or Fill("zeros"), poison=poison, poison_is_byte=False, role=role,
+                 line=line, column=col)
 
 
-def parse_spec(data: Any, source: str = "<spec>") -> ProbeSpec:
-    """Validate a decoded YAML document; errors are prefixed with ``source``."""
-    try:
-        return _parse(data, source)
-    except SpecError as e:
-        raise SpecError(f"{source}: {e}") from None
+def _field(c: _Ctx, d: Any, where: str, offset: Optional[int], legacy: bool, base: Path) -> Field:
+    """A struct field (``offset`` None: read it from ``d``) or a whole ``.param`` (offset 0)."""
+    if not isinstance(d, dict):
+        raise c.err(where, "expected a mapping", d)
+    c.keys(d, FIELD_KEYS, where)
+    name = c.need(d, "name", where)
+    if not isinstance(name, str) or not name:
+        raise c.err(f"{where}.name", "expected a non-empty string", d, "name")
+    if offset is None:
+        offset = c.int(c.need(d, "offset", where) and d, "offset", f"{where}.offset")
+    kind = c.need(d, "kind", where)
+    if kind not in KINDS:
+        raise c.err(f"{where}.kind", f"{kind!r} is not one of {', '.join(KINDS)}", d, "kind")
+    if kind == "scalar":
+        return _scalar(c, d, where, name, offset)
+    if offset % 8:
+        raise c.err(f"{where}.offset", f"{offset} is not 8-byte aligned", d, "offset")
+    if kind == "buffer":
+        return _buffer(c, d, where, name, offset, legacy, base)
+    return _image(c, d, where, name, offset, kind, base)
 
 
-def _parse(data: Any, source: str) -> ProbeSpec:
-    if not isinstance(data, dict):
-        raise SpecError("top level: expected a mapping")
-    name = _need(data, "name", "")
-    launch = _need(data, "launch", "")
-    grid = _dim3(_need(launch, "grid", "launch"), "launch.grid")
-    block = _dim3(_need(launch, "block", "launch"), "launch.block")
-    if block[0] * block[1] * block[2] > 1024:
-        raise SpecError("launch.block: more than 1024 threads")
-    shared = launch.get("shared", {}) or {}
-    s_static = _int(shared.get("static", 0), "launch.shared.static")
-    s_dyn = _int(shared.get("dynamic", 0), "launch.shared.dynamic")
-    params = _need(data, "params", "")
-    psize = _int(_need(params, "size", "params"), "params.size", 1)
-    raw_fields = _need(params, "fields", "params")
-    if not isinstance(raw_fields, list) or not raw_fields:
-        raise SpecError("params.fields: expected a non-empty list")
-    fields = tuple(_field(f, f"params.fields[{i}]") for i, f in enumerate(raw_fields))
-    seen: dict[str, int] = {}
+def _struct_fields(c: _Ctx, raw, size: int, where: str, legacy: bool, base: Path) -> tuple:
+    if not isinstance(raw, list) or not raw:
+        raise c.err(f"{where}.fields", "expected a non-empty list", raw)
+    fields = tuple(_field(c, f, f"{where}.fields[{i}]", None, legacy, base) for i, f in enumerate(raw))
     spans = []
     for i, f in enumerate(fields):
-        if f.name in seen:
-            raise SpecError(f"params.fields[{i}].name: {f.name!r} repeats params.fields[{seen[f.name]}]")
-        seen[f.name] = i
-        if f.offset + f.size > psize:
-            raise SpecError(f"params.fields[{i}].offset: {f.name} ends at {f.offset + f.size} > params.size {psize}")
+        w = f"{where}.fields[{i}].offset"
+        if f.offset + f.size > size:
+            raise c.err(w, f"{f.name} ends at {f.offset + f.size} > {where}.size {size}", raw[i], "offset")
         for j, (lo, hi) in enumerate(spans):
             if f.offset < hi and lo < f.offset + f.size:
-                raise SpecError(f"params.fields[{i}].offset: {f.name} overlaps params.fields[{j}]")
+                raise c.err(w, f"{f.name} overlaps {where}.fields[{j}]", raw[i], "offset")
         spans.append((f.offset, f.offset + f.size))
-    fr = _need(data, "frame", "")
-    fname = _need(fr, "field", "frame")
-    if fname not in seen:
-        raise SpecError(f"frame.field: {fname!r} is not a parameter field")
-    target = fields[seen[fname]]
-    if target.kind != "surface":
-        raise SpecError(f"frame.field: {fname!r} is a {target.kind}, not a surface")
-    frame = Frame(fname, target.width, target.height, target.format)
+    return fields
+
+
+def _param(c: _Ctx, d, i: int, base: Path) -> Param:
+    where = f"params[{i}]"
+    if not isinstance(d, dict):
+        raise c.err(where, "expected a mapping", d)
+    line, col = getattr(d, "line", 0), getattr(d, "column", 0)
+    if d.get("kind") == "struct":
+        c.keys(d, {"name", "kind", "size", "align", "fields", "ptx_name", "what"}, where)
+        name = c.need(d, "name", where)
+        size = c.int(c.need(d, "size", where) and d, "size", f"{where}.size", 1)
+        align = c.int(d, "align", f"{where}.align", 1, 8)
+        fields = _struct_fields(c, c.need(d, "fields", where), size, where, False, base)
+        return Param(i, str(name), "struct", size, align, fields, str(d.get("ptx_name", "")), line, col)
+    if "offset" in d:
+        raise c.err(f"{where}.offset", "a .param has no offset (fields of a kind: struct do)", d, "offset")
+    f = _field(c, d, where, 0, False, base)
+    align = f.size if f.kind == "scalar" else 8
+    return Param(i, f.name, f.kind, f.size, align, (f,), str(d.get("ptx_name", "")), line, col)
+
+
+def _params(c: _Ctx, data, base: Path) -> tuple:
+    raw = c.need(data, "params", "")
+    if isinstance(raw, dict):              # the first specs: one by-value struct
+        c.keys(raw, {"size", "fields", "align", "name"}, "params")
+        size = c.int(c.need(raw, "size", "params") and raw, "size", "params.size", 1)
+        fields = _struct_fields(c, c.need(raw, "fields", "params"), size, "params", True, base)
+        return (Param(0, str(raw.get("name", "params")), "struct", size,
+                      c.int(raw, "align", "params.align", 1, 8), fields,
+                      line=getattr(raw, "line", 0), column=getattr(raw, "column", 0)),), True
+    if not isinstance(raw, list) or not raw:
+        raise c.err("params", "expected a list (one entry per .param) or {size, fields}", data, "params")
+    params = tuple(_param(c, d, i, base) for i, d in enumerate(raw))
+    return params, False
+
+
+def _launch(c: _Ctx, data, params) -> Launch:
+    launch = c.need(data, "launch", "")
+    if not isinstance(launch, dict):
+        raise c.err("launch", "expected a mapping", data, "launch")
+    c.keys(launch, LAUNCH_KEYS, "launch")
+    grid = c.dim3(launch, "grid", "launch.grid") if c.need(launch, "grid", "launch") is not None else None
+    block = c.dim3(launch, "block", "launch.block") if c.need(launch, "block", "launch") is not None else None
+    if block[0] * block[1] * block[2] > 1024:
+        raise c.err("launch.block", f"{block[0] * block[1] * block[2]} threads: more than 1024", launch, "block")
+    if block[2] > 64:
+        raise c.err("launch.block", f"block z {block[2]} is more than 64", launch, "block")
+    shared = launch.get("shared", {}) or {}
+    if not isinstance(shared, dict):
+        raise c.err("launch.shared", "expected {static: N, dynamic: N}", launch, "shared")
+    c.keys(shared, {"static", "dynamic"}, "launch.shared")
+    dyn = c.int(shared, "dynamic", "launch.shared.dynamic", 0, 0)
+    if dyn > 227 * 1024:
+        raise c.err("launch.shared.dynamic", f"{dyn} bytes: more than the 227 KiB a Hopper block can have",
+                    shared, "dynamic")
+    cluster = c.dim3(launch, "cluster", "launch.cluster") if "cluster" in launch else None
+    if cluster is not None:
+        for a, (g, k) in enumerate(zip(grid, cluster)):
+            if g % k:
+                raise c.err("launch.cluster", f"grid {list(grid)} is not a multiple of the cluster "
+                            f"{list(cluster)} in dimension {'xyz'[a]}", launch, "cluster")
+    seq = _sequence(c, launch, params)
+    stream = launch.get("stream", "nonblocking")
+    if stream not in ("nonblocking", "default"):
+        raise c.err("launch.stream", f"{stream!r} is not nonblocking or default", launch, "stream")
+    return Launch(grid, block, c.int(shared, "static", "launch.shared.static", 0, 0), dyn, cluster,
+                  seq, stream)
+
+
+def _sequence(c: _Ctx, launch, params) -> tuple:
+    """launch.sequence: one mapping per launch, {scalar name: value}: e.g. split-K tiles."""
+    raw = launch.get("sequence", []) or []
+    if not isinstance(raw, list):
+        raise c.err("launch.sequence", "expected a list of {scalar: value} mappings", launch, "sequence")
+    scalars = {f.name: f for p in params for f in p.fields if f.kind == "scalar"}
+    out = []
+    for i, step in enumerate(raw):
+        w = f"launch.sequence[{i}]"
+        if not isinstance(step, dict):
+            raise c.err(w, "expected a mapping {scalar: value}", raw, i)
+        for k, v in step.items():
+            if k not in scalars:
+                raise c.err(f"{w}.{k}", f"not a scalar parameter (scalars: {', '.join(scalars) or 'none'})",
+                            step, k)
+            n = len(scalars[k].value)
+            vals = v if isinstance(v, list) else [v]
+            if len(vals) != n or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in vals):
+                raise c.err(f"{w}.{k}", f"expected {n} number(s) like the parameter's value", step, k)
+        out.append(tuple(sorted((k, tuple(v if isinstance(v, list) else [v])) for k, v in step.items())))
+    return tuple(out)
+
+
+def _frame(c: _Ctx, data, fields) -> tuple:
+    by_name = {f.name: f for f in fields}
+    outputs = [f.name for f in fields if f.is_output]
+    fr = data.get("frame", "all")
+    if fr in ("all", None):
+        names = tuple(outputs)
+    else:
+        if not isinstance(fr, dict):
+            raise c.err("frame", "expected {field: NAME} or 'all'", data, "frame")
+        c.keys(fr, {"field"}, "frame")
+        fname = c.need(fr, "field", "frame")
+        if fname not in by_name:
+            raise c.err("frame.field", f"{fname!r} is not a parameter field", fr, "field")
+        if not by_name[fname].is_output:
+            raise c.err("frame.field", f"{fname!r} is a {by_name[fname].kind} with role "
+                        f"{by_name[fname].role}, not an output", fr, "field")
+        names = (fname,)
+    if not outputs:
+        raise c.err("params", "no output: give a buffer role: output/inout, or a surface", data, "params")
+    first = by_name[names[0]] if names else None
+    frame = None
+    if first is not None:
+        w, h = first.width, first.height
+        if first.kind == "buffer" and len(first.shape) >= 2:
+            h, w = first.shape[0], first.shape[1]
+        frame = Frame(first.name, w, h, first.format or first.dtype)
+    return frame, names
+
+
+def _work(c: _Ctx, data) -> tuple:
+    w = data.get("work")
+    if w is None:
+        return ()
+    if not isinstance(w, dict):
+        raise c.err("work", "expected {flops: N, bytes: N}", data, "work")
+    c.keys(w, {"flops", "bytes"}, "work")
+    return tuple((k, c.int(w, k, f"work.{k}", 0)) for k in ("flops", "bytes") if k in w)
+
+
+def parse_spec(data: Any, source: str = "<spec>", base: Optional[Path] = None) -> ProbeSpec:
+    """Validate a decoded YAML document (plain dicts, or recipe.YMap with positions)."""
+    c = _Ctx(source)
+    if data is None:
+        raise c.err("top level", "empty file: expected a mapping (name, ptx, entry, launch, params)")
+    if not isinstance(data, dict):
+        kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
+        raise c.err("top level", f"expected a mapping, got {kind}", data)
+    c.keys(data, TOP_KEYS, "")
+    base = base or Path(source).parent
+    name = c.need(data, "name", "")
+    entry = c.need(data, "entry", "")
+    if not isinstance(entry, str) or not entry:
+        raise c.err("entry", "expected the .entry name", data, "entry")
+    params, legacy = _params(c, data, base)
+    seen: dict = {}
+    for f in (f for p in params for f in p.fields):
+        if f.name in seen:
+            raise SpecError(f"{f.name!r} repeats the one at line {seen[f.name]}", source,
+                            f.line or None, f.column or None, key="params")
+        seen[f.name] = f.line
+    fields = tuple(f for p in params for f in p.fields)
+    frame, frames = _frame(c, data, fields)
     return ProbeSpec(
-        name=str(name), ptx=str(_need(data, "ptx", "")), entry=str(_need(data, "entry", "")),
-        arch=str(data.get("arch", "sm_90")), grid=grid, block=block, shared_static=s_static,
-        shared_dynamic=s_dyn, param_size=psize, fields=fields, frame=frame,
-        seed=_int(data.get("seed", 0), "seed"), notes=str(data.get("notes", "")), source=source)
+        name=str(name), ptx=str(c.need(data, "ptx", "")), entry=entry,
+        arch=str(data.get("arch", "")), launch=_launch(c, data, params), params=params,
+        frame=frame, frames=frames, seed=c.int(data, "seed", "seed", 0, 0),
+        notes=str(data.get("notes", "")), source=source,
+        build_arch=str(data.get("build_arch", "")), work=_work(c, data), legacy=legacy,
+        at=_positions(data))
+
+
+def _positions(data) -> tuple:
+    out = []
+    if hasattr(data, "vat"):
+        out += [(k, *data.vat(k)) for k in data]
+        launch = data.get("launch")
+        if hasattr(launch, "vat"):
+            out += [(f"launch.{k}", *launch.vat(k)) for k in launch]
+    return tuple(out)
 
 
 def load_spec(path: str | Path) -> ProbeSpec:
+    from ..cut.recipe import load_yaml_marked
+
     path = Path(path)
+    if path.is_dir():
+        raise SpecError("is a directory, not a probe spec", str(path))
     try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise SpecError(f"{path}: not valid YAML: {e}") from None
-    return parse_spec(data, str(path))
+        text = path.read_text()
+    except FileNotFoundError:
+        raise SpecError("no such file", str(path)) from None
+    except UnicodeDecodeError:
+        raise SpecError("not a text file", str(path)) from None
+    if not text.strip():
+        raise SpecError("empty file: expected a probe spec mapping (docs/probe-spec.md)", str(path))
+    data = load_yaml_marked(text, str(path))
+    return parse_spec(data, str(path), path.parent)

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from pathlib import Path
 
@@ -216,39 +217,83 @@ def measure_device(cp, cache_dir: Path, arch: str = "sm_90", version: str = "8.7
     return data
 
 
-def frame_work(text: str, entry: str, spec) -> dict:
-    """mma per frame and the bytes a frame moves at least once (every input read once, every
-    output written once).  The mma count is the entry's phases (splice.analysis), each mma
-    statement times the static trip counts of the loops around it; a phase in a loop whose count
-    is not static is counted once and the result says "per iteration" in ``assumes``."""
+_SHAPE = re.compile(r"\.m(\d+)n(\d+)k(\d+)")
+
+
+def _mma_flops(node) -> int:
+    """2·M·N·K of one mma/wgmma statement (0 when its shape is not in the opcode)."""
+    sh = _SHAPE.search(node.name)
+    return 2 * int(sh.group(1)) * int(sh.group(2)) * int(sh.group(3)) if sh else 0
+
+
+def kernel_work(text: str, entry: str, spec) -> dict:
+    """What one frame executes, for the roofline: mma/wgmma flops counted from the analysis'
+    phases (splice.analysis), each times the static trip counts of the loops around it, where
+    every such loop has one; otherwise the spec's declared ``work: {flops}``.  Bytes are the
+    spec's ``work: {bytes}`` or every input read once and every output written once.  A phase in
+    a loop of unknown trip count is never counted "once per warp": the flops stay unknown (None)
+    and the reason is given."""
     from ..analysis import Kernel
     from ..ptx import parse
 
-    k = Kernel(parse(text), entry)
-    static = sum(len(p.mma) for p in k.phases)
-    unknown = [p.index for p in k.phases if p.executions is None]
-    per_warp = sum(len(p.mma) * (p.executions or 1) for p in k.phases)
+    k = Kernel(parse(text, "<probe>"), entry)
     threads = spec.block[0] * spec.block[1] * spec.block[2]
     warps = spec.grid[0] * spec.grid[1] * spec.grid[2] * (-(-threads // 32))
-    nbytes = 0
+    flops, mma, unknown = 0, 0, []
+    for ph in k.phases:
+        units = warps // 4 if ph.form.startswith("wgmma") else warps     # wgmma: one per warpgroup
+        if ph.executions is None:
+            unknown.append(ph)
+            continue
+        mma += units * ph.executions * len(ph.mma)
+        flops += units * ph.executions * sum(_mma_flops(st.node) for st in ph.mma)
+    declared = dict(spec.work)
+    out = {"warps": warps, "mma_static": sum(len(ph.mma) for ph in k.phases),
+           "loops": sum(1 for ph in k.phases if ph.loop), "mma": mma if not unknown else None,
+           "flops": flops if not unknown else None, "flops_source": "analysis"}
+    if unknown:
+        out["flops_source"] = "declared" if "flops" in declared else None
+        out["flops"] = declared.get("flops")
+        out["note"] = (f"{len(unknown)} phase(s) in loops without a static trip count "
+                       f"(first: phase {unknown[0].index}, s{unknown[0].first}): "
+                       + ("flops from the spec's work:" if "flops" in declared
+                          else "declare work: {flops: N} in the spec"))
+    elif "flops" in declared:
+        out["flops_declared"] = declared["flops"]
+    out["bytes"], out["bytes_source"] = (declared["bytes"], "declared") if "bytes" in declared \
+        else (_moved_bytes(spec), "inputs read once + outputs written once")
+    return out
+
+
+def _moved_bytes(spec) -> int:
+    from .spec import FORMATS
+
+    n = 0
     for f in spec.fields:
         if f.kind == "buffer":
-            nbytes += f.image_bytes or f.bytes
+            n += (f.image_bytes or f.bytes) * (2 if f.role == "inout" else 1)
         elif f.kind in ("texture", "surface"):
-            nbytes += f.width * f.height * 8
-    assumes = "each phase runs once per warp, times the static trip counts of its loops"
-    if unknown:
-        assumes += (f"; phases {', '.join(map(str, unknown))} sit in loops without a static trip"
-                    " count: their mma are counted per iteration (a lower bound)")
-    return {"mma_static": static, "mma_per_warp": per_warp, "warps": warps, "mma": per_warp * warps,
-            "bytes": nbytes, "per_iteration_phases": unknown, "assumes": assumes}
+            n += f.width * f.height * FORMATS[f.format][1] * f.element.size
+    return n
+
+
+def frame_work(text: str, entry: str, spec) -> dict:
+    """Compatibility name of :func:`kernel_work`."""
+    return kernel_work(text, entry, spec)
 
 
 def roofline(frame_ms: float, work: dict, dev: dict) -> dict:
-    t_mma = work["mma"] / dev["mma"]["mma_per_s"] * 1e3
+    """Achieved TFLOP/s and GB/s next to the measured ceilings, and the frame time against
+    max(flops / mma ceiling, bytes / copy bandwidth).  Unknown flops leave the mma side out."""
+    peak_flops = dev["mma"]["mma_per_s"] * MMA_FLOP
+    t_mma = work["flops"] / peak_flops * 1e3 if work.get("flops") is not None else None
     t_mem = work["bytes"] / dev["copy"]["bytes_per_s"] * 1e3
-    floor = max(t_mma, t_mem)
+    floor = max(t_mma or 0.0, t_mem)
+    s = frame_ms * 1e-3
     return {"mma_ms": t_mma, "memory_ms": t_mem, "floor_ms": floor,
-            "bound": "mma" if t_mma >= t_mem else "memory",
+            "bound": "mma" if (t_mma or 0.0) >= t_mem else "memory",
             "frame_ms": frame_ms, "of_floor": frame_ms / floor if floor else None,
-            "efficiency": floor / frame_ms if frame_ms else None}
+            "efficiency": floor / frame_ms if frame_ms else None,
+            "tflops": work["flops"] / s / 1e12 if work.get("flops") is not None and s else None,
+            "gbps": work["bytes"] / s / 1e9 if s else None,
+            "ceiling_tflops": peak_flops / 1e12, "ceiling_gbps": dev["copy"]["bytes_per_s"] / 1e9}

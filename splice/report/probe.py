@@ -21,6 +21,10 @@ def _ms(x):
     return "-" if x is None else f"{x:.4f}"
 
 
+def _g(x):
+    return "-" if x is None else (x if isinstance(x, str) else f"{x:.4g}")
+
+
 def print_report(res: dict, con) -> None:
     from rich.table import Table
 
@@ -31,28 +35,35 @@ def print_report(res: dict, con) -> None:
         func = f" ({c['function']})" if c.get("function") else ""
         con.print(f"  cut {c['cut']}: {c['title']} abi {c['abi']}{func}")
     fr, cmp = res["frames"], res["compare"]
-    t = Table(title="frames (poisoned, one launch, read back)")
-    for col in ("module", "sha256", "deterministic", "uncovered px", "non-finite", "outputs unwritten words"):
+    con.print(f"[dim]cubins built for {res.get('build_arch')}; frame = {', '.join(cmp.get('frame', []))}[/]")
+    t = Table(title="outputs (poisoned, launched, read back)")
+    for col in ("module", "frame sha256", "deterministic", "uncovered", "non-finite", "outputs uncovered"):
         t.add_column(col)
     for n in ("original", "spliced"):
         f = fr[n]
         t.add_row(n, f["sha256"][0][:16] + "…", "yes" if f["deterministic"] else "[red]NO[/]",
                   str(f["uncovered"]), str(f["nonfinite"]),
-                  ", ".join(f"{k} {v['unwritten_words']}" for k, v in f["outputs"].items()) or "-")
+                  ", ".join(f"{k} {v['uncovered']}/{v['elements']}" for k, v in f["outputs"].items()) or "-")
     con.print(t)
     if cmp["identical"]:
-        con.print(f"[bold green]frames byte-identical[/] ({cmp['bytes']} bytes)"
-                  + "".join(f"; {k} {'identical' if v['identical'] else '[red]DIFFERS[/]'}"
-                            for k, v in cmp["outputs"].items()))
+        con.print("[bold green]outputs bit-identical[/]: "
+                  + ", ".join(f"{k} ({v['dtype']}, {v['bytes']} bytes)" for k, v in cmp["outputs"].items()))
     else:
-        con.print(f"[bold red]frames differ[/]: {cmp['bytes_differ']} bytes, {cmp['pixels_differ']} of "
-                  f"{cmp['pixels']} pixels, max |Δ| {cmp['max_ulp']} f16 ULP, first (x, y) = "
-                  f"{tuple(cmp['first_xy'])}, bbox {cmp.get('bbox')}, ULP histogram {cmp.get('ulp_histogram')}")
-        if cmp.get("heatmap"):
-            con.print(f"  heatmap: {cmp['heatmap']}")
+        t = Table(title="differences (original vs spliced)")
+        for col in ("output", "dtype", "differ", "first", "values", "max ULP", "max |Δ|", "max rel", "ULP histogram"):
+            t.add_column(col)
         for k, v in cmp["outputs"].items():
-            if not v["identical"]:
-                con.print(f"  output {k}: {v['bytes_differ']} bytes differ (first at byte {v.get('first_byte')})")
+            if v["identical"]:
+                t.add_row(k, v["dtype"], "[green]identical[/]", "", "", "", "", "", "")
+                continue
+            fv = v.get("first_values", {})
+            t.add_row(k, v["dtype"], f"{v['elements_differ']}/{v['elements']}", str(v.get("first_xy") or v["first_index"]),
+                      f"{fv.get('original')} vs {fv.get('spliced')}", str(v.get("max_ulp")), _g(v.get("max_abs_err")),
+                      _g(v.get("max_rel_err")), str(v.get("ulp_histogram") or ""))
+        con.print(t)
+        for k, v in cmp["outputs"].items():
+            if v.get("heatmap"):
+                con.print(f"  heatmap {k}: {v['heatmap']}")
     st = res.get("stages")
     if st:
         t = Table(title=f"debug stages ({len(st['stages'])}; 1 block in {st['stride']}, "
@@ -92,9 +103,10 @@ def print_report(res: dict, con) -> None:
         con.print(t)
     tm = res.get("timing")
     if tm:
-        t = Table(title=f"frame time ({tm['original']['events']['runs']} runs, CUDA events, interleaved)")
-        for col in ("module", "median ms", "min", "max", "spread", "fps @ %dx%d" % tuple(tm["resolution"]),
-                    "graph median ms"):
+        t = Table(title=f"frame time ({tm['original']['events']['runs']} runs, CUDA events, interleaved, "
+                        f"{tm.get('launches_per_frame', 1)} launch(es) per frame)")
+        res_txt = "fps @ %dx%d" % tuple(tm["resolution"]) if tm.get("resolution") and all(tm["resolution"]) else "fps"
+        for col in ("module", "median ms", "min", "max", "spread", res_txt, "graph median ms"):
             t.add_column(col, justify="right")
         for n in ("original", "spliced"):
             e = tm[n]["events"]
@@ -107,11 +119,17 @@ def print_report(res: dict, con) -> None:
     rf = res.get("roofline")
     if rf and "error" not in rf:
         d = rf["device"]
-        o = rf["original"]
-        con.print(f"roofline ({d['device']}): fp8 mma.sync {d['mma']['tflops']:.0f} TFLOP/s, copy "
-                  f"{d['copy']['bytes_per_s'] / 1e12:.2f} TB/s; frame {o['work']['mma']:.3g} mma, "
-                  f"{o['work']['bytes'] / 1e9:.2f} GB -> floor {o['floor_ms']:.3f} ms ({o['bound']}); "
-                  f"original at {o['of_floor']:.2f}x floor, spliced at {rf['spliced']['of_floor']:.2f}x")
+        con.print(f"roofline ({d['device']}): ceilings {d['mma']['tflops']:.0f} TFLOP/s ({d['mma']['op'].split('.')[3]} "
+                  f"fp8 mma.sync), copy {d['copy']['bytes_per_s'] / 1e9:.0f} GB/s")
+        for n in ("original", "spliced"):
+            o = rf[n]
+            w = o["work"]
+            fl = "-" if o.get("tflops") is None else f"{o['tflops']:.2f} TFLOP/s"
+            con.print(f"  {n}: {fl}, {o['gbps']:.1f} GB/s; floor {o['floor_ms']:.4f} ms ({o['bound']}), "
+                      f"{o['of_floor']:.2f}x floor  [dim]flops: {w.get('flops_source')}, bytes: {w['bytes_source']}[/]"
+                      if o.get("of_floor") else f"  {n}: {fl}, {o['gbps']:.1f} GB/s")
+            if w.get("note"):
+                con.print(f"  [yellow]note[/]: {w['note']}")
     elif rf:
         con.print(f"[yellow]roofline: {rf['error']}[/]")
     con.print(f"report: {res.get('report_dir')}  [dim]({res['timings_s']['total']:.1f} s)[/]")

@@ -1,0 +1,203 @@
+"""Check a probe spec against the entry it launches, before anything runs on the GPU.
+
+The ``.param`` list of the ``.entry`` is the contract: the spec must describe every parameter
+in order, with a kind and size that fit the declaration (a scalar's PTX type and size, 8 bytes
+for a pointer or a texture/surface object, a by-value struct's ``.align N .b8 name[size]``).
+The launch must agree with the entry's performance directives (``.reqntid``, ``.maxntid``,
+``.reqnctapercluster``/``.explicitcluster``).  A disagreement is a :class:`SpecError` at the
+spec's own ``file:line:col`` whose detail quotes the PTX declaration and where it is.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from . import dtypes as dt
+from .spec import Param, ProbeSpec, SpecError
+
+
+@dataclass(frozen=True)
+class PtxParam:
+    """One declared ``.param`` of an entry, as the spec sees it."""
+    index: int
+    name: str
+    type: str                 # .u32, .b8, ...
+    size: int                 # bytes
+    align: int
+    is_array: bool
+    text: str                 # the declaration as written (for messages)
+    line: int                 # in the module
+
+
+@dataclass(frozen=True)
+class EntryDecl:
+    name: str
+    params: tuple[PtxParam, ...]
+    directives: tuple          # (name, (ints...))
+    target: str
+    line: int
+    path: str
+
+    def directive(self, name: str) -> Optional[tuple]:
+        for n, args in self.directives:
+            if n == name:
+                return args
+        return None
+
+
+def _ptx_param(i: int, p, src_lines: list, fn_line: int) -> PtxParam:
+    t = next((a for a in p.attrs if dt.lookup(a) is not None), ".b8")
+    base = dt.lookup(t)
+    size = base.size if base else 1
+    vec = next((a for a in p.attrs if a in (".v2", ".v4", ".v8")), None)
+    if vec:
+        size *= int(vec[2:])
+    n = 1
+    for d in p.declarator.dims:
+        n *= d or 0
+    size *= n
+    align = size if not p.declarator.dims else (base.size if base else 1)
+    attrs = list(p.attrs)
+    if ".align" in attrs and ".ptr" not in attrs:     # .ptr .align N is the pointee's alignment
+        align = int(attrs[attrs.index(".align") + 1])
+    dims = "".join(f"[{d}]" for d in p.declarator.dims)
+    text = f".param {' '.join(p.attrs)} {p.declarator.name}{dims}"
+    line = fn_line
+    for k in range(max(fn_line - 1, 0), min(fn_line + 400, len(src_lines))):
+        if re.search(rf"\b{re.escape(p.declarator.name)}\b", src_lines[k]):
+            line = k + 1
+            break
+    return PtxParam(i, p.declarator.name, t, size, max(align, 1), bool(p.declarator.dims), text, line)
+
+
+def entry_decl(text: str, entry: str, path: str = "<module>") -> Optional[EntryDecl]:
+    """The entry's ``.param`` list and directives, or None when the module has no such entry."""
+    from ..ptx import parse
+    from ..ptx import model as m
+
+    mod = parse(text, path)
+    target = ""
+    for it in mod.items:
+        if isinstance(it, m.Directive) and it.name == ".target":
+            target = next((a for a in it.args if a != ","), "")
+    lines = text.splitlines()
+    for it in mod.items:
+        if isinstance(it, m.Function) and it.is_entry and it.name == entry and it.body is not None:
+            params = tuple(_ptx_param(i, p, lines, it.line) for i, p in enumerate(it.params or ()))
+            dirs = tuple((d.name, tuple(int(a) for a in d.args if a.isdigit())) for d in it.directives)
+            return EntryDecl(it.name, params, dirs, target, it.line, path)
+    return None
+
+
+def entries(text: str, path: str = "<module>") -> list:
+    from ..ptx import parse
+    from ..ptx import model as m
+
+    return [it.name for it in parse(text, path).items
+            if isinstance(it, m.Function) and it.is_entry and it.body is not None]
+
+
+def _where(decl: EntryDecl, pp: PtxParam) -> str:
+    return f"{decl.path}:{pp.line}: {pp.text}"
+
+
+def _mismatch(spec: ProbeSpec, p: Param, decl: EntryDecl, pp: PtxParam) -> Optional[str]:
+    if p.ptx_name and p.ptx_name not in (pp.name, pp.name[len(decl.name) + 1:]):
+        return f"ptx_name {p.ptx_name!r}, but .param {pp.index} is {pp.name}"
+    if p.kind == "struct":
+        if not pp.is_array:
+            return f"a {p.size}-byte struct, but the PTX declares a scalar {pp.type}"
+        if pp.size != p.size:
+            return f"a {p.size}-byte struct, but the PTX array is {pp.size} bytes"
+        if p.align != pp.align:
+            return f"align {p.align}, but the PTX declares .align {pp.align}"
+        return None
+    f = p.fields[0]
+    if f.kind in ("buffer", "texture", "surface"):
+        if pp.size != 8:
+            return f"a {f.kind} (an 8-byte {'pointer' if f.kind == 'buffer' else 'object handle'}), " \
+                   f"but the PTX parameter is {pp.size} bytes ({pp.type})"
+        if not pp.is_array and dt.lookup(pp.type) and dt.lookup(pp.type).is_float:
+            return f"a {f.kind}, but the PTX declares a float {pp.type}"
+        return None
+    t = dt.TYPES[f.dtype]
+    if pp.size != f.size:
+        return f"a scalar of {f.size} bytes ({len(f.value)} x .{t.name}), but the PTX parameter is " \
+               f"{pp.size} bytes"
+    if not pp.is_array and not dt.ptx_compatible(t, pp.type):
+        return f"a .{t.name} scalar, but the PTX declares {pp.type}"
+    return None
+
+
+def check_params(spec: ProbeSpec, decl: EntryDecl) -> None:
+    """Raise SpecError at the spec's line when a parameter disagrees with the declaration."""
+    if len(spec.params) != len(decl.params):
+        listing = "\n".join(f"  {i}: {_where(decl, pp)}" for i, pp in enumerate(decl.params))
+        raise SpecError(f"{len(spec.params)} parameter(s) described, but {decl.name} declares "
+                        f"{len(decl.params)}", spec.source, *spec.where("params"), key="params",
+                        detail=f"the entry's .param list ({decl.path}:{decl.line}):\n{listing}")
+    shorts = {pp.name: i for i, pp in enumerate(decl.params)}
+    shorts.update({pp.name[len(decl.name) + 1:]: i for i, pp in enumerate(decl.params)
+                   if pp.name.startswith(decl.name + "_")})
+    for p, pp in zip(spec.params, decl.params):
+        why = _mismatch(spec, p, decl, pp)
+        if why is None and p.name in shorts and shorts[p.name] != p.index:
+            why = f"named like .param {shorts[p.name]} ({decl.params[shorts[p.name]].name}) but " \
+                  f"written at position {p.index}"
+        if why:
+            key = f"params[{p.index}]" if not spec.legacy else "params"
+            raise SpecError(f"{p.name}: {why}", spec.source, p.line or None, p.column or None, key=key,
+                            detail=f"PTX: {_where(decl, pp)}")
+
+
+def check_launch(spec: ProbeSpec, decl: EntryDecl) -> None:
+    """Block size against .reqntid/.maxntid; clusters against .reqnctapercluster/.explicitcluster."""
+    threads = spec.threads
+    req = decl.directive(".reqntid")
+    if req:
+        want = tuple(list(req) + [1] * (3 - len(req)))
+        if tuple(spec.block) != want:
+            raise SpecError(f"block {list(spec.block)}, but {decl.name} requires .reqntid "
+                            f"{', '.join(map(str, req))}", spec.source, *spec.where("launch.block"), key="launch.block",
+                            detail=f"PTX: {decl.path}:{decl.line}")
+    mx = decl.directive(".maxntid")
+    if mx:
+        limit = 1
+        for v in mx:
+            limit *= v
+        if threads > limit:
+            raise SpecError(f"{threads} threads per block, but {decl.name} declares .maxntid "
+                            f"{', '.join(map(str, mx))}", spec.source, *spec.where("launch.block"), key="launch.block",
+                            detail=f"PTX: {decl.path}:{decl.line}")
+    cl = decl.directive(".reqnctapercluster")
+    explicit = decl.directive(".explicitcluster") is not None
+    if cl and spec.launch.cluster and tuple(list(cl) + [1] * (3 - len(cl))) != spec.launch.cluster:
+        raise SpecError(f"cluster {list(spec.launch.cluster)}, but {decl.name} requires "
+                        f".reqnctapercluster {', '.join(map(str, cl))}", spec.source, *spec.where("launch.cluster"), key="launch.cluster",
+                        detail=f"PTX: {decl.path}:{decl.line}")
+    if explicit and not (cl or spec.launch.cluster):
+        raise SpecError(f"{decl.name} declares .explicitcluster: give launch.cluster", spec.source,
+                        key="launch.cluster", detail=f"PTX: {decl.path}:{decl.line}")
+
+
+def check(spec: ProbeSpec, text: str, path: str) -> EntryDecl:
+    """The whole check: the entry exists, its .param list and directives fit the spec."""
+    decl = entry_decl(text, spec.entry, path)
+    if decl is None:
+        names = entries(text, path)
+        raise SpecError(f"{path} has no .entry {spec.entry!r} (entries: {', '.join(names) or 'none'})",
+                        spec.source, *spec.where("entry"), key="entry")
+    check_params(spec, decl)
+    check_launch(spec, decl)
+    return decl
+
+
+def cluster_dims(spec: ProbeSpec, decl: EntryDecl) -> Optional[tuple]:
+    """The cluster shape a launch must pass (the spec's, else a declared .reqnctapercluster)."""
+    if spec.launch.cluster:
+        return spec.launch.cluster
+    cl = decl.directive(".reqnctapercluster")
+    if cl and decl.directive(".explicitcluster") is not None:
+        return tuple(list(cl) + [1] * (3 - len(cl)))
+    return None

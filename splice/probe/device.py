@@ -1,0 +1,270 @@
+"""The one device path of the probe: the spec's inputs on the GPU, modules loaded from cubins,
+launches with a real ``kernelParams`` array, outputs poisoned before and read back after.
+
+    dev = Device(spec)                      # buffers, textures, surfaces, packed arguments
+    dev.load("original", cubin_path)        # RawModule + CUfunction (+ dynamic shared opt-in)
+    outs = dev.render("original")           # poison outputs, launch (the sequence), read back
+    dev.launcher("original")(stream)        # the bare launches, for timing / graph capture
+
+Arguments: one host buffer per ``.param`` (``inputs.ArgPack``), so a 14-parameter Triton kernel
+gets 14 pointers, and a by-value struct one pointer to its bytes.  Dynamic shared memory above
+48 KiB is opted into with ``RawKernel.max_dynamic_shared_size_bytes`` (the
+``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`` attribute).  A cluster launch goes through
+``cuLaunchKernelEx`` (ctypes on the driver cupy already loaded) with the cluster-dimension
+attribute; a driver without it is refused with a clear message.  cupy is passed in (or
+imported lazily), so tests drive this class with a fake.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ..errors import SpliceError
+from .inputs import ArgPack, buffer_bytes, output_poison, poison_value, surface_poison, texture_texels
+from .spec import FORMATS, Field, ProbeSpec
+
+BIG_SHARED = 48 * 1024
+_CHANNELS = {"rgba16f": (16, 16, 16, 16, "float"), "rg16f": (16, 16, 0, 0, "float"),
+             "r32f": (32, 0, 0, 0, "float"), "rgba32f": (32, 32, 32, 32, "float"),
+             "rgba8": (8, 8, 8, 8, "unsigned")}
+
+
+def import_cupy():
+    """cupy and a device, or a SpliceError saying which is missing (before any cubin is built)."""
+    try:
+        import cupy  # noqa: PLC0415
+    except ImportError:
+        raise SpliceError("splice probe needs cupy and a CUDA GPU: cupy is not installed "
+                          "(pip install -e '.[gpu]', or cupy-cuda13x)") from None
+    try:
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:  # noqa: BLE001 - cupy raises its own CUDARuntimeError
+        raise SpliceError(f"splice probe needs a CUDA GPU: {type(e).__name__}: {e}") from None
+    if n < 1:
+        raise SpliceError("splice probe needs a CUDA GPU: no device found")
+    return cupy
+
+
+def device_arch(cp) -> str:
+    cc = cp.cuda.Device().compute_capability          # '90'
+    return f"sm_{cc}"
+
+
+@dataclass(frozen=True)
+class Loaded:
+    name: str
+    function: int          # CUfunction
+    kernel: object         # cupy RawKernel (keeps the module alive)
+
+
+class Device:
+    def __init__(self, spec: ProbeSpec, cp=None, cluster: Optional[tuple] = None):
+        self.cp = cp = cp or import_cupy()
+        self.spec = spec
+        self.cluster = cluster
+        self.keep: list = []
+        self.buffers: dict = {}            # name -> cupy uint8 array (the whole allocation)
+        self.views: dict = {}              # name -> cupy uint8 array at the aligned address
+        self.host: dict = {}               # inout / weight-image buffers: their initial bytes
+        self.arrays: dict = {}             # surfaces: name -> CUDAarray
+        handles = {}
+        for f in spec.fields:
+            if f.kind == "buffer":
+                handles[f.name] = self._buffer(f)
+            elif f.kind in ("texture", "surface"):
+                handles[f.name] = self._image(f)
+        self.handles = handles
+        steps = spec.launch.sequence or ((),)
+        self.args = tuple(ArgPack(spec, handles, {k: v for k, v in step}) for step in steps)
+        if spec.launch.stream == "default":
+            self.stream = cp.cuda.Stream.null
+        else:
+            self.stream = cp.cuda.Stream(non_blocking=True)
+        self.modules: dict = {}
+        cp.cuda.Device().synchronize()
+
+    # ---- inputs ------------------------------------------------------------------------------
+
+    def _buffer(self, f: Field) -> int:
+        cp = self.cp
+        extra = f.align - 1                 # room to place the view at any alignment
+        host = None if f.role == "output" else buffer_bytes(f, self.spec.seed)
+        dev = cp.zeros(f.bytes + extra, dtype=cp.uint8)
+        shift = (-int(dev.data.ptr)) % f.align
+        view = dev[shift:shift + f.bytes]
+        if host is not None:
+            view.set(host)
+            if f.role == "inout" or (f.fill is not None and f.fill.rule == "weight_image"):
+                self.host[f.name] = host
+        self.buffers[f.name] = dev
+        self.views[f.name] = view
+        return int(dev.data.ptr) + shift
+
+    def _image(self, f: Field) -> int:
+        cp = self.cp
+        rt, tex = cp.cuda.runtime, cp.cuda.texture
+        x, y, z, w, kind = _CHANNELS[f.format]
+        fk = rt.cudaChannelFormatKindFloat if kind == "float" else rt.cudaChannelFormatKindUnsigned
+        desc = tex.ChannelFormatDescriptor(x, y, z, w, fk)
+        flags = rt.cudaArraySurfaceLoadStore if f.kind == "surface" else 0
+        arr = tex.CUDAarray(desc, f.width, f.height, flags=flags)
+        res = tex.ResourceDescriptor(rt.cudaResourceTypeArray, cuArr=arr)
+        if f.kind == "texture" or f.role == "inout" or f.role == "input":
+            arr.copy_from(np.ascontiguousarray(texture_texels(f, self.spec.seed)))
+        if f.kind == "texture":
+            td = tex.TextureDescriptor(
+                addressModes=(rt.cudaAddressModeClamp, rt.cudaAddressModeClamp),
+                filterMode=rt.cudaFilterModePoint, readMode=rt.cudaReadModeElementType,
+                normalizedCoords=0)
+            obj = tex.TextureObject(res, td)
+            self.keep += [arr, res, td, obj]
+        else:
+            obj = tex.SurfaceObject(res)
+            self.keep += [arr, res, obj]
+            self.arrays[f.name] = arr
+        return int(obj.ptr)
+
+    # ---- modules -----------------------------------------------------------------------------
+
+    def load(self, name: str, cubin, entry: Optional[str] = None) -> object:
+        entry = entry or self.spec.entry
+        mod = self.cp.RawModule(path=str(cubin))
+        k = mod.get_function(entry)
+        dyn = self.spec.shared_dynamic
+        if dyn > BIG_SHARED:
+            k.max_dynamic_shared_size_bytes = dyn
+        fn = _function_ptr(k)
+        self.modules[name] = Loaded(name, fn, k)
+        return mod
+
+    def launcher(self, name: str):
+        """callable(stream): every launch of the spec's sequence, in order, on ``stream``."""
+        s = self.spec
+        fn = self.modules[name].function
+        packs = [a.kernel_params for a in self.args]
+        drv = self.cp.cuda.driver
+        cluster = self.cluster
+        grid, block, smem = s.grid, s.block, s.shared_dynamic
+
+        def launch(stream):
+            for kp in packs:
+                if cluster:
+                    launch_ex(fn, grid, block, smem, stream.ptr, kp, cluster)
+                else:
+                    drv.launchKernel(fn, *grid, *block, smem, stream.ptr, kp, 0)
+        return launch
+
+    # ---- one render ------------------------------------------------------------------------
+
+    def prepare(self, stream, alt: bool = False) -> None:
+        """Poison every output (``alt``: with the complement pattern), restore every inout to
+        its initial contents."""
+        for f in self.spec.outputs:
+            if f.kind == "buffer" and f.role == "output" and f.poison_is_byte:
+                with stream:                              # a byte pattern: fill on the device
+                    self.views[f.name].fill(poison_value(f, alt))
+            elif f.kind == "buffer":
+                data = output_poison(f, alt) if f.role == "output" else self.host[f.name]
+                self.views[f.name].set(data, stream=stream)
+            else:
+                arr = self.arrays[f.name]
+                src = surface_poison(f, alt) if f.role == "output" else texture_texels(f, self.spec.seed)
+                arr.copy_from(np.ascontiguousarray(src), stream)
+
+    def read(self, stream) -> dict:
+        """{output name: host numpy array} (buffers as uint8, surfaces as (H, C*W) elements)."""
+        out = {}
+        for f in self.spec.outputs:
+            if f.kind == "buffer":
+                out[f.name] = self.views[f.name].get(stream=stream)
+            else:
+                ename, ch = FORMATS[f.format]
+                host = np.empty((f.height, ch * f.width), dtype=f.element.storage)
+                self.arrays[f.name].copy_to(host, stream)
+                out[f.name] = host
+        stream.synchronize()
+        return out
+
+    def render(self, name: str, alt: bool = False) -> dict:
+        st = self.stream
+        self.prepare(st, alt)
+        self.launcher(name)(st)
+        return self.read(st)
+
+
+def _function_ptr(k) -> int:
+    """CUfunction of a cupy RawKernel (``.kernel`` is the loaded cupy Function)."""
+    for obj in (getattr(k, "kernel", None), k):
+        ptr = getattr(obj, "ptr", None) if obj is not None else None
+        if ptr:
+            return int(ptr)
+    raise SpliceError("cannot find the CUfunction of the loaded kernel (cupy API changed?)")
+
+
+def digest(arrays: dict) -> str:
+    h = hashlib.sha256()
+    for k in sorted(arrays):
+        h.update(k.encode())
+        h.update(np.ascontiguousarray(arrays[k]).tobytes())
+    return h.hexdigest()
+
+
+# --------------------------------------------------------------------------------------------
+# cuLaunchKernelEx with a cluster dimension (ctypes; cupy has no binding for it)
+# --------------------------------------------------------------------------------------------
+
+CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4
+
+
+class _AttrValue(ctypes.Union):
+    _fields_ = [("pad", ctypes.c_char * 64), ("clusterDim", ctypes.c_uint * 3)]
+
+
+class _Attr(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", _AttrValue)]
+
+
+class _Config(ctypes.Structure):
+    _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint), ("gridDimZ", ctypes.c_uint),
+                ("blockDimX", ctypes.c_uint), ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
+                ("sharedMemBytes", ctypes.c_uint), ("hStream", ctypes.c_void_p),
+                ("attrs", ctypes.POINTER(_Attr)), ("numAttrs", ctypes.c_uint)]
+
+
+def launch_config(grid, block, smem: int, stream: int, cluster) -> tuple:
+    """(CUlaunchConfig, the attribute array it points to) for a cluster launch."""
+    attr = (_Attr * 1)()
+    attr[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    for i in range(3):
+        attr[0].value.clusterDim[i] = int(cluster[i])
+    cfg = _Config(*[int(v) for v in grid], *[int(v) for v in block], int(smem),
+                  ctypes.c_void_p(int(stream) or None), attr, 1)
+    return cfg, attr
+
+
+def _driver():
+    for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
+        try:
+            return ctypes.CDLL(name)
+        except OSError:
+            continue
+    raise SpliceError("cluster launch: cannot load the CUDA driver library (libcuda.so.1)")
+
+
+def launch_ex(fn: int, grid, block, smem: int, stream: int, kernel_params: int, cluster) -> None:
+    lib = _driver()
+    f = getattr(lib, "cuLaunchKernelEx", None)
+    if f is None:
+        raise SpliceError("cluster launch needs cuLaunchKernelEx (CUDA driver 12.0 or newer); "
+                          "this driver does not export it")
+    f.restype = ctypes.c_int
+    f.argtypes = [ctypes.POINTER(_Config), ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    cfg, _attr = launch_config(grid, block, smem, stream, cluster)
+    rc = f(ctypes.byref(cfg), ctypes.c_void_p(fn), ctypes.c_void_p(kernel_params), None)
+    if rc != 0:
+        raise SpliceError(f"cuLaunchKernelEx failed with CUresult {rc} (grid {list(grid)}, block "
+                          f"{list(block)}, cluster {list(cluster)}, {smem} bytes dynamic shared)")

@@ -1,0 +1,296 @@
+"""``splice probe init MODULE --entry E -o spec.yaml``: a probe-spec skeleton from the entry's
+``.param`` list and what the kernel does with each parameter.
+
+Def-use, forward: every value loaded from a ``.param`` (``ld.param [p]`` or ``[p+off]`` of a
+by-value struct) is followed through address arithmetic (mov, add, mad, cvta, cvt, shl, ...)
+to the memory instructions whose address it reaches.  A parameter that reaches only loads is an
+``input``, only stores an ``output``, both (or an atomic) ``inout``; the element type is the one
+it is loaded/stored with (``.f32``, ``.f16`` ...; plain bits ``.b16``/``.b32`` are a guess and
+say so).  A parameter that never reaches an address is a scalar of its declared type.  Sizes,
+values, grid and block are left as ``null`` placeholders with a ``TODO`` comment (a block
+declared with ``.reqntid`` is filled in), so the spec refuses to load until they are given.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from . import dtypes as dt
+
+_ARITH = {"mov", "add", "sub", "mad", "mul", "cvta", "cvt", "selp", "and", "or", "xor", "shl",
+          "shr", "min", "max", "neg", "slct", "prmt"}
+_READ = {"ld", "ldu", "ldmatrix", "prefetch", "prefetchu", "tex", "suld", "tld4"}
+_WRITE = {"st", "stmatrix", "sust"}
+_BOTH = {"atom", "red", "sured"}
+
+
+@dataclass
+class Use:
+    """What one parameter (or struct field) reaches."""
+    reads: int = 0
+    writes: int = 0
+    types: list = field(default_factory=list)      # ('.f32', vec) of its loads/stores
+    scales: set = field(default_factory=set)       # index scalings added to it (element sizes)
+    image: Optional[str] = None                    # 'texture' / 'surface' when used as a handle
+    seed: int = 1                                  # the fill seed the skeleton proposes
+
+    @property
+    def role(self) -> Optional[str]:
+        if self.reads and self.writes:
+            return "inout"
+        if self.writes:
+            return "output"
+        if self.reads:
+            return "input"
+        return None
+
+    def element(self) -> tuple:
+        """(dtype name, guessed?)"""
+        names = [t for t, _ in self.types]
+        for t in names:
+            d = dt.lookup(t)
+            if d is not None and d.is_float:
+                return d.name, False
+        sizes = sorted(x for x in self.scales if x in (1, 2, 4, 8))
+        if sizes:                       # the index is scaled by the element size
+            return {1: "u8", 2: "f16", 4: "f32", 8: "f64"}[sizes[0]], True
+        for t in names:
+            d = dt.lookup(t)
+            if d is not None:
+                return {1: "u8", 2: "f16", 4: "f32", 8: "u64"}[d.size], True
+        return "u8", True
+
+
+def _param_label(node, params: dict):
+    """(param index, byte offset) of an ``ld.param`` / ``mov r, param`` source."""
+    from ..ptx import model as m
+
+    for o in node.operands[1:]:
+        if type(o) is m.Addr:
+            base = getattr(o.base, "name", None) if hasattr(o, "base") else None
+            text = str(o)
+            for name, i in params.items():
+                if name in text:
+                    off = 0
+                    tail = text.split(name, 1)[1]
+                    digits = "".join(ch for ch in tail if ch.isdigit())
+                    if "+" in tail and digits:
+                        off = int(digits)
+                    return (i, off)
+            del base
+        if type(o) is m.Sym and o.name in params:
+            return (params[o.name], 0)
+    return None
+
+
+def _addr_regs(node) -> list:
+    from ..analysis import roles
+    from ..ptx import model as m
+
+    out = []
+    addrs = [o for o in node.operands if type(o) is m.Addr]
+    if node.opcode == "cp" and len(addrs) >= 2:
+        addrs = addrs[1:2]                    # cp.async: the source is the global side
+    for a in addrs:
+        roles._collect(a, out)
+    return out
+
+
+def trace(kernel) -> dict:
+    """{(param index, offset): Use} for every parameter value that reaches an address."""
+    from ..ptx import model as m
+
+    params = {p.name: i for i, p in enumerate(kernel.fn.params or ())}
+    defs_all, uses_all, _g = kernel.du()
+    taint: dict = {}
+    uses: dict = {}
+    scale: dict = {}          # register key -> constant it was scaled by (mul.wide / shl)
+    scales: dict = {}         # label -> {scale, ...}
+    changed = True
+    while changed:
+        changed = False
+        for pos, st in enumerate(kernel.stmts):
+            node = st.node
+            if type(node) is not m.Instruction:
+                continue
+            defs, used = defs_all[pos], uses_all[pos]
+            op = node.opcode
+            if (op in ("ld", "mov") and (".param" in node.name or op == "mov")):
+                lab = _param_label(node, params)
+                wide = any(mm in (".u64", ".b64", ".s64") for mm in node.modifiers)
+                if lab is not None and not wide:
+                    continue                      # a 32-bit scalar: index arithmetic, not a base
+                if lab is not None:
+                    for d in defs:
+                        if lab not in taint.get(d, ()):
+                            taint[d] = taint.get(d, frozenset()) | {lab}
+                            changed = True
+                    continue
+            if op in ("mul", "shl") and defs:
+                imm = getattr(node.operands[-1], "value", None)
+                if isinstance(imm, int) and (".wide" in node.name or any("64" in mm for mm in node.modifiers)):
+                    scale[defs[0]] = imm if op == "mul" else 1 << imm
+            if op in _ARITH:
+                src = frozenset().union(*(taint.get(u, frozenset()) for u in used)) if used else frozenset()
+                if op == "add" and src:
+                    for u in used:
+                        if u in scale:
+                            for lab in src:
+                                scales.setdefault(lab, set()).add(scale[u])
+                for d in defs:
+                    if src and not src <= taint.get(d, frozenset()):
+                        taint[d] = taint.get(d, frozenset()) | src
+                        changed = True
+    for pos, st in enumerate(kernel.stmts):
+        node = st.node
+        if type(node) is not m.Instruction or any(sp in node.name for sp in (".param", ".shared", ".local", ".const")):
+            continue
+        op = node.opcode
+        if op not in _READ | _WRITE | _BOTH | {"cp"}:
+            continue
+        keys = [kernel._resolve(r, kernel._scope_of[pos]) for r in _addr_regs(node)]
+        labels = frozenset().union(*(taint.get(k[0], frozenset()) for k in keys if k)) if keys else frozenset()
+        t = next((mm for mm in reversed(node.modifiers) if dt.lookup(mm) is not None), None)
+        vec = next((int(mm[2:]) for mm in node.modifiers if mm in (".v2", ".v4", ".v8")), 1)
+        for lab in labels:
+            u = uses.setdefault(lab, Use())
+            if op in _READ or op == "cp":
+                u.reads += 1
+            if op in _WRITE:
+                u.writes += 1
+            if op in _BOTH:
+                u.reads += 1
+                u.writes += 1
+            if t:
+                u.types.append((t, vec))
+            if op in ("tex", "tld4"):
+                u.image = "texture"
+            elif op in ("sust", "suld", "sured"):
+                u.image = "surface"
+    for lab, u in uses.items():
+        u.scales = scales.get(lab, set())
+        u.seed = 1 + lab[0] * 1000 + lab[1]
+    return uses
+
+
+# --------------------------------------------------------------------------------------------
+# the skeleton
+# --------------------------------------------------------------------------------------------
+
+def _shared_note(text: str) -> Optional[str]:
+    import re
+
+    m = re.search(r"\.extern\s+\.shared\s+[^;]*?(\w+)\s*\[\s*\]", text)
+    return m.group(1) if m else None
+
+
+def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
+    """(YAML text, summary rows) for ``entry`` of the module ``text``."""
+    from ..analysis import Kernel
+    from ..ptx import parse
+    from .check import entry_decl
+
+    k = Kernel(parse(text, path), entry)
+    decl = entry_decl(text, k.name, path)
+    uses = trace(k)
+    y = _Yaml()
+    y.line(f"# Probe spec skeleton for {k.name} ({path}), written by `splice probe init`.")
+    y.line("# Fill in every `null` (sizes, scalar values, grid); check each buffer's dtype and role.")
+    y.line("# Format: docs/probe-spec.md.  Run: splice probe THIS.yaml MODULE.ptx")
+    y.kv("name", k.name)
+    y.kv("ptx", path)
+    y.kv("entry", k.name)
+    y.kv("seed", 1)
+    y.line("launch:")
+    y.kv("grid", None, 1, "TODO: blocks, e.g. [64, 1, 1]")
+    req = decl.directive(".reqntid")
+    if req:
+        y.kv("block", list(req) + [1] * (3 - len(req)), 1, "from .reqntid")
+    else:
+        y.kv("block", None, 1, "TODO: threads per block, e.g. [128, 1, 1]")
+    smem = _shared_note(text)
+    y.line("  shared:")
+    if smem:
+        y.kv("dynamic", None, 2, f"TODO: bytes of the dynamic .extern .shared {smem}[]")
+    else:
+        y.kv("dynamic", 0, 2)
+    y.line("params:")
+    rows = []
+    for pp in decl.params:
+        rows.append(_param_yaml(y, pp, uses, decl))
+    y.line("frame: all                      # every output is compared bit for bit")
+    return y.text(), rows
+
+
+def _param_yaml(y, pp, uses: dict, decl) -> dict:
+    short = pp.name[len(decl.name) + 1:] if pp.name.startswith(decl.name + "_") else pp.name
+    if pp.is_array and pp.size != 8:
+        fields = sorted((off, u) for (i, off), u in uses.items() if i == pp.index)
+        y.line(f"- name: {short}")
+        y.line("  kind: struct")
+        y.line(f"  size: {pp.size}")
+        y.line(f"  align: {pp.align}")
+        y.line("  fields:                      # pointers this kernel dereferences; add its scalars")
+        for off, u in fields:
+            _object_yaml(y, f"field_{off}", u, 2, off)
+        return {"param": pp.index, "name": pp.name, "kind": "struct", "fields": len(fields)}
+    u = uses.get((pp.index, 0))
+    if u is None or u.role is None:
+        t = dt.lookup(pp.type)
+        tname = t.name if t is not None else "b8"
+        if pp.size == 8 and not pp.is_array:
+            y.line(f"- {{name: {short}, kind: scalar, dtype: {tname}, value: 0}}   "
+                   "# never dereferenced here: passed as 0")
+        else:
+            y.line(f"- {{name: {short}, kind: scalar, dtype: {tname}, value: null}}   # TODO")
+        return {"param": pp.index, "name": pp.name, "kind": "scalar", "dtype": tname}
+    _object_yaml(y, short, u, 0, None)
+    return {"param": pp.index, "name": pp.name, "kind": u.image or "buffer", "role": u.role,
+            "dtype": u.element()[0]}
+
+
+def _object_yaml(y, name: str, u: Use, indent: int, offset) -> None:
+    pad = "  " * indent
+    y.line(f"{pad}- name: {name}")
+    if offset is not None:
+        y.line(f"{pad}  offset: {offset}")
+    seen = ", ".join(sorted({f"{t}{f' x{v}' if v > 1 else ''}" for t, v in u.types})) or "-"
+    if u.image:
+        y.line(f"{pad}  kind: {u.image}")
+        y.line(f"{pad}  width: null                # TODO")
+        y.line(f"{pad}  height: null               # TODO")
+        y.line(f"{pad}  format: rgba16f            # check: r32f, rg16f, rgba8, rgba32f")
+        if u.image == "texture":
+            y.line(f"{pad}  fill: {{rule: uniform, seed: 1, range: [0.0, 1.0]}}")
+        return
+    dtype, guessed = u.element()
+    y.line(f"{pad}  kind: buffer")
+    y.line(f"{pad}  dtype: {dtype}" + (f"                # guessed (accessed as {seen})" if guessed
+                                          else f"                # accessed as {seen}"))
+    y.line(f"{pad}  shape: null                # TODO: elements, e.g. [rows, cols]")
+    y.line(f"{pad}  role: {u.role}                # {u.reads} load(s), {u.writes} store(s)")
+    if u.role != "output":
+        rule = "uniform, range: [-1.0, 1.0]" if dt.TYPES[dtype].is_float else "integers, range: [0, 7]"
+        y.line(f"{pad}  fill: {{rule: {rule}, seed: {u.seed}}}")
+
+
+class _Yaml:
+    """Line builder for the skeleton (comments need hand placement; values go through yaml)."""
+
+    def __init__(self):
+        self.lines: list = []
+
+    def line(self, s: str) -> None:
+        self.lines.append(s)
+
+    def kv(self, key: str, value, indent: int = 0, comment: str = "") -> None:
+        import yaml
+
+        v = "null" if value is None else yaml.safe_dump(value, default_flow_style=True).strip()
+        if v.endswith("\n..."):
+            v = v[:-4].strip()
+        v = v.replace("\n...", "").strip()
+        self.lines.append(f"{'  ' * indent}{key}: {v}" + (f"   # {comment}" if comment else ""))
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"

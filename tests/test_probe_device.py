@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from tests.conftest import have_ptxas
+
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -268,7 +268,7 @@ def test_uncovered_output_is_reported(tmp_path):
     assert out.modules["original"]["C"]["first_uncovered"] == [0, 0]
 
 
-@pytest.mark.skipif(not have_ptxas(), reason="ptxas not on PATH")
+@pytest.mark.needs("ptxas")
 def test_run_probe_end_to_end_with_a_fake_device(tmp_path):
     """Recipe -> check -> build (real ptxas, sm_90 from the 'device') -> inputs -> outputs ->
     timing, and the command layer's PNG for the 2-D output that differs."""

@@ -12,10 +12,23 @@ from .native import _all_regs, render, rename_node
 
 
 def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = None,
-            source_name: str = "") -> dict:
+            source_name: str = "", epilogue: Optional[int] = None) -> dict:
     from .splice import _phase_abi, _phase_by_index, cut_facts
 
-    if phase is not None:
+    epi = None
+    if epilogue is not None:
+        from .epilogue import epilogue_by_index
+
+        ph = None
+        epi = epilogue_by_index(kernel, epilogue)
+        if epi is None:
+            have = [e.index for e in kernel.epilogues]
+            raise SpliceError(f"epilogue {epilogue} does not exist (the kernel's epilogues are "
+                              f"E{have[0]}…E{have[-1]})" if have else "the kernel has no epilogues",
+                              source_name)
+        first, last = epi.first, epi.last
+        abi = kernel.abi(first, last)
+    elif phase is not None:
         ph = _phase_by_index(kernel, phase)
         if ph is None:
             raise SpliceError(f"phase {phase} does not exist (the kernel has {len(kernel.phases)} phases)",
@@ -31,7 +44,7 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
             raise SpliceError(f"statements s{first}-s{last} are not in the entry", source_name) from None
         abi = kernel.abi(first, last)
     else:
-        raise SpliceError("extract needs --phase N or --statements sA-sB")
+        raise SpliceError("extract needs --phase N, --epilogue N or --statements sA-sB")
     i, j = kernel.pos_of(first), kernel.pos_of(last)
     from .binding.abi import sym_name
 
@@ -60,6 +73,32 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
     # labels stay as written; guard predicates are renamed with everything else
     body = [rename_node(n, allmap, {}) for n in nodes]
     facts = cut_facts(kernel, i, j, abi, ph)
+    if epi is not None:
+        from .epilogue import epilogue_facts
+        from .epilogue_extract import epilogue_header
+
+        head = epilogue_header(kernel, epi, abi, i, j, sym_name, source_name)
+        facts.update(epilogue_facts(kernel, i, j, abi, epi))
+    else:
+        head = _phase_head(kernel, abi, ph, facts, first, last, source_name)
+    sc = ", ".join(f"{s[1:]}: {t}" for s, t in types.items())
+    head.append("// splice-native:")
+    head.append("//   params: {}")
+    head.append(f"//   scratch: {{{sc}}}")
+    text = "\n".join(head) + "\n" + "\n".join(ln.lstrip("\t") if not ln.startswith("\t\t") else ln[1:]
+                                               for ln in render(body, "\t")) + "\n"
+    return {"text": text, "first": first, "last": last, "phase": ph.index if ph is not None else None,
+            "epilogue": epi.index if epi is not None else None,
+            "facts": {k: v for k, v in facts.items() if not k.endswith("_regs")},
+            "live_in": [{"symbol": sym_name(r), "reg": r.reg, "type": r.type, "role": r.role} for r in abi.live_in],
+            "live_out": [{"symbol": sym_name(r, True), "reg": r.reg, "type": r.type, "role": r.role}
+                         for r in abi.live_out],
+            "scratch": types}
+
+
+def _phase_head(kernel, abi, ph, facts, first, last, source_name) -> list:
+    from .binding.abi import sym_name
+
     head = [f"// splice native phase extracted from {source_name} "
             f"s{first}-s{last}" + (f" (phase {ph.index})" if ph is not None else "")]
     for k in ("mma", "shape", "weight_bytes", "live_in", "live_out"):
@@ -71,15 +110,4 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
     for r in abi.live_in:
         if isinstance(vals, dict) and r.reg in vals:
             head.append(f"//     {sym_name(r)[1:]} = {vals[r.reg]}")
-    sc = ", ".join(f"{s[1:]}: {t}" for s, t in types.items())
-    head.append("// splice-native:")
-    head.append("//   params: {}")
-    head.append(f"//   scratch: {{{sc}}}")
-    text = "\n".join(head) + "\n" + "\n".join(ln.lstrip("\t") if not ln.startswith("\t\t") else ln[1:]
-                                               for ln in render(body, "\t")) + "\n"
-    return {"text": text, "first": first, "last": last, "phase": ph.index if ph is not None else None,
-            "facts": {k: v for k, v in facts.items() if not k.endswith("_regs")},
-            "live_in": [{"symbol": sym_name(r), "reg": r.reg, "type": r.type, "role": r.role} for r in abi.live_in],
-            "live_out": [{"symbol": sym_name(r, True), "reg": r.reg, "type": r.type, "role": r.role}
-                         for r in abi.live_out],
-            "scratch": types}
+    return head

@@ -54,7 +54,10 @@ def cmd_extract(args) -> int:
                           args.file)
     k = load_kernel(args.file, args.entry)
     st = _range(args.statements, args.file, (None, None), "s") if args.statements else None
-    r = extract(k, phase=args.phase, statements=st, source_name=args.file, epilogue=epi)
+    fused = bool(getattr(args, "fused", False))
+    if fused and epi is None:
+        raise SpliceError("--fused needs --epilogue N (phase N fused with E<N>)", args.file)
+    r = extract(k, phase=args.phase, statements=st, source_name=args.file, epilogue=epi, fused=fused)
     if args.output:
         write_atomic(args.output, r["text"])
     if args.json:

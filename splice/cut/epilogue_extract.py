@@ -36,7 +36,7 @@ def _input_lines(kernel, F, abi, a, sym_name) -> list:
         where = f"{lab}" + (f" s{n}" if n is not None else "")
         extra = []
         v = vals.get(r.reg)
-        if isinstance(v, str) and not re.fullmatch(r"[\w.]+ s\d+", v):
+        if isinstance(v, str) and v not in where and not re.fullmatch(r"[\w.]+ s\d+", v):
             extra.append(f"= {vals[r.reg]}")
         lits = sorted(literals_behind(kernel, r.reg, a))
         if lits:
@@ -80,7 +80,9 @@ def epilogue_header(kernel, e, abi, i: int, j: int, sym_name, source_name: str) 
     """Comment lines (``//``) describing epilogue ``e`` cut at statement indices i…j."""
     F = Facts(kernel)
     facts = epilogue_facts(kernel, i, j, abi, e)
-    head = [f"// splice native epilogue E{e.index} extracted from {source_name} s{e.first}-s{e.last}"
+    first = kernel.stmts[i].n
+    what = f"phase {e.index} + epilogue E{e.index}" if first != e.first else f"epilogue E{e.index}"
+    head = [f"// splice native {what} extracted from {source_name} s{first}-s{e.last}"
             f" ({facts['statement_count']} statements; after phase {e.index}, before phase "
             f"{e.next_phase if e.next_phase else '-'})",
             f"//   kind: {e.name}"]
@@ -91,7 +93,7 @@ def epilogue_header(kernel, e, abi, i: int, j: int, sym_name, source_name: str) 
         head += [f"//     {_literal_text(c)}" for c in facts["constants"]]
     mem = facts["memory"]
     head.append("//   memory: " + (", ".join(f"{k} {v}" for k, v in mem.items() if v) or "none"))
-    head += _memory_lines(F, e.first, e.last)
+    head += _memory_lines(F, first, e.last)
     if mem["barriers"] or mem["shared"]:
         head.append("//   block-level contract: the cut holds shared memory"
                     + (" and barriers (bar.sync): every thread of the CTA must reach each barrier"

@@ -12,22 +12,23 @@ from .native import _all_regs, render, rename_node
 
 
 def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = None,
-            source_name: str = "", epilogue: Optional[int] = None) -> dict:
+            source_name: str = "", epilogue: Optional[int] = None, fused: bool = False) -> dict:
+    """``fused``: with ``epilogue``, phase N and E<N> as one cut (``phase+epilogue: N``)."""
     from .splice import _phase_abi, _phase_by_index, cut_facts
 
     epi = None
     if epilogue is not None:
-        from .epilogue import epilogue_by_index
+        from .epilogue import epilogue_abi, epilogue_by_index
 
-        ph = None
+        ph = _phase_by_index(kernel, epilogue) if fused else None
         epi = epilogue_by_index(kernel, epilogue)
         if epi is None:
             have = [e.index for e in kernel.epilogues]
             raise SpliceError(f"epilogue {epilogue} does not exist (the kernel's epilogues are "
                               f"E{have[0]}…E{have[-1]})" if have else "the kernel has no epilogues",
                               source_name)
-        first, last = epi.first, epi.last
-        abi = kernel.abi(first, last)
+        first, last = (ph.first if ph is not None else epi.first), epi.last
+        abi = epilogue_abi(kernel, None, ph, epi)
     elif phase is not None:
         ph = _phase_by_index(kernel, phase)
         if ph is None:
@@ -60,8 +61,7 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
         if isinstance(node, m.Decl):
             continue
         if isinstance(node, m.Instruction):
-            d, u = defs_uses(node)
-            for r in list(d) + list(u):
+            for r in _registers(kernel, node):
                 if r not in regs and r not in scratch:
                     scratch[r] = f"%t{len(scratch)}"
         nodes.append(node)
@@ -111,3 +111,16 @@ def _phase_head(kernel, abi, ph, facts, first, last, source_name) -> list:
         if isinstance(vals, dict) and r.reg in vals:
             head.append(f"//     {sym_name(r)[1:]} = {vals[r.reg]}")
     return head
+
+
+def _registers(kernel, node) -> list:
+    """Every register one statement names: ``%`` registers, and the ``%``-less ones NVVM's
+    inline-asm blocks declare (``{.reg .f16 low, high; mov.b32 {low, high}, %r1; …}``) — the
+    block's declaration is not part of the extracted code, so those become scratch too."""
+    from ..analysis.roles import raw_defs_uses
+
+    d, u = defs_uses(node)
+    out = list(d) + list(u)
+    rd, ru = raw_defs_uses(node)
+    out += [r for r in list(rd) + list(ru) if not r.startswith("%") and kernel.reg_type(r)]
+    return out

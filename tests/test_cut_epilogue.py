@@ -1,0 +1,164 @@
+"""Epilogue cuts: selectors, expected facts, extract --epilogue, and extract → apply giving SASS
+identical to the original (skipped without ptxas and a disassembler)."""
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from splice.cut.kernel import load_kernel
+from splice.cut.recipe import _phase_list, load_recipe
+from splice.cut.splice import plan as make_plan
+from splice.errors import SpliceError
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "tests" / "data" / "recipes" / "tiny.ptx"
+ENC5 = ROOT / "corpus" / "enc5.ptx"
+DEC1 = ROOT / "corpus" / "dec1.ptx"
+RECIPES = ROOT / "recipes"
+ENTRY5 = "cuda_dldn_engine_swin_enc5_kernel"
+
+
+@pytest.fixture(scope="module")
+def enc5():
+    return load_kernel(str(ENC5))
+
+
+def _recipe(tmp_path, cut_yaml, module=ENC5, native="// splice-native:\n//   params: {}\n"):
+    (tmp_path / "n.ptx").write_text(native)
+    r = tmp_path / "r.yaml"
+    r.write_text(f"module: {module}\noutput: out.ptx\ncuts:\n{cut_yaml}")
+    return load_recipe(r, search_path=[])
+
+
+def test_step_and_list_forms():
+    assert _phase_list("23-59/2", "r", (1, 1)) == tuple(range(23, 60, 2))
+    assert _phase_list("23,25,27", "r", (1, 1)) == (23, 25, 27)
+    assert _phase_list("1-3,7-11/2", "r", (1, 1)) == (1, 2, 3, 7, 9, 11)
+    with pytest.raises(SpliceError, match="step like 23-59/2"):
+        _phase_list("23-59/0", "r", (1, 1))
+
+
+def test_selector_parse_and_errors(tmp_path):
+    rec = _recipe(tmp_path, "  - epilogues: 23-27/2\n    native: n.ptx\n")
+    assert rec.cuts[0].select == "epilogues" and rec.cuts[0].targets == (23, 25, 27)
+    rec = _recipe(tmp_path, "  - phase+epilogue: 21\n    native: n.ptx\n")
+    assert rec.cuts[0].select == "phase+epilogue" and rec.cuts[0].targets == (21,)
+    with pytest.raises(SpliceError) as ei:
+        _recipe(tmp_path, "  - epilogue: x21\n    native: n.ptx\n")
+    assert "epilogue: expected an epilogue number" in str(ei.value) and "r.yaml:4:15:" in str(ei.value)
+    with pytest.raises(SpliceError, match="exactly one of"):
+        _recipe(tmp_path, "  - epilogue: 21\n    phase: 21\n    native: n.ptx\n")
+
+
+def test_missing_epilogue_named(tmp_path, enc5):
+    rec = _recipe(tmp_path, "  - epilogue: 99\n    native: n.ptx\n")
+    with pytest.raises(SpliceError, match=r"epilogue 99 does not exist .*E1…E61"):
+        make_plan(rec, enc5)
+
+
+def test_template_instantiated_per_epilogue(enc5):
+    """One template, 19 cuts; each instantiation loads its own next phase's B, at exactly the
+    offsets the original epilogue loads (read from the original by the analysis)."""
+    from splice.analysis.notes_facts import Facts
+
+    p = make_plan(load_recipe(RECIPES / "enc5_act_epilogues.yaml"), enc5)
+    assert [c.title.split()[0] for c in p.cuts] == [f"E{n}" for n in range(23, 60, 2)]
+    F = Facts(enc5)
+    for c in p.cuts:
+        (g,) = [g for g in F.memory(c.first, c.last) if g["kind"] == "ld"]
+        site = "\n".join(c.binding.site)
+        for off in g["offs"]:
+            assert f"+{off}]" in site, (c.title, off)
+        assert c.facts["kind"] == "next-B loads + packs + clamped-cubic activation"
+
+
+def test_expect_mismatch_table_nothing_written(tmp_path, enc5):
+    exp = ("    expect:\n      statement_count: 100\n      kind: packs\n      live_in: {.b32: 13}\n"
+           "      constants: [0f3F800000]\n      memory: {loads: 9, shared: 0}\n")
+    rec = _recipe(tmp_path, "  - epilogue: 23\n    native: n.ptx\n" + exp)
+    with pytest.raises(SpliceError) as ei:
+        make_plan(rec, enc5)
+    text = str(ei.value) + "\n" + (ei.value.detail or "")
+    assert "5 mismatches" in text
+    for fact, found in (("statement_count", "107"), ("kind", "clamped-cubic activation"),
+                        ("live_in", ".b64=1"), ("constants", "0f40000000"), ("memory", "loads=10")):
+        assert fact in text and found in text, fact
+    assert "1 (E23)" in text
+    assert not (tmp_path / "out.ptx").exists()
+
+
+def test_expect_matches_shipped(enc5):
+    p = make_plan(load_recipe(RECIPES / "enc5_e21.yaml"), enc5)
+    f = p.cuts[0].facts
+    assert f["statement_count"] == 607 and f["memory"]["loads"] == 30
+    assert f["constants"] == ["0f3DA60DD6", "0f3ED306EB", "0f3F000000", "0f40000000"]
+
+
+def test_extract_epilogue_header(enc5):
+    from splice.cut.extract import extract
+
+    r = extract(enc5, epilogue=23, source_name="enc5.ptx")
+    t = r["text"]
+    assert t.startswith("// splice native epilogue E23 extracted from enc5.ptx s6014-s6120")
+    assert "//   kind: next-B loads + packs + clamped-cubic activation" in t
+    assert "0f40000000 = 2 (f16 0x4000 = 2)" in t
+    assert "in1    %r11247    .b32   <- P23's mma (D) s5998" in t
+    assert "in0    %r10452    .b32   <- E21: mov.b32 s5299  [constant 0f40000000]" in t
+    assert "out0   %r11608    .b32   -> P24's mma as B s6121" in t
+    assert "out40  %r11650    .b32   -> P24's mma as A s6121" in t
+    assert "ld.weak.global.ca.v4.u32 [W + 16·laneid] +237952 … +242560 step 512 ×10" in t
+    assert r["epilogue"] == 23 and r["facts"]["statement_count"] == 107
+
+
+def test_extract_e61_contract_and_labels(enc5):
+    from splice.cut.extract import extract
+
+    t = extract(enc5, epilogue=61, source_name="enc5.ptx")["text"]
+    assert "block-level contract" in t and "texture 9" in t and "surface 1" in t
+    assert "$L__BB0_" in t           # the loop's labels travel with the code
+
+
+def test_fused_phase_epilogue_roles(tmp_path):
+    from splice.cut.extract import extract
+
+    k = load_kernel(str(TINY), "tiny")
+    r = extract(k, epilogue=1, fused=True, source_name="tiny.ptx")
+    assert [x["symbol"] for x in r["live_in"]][:5] == ["%a0", "%a1", "%a2", "%a3", "%b0"]
+    (tmp_path / "n.ptx").write_text(r["text"])
+    (tmp_path / "r.yaml").write_text(f"module: {TINY}\noutput: o.ptx\ncuts:\n  - phase+epilogue: 1\n"
+                                     "    native: n.ptx\n    expect: {mma: 2, statement_count: 5}\n")
+    p = make_plan(load_recipe(tmp_path / "r.yaml", search_path=[]), k)
+    assert p.cuts[0].title.startswith("phase 1+E1") and p.cuts[0].removed == 5
+
+
+def test_cli_extract_epilogue(tmp_path, capsys):
+    from splice.cli import main
+
+    out = tmp_path / "e.ptx"
+    assert main(["extract", str(TINY), "--epilogue", "1", "-o", str(out)]) == 0
+    assert out.read_text().startswith("// splice native epilogue E1")
+    assert main(["extract", str(TINY), "--epilogue", "7"]) == 2
+    assert "epilogue 7 does not exist" in capsys.readouterr().err
+
+
+def _tools():
+    from splice.ptx.sass import find_tool
+
+    return shutil.which("ptxas") and (find_tool("cuobjdump") or find_tool("nvdisasm"))
+
+
+@pytest.mark.skipif(not _tools(), reason="needs ptxas and cuobjdump/nvdisasm")
+@pytest.mark.parametrize("module,indices", [(ENC5, [1, 21, 23, 61]), (DEC1, [6, 12, 26])])
+def test_extract_apply_sass_identical(module, indices):
+    """A sample (loads only; activation + C build; the template's target; shared + barriers +
+    loop + tex + sust; the softmax; dec1's last) extracted and applied back at once."""
+    from splice.cut.epilogue_roundtrip import roundtrip_text
+    from splice.ptx import sass
+
+    k = load_kernel(str(module))
+    with tempfile.TemporaryDirectory() as d:
+        text = roundtrip_text(module, k.name, indices, Path(d), k)
+    assert text != module.read_text()
+    ok, diff = sass.sass_equal(module, text, "sm_90")
+    assert ok, diff

@@ -65,13 +65,14 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
                 if r not in regs and r not in scratch:
                     scratch[r] = f"%t{len(scratch)}"
         nodes.append(node)
+    head_copies, tail_copies = _written_live_ins(kernel, abi, nodes, scratch)
     types = {}
     for real, sym in scratch.items():
         types[sym] = kernel.reg_type(real) or ".b32"
     allmap = dict(regs)
     allmap.update(scratch)
     # labels stay as written; guard predicates are renamed with everything else
-    body = [rename_node(n, allmap, {}) for n in nodes]
+    body = head_copies + [rename_node(n, allmap, {}) for n in nodes] + tail_copies
     facts = cut_facts(kernel, i, j, abi, ph)
     if epi is not None:
         from .epilogue import epilogue_facts
@@ -124,3 +125,33 @@ def _registers(kernel, node) -> list:
     rd, ru = raw_defs_uses(node)
     out += [r for r in list(rd) + list(ru) if not r.startswith("%") and kernel.reg_type(r)]
     return out
+
+
+def _written_live_ins(kernel, abi, nodes, scratch) -> tuple:
+    """A live-in the range also writes (a loop counter initialised before the cut, an in-place
+    accumulator) is copied to scratch first — live-ins are read-only under ``abi: inline`` — and,
+    when it is a live-out too, copied back at the end.  Returns (head, tail) ``mov`` nodes and
+    adds the scratch names to ``scratch``."""
+    from .binding.abi import sym_name
+
+    written = set()
+    for n in m.walk(nodes):
+        written.update(defs_uses(n)[0])
+    outs = {r.reg: sym_name(r, True) for r in abi.live_out}
+    head, tail = [], []
+    for r in abi.live_in:
+        if r.reg not in written or r.reg in scratch:
+            continue
+        t = scratch[r.reg] = f"%t{len(scratch)}"
+        ty = kernel.reg_type(r.reg) or ".b32"
+        mty = ty if ty == ".pred" else _bits(ty)
+        head.append(m.Instruction(None, "mov", (mty,), (m.Reg(t), m.Reg(sym_name(r)))))
+        if r.reg in outs:
+            tail.append(m.Instruction(None, "mov", (mty,), (m.Reg(outs[r.reg]), m.Reg(t))))
+    return head, tail
+
+
+def _bits(ty: str) -> str:
+    from .native import REG_WIDTH
+
+    return {16: ".b16", 32: ".b32", 64: ".b64", 8: ".b16"}.get(REG_WIDTH.get(ty, 32), ".b32")

@@ -162,3 +162,70 @@ def test_extract_apply_sass_identical(module, indices):
     assert text != module.read_text()
     ok, diff = sass.sass_equal(module, text, "sm_90")
     assert ok, diff
+
+
+# ---- binding checks for what native epilogues use -------------------------------------------
+
+def _epi_abi():
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class R:
+        reg: str
+        type: str
+        role: str
+        index: int
+
+    @dataclass
+    class ABI:
+        live_in: list
+        live_out: list
+        named: dict = field(default_factory=dict)
+        value_types: dict = field(default_factory=dict)
+
+    ins = [R("%r1", ".b32", "v", 0), R("%r2", ".b32", "v", 1), R("%rs3", ".b16", "v", 2),
+           R("%p1", ".pred", "v", 3)]
+    outs = [R("%r9", ".b32", "v", 0), R("%rs9", ".b16", "v", 1)]
+    return ABI(ins, outs)
+
+
+GOOD = """// splice-native:
+//   scratch: {h<2>: .b16, x: .b32, f: .f32, q: .pred}
+cvt.rn.satfinite.e4m3x2.f16x2 %h0, %in0;
+cvt.rn.satfinite.e4m3x2.f16x2 %h1, %in1;
+mov.b32 %x, {%h0, %h1};
+shfl.sync.bfly.b32 %x|%q, %x, 1, 31, 0xffffffff;
+cvt.f32.f16 %f, %in2;
+setp.gt.f32 %q, %f, 0f00000000;
+@%q bra $skip;
+movmatrix.sync.aligned.m8n8.trans.b16 %x, %x;
+$skip:
+selp.b32 %out0, %x, %in1, %in3;
+cvt.rn.f16.f32 %out1, %f;
+"""
+
+
+@pytest.mark.parametrize("bad,message", [
+    ("cvt.rn.satfinite.e4m3x2.f16x2 %h0, %in0;", None),
+    ("cvt.rn.satfinite.e4m3x2.f16x2 %x, %in0;", "%x is .b32 but cvt.rn.satfinite.e4m3x2.f16x2 uses it as a 16-bit destination"),
+    ("cvt.f32.f16 %f, %in0;", "%in0 is .b32 but cvt.f32.f16 uses it as a 16-bit source"),
+    ("setp.gt.f32 %x, %f, 0f00000000;", "%x is .b32 but setp.gt.f32 needs a predicate as destination"),
+    ("@%x bra $skip;", "%x is .b32 but bra needs a predicate as guard"),
+    ("selp.b32 %out0, %x, %in1, %x;", "needs a predicate as selector"),
+    ("shfl.sync.bfly.b32 %h0, %x, 1, 31, 0xffffffff;", "%h0 is .b16 but shfl.sync.bfly.b32 uses it as a 32-bit operand"),
+    ("movmatrix.sync.aligned.m8n8.trans.b16 %x, %in2;", "%in2 is .b16 but movmatrix"),
+    ("mov.b32 %x, {%h0, %x};", "the vector {%h0 .b16, %x .b32} is 48 bits, not 32"),
+])
+def test_operand_checks_name_the_native_line(bad, message):
+    from splice.cut.binding import Namer, bind
+    from splice.cut.native import parse_native
+
+    text = GOOD.replace("mov.b32 %x, {%h0, %h1};", bad + "\nmov.b32 %x, {%h0, %h1};")
+    n = parse_native(text, "e.ptx")
+    if message is None:
+        b = bind(n, _epi_abi(), "inline", Namer(), 3)
+        assert any("$Lsplice3_skip" in ln for ln in b.site)    # labels unique per instantiation
+        return
+    with pytest.raises(SpliceError) as ei:
+        bind(n, _epi_abi(), "inline", Namer(), 1)
+    assert message in str(ei.value) and "e.ptx:5" in str(ei.value)

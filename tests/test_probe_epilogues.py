@@ -63,3 +63,66 @@ def test_instrumented_epilogue_stages_compile(wrong_e9):
     pair, k, spec = wrong_e9
     sp = plan_stages(k, pair, "E8,E10", spec)
     assert compile_ptx(instrument(pair.spliced, sp, "spl"), "sm_90", 3).cubin
+
+
+# ---- the epilogue harness (generation and inputs; running it needs a GPU) -------------------
+
+@pytest.fixture(scope="module")
+def all_epilogue_cases():
+    from splice.analysis import Kernel
+    from splice.probe.harness import cases
+    from splice.probe.modules import resolve
+    from splice.probe.spec import load_spec
+
+    pair = resolve(str(ROOT / "recipes/enc5_all_epilogues.yaml"))
+    k = Kernel.load(str(pair.original_path), pair.entry)
+    spec = load_spec(pair.spec_path)
+    return {c.title.split()[0]: c for c in cases(pair, k, spec, blocks=2)}, spec
+
+
+def test_epilogue_cases_bind_memory_and_constants(all_epilogue_cases):
+    import numpy as np
+
+    from splice.probe.harness import harness_inputs
+    from splice.probe.inputs import weight_image
+
+    cs, spec = all_epilogue_cases
+    assert len(cs) == 55 and all(c.skipped is None for c in cs.values())
+    e23 = cs["E23"]
+    kinds = {r: kd for r, _t, kd in e23.loaded}
+    assert kinds["%r10452"] == "const:%d" % 0x40004000          # 2.0 splat, E21's constant
+    assert kinds["%r10450"] == "const:%d" % 0x2D302D30
+    assert kinds["%r11247"] == "act"                           # P23's D
+    assert [r for r, _t, _f in e23.computed] == ["%rd3"]       # W: computed, not random
+    threads = 128 * 2
+    x = harness_inputs(e23, threads, seed=3)
+    n = len(e23.loaded)
+    assert (x[0] == 0x40004000).all()
+    w = weight_image(spec.field("weights"), spec.seed)
+    assert x[n:].reshape(-1).view(np.uint8)[:len(w)].tobytes() == w.tobytes()
+    d = x[1].astype(np.uint32).view(np.float16)
+    assert np.isfinite(d).all() and np.abs(d).max() <= 4
+    e13 = cs["E13"]
+    assert e13.smem_bytes == 16384 and e13.live_out[-1][2] == "smem"
+    assert len(e13.live_out) == 44 + 16384 // 4 // 128
+    assert "bar.sync 0;" in e13.orig_ptx and ".shared .align 4 .b8 _ZZ" in e13.orig_ptx
+
+
+@needs_ptxas
+@pytest.mark.parametrize("which", ["E13", "E21"])
+def test_epilogue_harness_modules_compile(all_epilogue_cases, which):
+    from splice.probe.harness import ENTRY
+    from splice.ptx.sass import compile_ptx
+
+    c = all_epilogue_cases[0][which]
+    for text in (c.orig_ptx, c.spl_ptx):
+        assert compile_ptx(text, "sm_90", 3).resources[ENTRY].registers
+
+
+def test_unsupported_epilogue_named():
+    from splice.probe.epilogue_harness import _unsupported
+
+    assert _unsupported("ld.weak.global.ca.v4.u32 {%r1,%r2,%r3,%r4}, [%rd1];\nbar.sync 0;") is None
+    assert "sust" in _unsupported("sust.b.2d.v4.b16.zero [%rd1, {%r1, %r2}], {%rs1,%rs2,%rs3,%rs4};")
+    assert _unsupported("$L1:\nadd.s32 %r1, %r1, 1;\n@%p1 bra $L1;") is None
+    assert "bra" in _unsupported("@%p1 bra $Lout;")

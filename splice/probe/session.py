@@ -259,7 +259,7 @@ def run_probe(pair: Pair, opt: ProbeOptions, ui=None) -> dict:
 
     # ---- phase harness --------------------------------------------------------------------
     if opt.harness:
-        from .harness import compare_outs, random_live_ins
+        from .harness import compare_outs, harness_inputs
 
         t0 = time.perf_counter()
         rows = []
@@ -272,7 +272,7 @@ def run_probe(pair: Pair, opt: ProbeOptions, ui=None) -> dict:
                              "equal": None})
                 step()
                 continue
-            ins = cp.asarray(random_live_ins(hc.live_in, threads, seed=i))
+            ins = cp.asarray(harness_inputs(hc, threads, seed=i))
             outs = {}
             for side in ("original", "spliced"):
                 m = cp.RawModule(path=str(built[f"harness{i}:{side}"].path))

@@ -229,3 +229,58 @@ def test_operand_checks_name_the_native_line(bad, message):
     with pytest.raises(SpliceError) as ei:
         bind(n, _epi_abi(), "inline", Namer(), 1)
     assert message in str(ei.value) and "e.ptx:5" in str(ei.value)
+
+
+def test_cut_widened_to_whole_blocks(tmp_path):
+    """A block wholly inside the cut's statements is removed with them (NVVM's inline-asm
+    scopes); its statements are gone from the output, the rest is byte-identical."""
+    src = TINY.read_text().replace("\tld.global.v4.u32", "\t{\n\tld.global.v4.u32", 1).replace(
+        "\tmov.u32 \t%r10, 0;", "\t}\n\tmov.u32 \t%r10, 0;")
+    (tmp_path / "m.ptx").write_text(src)
+    k = load_kernel(str(tmp_path / "m.ptx"))
+    from splice.cut.extract import extract
+
+    r = extract(k, statements=(8, 10), source_name="m.ptx")
+    (tmp_path / "n.ptx").write_text(r["text"])
+    (tmp_path / "r.yaml").write_text("module: m.ptx\noutput: o.ptx\ncuts:\n  - statements: s8-s10\n"
+                                     "    native: n.ptx\n")
+    p = make_plan(load_recipe(tmp_path / "r.yaml", search_path=[]), k)
+    s, e = p.cuts[0].region
+    assert src[s:e].lstrip().startswith("{") and src[:s] == p.text[:s]
+    assert p.text.count("{") - p.text.count("}") == src.count("{") - src.count("}")
+
+
+SHIPPED = {                      # recipe -> (cuts, statements removed in all)
+    "enc5_e21.yaml": (1, 607), "enc5_act_epilogues.yaml": (19, 19 * 107),
+    "dec1_e9.yaml": (1, 287), "enc5_e61.yaml": (1, 242), "enc5_e11.yaml": (1, 2457),
+    "enc5_all_epilogues.yaml": (55, 9 * 7 + 7 * 24 + 607 + 19 * 87 + 19 * 107),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_shipped_epilogue_recipes_bind(name):
+    """Every hand-written epilogue passes its expectations and the binding checks; the text
+    outside the cuts is the module's own."""
+    p = make_plan(load_recipe(RECIPES / name))
+    n, removed = SHIPPED[name]
+    assert len(p.cuts) == n and sum(c.removed for c in p.cuts) == removed
+    assert all(c.title.startswith("E") for c in p.cuts)
+    first = min(c.region[0] for c in p.cuts)
+    assert p.text[:first] == p.source[:first]
+
+
+@pytest.mark.parametrize("name", ["dec1_e9_wrong_rounding.yaml", "dec1_e9_wrong_shuffle.yaml"])
+def test_wrong_epilogues_pass_static_checks(name):
+    p = make_plan(load_recipe(ROOT / "tests" / "data" / "recipes" / name))
+    site = "\n".join(p.cuts[0].binding.site)
+    assert ("cvt.rz.f16.f32" in site) == ("rounding" in name)
+    assert ("shfl.sync.bfly.b32" in site and ", 3, 31," in site) == ("shuffle" in name)
+
+
+@pytest.mark.skipif(not shutil.which("ptxas"), reason="ptxas not installed")
+@pytest.mark.parametrize("name", ["enc5_e21.yaml", "dec1_e9.yaml", "enc5_e61.yaml"])
+def test_shipped_epilogue_recipes_assemble(name, tmp_path):
+    from splice.ptx.sass import compile_ptx
+
+    p = make_plan(load_recipe(RECIPES / name, output=str(tmp_path / "o.ptx")))
+    assert compile_ptx(p.text, "sm_90", 3).cubin

@@ -126,3 +126,11 @@ def test_unsupported_epilogue_named():
     assert "sust" in _unsupported("sust.b.2d.v4.b16.zero [%rd1, {%r1, %r2}], {%rs1,%rs2,%rs3,%rs4};")
     assert _unsupported("$L1:\nadd.s32 %r1, %r1, 1;\n@%p1 bra $L1;") is None
     assert "bra" in _unsupported("@%p1 bra $Lout;")
+
+
+def test_stages_cut_around_an_epilogue_cut(wrong_e9):
+    from splice.probe.stages import plan_stages
+
+    pair, k, spec = wrong_e9
+    names = [s.name for s in plan_stages(k, pair, "cut", spec).stages]
+    assert names == ["phase 8", "phase 9", "cut 1 (E9 s5068-s5354)", "phase 10", "phase 11"]

@@ -50,6 +50,19 @@ def split_selection(sel: Optional[str]) -> tuple:
     return ",".join(rest), ("all" if every else epis)
 
 
+def phases_around_cuts(kernel, cuts) -> set:
+    """For ``--stages cut``: the phases just before and after each cut that covers no phase
+    (an epilogue E<n> is between phases n and n+1)."""
+    out = set()
+    for c in cuts:
+        if any(p.first <= c.last and p.last >= c.first for p in kernel.phases):
+            continue
+        before = [p.index for p in kernel.phases if p.last < c.first]
+        after = [p.index for p in kernel.phases if p.first > c.last]
+        out.update(before[-1:] + after[:1])
+    return out
+
+
 def epilogue_stages(kernel, pair, epis, seen_cuts: set, stage_cls, end_line, out_line,
                     notes: list) -> list:
     """Stages for non-phase cuts and for the selected epilogues (``epis``: a set, 'all' or

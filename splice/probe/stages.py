@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..errors import SpliceError
-from .epilogue_stages import epilogue_stages, split_selection
+from .epilogue_stages import epilogue_stages, phases_around_cuts, split_selection
 
 PTR = "__splice_stage_ptr"
 ALIGN = 256
@@ -147,7 +147,8 @@ def plan_stages(kernel, pair, selection: str, spec, budget: int = 1 << 30,
             if p.first <= c.last and p.last >= c.first:
                 cut_phase.setdefault(p.index, c)
     selection, epis = split_selection(selection)       # epilogue tokens: epilogue_stages.py
-    phases = parse_selection(selection, len(kernel.phases), set(cut_phase)) if selection or epis is None else []
+    near = set(cut_phase) | phases_around_cuts(kernel, cuts)
+    phases = parse_selection(selection, len(kernel.phases), near) if selection or epis is None else []
     stages: list = []
     seen_cuts = set()
     notes = []

@@ -90,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--entry")
     p.add_argument("--phase", type=int)
     p.add_argument("--statements", help="sA-sB")
+    p.add_argument("--epilogue", type=int, help="E<n>: the statements after phase n")
+    p.add_argument("--fused", action="store_true", help="with --epilogue N: phase N + E<N> (phase+epilogue)")
     p.add_argument("-o", "--output")
     p.set_defaults(func=_lazy("splice.commands.apply", "cmd_extract"))
 

@@ -60,13 +60,18 @@ def cmd_extract(args) -> int:
     from ..errors import SpliceError
     from ..util import check_output, write_atomic, write_stdout
 
-    if (args.phase is None) == (args.statements is None):
-        raise SpliceError("extract needs exactly one of --phase N or --statements sA-sB", args.file)
+    epi = getattr(args, "epilogue", None)
+    if sum(x is not None for x in (args.phase, args.statements, epi)) != 1:
+        raise SpliceError("extract needs exactly one of --phase N, --epilogue N or --statements sA-sB",
+                          args.file)
     if args.output:
         check_output(args.output, [args.file])
     k = load_kernel(args.file, args.entry)
     st = _range(args.statements, args.file, (None, None), "s") if args.statements else None
-    r = extract(k, phase=args.phase, statements=st, source_name=args.file)
+    fused = bool(getattr(args, "fused", False))
+    if fused and epi is None:
+        raise SpliceError("--fused needs --epilogue N (phase N fused with E<N>)", args.file)
+    r = extract(k, phase=args.phase, statements=st, source_name=args.file, epilogue=epi, fused=fused)
     if args.output:
         write_atomic(args.output, r["text"], inputs=[args.file])
     if args.json:

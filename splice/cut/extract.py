@@ -12,10 +12,24 @@ from .native import render, rename_node
 
 
 def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = None,
-            source_name: str = "") -> dict:
+            source_name: str = "", epilogue: Optional[int] = None, fused: bool = False) -> dict:
+    """``fused``: with ``epilogue``, phase N and E<N> as one cut (``phase+epilogue: N``)."""
     from .splice import _phase_abi, _phase_by_index, cut_facts
 
-    if phase is not None:
+    epi = None
+    if epilogue is not None:
+        from .epilogue import epilogue_abi, epilogue_by_index
+
+        ph = _phase_by_index(kernel, epilogue) if fused else None
+        epi = epilogue_by_index(kernel, epilogue)
+        if epi is None:
+            have = [e.index for e in kernel.epilogues]
+            raise SpliceError(f"epilogue {epilogue} does not exist (the kernel's epilogues are "
+                              f"E{have[0]}…E{have[-1]})" if have else "the kernel has no epilogues",
+                              source_name)
+        first, last = (ph.first if ph is not None else epi.first), epi.last
+        abi = epilogue_abi(kernel, None, ph, epi)
+    elif phase is not None:
         ph = _phase_by_index(kernel, phase)
         if ph is None:
             raise SpliceError(f"phase {phase} does not exist (the kernel has {len(kernel.phases)} phases)",
@@ -31,7 +45,7 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
             raise SpliceError(f"statements s{first}-s{last} are not in the entry", source_name) from None
         abi = kernel.abi(first, last)
     else:
-        raise SpliceError("extract needs --phase N or --statements sA-sB")
+        raise SpliceError("extract needs --phase N, --epilogue N or --statements sA-sB")
     i, j = kernel.pos_of(first), kernel.pos_of(last)
     from .binding.abi import sym_name
 
@@ -44,18 +58,44 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
     nodes, local = range_nodes(kernel, i, j)
     for node in m.walk(nodes):
         if isinstance(node, m.Instruction):
-            d, u = defs_uses(node)
-            for r in list(d) + list(u):
+            for r in _registers(kernel, node):
                 if r not in regs and r not in scratch and r not in local:
                     scratch[r] = f"%t{len(scratch)}"
+    head_copies, tail_copies = _written_live_ins(kernel, abi, nodes, scratch)
     types = {}
     for real, sym in scratch.items():
         types[sym] = kernel.reg_type(real) or ".b32"
     allmap = dict(regs)
     allmap.update(scratch)
     # labels stay as written; guard predicates are renamed with everything else
-    body = [rename_node(n, allmap, {}) for n in nodes]
+    body = head_copies + [rename_node(n, allmap, {}) for n in nodes] + tail_copies
     facts = cut_facts(kernel, i, j, abi, ph)
+    if epi is not None:
+        from .epilogue import epilogue_facts
+        from .epilogue_extract import epilogue_header
+
+        head = epilogue_header(kernel, epi, abi, i, j, sym_name, source_name)
+        facts.update(epilogue_facts(kernel, i, j, abi, epi))
+    else:
+        head = _phase_head(kernel, abi, ph, facts, first, last, source_name)
+    sc = ", ".join(f"{s[1:]}: {t}" for s, t in types.items())
+    head.append("// splice-native:")
+    head.append("//   params: {}")
+    head.append(f"//   scratch: {{{sc}}}")
+    text = "\n".join(head) + "\n" + "\n".join(ln.lstrip("\t") if not ln.startswith("\t\t") else ln[1:]
+                                               for ln in render(body, "\t")) + "\n"
+    return {"text": text, "first": first, "last": last, "phase": ph.index if ph is not None else None,
+            "epilogue": epi.index if epi is not None else None,
+            "facts": {k: v for k, v in facts.items() if not k.endswith("_regs")},
+            "live_in": [{"symbol": sym_name(r), "reg": r.reg, "type": r.type, "role": r.role} for r in abi.live_in],
+            "live_out": [{"symbol": sym_name(r, True), "reg": r.reg, "type": r.type, "role": r.role}
+                         for r in abi.live_out],
+            "scratch": types}
+
+
+def _phase_head(kernel, abi, ph, facts, first, last, source_name) -> list:
+    from .binding.abi import sym_name
+
     head = [f"// splice native phase extracted from {source_name} "
             f"s{first}-s{last}" + (f" (phase {ph.index})" if ph is not None else "")]
     for k in ("mma", "shape", "weight_bytes", "live_in", "live_out"):
@@ -67,18 +107,7 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
     for r in abi.live_in:
         if isinstance(vals, dict) and r.reg in vals and vals[r.reg] != "?":
             head.append(f"//     {sym_name(r)[1:]} = {vals[r.reg]}")
-    sc = ", ".join(f"{s[1:]}: {t}" for s, t in types.items())
-    head.append("// splice-native:")
-    head.append("//   params: {}")
-    head.append(f"//   scratch: {{{sc}}}")
-    text = "\n".join(head) + "\n" + "\n".join(ln.lstrip("\t") if not ln.startswith("\t\t") else ln[1:]
-                                               for ln in render(body, "\t")) + "\n"
-    return {"text": text, "first": first, "last": last, "phase": ph.index if ph is not None else None,
-            "facts": {k: v for k, v in facts.items() if not k.endswith("_regs")},
-            "live_in": [{"symbol": sym_name(r), "reg": r.reg, "type": r.type, "role": r.role} for r in abi.live_in],
-            "live_out": [{"symbol": sym_name(r, True), "reg": r.reg, "type": r.type, "role": r.role}
-                         for r in abi.live_out],
-            "scratch": types}
+    return head
 
 
 def range_nodes(kernel, i: int, j: int) -> tuple:
@@ -109,3 +138,48 @@ def range_nodes(kernel, i: int, j: int) -> tuple:
         return out
 
     return visit(kernel.fn.body.items, False), local
+
+
+def _registers(kernel, node) -> list:
+    """Every register one statement names: ``%`` registers, and the ``%``-less ones NVVM's
+    inline-asm blocks declare (``{.reg .f16 low, high; mov.b32 {low, high}, %r1; …}``) — the
+    block's declaration is not part of the extracted code, so those become scratch too."""
+    from ..analysis.roles import raw_defs_uses
+
+    d, u = defs_uses(node)
+    out = list(d) + list(u)
+    rd, ru = raw_defs_uses(node)
+    out += [r for r in list(rd) + list(ru) if not r.startswith("%") and kernel.reg_type(r)]
+    return out
+
+
+def _written_live_ins(kernel, abi, nodes, scratch) -> tuple:
+    """A live-in the range also writes (a loop counter initialised before the cut, an in-place
+    accumulator) is copied to scratch first — live-ins are read-only under ``abi: inline`` — and,
+    when it is a live-out too, copied back at the end.  Returns (head, tail) ``mov`` nodes and
+    adds the scratch names to ``scratch``."""
+    from .binding.abi import sym_name
+
+    written = set()
+    for n in m.walk(nodes):
+        written.update(defs_uses(n)[0])
+    outs = {r.reg: sym_name(r, True) for r in abi.live_out}
+    head, tail = [], []
+    for r in abi.live_in:
+        if r.reg not in written or r.reg in scratch:
+            continue
+        if outs.get(r.reg) == sym_name(r):   # an in-place accumulator (%acc/%io): read and written
+            continue
+        t = scratch[r.reg] = f"%t{len(scratch)}"
+        ty = kernel.reg_type(r.reg) or ".b32"
+        mty = ty if ty == ".pred" else _bits(ty)
+        head.append(m.Instruction(None, "mov", (mty,), (m.Reg(t), m.Reg(sym_name(r)))))
+        if r.reg in outs:
+            tail.append(m.Instruction(None, "mov", (mty,), (m.Reg(outs[r.reg]), m.Reg(t))))
+    return head, tail
+
+
+def _bits(ty: str) -> str:
+    from .native import REG_WIDTH
+
+    return {16: ".b16", 32: ".b32", 64: ".b64", 8: ".b16"}.get(REG_WIDTH.get(ty, 32), ".b32")

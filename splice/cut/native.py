@@ -325,7 +325,10 @@ def parse_native(source: str, path: str = "<native>", params: Optional[dict] = N
                 collect(it.items, inner)
                 out.append(m.Block(tuple(inner), it.span, it.line))
             elif isinstance(it, m.Directive):
-                if it.name in (".loc", ".pragma", ".file"):
+                if it.name == ".pragma":      # e.g. "nounroll" on a native loop: kept in place
+                    out.append(it)
+                    continue
+                if it.name in (".loc", ".file"):
                     continue
                 raise SpliceError(f"directive {it.name} is not allowed in a native phase", path,
                                   it.line - _WRAP_LINES)

@@ -29,11 +29,13 @@ from ..util import read_text
 from ..yamlsafe import YList, YMap, load_yaml_marked  # noqa: F401  (re-exported)
 
 TOP_KEYS = {"module", "entry", "arch", "opt_level", "output", "cuts", "description", "name"}
-CUT_KEYS = {"phase", "phases", "statements", "lines", "native", "abi", "params", "values", "expect",
-            "threads", "sync", "name", "description"}
-SELECTORS = ("phase", "phases", "statements", "lines")
+CUT_KEYS = {"phase", "phases", "statements", "lines", "epilogue", "epilogues", "phase+epilogue", "native",
+            "abi", "params", "values", "expect", "threads", "sync", "name", "description"}
+SELECTORS = ("phase", "phases", "statements", "lines", "epilogue", "epilogues", "phase+epilogue")
+# selectors naming epilogues (E<n> = the statements after phase n's last mma); see cut/epilogue.py
+EPILOGUE_SELECTORS = ("epilogue", "epilogues", "phase+epilogue")
 EXPECT_KEYS = {"mma", "shape", "weight_bytes", "live_in", "live_out", "statements", "chains",
-               "phases"}
+               "phases", "statement_count", "kind", "constants", "memory"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -101,6 +103,7 @@ def _range(text, path, at, prefix=""):
 
 
 def _phase_list(v, path, at) -> tuple:
+    """8 | [3, 5, 7] | "1-3,7" | "23-59/2" (every second number from 23 to 59) -> numbers."""
     if isinstance(v, bool):
         raise SpliceError("phases: expected numbers", path, *at)
     if isinstance(v, int):
@@ -112,8 +115,11 @@ def _phase_list(v, path, at) -> tuple:
         return tuple(out)
     out = []
     for part in str(v).split(","):
-        lo, hi = _range(part.strip(), path, at)
-        out.extend(range(lo, hi + 1))
+        rng, slash, step = part.strip().partition("/")
+        lo, hi = _range(rng.strip(), path, at)
+        if slash and not (step.strip().isdigit() and int(step) > 0):
+            raise SpliceError(f"expected a step like 23-59/2, got {part.strip()!r}", path, *at)
+        out.extend(range(lo, hi + 1, int(step) if slash else 1))
     return tuple(out)
 
 
@@ -250,12 +256,17 @@ def _targets(i: int, cy: YMap, path: str, at0) -> tuple:
             raise SpliceError(f"cut {i}: phase: expected a phase number (1-based), got {v!r}", path,
                               *cy.vat(sel))
         return sel, (v,)
-    if sel == "phases":
+    if sel == "epilogue":
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise SpliceError(f"cut {i}: epilogue: expected an epilogue number (E<n> follows phase n),"
+                              f" got {v!r}", path, *cy.vat(sel))
+        return sel, (v,)
+    if sel in ("phases", "epilogues", "phase+epilogue"):
         targets = _phase_list(v, path, cy.vat(sel))
         if not targets:
-            raise SpliceError(f"cut {i}: phases: expected at least one phase, got {v!r}", path, *cy.vat(sel))
+            raise SpliceError(f"cut {i}: {sel}: expected at least one number, got {v!r}", path, *cy.vat(sel))
         if any(t < 1 for t in targets):
-            raise SpliceError(f"cut {i}: phases: phase numbers start at 1, got {v!r}", path, *cy.vat(sel))
+            raise SpliceError(f"cut {i}: {sel}: numbers start at 1, got {v!r}", path, *cy.vat(sel))
         return sel, targets
     return sel, (_range(v, path, cy.vat(sel), "s" if sel == "statements" else "L"),)
 

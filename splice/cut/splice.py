@@ -22,7 +22,12 @@ from ..ptx import model as m
 from .binding import Binding, Namer, bind
 from .kernel import load_kernel
 from .native import load_native
-from .recipe import Cut, Recipe
+from ..analysis.epilogues import classify_range
+from .epilogue import (check_epilogue_expect, epilogue_abi, epilogue_context, epilogue_facts,
+                       epilogue_targets, typed_expect, widen_to_blocks)
+from .recipe import EPILOGUE_SELECTORS, Cut, Recipe
+
+EPILOGUE_FACTS = ("statement_count", "kind", "constants", "memory")
 
 
 @dataclass
@@ -128,6 +133,8 @@ def check_expect(cut: Cut, facts: dict) -> list:
     bad = []
     for key, want in cut.expect.items():
         if key in ("live_in", "live_out"):
+            if typed_expect(want):
+                continue          # by type: checked by check_epilogue_expect
             if isinstance(want, dict):
                 found = facts[f"{key}_roles"]
                 w = {str(k): v for k, v in want.items()}
@@ -140,6 +147,8 @@ def check_expect(cut: Cut, facts: dict) -> list:
                     bad.append((key, " ".join(map(str, want)), " ".join(found)))
             elif want != facts[key]:
                 bad.append((key, str(want), str(facts[key])))
+            continue
+        if key in EPILOGUE_FACTS:
             continue
         w = _norm_expect(key, want)
         f = facts.get(key)
@@ -215,6 +224,15 @@ def _check_params(recipe: Recipe, cut: Cut, nat) -> None:
                                f"{known})", f"params.{k}", cut)
 
 
+def _cut_targets(recipe: Recipe, cut: Cut, kernel):
+    """Yield (title, phase or None, first_pos, last_pos, epilogue or None)."""
+    if cut.select in EPILOGUE_SELECTORS:
+        yield from epilogue_targets(recipe, cut, kernel)
+        return
+    for t in _targets(recipe, cut, kernel):
+        yield t + (None,)
+
+
 def _targets(recipe: Recipe, cut: Cut, kernel):
     """Yield (title, phase or None, first_pos, last_pos)."""
     if cut.select in ("phase", "phases"):
@@ -241,8 +259,7 @@ def _targets(recipe: Recipe, cut: Cut, kernel):
     yield f"L{lo}-L{hi}", None, idx[0], idx[-1]
 
 
-def _region(source: str, node_first, node_last) -> tuple:
-    start, end = node_first.span[0], node_last.span[1]
+def _region(source: str, start: int, end: int) -> tuple:
     ls = source.rfind("\n", 0, start) + 1
     if not source[ls:start].strip():
         start = ls
@@ -307,20 +324,26 @@ def plan(recipe: Recipe, kernel=None) -> Plan:
     bad = []
     cid = 0
     for cut in recipe.cuts:
-        for title, ph, i, j in _targets(recipe, cut, kernel):
+        for title, ph, i, j, epi in _cut_targets(recipe, cut, kernel):
             cid += 1
             first, last = kernel.stmts[i].n, kernel.stmts[j].n
-            abi = _phase_abi(kernel, ph) if ph is not None else kernel.abi(first, last)
+            if epi is not None:
+                abi = epilogue_abi(kernel, cut, ph, epi)
+            else:
+                abi = _phase_abi(kernel, ph) if ph is not None else kernel.abi(first, last)
             facts = cut_facts(kernel, i, j, abi, ph)
             facts["phases"] = _phases_in(kernel, cut, first, last)
-            rows = check_expect(cut, facts)
-            bad += [(f"{cut.index}" + (f" (phase {ph.index})" if ph is not None else ""),) + r for r in rows]
+            facts.update(epilogue_facts(kernel, i, j, abi, epi or classify_range(kernel, first, last)))
+            rows = check_expect(cut, facts) + check_epilogue_expect(cut, facts)
+            where = f" (E{epi.index})" if epi is not None and ph is None else \
+                (f" (phase {ph.index})" if ph is not None else "")
+            bad += [(f"{cut.index}" + where,) + r for r in rows]
             if rows:
                 continue
             n_first, n_last = kernel.stmts[i].node, kernel.stmts[j].node
             if n_first.span is None or n_last.span is None:
                 raise recipe.error("the cut's statements have no source position", cut.select, cut)
-            region = _region(source, n_first, n_last)
+            region = _region(source, *widen_to_blocks(fn, n_first.span[0], n_last.span[1]))
             if not _balanced(source[region[0]:region[1]]):
                 raise recipe.error(f"{title} splits a {{ }} scope: widen the cut to whole blocks",
                                    cut.select, cut)
@@ -330,6 +353,8 @@ def plan(recipe: Recipe, kernel=None) -> Plan:
                    "weight_hi": wb[1] if wb[1] is not None else 0,
                    "slot_stride": (ph.slot_stride or 0) if ph is not None else 0,
                    "entry": entry, "param0": param0, "cut": cid}
+            if epi is not None:
+                ctx.update(epilogue_context(kernel, epi))
             try:
                 shown = str(cut.native.relative_to(Path.cwd()))
             except ValueError:

@@ -153,6 +153,7 @@ def cases(pair, kernel, spec, blocks: int = 8) -> list:
     header = _header(pair.original)
     decls = _reg_decls(kernel)
     threads = spec.block[0] * spec.block[1] * spec.block[2] * blocks
+    ecache = {}
     for c in pair.cuts:
         li = [(r.reg, r.type or kernel.reg_type(r.reg), r.role) for r in c.abi.live_in]
         lo = [(r.reg, r.type or kernel.reg_type(r.reg), r.role) for r in c.abi.live_out]
@@ -162,6 +163,11 @@ def cases(pair, kernel, spec, blocks: int = 8) -> list:
         prelude = "\n\n".join(c.binding.prelude)
         bad_o = memory_ops(orig_body)
         bad_s = memory_ops(spl_body, allow_call_abi=True) + memory_ops(prelude, allow_call_abi=True)
+        if (bad_o or bad_s) and c.cut.select in ("epilogue", "epilogues", "phase+epilogue"):
+            from .epilogue_harness import epilogue_case
+
+            out.append(epilogue_case(pair, kernel, c, hc, header, decls, spec, blocks, ecache))
+            continue
         if bad_o or bad_s:
             hc.skipped = ("the cut touches memory or branches (" + ", ".join(sorted(set(bad_o + bad_s))[:6])
                           + "): random live-ins would be random addresses")
@@ -172,6 +178,12 @@ def cases(pair, kernel, spec, blocks: int = 8) -> list:
                                  c.binding.shared_bytes)
         out.append(hc)
     return out
+
+
+def harness_inputs(case: HarnessCase, threads: int, seed: int = 0) -> np.ndarray:
+    """The input rows of a case: its own (an epilogue case binds memory) or random live-ins."""
+    own = getattr(case, "inputs", None)
+    return own(threads, seed) if own is not None else random_live_ins(case.live_in, threads, seed)
 
 
 def random_live_ins(live_in: list, threads: int, seed: int = 0) -> np.ndarray:

@@ -268,7 +268,7 @@ def stages_stage(spec, pair: Pair, build: BuildStage, dev, outputs: OutputsStage
 
 
 def harness_stage(spec, build: BuildStage, dev, blocks: int, ui) -> HarnessStage:
-    from .harness import compare_outs, random_live_ins
+    from .harness import compare_outs, harness_inputs
 
     cp, hcases = dev.cp, build.harness_cases
     t0 = time.perf_counter()
@@ -281,7 +281,7 @@ def harness_stage(spec, build: BuildStage, dev, blocks: int, ui) -> HarnessStage
             rows.append({"cut": hc.cut, "title": hc.title, "phase": hc.phase, "skipped": hc.skipped, "equal": None})
             step()
             continue
-        ins = cp.asarray(random_live_ins(hc.live_in, threads, seed=i))
+        ins = cp.asarray(harness_inputs(hc, threads, seed=i))
         outs = {}
         for side in ("original", "spliced"):
             k = cp.RawModule(path=str(build.modules[f"harness{i}:{side}"].path)).get_function("splice_harness")

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..errors import SpliceError
+from .epilogue_stages import epilogue_stages, phases_around_cuts, split_selection
 
 PTR = "__splice_stage_ptr"
 ALIGN = 256
@@ -145,7 +146,9 @@ def plan_stages(kernel, pair, selection: str, spec, budget: int = 1 << 30,
         for p in kernel.phases:
             if p.first <= c.last and p.last >= c.first:
                 cut_phase.setdefault(p.index, c)
-    phases = parse_selection(selection, len(kernel.phases), set(cut_phase))
+    selection, epis = split_selection(selection)       # epilogue tokens: epilogue_stages.py
+    near = set(cut_phase) | phases_around_cuts(kernel, cuts)
+    phases = parse_selection(selection, len(kernel.phases), near) if selection or epis is None else []
     stages: list = []
     seen_cuts = set()
     notes = []
@@ -184,6 +187,7 @@ def plan_stages(kernel, pair, selection: str, spec, budget: int = 1 << 30,
                 regs_spl = list(ps.d_regs)
             line_s = _end_line(pair.spliced, kernel_spl.stmt(ps.last).node)
         stages.append(Stage(0, f"phase {idx}", idx, regs, types, line_o, line_s, regs_spl=regs_spl))
+    stages += epilogue_stages(kernel, pair, epis, seen_cuts, Stage, _end_line, out_line, notes)
     stages.sort(key=lambda s: s.line_orig)
     threads = spec.block[0] * spec.block[1] * spec.block[2]
     blocks = spec.grid[0] * spec.grid[1] * spec.grid[2]

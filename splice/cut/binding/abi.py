@@ -27,6 +27,7 @@ from ...errors import SpliceError
 from ...ptx import model as m
 from ..kernel import defs_uses
 from ..native import REG_WIDTH, NativePhase, labels_of, render, rename_node
+from .operands import check_operands
 
 ABIS = ("inline", "call", "call-shared")
 
@@ -226,6 +227,7 @@ def bind(nat: NativePhase, abi, kind: str, namer: Namer, cut_id: int, *,
     _check_names(nat, real, values)
     _check_outputs(nat, live_out_syms)
     _check_types(nat, types)
+    check_operands(nat, types)
     in_place = set(live_in_syms) & set(live_out_syms)
     table = [{"symbol": _sym(r), "register": r.reg, "type": r.type, "role": r.role,
               "dir": "inout" if _sym(r) in in_place else "in"} for r in abi.live_in]

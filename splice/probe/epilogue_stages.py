@@ -1,0 +1,105 @@
+"""Debug stages at epilogue granularity: an epilogue's live-outs as a stage, so the first
+diverging *epilogue* is named (a wrong native E9 shows up as ``cut 1 (E9 …)``, not as the
+phase 10 D it corrupts).
+
+Two kinds of stage are added to the phase stages of ``splice.probe.stages.plan_stages``:
+
+* every cut that is not a phase (``epilogue:``/``epilogues:``/``statements:`` cuts) — its
+  live-outs, after the cut in both modules (the spliced module: after the call site), whatever
+  the selection says, because a cut is what is being debugged;
+* with ``--stages epilogues`` or ``--stages E9,E21-E23`` (mixable with phase numbers:
+  ``--stages 8-10,E9``): each selected epilogue outside every cut, its live-outs after its last
+  statement in both modules.
+
+Registers are the original's names: an inline cut binds the native code to the same registers,
+and text outside the cuts is byte-identical, so one name serves both modules.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from ..errors import SpliceError
+
+_TOKEN = re.compile(r"^e(\d+)(?:\s*-\s*e?(\d+))?$", re.I)
+
+
+def split_selection(sel: Optional[str]) -> tuple:
+    """('8-10,E9' -> ('8-10', {9})); ('epilogues' -> ('', 'all')); phase-only selections pass
+    through with ``None``."""
+    if not sel:
+        return sel, None
+    rest, epis = [], set()
+    every = False
+    for part in str(sel).split(","):
+        p = part.strip()
+        if p.lower() in ("epilogues", "epilogue", "e*"):
+            every = True
+            continue
+        mt = _TOKEN.match(p)
+        if mt:
+            lo = int(mt.group(1))
+            hi = int(mt.group(2) or lo)
+            if hi < lo:
+                raise SpliceError(f"--stages: empty epilogue range {p!r}")
+            epis.update(range(lo, hi + 1))
+            continue
+        rest.append(p)
+    if not every and not epis:
+        return sel, None
+    return ",".join(rest), ("all" if every else epis)
+
+
+def phases_around_cuts(kernel, cuts) -> set:
+    """For ``--stages cut``: the phases just before and after each cut that covers no phase
+    (an epilogue E<n> is between phases n and n+1)."""
+    out = set()
+    for c in cuts:
+        if any(p.first <= c.last and p.last >= c.first for p in kernel.phases):
+            continue
+        before = [p.index for p in kernel.phases if p.last < c.first]
+        after = [p.index for p in kernel.phases if p.first > c.last]
+        out.update(before[-1:] + after[:1])
+    return out
+
+
+def epilogue_stages(kernel, pair, epis, seen_cuts: set, stage_cls, end_line, out_line,
+                    notes: list) -> list:
+    """Stages for non-phase cuts and for the selected epilogues (``epis``: a set, 'all' or
+    None).  ``stage_cls``/``end_line``/``out_line`` are ``splice.probe.stages``' own, passed in
+    so this module stays a plug-in of that one."""
+    src = pair.original
+    out = []
+    cut_spans = []
+    for c in pair.cuts:
+        cut_spans.append((c.first, c.last))
+        if id(c) in seen_cuts or pair.plan is None:
+            continue
+        regs = [r.reg for r in c.abi.live_out]
+        if not regs:
+            notes.append(f"cut {c.cut.index} ({c.title}): no live-outs (memory only): the frame "
+                         "compares what it writes")
+            continue
+        types = [kernel.reg_type(r) or ".b32" for r in regs]
+        line_o = end_line(src, kernel.stmt(c.last).node)
+        site = next(p for p in pair.plan.pieces if p.kind == "site" and p.cut is c)
+        out.append(stage_cls(0, f"cut {c.cut.index} ({c.title})", None, regs, types, line_o,
+                             site.out_line + site.n_lines - 1, cut=c.cut.index))
+    if epis is None:
+        return out
+    for e in kernel.epilogues:
+        if epis != "all" and e.index not in epis:
+            continue
+        if any(a <= e.last and e.first <= b for a, b in cut_spans):
+            continue              # inside a cut: the cut's stage covers it
+        regs = [r.reg for r in kernel.abi(e.first, e.last).live_out]
+        if not regs:
+            notes.append(f"E{e.index}: no live-outs (memory only): not staged")
+            continue
+        if pair.plan is None:
+            notes.append(f"E{e.index}: epilogue stages need a recipe (lines are matched through it)")
+            continue
+        types = [kernel.reg_type(r) or ".b32" for r in regs]
+        line_o = end_line(src, kernel.stmt(e.last).node)
+        out.append(stage_cls(0, f"E{e.index}", None, regs, types, line_o, out_line(pair.plan, line_o)))
+    return out

@@ -52,6 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--phases", action="store_true")
     p.add_argument("--epilogues", action="store_true")
     p.add_argument("--abi", help="statement range s7771-s7794 or phase:8")
+    p.add_argument("--pressure", action="store_true",
+                   help="live 32-bit registers per statement, peaks, curve PNG, ptxas -v next to it")
+    p.add_argument("--png", help="pressure curve PNG path ('none': no PNG; default build/)")
+    p.add_argument("--top", type=int, default=8, help="pressure peaks shown")
+    p.add_argument("--no-ptxas", action="store_true", help="pressure without running ptxas -v")
+    p.add_argument("--arch", default=None, help="ptxas arch for --pressure (default sm_90)")
     p.set_defaults(func=_lazy("splice.commands.spec", "cmd_spec"))
 
     p = _add_json(sub.add_parser("notes", help="draft Markdown notes in the shape of the user's own"))

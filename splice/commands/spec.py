@@ -25,6 +25,9 @@ def cmd_spec(args) -> int:
     from ..analysis.spec import build_spec
 
     ks = _kernels(args)
+    if getattr(args, "pressure", False):       # splice spec --pressure (commands/perf.py)
+        from .perf import cmd_pressure
+        return cmd_pressure(args, ks)
     if args.abi and len(ks) > 1:
         ks = ks[:1]
     show_all = not (args.phases or args.epilogues or args.abi)

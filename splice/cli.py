@@ -81,6 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output")
     p.set_defaults(func=_lazy("splice.commands.apply", "cmd_extract"))
 
+    p = _add_json(sub.add_parser("sass-mix", help="SASS instruction mix per cut (recipe) or per region (module)"))
+    p.add_argument("target", help="a recipe YAML, or a PTX module")
+    p.add_argument("--entry")
+    p.add_argument("--arch", default=None, help="ptxas arch (default sm_90)")
+    p.set_defaults(func=_lazy("splice.commands.perf", "cmd_sass_mix"))
+
     p = _add_json(sub.add_parser("probe", help="run original and spliced modules on the GPU and compare frames"))
     p.add_argument("target", help="a recipe YAML, or a probe spec YAML followed by a module")
     p.add_argument("module", nargs="?", help="PTX module (with a probe spec)")

@@ -54,3 +54,41 @@ def print_pressure(results) -> None:
                       *(f"{br.get(r, 0):g}" for r in ("D", "C", "A", "B", "address", "temp")),
                       p["text"][:60])
         con.print(t)
+
+
+MIX_COLUMNS = ("total", "HMMA", "conversion", "LDL", "STL", "LDG", "STG", "LDS", "STS", "SHFL",
+               "MUFU", "texture/surface", "barrier", "other")
+
+
+def print_sass_mix(d: dict) -> None:
+    """``splice sass-mix``: one table per module (regions) or per recipe (cuts before/after)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console() if sys.stdout.isatty() else Console(width=220)
+    if d["kind"] == "module":
+        con.print(f"[bold]{d['entry']}[/bold] ({d['arch']}): {d['registers']} registers, spill "
+                  f"{d['spill_stores']} B stores / {d['spill_loads']} B loads")
+        t = Table(title="SASS instruction mix per region (PTX lines via .loc / nvdisasm -g)")
+        t.add_column("region")
+        t.add_column("lines")
+        for c in MIX_COLUMNS:
+            t.add_column(c, justify="right")
+        for r in d["regions"]:
+            lo, hi = r["lines"]
+            t.add_row(r["name"], f"s{r['first']}-s{r['last']} L{lo}-" + (f"L{hi}" if hi < 10 ** 9 else ""),
+                      *(str(r.get(c, 0)) for c in MIX_COLUMNS))
+        con.print(t)
+        return
+    b, a = d["before"], d["after"]
+    con.print(f"[bold]{d['recipe']}[/bold] {d['entry']} ({d['arch']}): registers "
+              f"{b.get('registers')} -> {a.get('registers')}, spill stores {b.get('spill_stores')} -> "
+              f"{a.get('spill_stores')} B, loads {b.get('spill_loads')} -> {a.get('spill_loads')} B")
+    t = Table(title="SASS instruction mix per cut: original -> spliced")
+    t.add_column("cut")
+    for c in MIX_COLUMNS:
+        t.add_column(c, justify="right")
+    for cut in d["cuts"]:
+        t.add_row(f"{cut['cut']} {cut['title']}",
+                  *(f"{cut['before'].get(c, 0)} -> {cut['after'].get(c, 0)}" for c in MIX_COLUMNS))
+    con.print(t)

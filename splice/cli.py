@@ -95,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--graph", action="store_true", help="also time CUDA-graph replay")
     p.add_argument("--stages", help="debug stages: phase list like 1,8,61 or 'cut'")
     p.add_argument("--harness", action="store_true", help="phase harness: cut range vs native phase")
+    p.add_argument("--profile", action="store_true", help="per-phase/epilogue cycles (%%clock64 stamps per warp)")
+    p.add_argument("--ncu", action="store_true", help="Nsight Compute on both modules, side by side")
     p.add_argument("--report-dir", default=None)
     p.set_defaults(func=_lazy("splice.commands.probe", "cmd_probe"))
     return ap

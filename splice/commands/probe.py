@@ -42,7 +42,8 @@ def cmd_probe(args) -> int:
     pair = resolve(args.target, args.module)
     report_dir = Path(args.report_dir) if args.report_dir else Path("build/probe/reports") / pair.name
     opt = ProbeOptions(runs=args.runs, warmup=args.warmup, graph=args.graph, stages=args.stages,
-                       harness=args.harness, report_dir=report_dir)
+                       harness=args.harness, report_dir=report_dir,
+                       profile=getattr(args, "profile", False), ncu=getattr(args, "ncu", False))
     err = Console(stderr=True)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err, transient=False, disable=not err.is_terminal) as prog:
@@ -55,5 +56,7 @@ def cmd_probe(args) -> int:
         print(json.dumps(res))
     else:
         print_report(res, Console())
+        from ..report.plot_profile import print_perf
+        print_perf(res, Console())
     return 0 if res["ok"] else 1
 

@@ -36,6 +36,8 @@ class ProbeOptions:
     stage_budget: int = 1 << 30
     harness_blocks: int = 8
     roofline: bool = True
+    profile: bool = False          # per-phase %clock64 profile (profile.py)
+    ncu: bool = False              # Nsight Compute side by side (ncu.py)
 
 
 class _NullUI:
@@ -155,6 +157,10 @@ def run_probe(pair: Pair, opt: ProbeOptions, ui=None) -> dict:
                 if not hc.skipped:
                     items += [(f"harness{i}:original", hc.orig_ptx), (f"harness{i}:spliced", hc.spl_ptx)]
         res["timings_s"]["analysis"] = time.perf_counter() - t0
+    if opt.profile:                                   # issue 14: splice/probe/profile.py
+        from . import profile as prof_mod
+        prof = prof_mod.prepare(pair, spec)
+        items += prof.items
     if report_dir:
         report_dir.mkdir(parents=True, exist_ok=True)
         (report_dir / f"{pair.name}.spliced.ptx").write_text(pair.spliced)
@@ -327,6 +333,12 @@ def run_probe(pair: Pair, opt: ProbeOptions, ui=None) -> dict:
             except Exception as e:  # noqa: BLE001 - the roofline is a side report
                 res["roofline"] = {"error": f"{type(e).__name__}: {e}"}
 
+    if opt.profile:
+        res["profile"] = prof_mod.run(prof, dev, built, pair.entry, max(opt.runs, 10), opt.warmup, report_dir,
+                                      {n: frames[n]["sha256"][0] for n in frames})
+    if opt.ncu:
+        from .ncu import run as run_ncu
+        res["ncu"] = run_ncu(pair, built)
     res["timings_s"]["total"] = time.perf_counter() - t_start
     st_ok = res.get("stages", {}).get("first_divergence") is None
     h_ok = res.get("harness", {}).get("first_divergence") is None

@@ -55,10 +55,11 @@ def find_ncu():
     return shutil.which("ncu")
 
 
-def command(ncu: str, spec: Path, cubin: Path, entry: str) -> list:
+def command(ncu: str, spec: Path, cubin: Path, entry: str, metrics: bool = True) -> list:
+    extra = ["--metrics", ",".join(SPILL_METRICS)] if metrics else []
+    sections = [a for s in SECTIONS for a in ("--section", s)]
     return [ncu, "--clock-control", "none", "--target-processes", "all", "--kernel-name", entry,
-            "--launch-count", "1", "--section", ",".join(SECTIONS), "--metrics", ",".join(SPILL_METRICS),
-            "--csv", "--page", "raw",
+            "--launch-count", "1", *sections, *extra, "--csv", "--page", "raw",
             sys.executable, "-m", "splice.probe.ncu", "launch", str(spec), str(cubin), entry]
 
 
@@ -105,6 +106,11 @@ def profile_module(spec: Path, cubin: Path, entry: str, timeout: float = 300) ->
     ncu = find_ncu()
     cmd = command(ncu, spec, cubin, entry)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    if proc.returncode != 0 or '"' not in proc.stdout:
+        # an ncu that does not know one of the spill metrics refuses the whole run: the
+        # sections alone still give registers, occupancy, stalls and pipes
+        cmd = command(ncu, spec, cubin, entry, metrics=False)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     if proc.returncode != 0:
         return {"error": f"ncu exit {proc.returncode}: {(proc.stderr or proc.stdout)[-2000:]}",
                 "command": cmd}

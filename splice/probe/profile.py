@@ -167,22 +167,22 @@ def analyse(plan: ProfilePlan, stamps) -> dict:
 
     t = np.asarray(stamps, dtype=np.uint64).reshape(plan.warps, plan.n).astype(np.int64)
     seen = t != 0
-    rows = []
     regs = plan.regions
-    for r, b in enumerate(regs):
-        # the next boundary this warp reached after r (boundaries in a branch may be skipped)
-        nxt = np.zeros(plan.warps, dtype=np.int64)
-        have = np.zeros(plan.warps, dtype=bool)
-        for s in range(plan.n - 1, r, -1):
-            nxt = np.where(seen[:, s], t[:, s], nxt)
-            have |= seen[:, s]
+    rows = [None] * len(regs)
+    # scanning backwards: the next boundary each warp reached after r (a boundary inside a
+    # branch may be skipped by some warps; the time then goes to the region before it)
+    nxt = np.zeros(plan.warps, dtype=np.int64)
+    have = np.zeros(plan.warps, dtype=bool)
+    for r in range(len(regs) - 1, -1, -1):
+        nxt = np.where(seen[:, r + 1], t[:, r + 1], nxt)
+        have |= seen[:, r + 1]
         ok = seen[:, r] & have
         d = (nxt - t[:, r])[ok]
-        rows.append({"region": b.name, "first": b.first, "last": b.last,
-                     "warps": int(ok.sum()),
-                     "median_cycles": float(np.median(d)) if d.size else None,
-                     "mean_cycles": float(d.mean()) if d.size else None,
-                     "p90_cycles": float(np.percentile(d, 90)) if d.size else None})
+        b = regs[r]
+        rows[r] = {"region": b.name, "first": b.first, "last": b.last, "warps": int(ok.sum()),
+                   "median_cycles": float(np.median(d)) if d.size else None,
+                   "mean_cycles": float(d.mean()) if d.size else None,
+                   "p90_cycles": float(np.percentile(d, 90)) if d.size else None}
     life_ok = seen[:, 0] & seen[:, plan.n - 1]
     life = (t[:, plan.n - 1] - t[:, 0])[life_ok]
     whole = float(np.median(life)) if life.size else None

@@ -40,11 +40,12 @@ SUMMARY = (   # (label, raw metric name)
     ("SM busy %", "sm__throughput.avg.pct_of_peak_sustained_elapsed"),
     ("memory throughput %", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"),
     ("issued IPC", "sm__inst_issued.avg.per_cycle_active"),
+    ("spill requests", "derived__local_spilling_requests"),
     ("local load requests", "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum"),
     ("local store requests", "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum"),
     ("L1/TEX hit %", "l1tex__t_sector_hit_rate.pct"),
     ("L2 hit %", "lts__t_sector_hit_rate.pct"),
-    ("DRAM bytes", "dram__bytes.sum"),
+    ("DRAM throughput %", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
 )
 _STALL = re.compile(r"^smsp__average_warps?_(?:latency_)?issue_stalled_(?P<r>\w+?)_per_issue_active\.ratio$")
 _PIPE = re.compile(r"^sm__(?:inst_executed_pipe_|pipe_)(?P<p>\w+?)(?:_cycles_active)?\."

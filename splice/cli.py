@@ -63,6 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--abi", help="statement range s7771-s7794 or phase:8")
     p.add_argument("--profile", help="names for parameter fields (profiles/*.yaml; default: the "
                    "first profile whose entries: globs match)")
+    p.add_argument("--pressure", action="store_true",
+                   help="live 32-bit registers per statement, peaks, curve PNG, ptxas -v next to it")
+    p.add_argument("--png", help="pressure curve PNG path ('none': no PNG; default build/)")
+    p.add_argument("--top", type=int, default=8, help="pressure peaks shown")
+    p.add_argument("--no-ptxas", action="store_true", help="pressure without running ptxas -v")
+    p.add_argument("--arch", default=None, help="ptxas arch for --pressure (default sm_90)")
     p.set_defaults(func=_lazy("splice.commands.spec", "cmd_spec"))
 
     p = _add_json(sub.add_parser("notes", help="draft Markdown notes in the shape of the user's own"))
@@ -95,6 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output")
     p.set_defaults(func=_lazy("splice.commands.apply", "cmd_extract"))
 
+    p = _add_json(sub.add_parser("sass-mix", help="SASS instruction mix per cut (recipe) or per region (module)"))
+    p.add_argument("target", help="a recipe YAML, or a PTX module")
+    p.add_argument("--entry")
+    p.add_argument("--arch", default=None, help="ptxas arch (default sm_90)")
+    p.set_defaults(func=_lazy("splice.commands.perf", "cmd_sass_mix"))
+
     p = _add_json(sub.add_parser("probe", help="run original and spliced modules on the GPU and compare frames"))
     p.add_argument("target", help="a recipe YAML, a probe spec YAML followed by a module, or init")
     p.add_argument("module", nargs="?", help="PTX module (with a probe spec)")
@@ -103,6 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--graph", action="store_true", help="also time CUDA-graph replay")
     p.add_argument("--stages", help="debug stages: phase list like 1,8,61 or 'cut'")
     p.add_argument("--harness", action="store_true", help="phase harness: cut range vs native phase")
+    p.add_argument("--profile", action="store_true", help="per-phase/epilogue cycles (%%clock64 stamps per warp)")
+    p.add_argument("--ncu", action="store_true", help="Nsight Compute on both modules, side by side")
     p.add_argument("--report-dir", default=None)
     _add_no_cache(p)
     p.add_argument("--entry", help="probe init: the entry (default: the first)")

@@ -14,6 +14,7 @@ errors, no cupy or no GPU), always before anything runs on the GPU.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -44,7 +45,8 @@ def _options(args):
         if v < 0:
             raise SpliceError(f"--{name} {v}: must be 0 or more", args.target)
     return ProbeOptions(runs=args.runs, warmup=args.warmup, graph=args.graph, stages=args.stages,
-                        harness=args.harness, compile_cache=not args.no_cache)
+                        harness=args.harness, compile_cache=not args.no_cache,
+                        profile=bool(getattr(args, "profile", False)), ncu=bool(getattr(args, "ncu", False)))
 
 
 def write_maps(maps: dict, report_dir: Path, stem: str) -> dict:
@@ -74,6 +76,7 @@ def cmd_probe(args) -> int:
     opt = _options(args)
     pair = resolve(args.target, args.module)
     report_dir = Path(args.report_dir) if args.report_dir else Path("build/probe/reports") / pair.name
+    opt = dataclasses.replace(opt, report_dir=report_dir)
     err = Console(stderr=True)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err, transient=False, disable=not err.is_terminal) as prog:
@@ -91,7 +94,10 @@ def cmd_probe(args) -> int:
     if args.json:
         print(json.dumps(res))
     else:
+        from ..report.plot_profile import print_perf
+
         print_report(res, Console())
+        print_perf(res, Console())
     return 0 if res["ok"] else 1
 
 

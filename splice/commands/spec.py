@@ -34,6 +34,10 @@ def cmd_spec(args) -> int:
 
     has_abi = args.abi is not None      # `--abi ''` is a bad range, not "no --abi"
     show_all = not (args.phases or args.epilogues or has_abi)
+    if getattr(args, "pressure", False):       # splice spec --pressure (commands/perf.py)
+        from .perf import cmd_pressure
+
+        return cmd_pressure(args, _kernels(args))
     want_ph = show_all or args.phases
     want_ep = show_all or args.epilogues
     from ..analysis.vocab import load_profile

@@ -41,6 +41,8 @@ class ProbeOptions:
     harness_blocks: int = 8
     roofline: bool = True
     compile_cache: bool = True     # False: --no-cache
+    profile: bool = False          # per-phase %clock64 profile (profile.py)
+    ncu: bool = False              # Nsight Compute side by side (ncu.py)
 
 
 class _NullUI:
@@ -66,6 +68,7 @@ class BuildStage:
     stage_plan: object = None
     harness_cases: tuple = ()
     seconds: float = 0.0
+    profiling: object = None     # profile.Profiling (--profile)
 
 
 @dataclass(frozen=True)
@@ -171,9 +174,15 @@ def build_stage(pair: Pair, spec, opt: ProbeOptions, ui, arch: str, target: str)
             for i, hc in enumerate(hcases):
                 if not hc.skipped:
                     items += [(f"harness{i}:original", hc.orig_ptx), (f"harness{i}:spliced", hc.spl_ptx)]
+    prof = None
+    if opt.profile:                     # per-phase %clock64 stamps (profile.py)
+        from .profile import prepare
+
+        prof = prepare(pair, spec)
+        items += prof.items
     step = ui.task(f"compile (ptxas -arch={arch} -O3)", len(items))
     built = compile_many(items, arch, lambda n, b: step(), use_cache=opt.compile_cache)
-    return BuildStage(arch, target, built, dict(items), sp, hcases, time.perf_counter() - t0)
+    return BuildStage(arch, target, built, dict(items), sp, hcases, time.perf_counter() - t0, prof)
 
 
 def inputs_stage(spec, build: BuildStage, check: CheckStage, cp, ui) -> InputsStage:
@@ -405,6 +414,17 @@ def run_probe(pair: Pair, opt: ProbeOptions, ui=None, cp=None) -> ProbeRun:
         res["timing"], res["timings_s"]["timing"] = tm.result, tm.seconds
         if opt.roofline:
             res["roofline"] = roofline_stage(spec, pair, inp.device, tm, arch).result
+    if opt.profile and build.profiling is not None:
+        from .device import digest
+        from .profile import run as run_profile
+
+        res["profile"] = run_profile(build.profiling, inp.device, build.modules, pair.entry, max(opt.runs, 10),
+                                     opt.warmup, opt.report_dir,
+                                     {n: digest(out.renders[n]) for n in ("original", "spliced")})
+    if opt.ncu:
+        from .ncu import run as run_ncu
+
+        res["ncu"] = run_ncu(pair, build.modules)
     res["timings_s"]["total"] = time.perf_counter() - t_start
     res["ok"] = bool(ok)
     return ProbeRun(res, out.maps)

@@ -1,0 +1,231 @@
+"""Register pressure: live 32-bit register equivalents before every statement, by role.
+
+ptxas allocates physical 32-bit registers; the PTX virtual registers live at a point are a lower
+bound on what it needs there (it may need more for temporaries of its own lowering, or fewer when
+it rematerialises a constant or an address).  So the curve is computed straight from
+``Liveness`` (the same dataflow the cut ABI uses), weighting each live register by the 32-bit
+registers it occupies:
+
+* ``.b64 .u64 .s64 .f64`` count 2, ``.b128`` 4;
+* ``.b32 .u32 .s32 .f32`` and ``.f16x2``/``.bf16x2`` count 1;
+* ``.b16 .u16 .s16 .f16 .bf16 .b8 …`` count 1 as well: on sm_90 ptxas gives a 16-bit value a
+  32-bit register of its own unless it can prove the two halves travel together (it then packs
+  them, which this count cannot see) — counting 1 keeps the bound honest for the common case and
+  over-counts packed pairs; the JSON states the convention (``half_weight``);
+* ``.pred`` does not count: predicates live in the 7 predicate registers (P0–P6) and spill to
+  general registers only under pressure; their count is reported as a separate series.
+
+Vector and brace operands (``ld.v4 {a,b,c,d}``, ``mma``'s fragments) are several registers, so
+each element counts on its own — that falls out of the liveness keys.
+
+Every live register gets one **role**, the first that applies: ``D`` (written by an ``mma``),
+``C``, ``A``, ``B`` (read by an ``mma`` as that operand), ``address`` (read inside ``[...]`` or
+64-bit), ``temp`` (everything else: epilogue and prologue temporaries).  A **region** is where a
+statement lies: ``prologue``, ``phase N`` or ``EN`` (the epilogue after phase N).
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+from ..ptx import model as m
+from . import roles as R
+from .liveness import _bits
+
+ROLES = ("D", "C", "A", "B", "address", "temp")
+WIDE = (".b64", ".u64", ".s64", ".f64")
+
+
+def reg_weight(ty) -> float:
+    """32-bit registers one PTX register of type ``ty`` occupies (0 for ``.pred``)."""
+    if ty is None:
+        return 1
+    if ty == ".pred":
+        return 0
+    if ty in WIDE:
+        return 2
+    if ty.endswith("128"):
+        return 4
+    return 1
+
+
+@dataclass
+class Peak:
+    region: str
+    n: int                    # statement number (sNNNN)
+    line: int
+    text: str
+    total: float
+    by_role: dict
+    registers: dict = field(default_factory=dict)   # role -> [names] (first 24 of each)
+
+    def as_dict(self):
+        return {"region": self.region, "statement": self.n, "line": self.line, "text": self.text,
+                "total": self.total, "by_role": self.by_role, "registers": self.registers}
+
+
+@dataclass
+class Pressure:
+    entry: str
+    numbers: list             # statement number of each point (program order)
+    total: list               # 32-bit equivalents live before that statement
+    by_role: dict             # role -> [count per point]
+    predicates: list          # live .pred registers per point
+    regions: list             # (name, first n, last n, kind) kind: prologue/phase/epilogue
+    peaks: list               # [Peak], highest first, one per region
+
+    @property
+    def max(self) -> float:
+        return max(self.total) if self.total else 0
+
+    def as_dict(self, curve: bool = True) -> dict:
+        d = {"entry": self.entry, "max": self.max,
+             "convention": {"b64": 2, "b32": 1, "half_weight": 1, "pred": "separate"},
+             "regions": [{"name": r[0], "first": r[1], "last": r[2], "kind": r[3]}
+                         for r in self.regions],
+             "peaks": [p.as_dict() for p in self.peaks]}
+        if curve:
+            d["curve"] = {"statement": self.numbers, "total": self.total,
+                          "predicates": self.predicates, "by_role": self.by_role}
+        return d
+
+
+def register_roles(k) -> dict:
+    """key -> role (see the module docstring), for every register the liveness numbers."""
+    defs, uses, _g = k.du()
+    rank = {r: i for i, r in enumerate(ROLES)}
+    best: dict = {}
+
+    def put(key, role):
+        if key not in best or rank[role] < rank[best[key]]:
+            best[key] = role
+
+    for pos, st in enumerate(k.stmts):
+        node = st.node
+        if type(node) is not m.Instruction:
+            continue
+        if R.is_mma(node.name):
+            _mma_roles(k, pos, node, put)
+            continue
+        addr: list = []
+        for o in node.operands:
+            _addr_regs(o, addr)
+        for nm in addr:
+            r = k._resolve(nm, k._scope_of[pos])
+            if r is not None:
+                put(r[0], "address")
+    for key in k.liveness.bit:
+        if key not in best:
+            put(key, "address" if k.reg_type(key) in WIDE else "temp")
+    return best
+
+
+def _mma_roles(k, pos, node, put):
+    sid = k._scope_of[pos]
+    for role, names in zip(("D", "A", "B", "C"), R.mma_fragments(node)):
+        for nm in names:
+            r = k._resolve(nm, sid)
+            if r is not None:
+                put(r[0], role)
+
+
+def _addr_regs(op, out):
+    t = type(op)
+    if t is m.Addr:
+        R._collect(op, out)
+    elif t is m.Vec or t is m.ParenList:
+        for i in op.items:
+            _addr_regs(i, out)
+
+
+def regions(k) -> list:
+    """(name, first n, last n, kind) covering the entry in program order."""
+    out = []
+    phs = k.phases
+    first = phs[0].first if phs else k.last_number + 1
+    if first > 1:
+        out.append(("prologue", 1, first - 1, "prologue"))
+    for p in phs:
+        out.append((f"phase {p.index}", p.first, p.last, "phase"))
+        if p.epilogue:
+            out.append((f"E{p.index}", p.epilogue[0], p.epilogue[1], "epilogue"))
+    return out
+
+
+def region_of(regs: list, n: int) -> str:
+    i = bisect_right([r[1] for r in regs], n) - 1
+    return regs[i][0] if i >= 0 else "prologue"
+
+
+def pressure(k, top: int = 5) -> Pressure:
+    """The curve over every numbered statement of ``k`` and its ``top`` regional peaks."""
+    live = k.liveness
+    defs, uses, guarded = k.du()
+    role_of = register_roles(k)
+    names = {v: key for key, v in live.bit.items()}
+    weight = {key: reg_weight(k.reg_type(key)) for key in live.bit}
+    ridx = {r: i for i, r in enumerate(ROLES)}
+    n = len(k.stmts)
+    tot = [0.0] * n
+    per = [[0.0] * len(ROLES) for _ in range(n)]
+    preds = [0] * n
+    for b, start in enumerate(live.starts):
+        cur = {names[i] for i in _bits(live.live_out_block[b])}
+        acc = [0.0] * len(ROLES)
+        npred = 0
+        for key in cur:
+            acc[ridx[role_of[key]]] += weight[key]
+            npred += weight[key] == 0
+        for pos in range(live.ends[b], start - 1, -1):
+            if not guarded[pos]:
+                for key in defs[pos]:
+                    if key in cur:
+                        cur.discard(key)
+                        acc[ridx[role_of[key]]] -= weight[key]
+                        npred -= weight[key] == 0
+            for key in uses[pos]:
+                if key not in cur:
+                    cur.add(key)
+                    acc[ridx[role_of[key]]] += weight[key]
+                    npred += weight[key] == 0
+            per[pos] = list(acc)
+            tot[pos] = sum(acc)
+            preds[pos] = npred
+    keep = [i for i, st in enumerate(k.stmts) if st.n is not None]
+    regs = regions(k)
+    p = Pressure(entry=k.name, numbers=[k.stmts[i].n for i in keep],
+                 total=[tot[i] for i in keep],
+                 by_role={r: [per[i][j] for i in keep] for j, r in enumerate(ROLES)},
+                 predicates=[preds[i] for i in keep], regions=regs, peaks=[])
+    p.peaks = _peaks(k, p, keep, role_of, top)
+    return p
+
+
+def _peaks(k, p: Pressure, keep: list, role_of: dict, top: int) -> list:
+    """The highest point of each region, the ``top`` highest regions, with their live sets."""
+    best: dict = {}
+    for j, nn in enumerate(p.numbers):
+        reg = region_of(p.regions, nn)
+        if reg not in best or p.total[j] > p.total[best[reg]]:
+            best[reg] = j
+    order = sorted(best.items(), key=lambda kv: (-p.total[kv[1]], kv[1]))[:top]
+    out = []
+    for reg, j in order:
+        pos = keep[j]
+        members: dict = {}
+        for key in sorted(k.liveness.live_set_before(pos), key=_natural):
+            members.setdefault(role_of.get(key, "temp"), []).append(k.display(key))
+        st = k.stmts[pos]
+        out.append(Peak(region=reg, n=st.n, line=st.line, text=k.text(st.n), total=p.total[j],
+                        by_role={r: p.by_role[r][j] for r in ROLES if p.by_role[r][j]},
+                        registers={r: v[:24] for r, v in members.items()}))
+    return out
+
+
+def _natural(key: str):
+    base = key.split("@", 1)[0]
+    i = len(base)
+    while i and base[i - 1].isdigit():
+        i -= 1
+    return (base[:i], int(base[i:]) if i < len(base) else -1, key)
+

@@ -1,0 +1,80 @@
+"""SASS attribution: .loc marking is codegen-neutral, opcodes classify, mixes per cut/region."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from splice.cli import main
+from splice.ptx import parse, parse_file
+from splice.ptx.sass import find_tool
+from splice.ptx.sass_lines import (MARK_FILE, compile_marked, mark_lines, marking_is_neutral,
+                                   mix, sass_class)
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "tests" / "data" / "recipes" / "tiny.ptx"
+needs_tools = pytest.mark.skipif(not (find_tool("ptxas") and find_tool("nvdisasm")),
+                                 reason="ptxas and nvdisasm needed (pip install nvidia-cuda-nvdisasm)")
+
+
+def test_classes():
+    assert sass_class("HMMA.16816.F16") == "HMMA"
+    assert sass_class("F2FP.F16.E4M3.UNPACK_B") == "conversion"
+    assert sass_class("LDL.64") == "LDL" and sass_class("STL") == "STL"
+    assert sass_class("LDG.E.128.STRONG.SM") == "LDG" and sass_class("LDS.128") == "LDS"
+    assert sass_class("SHFL.BFLY") == "SHFL" and sass_class("MUFU.RSQ") == "MUFU"
+    assert sass_class("IMAD.MOV.U32") == "other"
+
+
+def test_mark_lines_places_file_and_locs():
+    mod = parse_file(str(TINY))
+    text = mark_lines(mod)
+    lines = text.split("\n")
+    assert f'.file\t1 "{MARK_FILE}"' in lines
+    src = mod.source.split("\n")
+    # every .loc names the line of the instruction right after it, in the unmarked text
+    for i, ln in enumerate(lines):
+        if ln.strip().startswith(".loc"):
+            n = int(ln.split()[2])
+            assert lines[i + 1] == src[n - 1]
+    parse(text)   # still PTX
+
+
+def test_mix_counts_ranges():
+    insns = [(3, "HMMA.16816.F16"), (3, "F2FP.F16.E4M3.UNPACK_B"), (5, "STL"), (9, "LDG.E")]
+    a, b = mix(insns, [(1, 4), (5, 9)])
+    assert a["HMMA"] == 1 and a["conversion"] == 1 and a["total"] == 2
+    assert b["STL"] == 1 and b["LDG"] == 1 and b["total"] == 2
+
+
+@needs_tools
+def test_marking_is_neutral_and_attributes_every_hmma():
+    mod = parse_file(str(TINY))
+    assert marking_is_neutral(mod, "sm_90")
+    _c, funcs = compile_marked(mod, "sm_90")
+    body = funcs["tiny"]
+    mma_lines = {it.line for it in mod.function("tiny").body.items
+                 if getattr(it, "name", "").startswith("mma")}
+    assert {ln for ln, op in body if op.startswith("HMMA")} <= mma_lines
+    assert sum(op.startswith("HMMA") for _, op in body) == 2 * len(mma_lines)
+
+
+@needs_tools
+def test_cli_module_and_recipe(tmp_path, capsys):
+    assert main(["sass-mix", str(TINY), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    names = [r["name"] for r in d["regions"]]
+    assert "phase 1" in names and d["registers"] > 0
+    ph = d["regions"][names.index("phase 1")]
+    assert ph["HMMA"] > 0
+    from tests.test_cut_apply import MMA4
+
+    (tmp_path / "n.ptx").write_text(MMA4)
+    (tmp_path / "r.yaml").write_text(f"module: {TINY}\nentry: tiny\noutput: out.ptx\ncuts:\n"
+                                     "  - phase: 1\n    native: n.ptx\n    abi: call\n    threads: 32\n")
+    assert main(["sass-mix", str(tmp_path / "r.yaml"), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    cut = d["cuts"][0]
+    assert cut["before"]["HMMA"] == cut["after"]["HMMA"] > 0 and cut["func"]
+    assert not (tmp_path / "out.ptx").exists()

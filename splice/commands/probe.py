@@ -83,7 +83,9 @@ def cmd_probe(args) -> int:
         run = run_probe(pair, opt, RichUI(prog))
     res = _jsonable(run.result)
     write_atomic(report_dir / f"{pair.name}.spliced.ptx", pair.spliced, inputs=pair.inputs)
-    heatmaps = write_maps(run.maps, report_dir, pair.name)
+    for name, text in run.texts.items():
+        write_atomic(report_dir / f"{pair.name}.{name.replace(':', '.')}.ptx", text, inputs=pair.inputs)
+    heatmaps = write_maps(run.maps, report_dir, pair.name, pair.inputs)
     for name, path in heatmaps.items():
         res["compare"]["outputs"][name]["heatmap"] = path
     first = res["compare"]["frame"][0]

@@ -117,7 +117,8 @@ class RooflineStage:
 @dataclass(frozen=True)
 class ProbeRun:
     result: dict
-    maps: dict = field(default_factory=dict)
+    maps: dict = field(default_factory=dict)        # output -> 2-D difference map
+    texts: dict = field(default_factory=dict)       # instrumented module name -> PTX
 
 
 # --------------------------------------------------------------------------------------------
@@ -427,4 +428,4 @@ def run_probe(pair: Pair, opt: ProbeOptions, ui=None, cp=None) -> ProbeRun:
         res["ncu"] = run_ncu(pair, build.modules)
     res["timings_s"]["total"] = time.perf_counter() - t_start
     res["ok"] = bool(ok)
-    return ProbeRun(res, out.maps)
+    return ProbeRun(res, out.maps, {n: t for n, t in build.texts.items() if n.startswith("stages:")})

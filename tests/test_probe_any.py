@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import have_ptxas
-
 ROOT = Path(__file__).resolve().parents[1]
 KIT = ROOT / "tests/data/ptx/probe/launch_kit.ptx"
 
@@ -105,7 +103,7 @@ def test_init_roles_and_element_types(module, roles):
     assert all(r["kind"] == "scalar" for r in rows if r["param"] not in roles)
 
 
-@pytest.mark.skipif(not have_ptxas(), reason="ptxas not on PATH")
+@pytest.mark.needs("ptxas")
 @pytest.mark.parametrize("recipe", ["recipes/gemm_f16f32_p1.yaml", "recipes/triton_matmul_p1.yaml",
                                     "tests/data/recipes/gemm_f16f32_p1_wrong.yaml",
                                     "tests/data/recipes/triton_matmul_p1_wrong.yaml"])

@@ -12,8 +12,6 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-
-
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -55,7 +55,7 @@ class _NullUI:
 
 @dataclass(frozen=True)
 class CheckStage:
-    decl: object                 # check.EntryDecl
+    decl: Any                    # check.EntryDecl
     cluster: Optional[tuple]
 
 
@@ -65,7 +65,7 @@ class BuildStage:
     target: str                  # the module's .target
     modules: dict                # name -> modules.Built
     texts: dict                  # name -> PTX text that was built
-    stage_plan: object = None
+    stage_plan: Any = None
     harness_cases: tuple = ()
     seconds: float = 0.0
     profiling: object = None     # profile.Profiling (--profile)
@@ -73,7 +73,7 @@ class BuildStage:
 
 @dataclass(frozen=True)
 class InputsStage:
-    device: object               # device.Device
+    device: Any                  # device.Device
     seconds: float
 
 

@@ -57,7 +57,8 @@ def print_report(res: dict, con) -> None:
                 t.add_row(k, v["dtype"], "[green]identical[/]", "", "", "", "", "", "")
                 continue
             fv = v.get("first_values", {})
-            t.add_row(k, v["dtype"], f"{v['elements_differ']}/{v['elements']}", str(v.get("first_xy") or v["first_index"]),
+            first = v.get("first_xy") or v["first_index"]
+            t.add_row(k, v["dtype"], f"{v['elements_differ']}/{v['elements']}", str(first),
                       f"{fv.get('original')} vs {fv.get('spliced')}", str(v.get("max_ulp")), _g(v.get("max_abs_err")),
                       _g(v.get("max_rel_err")), str(v.get("ulp_histogram") or ""))
         con.print(t)
@@ -119,7 +120,8 @@ def print_report(res: dict, con) -> None:
     rf = res.get("roofline")
     if rf and "error" not in rf:
         d = rf["device"]
-        con.print(f"roofline ({d['device']}): ceilings {d['mma']['tflops']:.0f} TFLOP/s ({d['mma']['op'].split('.')[3]} "
+        shape = d["mma"]["op"].split(".")[3]
+        con.print(f"roofline ({d['device']}): ceilings {d['mma']['tflops']:.0f} TFLOP/s ({shape} "
                   f"fp8 mma.sync), copy {d['copy']['bytes_per_s'] / 1e9:.0f} GB/s")
         for n in ("original", "spliced"):
             o = rf[n]

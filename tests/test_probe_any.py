@@ -117,3 +117,18 @@ def test_corpus_recipes_apply_and_keep_the_param_list(recipe, tmp_path):
     pair = resolve(str(ROOT / recipe))
     spec = load_spec(pair.spec_path)
     assert check(spec, pair.spliced, "spliced").params == check(spec, pair.original, "o").params
+
+
+def test_init_finds_the_struct_fields_of_the_stand_in():
+    """nvcc's by-value struct: `mov.b64 %rd9, param_0; ld.param.u64 %rd2, [%rd9+40]` -- the
+    skeleton finds the same pointer/handle fields as the hand-written probes/enc5.yaml."""
+    import yaml
+
+    from splice.probe.init import skeleton
+
+    text, rows = skeleton((ROOT / "corpus/enc5.ptx").read_text(), "corpus/enc5.ptx")
+    (struct,) = yaml.safe_load(text)["params"]
+    assert struct["kind"] == "struct" and struct["size"] == 144 and struct["align"] == 8
+    got = {f["offset"]: (f["kind"], f.get("role")) for f in struct["fields"]}
+    assert got == {8: ("buffer", "input"), 40: ("buffer", "input"), 48: ("buffer", "output"),
+                   88: ("texture", None), 112: ("surface", None)}

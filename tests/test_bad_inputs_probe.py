@@ -123,3 +123,22 @@ def test_probe_init_errors(tmp_path, capsys):
     assert "refusing to overwrite" in capsys.readouterr().err
     assert main(["probe", "init", str(mod), "--entry", "nope"]) == 2
     assert "no entry 'nope'" in capsys.readouterr().err
+
+
+def test_no_cupy_is_said_before_any_cubin(monkeypatch, capsys):
+    """Without cupy (or a GPU) the probe stops after the spec check, before ptxas runs."""
+    import importlib.util
+
+    import splice.probe.session as session
+    from splice.cli import main
+
+    if importlib.util.find_spec("cupy") is not None:
+        pytest.skip("cupy is installed here")
+
+    def no_build(*a, **k):
+        raise AssertionError("a cubin was built")
+
+    monkeypatch.setattr(session, "compile_many", no_build)
+    assert main(["probe", str(ROOT / "recipes/gemm_f16f32_p1.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert "needs cupy and a CUDA GPU" in err and "Traceback" not in err

@@ -219,7 +219,9 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
     if req:
         y.kv("block", list(req) + [1] * (3 - len(req)), 1, "from .reqntid")
     else:
-        y.kv("block", None, 1, "TODO: threads per block, e.g. [128, 1, 1]")
+        mx = decl.directive(".maxntid")
+        y.kv("block", None, 1, "TODO: threads per block" + (f" (.maxntid {', '.join(map(str, mx))})" if mx
+                                                           else ", e.g. [128, 1, 1]"))
     smem = _shared_note(text)
     y.line("  shared:")
     if smem:

@@ -13,6 +13,8 @@ GEMM = (ROOT / "probes/gemm_sm80.yaml").read_text()
 TRITON = (ROOT / "probes/matmul_sm80.yaml").read_text()
 GEMM_PTX = str(ROOT / "corpus/gemm/gemm_sm80.ptx")
 TRITON_PTX = str(ROOT / "corpus/triton/matmul_sm80.ptx")
+ENC5 = (ROOT / "probes/enc5.yaml").read_text()
+ENC5_PTX = str(ROOT / "corpus/enc5.ptx")
 
 
 def _abs(text: str) -> str:
@@ -67,6 +69,9 @@ CASES = [
     ("frame not output", _sub(TRITON, "frame: {field: c}", "frame: {field: a}"), TRITON_PTX, [], "not an output", True),
     ("negative runs", _abs(GEMM), GEMM_PTX, ["--runs", "-1"], "--runs -1", False),
     ("struct size", None, None, [], "a 144-byte struct, but the PTX array is 136 bytes", True),
+    ("unaligned field", _sub(ENC5, "    offset: 40\n", "    offset: 44\n"), ENC5_PTX, [], "is not 8-byte aligned", True),
+    ("overlapping fields", _sub(ENC5, "    offset: 40\n", "    offset: 8\n"), ENC5_PTX, [], "overlaps", True),
+    ("field past the struct", _sub(ENC5, "  size: 144\n", "  size: 100\n"), ENC5_PTX, [], "> params.size 100", True),
 ]
 
 

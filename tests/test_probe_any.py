@@ -81,7 +81,7 @@ def test_roofline_counts_static_loops_and_never_guesses():
     spec = NS(block=(64, 1, 1), grid=(3, 1, 1), work=(), fields=())
     w = kernel_work(LOOP.replace("BOUND", "10"), "k", spec)
     per = 2 * 16 * 8 * 16
-    assert w["warps"] == 6 and w["mma_static"] == 2 and w["per_iteration_phases"] == []
+    assert w["warps"] == 6 and w["mma_static"] == 2 and w["loops"] == 1
     assert w["mma"] == 6 * (5 + 1) and w["flops"] == per * 6 * 6 and w["flops_source"] == "analysis"
     w = kernel_work(LOOP.replace("BOUND", "%r9"), "k", spec)        # trip count is a register
     assert w["flops"] is None and "declare work" in w["note"]

@@ -49,7 +49,7 @@ def _options(args):
                         profile=bool(getattr(args, "profile", False)), ncu=bool(getattr(args, "ncu", False)))
 
 
-def write_maps(maps: dict, report_dir: Path, stem: str) -> dict:
+def write_maps(maps: dict, report_dir: Path, stem: str, inputs=()) -> dict:
     """One log-scaled heatmap PNG per differing 2-D output: {output: path}."""
     from ..report.png import encode, heat
     from ..util import write_atomic
@@ -57,7 +57,7 @@ def write_maps(maps: dict, report_dir: Path, stem: str) -> dict:
     out = {}
     for name, m in maps.items():
         path = report_dir / f"{stem}.{name}-diff.png"
-        write_atomic(path, encode(heat(m)))
+        write_atomic(path, encode(heat(m)), inputs=inputs)
         out[name] = str(path)
     return out
 

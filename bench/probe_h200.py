@@ -6,7 +6,8 @@ Runs the CLI once per case in a fresh process (stdout JSON -> DIR/<case>.json, s
 DIR/<case>.log, PNGs/PTX under DIR/<case>/), then prints one summary table and writes
 DIR/summary.json.  Cases: the inline/call/call-shared enc5 phase-8 recipes and the dec1 recipe
 (graph replay on), the wrong recipe (stages all + harness), a second run of the inline recipe
-(two-run agreement), and a PROBE.yaml MODULE.ptx run.
+(two-run agreement), a PROBE.yaml MODULE.ptx run, and the corpus GEMM and Triton matmul (correct
+and wrong recipes, sm_80 PTX against sm_90 PTX).
 """
 from __future__ import annotations
 
@@ -27,6 +28,13 @@ CASES = [
     ("enc5_p8_wrong", ["tests/data/recipes/enc5_p8_wrong.yaml", "--stages", "all", "--harness", "--runs", "10"]),
     ("enc5_p8_run2", ["recipes/enc5_p8.yaml", "--graph"]),
     ("enc5_self", ["probes/enc5.yaml", "corpus/enc5.ptx", "--runs", "20", "--stages", "1,8,61"]),
+    # kernels that are not the stand-ins (docs/results/probe-any-kernel.md)
+    ("gemm_p1", ["recipes/gemm_f16f32_p1.yaml", "--graph", "--stages", "all", "--harness"]),
+    ("gemm_p1_wrong", ["tests/data/recipes/gemm_f16f32_p1_wrong.yaml", "--stages", "all", "--harness"]),
+    ("triton_p1", ["recipes/triton_matmul_p1.yaml", "--graph", "--stages", "all", "--harness"]),
+    ("triton_p1_wrong", ["tests/data/recipes/triton_matmul_p1_wrong.yaml", "--stages", "all", "--harness"]),
+    ("gemm_sm80_vs_sm90", ["probes/gemm_sm80.yaml", "corpus/gemm/gemm_sm90.ptx"]),
+    ("triton_sm80_vs_sm90a", ["probes/matmul_sm80.yaml", "corpus/triton/matmul_sm90.ptx"]),
 ]
 
 
@@ -64,7 +72,12 @@ def main() -> int:
             continue
         c = r["compare"]
         row.update({"ok": r["ok"], "identical": r["identical"], "bytes_differ": c["bytes_differ"],
-                    "pixels_differ": c["pixels_differ"], "max_ulp": c["max_ulp"], "first_xy": c["first_xy"],
+                    "pixels_differ": c.get("pixels_differ"), "max_ulp": c.get("max_ulp"),
+                    "first_xy": c.get("first_xy") or c.get("first_index"),
+                    "outputs_compare": {k: {x: v.get(x) for x in ("dtype", "identical", "elements_differ",
+                                                                  "first_index", "max_ulp", "max_abs_err",
+                                                                  "max_rel_err", "heatmap")}
+                                        for k, v in c.get("outputs", {}).items()},
                     "sha": {k: v["sha256"][0] for k, v in r["frames"].items()},
                     "uncovered": {k: v["uncovered"] for k, v in r["frames"].items()},
                     "outputs_unwritten": {k: v["outputs"] for k, v in r["frames"].items()},
@@ -89,8 +102,8 @@ def main() -> int:
         if r.get("roofline"):
             rf = r["roofline"]
             row["roofline"] = rf if "error" in rf else {
-                "device": rf["device"], "original": {k: rf["original"][k] for k in ("floor_ms", "bound", "of_floor",
-                                                                                   "mma_ms", "memory_ms", "work")}}
+                "device": rf["device"], "original": {k: rf["original"].get(k) for k in (
+                    "floor_ms", "bound", "of_floor", "mma_ms", "memory_ms", "tflops", "gbps", "work")}}
         summary[name] = row
         print(f"== {name}: rc={rc} ok={r['ok']} identical={r['identical']} ratio={row.get('ratio')} "
               f"graph_ratio={row.get('graph_ratio')} stages={row.get('stages_first')} "

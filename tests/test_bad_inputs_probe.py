@@ -13,6 +13,8 @@ GEMM = (ROOT / "probes/gemm_sm80.yaml").read_text()
 TRITON = (ROOT / "probes/matmul_sm80.yaml").read_text()
 GEMM_PTX = str(ROOT / "corpus/gemm/gemm_sm80.ptx")
 TRITON_PTX = str(ROOT / "corpus/triton/matmul_sm80.ptx")
+ENC5 = (ROOT / "probes/enc5.yaml").read_text()
+ENC5_PTX = str(ROOT / "corpus/enc5.ptx")
 
 
 def _abs(text: str) -> str:
@@ -67,6 +69,9 @@ CASES = [
     ("frame not output", _sub(TRITON, "frame: {field: c}", "frame: {field: a}"), TRITON_PTX, [], "not an output", True),
     ("negative runs", _abs(GEMM), GEMM_PTX, ["--runs", "-1"], "--runs -1", False),
     ("struct size", None, None, [], "a 144-byte struct, but the PTX array is 136 bytes", True),
+    ("unaligned field", _sub(ENC5, "    offset: 40\n", "    offset: 44\n"), ENC5_PTX, [], "is not 8-byte aligned", True),
+    ("overlapping fields", _sub(ENC5, "    offset: 40\n", "    offset: 8\n"), ENC5_PTX, [], "overlaps", True),
+    ("field past the struct", _sub(ENC5, "  size: 144\n", "  size: 100\n"), ENC5_PTX, [], "> params.size 100", True),
 ]
 
 
@@ -123,3 +128,22 @@ def test_probe_init_errors(tmp_path, capsys):
     assert "refusing to overwrite" in capsys.readouterr().err
     assert main(["probe", "init", str(mod), "--entry", "nope"]) == 2
     assert "no entry 'nope'" in capsys.readouterr().err
+
+
+def test_no_cupy_is_said_before_any_cubin(monkeypatch, capsys):
+    """Without cupy (or a GPU) the probe stops after the spec check, before ptxas runs."""
+    import importlib.util
+
+    import splice.probe.session as session
+    from splice.cli import main
+
+    if importlib.util.find_spec("cupy") is not None:
+        pytest.skip("cupy is installed here")
+
+    def no_build(*a, **k):
+        raise AssertionError("a cubin was built")
+
+    monkeypatch.setattr(session, "compile_many", no_build)
+    assert main(["probe", str(ROOT / "recipes/gemm_f16f32_p1.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert "needs cupy and a CUDA GPU" in err and "Traceback" not in err

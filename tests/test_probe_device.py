@@ -12,8 +12,6 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-
-
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -287,6 +285,17 @@ def test_run_probe_end_to_end_with_a_fake_device(tmp_path):
     assert r["timing"]["original"]["events"]["runs"] == 3 and r["timing"]["launches_per_frame"] == 1
     paths = write_maps(run.maps, tmp_path, "gemm")
     assert Path(paths["C"]).read_bytes()[:4] == b"\x89PNG"
+    import io
+
+    from rich.console import Console
+
+    from splice.report.probe import print_report
+
+    buf = io.StringIO()
+    print_report({**r, "report_dir": str(tmp_path)}, Console(file=buf, width=200))
+    text = buf.getvalue()
+    assert "differences (original vs spliced)" in text and "[5, 9]" in text and "DIFFERENCE FOUND" in text
+    assert "frame time" in text
 
 
 def test_probe_arch_builds_for_the_device():

@@ -42,7 +42,8 @@ def test_f16_ulp_distance():
 
 
 def test_compare_frames_reports_first_xy_and_bytes(tmp_path):
-    from splice.probe.compare import compare_frames, coverage, heatmap
+    from splice.commands.probe import write_maps
+    from splice.probe.compare import compare_frames, coverage
 
     rng = np.random.default_rng(2)
     a = rng.uniform(0, 1, (8, 16, 4)).astype(np.float16).view(np.uint16)
@@ -54,7 +55,7 @@ def test_compare_frames_reports_first_xy_and_bytes(tmp_path):
     assert not r["identical"] and r["pixels_differ"] == 2 and r["max_ulp"] == 7
     assert r["first_xy"] == [5, 3] and r["bytes_differ"] in (2, 3, 4)
     assert r["ulp_map"].shape == (8, 16) and r["ulp_map"][3, 5] == 7
-    p = heatmap(r["ulp_map"], tmp_path / "d.png")
+    p = write_maps({"frame": r["ulp_map"]}, tmp_path, "d")["frame"]     # the command layer writes PNGs
     assert Path(p).read_bytes()[:4] == b"\x89PNG"
     c = a.copy()
     c[1, 1] = 0xFFFF

@@ -49,7 +49,7 @@ def _options(args):
                         profile=bool(getattr(args, "profile", False)), ncu=bool(getattr(args, "ncu", False)))
 
 
-def write_maps(maps: dict, report_dir: Path, stem: str) -> dict:
+def write_maps(maps: dict, report_dir: Path, stem: str, inputs=()) -> dict:
     """One log-scaled heatmap PNG per differing 2-D output: {output: path}."""
     from ..report.png import encode, heat
     from ..util import write_atomic
@@ -57,7 +57,7 @@ def write_maps(maps: dict, report_dir: Path, stem: str) -> dict:
     out = {}
     for name, m in maps.items():
         path = report_dir / f"{stem}.{name}-diff.png"
-        write_atomic(path, encode(heat(m)))
+        write_atomic(path, encode(heat(m)), inputs=inputs)
         out[name] = str(path)
     return out
 
@@ -83,7 +83,9 @@ def cmd_probe(args) -> int:
         run = run_probe(pair, opt, RichUI(prog))
     res = _jsonable(run.result)
     write_atomic(report_dir / f"{pair.name}.spliced.ptx", pair.spliced, inputs=pair.inputs)
-    heatmaps = write_maps(run.maps, report_dir, pair.name)
+    for name, text in run.texts.items():
+        write_atomic(report_dir / f"{pair.name}.{name.replace(':', '.')}.ptx", text, inputs=pair.inputs)
+    heatmaps = write_maps(run.maps, report_dir, pair.name, pair.inputs)
     for name, path in heatmaps.items():
         res["compare"]["outputs"][name]["heatmap"] = path
     first = res["compare"]["frame"][0]

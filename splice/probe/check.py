@@ -98,6 +98,12 @@ def entries(text: str, path: str = "<module>") -> list:
             if isinstance(it, m.Function) and it.is_entry and it.body is not None]
 
 
+def _err(spec: ProbeSpec, key: str, msg: str, detail: str = "") -> SpecError:
+    """A SpecError at a top-level or launch.* key of the spec (file:line:col)."""
+    line, col = spec.where(key)
+    return SpecError(msg, spec.source, line, col, key=key, detail=detail)
+
+
 def _where(decl: EntryDecl, pp: PtxParam) -> str:
     return f"{decl.path}:{pp.line}: {pp.text}"
 
@@ -134,9 +140,8 @@ def check_params(spec: ProbeSpec, decl: EntryDecl) -> None:
     """Raise SpecError at the spec's line when a parameter disagrees with the declaration."""
     if len(spec.params) != len(decl.params):
         listing = "\n".join(f"  {i}: {_where(decl, pp)}" for i, pp in enumerate(decl.params))
-        raise SpecError(f"{len(spec.params)} parameter(s) described, but {decl.name} declares "
-                        f"{len(decl.params)}", spec.source, *spec.where("params"), key="params",
-                        detail=f"the entry's .param list ({decl.path}:{decl.line}):\n{listing}")
+        raise _err(spec, "params", f"{len(spec.params)} parameter(s) described, but {decl.name} declares "
+                   f"{len(decl.params)}", f"the entry's .param list ({decl.path}:{decl.line}):\n{listing}")
     shorts = {pp.name: i for i, pp in enumerate(decl.params)}
     shorts.update({pp.name[len(decl.name) + 1:]: i for i, pp in enumerate(decl.params)
                    if pp.name.startswith(decl.name + "_")})
@@ -153,32 +158,26 @@ def check_params(spec: ProbeSpec, decl: EntryDecl) -> None:
 
 def check_launch(spec: ProbeSpec, decl: EntryDecl) -> None:
     """Block size against .reqntid/.maxntid; clusters against .reqnctapercluster/.explicitcluster."""
-    threads = spec.threads
+    where = f"PTX: {decl.path}:{decl.line}"
     req = decl.directive(".reqntid")
-    if req:
-        want = tuple(list(req) + [1] * (3 - len(req)))
-        if tuple(spec.block) != want:
-            raise SpecError(f"block {list(spec.block)}, but {decl.name} requires .reqntid "
-                            f"{', '.join(map(str, req))}", spec.source, *spec.where("launch.block"), key="launch.block",
-                            detail=f"PTX: {decl.path}:{decl.line}")
+    if req and tuple(spec.block) != tuple(list(req) + [1] * (3 - len(req))):
+        raise _err(spec, "launch.block", f"block {list(spec.block)}, but {decl.name} requires .reqntid "
+                   f"{', '.join(map(str, req))}", where)
     mx = decl.directive(".maxntid")
     if mx:
         limit = 1
         for v in mx:
             limit *= v
-        if threads > limit:
-            raise SpecError(f"{threads} threads per block, but {decl.name} declares .maxntid "
-                            f"{', '.join(map(str, mx))}", spec.source, *spec.where("launch.block"), key="launch.block",
-                            detail=f"PTX: {decl.path}:{decl.line}")
+        if spec.threads > limit:
+            raise _err(spec, "launch.block", f"{spec.threads} threads per block, but {decl.name} declares "
+                       f".maxntid {', '.join(map(str, mx))}", where)
     cl = decl.directive(".reqnctapercluster")
     explicit = decl.directive(".explicitcluster") is not None
     if cl and spec.launch.cluster and tuple(list(cl) + [1] * (3 - len(cl))) != spec.launch.cluster:
-        raise SpecError(f"cluster {list(spec.launch.cluster)}, but {decl.name} requires "
-                        f".reqnctapercluster {', '.join(map(str, cl))}", spec.source, *spec.where("launch.cluster"), key="launch.cluster",
-                        detail=f"PTX: {decl.path}:{decl.line}")
+        raise _err(spec, "launch.cluster", f"cluster {list(spec.launch.cluster)}, but {decl.name} requires "
+                   f".reqnctapercluster {', '.join(map(str, cl))}", where)
     if explicit and not (cl or spec.launch.cluster):
-        raise SpecError(f"{decl.name} declares .explicitcluster: give launch.cluster", spec.source,
-                        key="launch.cluster", detail=f"PTX: {decl.path}:{decl.line}")
+        raise _err(spec, "launch.cluster", f"{decl.name} declares .explicitcluster: give launch.cluster", where)
 
 
 def check(spec: ProbeSpec, text: str, path: str) -> EntryDecl:
@@ -186,8 +185,7 @@ def check(spec: ProbeSpec, text: str, path: str) -> EntryDecl:
     decl = entry_decl(text, spec.entry, path)
     if decl is None:
         names = entries(text, path)
-        raise SpecError(f"{path} has no .entry {spec.entry!r} (entries: {', '.join(names) or 'none'})",
-                        spec.source, *spec.where("entry"), key="entry")
+        raise _err(spec, "entry", f"{path} has no .entry {spec.entry!r} (entries: {', '.join(names) or 'none'})")
     check_params(spec, decl)
     check_launch(spec, decl)
     return decl

@@ -77,12 +77,6 @@ def _hist(v: np.ndarray) -> dict:
     return out
 
 
-def heatmap(ulp_map: np.ndarray, path) -> str:
-    from ..report.png import heat, write
-
-    return str(write(path, heat(ulp_map)))
-
-
 # --------------------------------------------------------------------------------------------
 # any output: buffers of any element type, surfaces of any format
 # --------------------------------------------------------------------------------------------
@@ -169,27 +163,29 @@ def compare_output(field, a: np.ndarray, b: np.ndarray) -> tuple:
     idx = np.flatnonzero(ua != ub)
     ea, eb = a.reshape(-1)[idx], b.reshape(-1)[idx]
     fa, fb = dt.as_float64(ea, t), dt.as_float64(eb, t)
-    dist = np.abs(dt.ordered(ea, t).astype(np.float64) - dt.ordered(eb, t).astype(np.float64))
-    nan = np.isnan(fa) | np.isnan(fb)
-    dist[nan] = np.inf
-    fin = np.isfinite(fa) & np.isfinite(fb)
-    absd = np.abs(fa - fb)
-    rel = absd / np.maximum(np.abs(fa), np.finfo(np.float64).tiny)
     first = np.unravel_index(int(idx[0]), a.shape)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        absd = np.abs(fa - fb)
+        fin = np.isfinite(fa) & np.isfinite(fb)
+        rel = absd[fin] / np.maximum(np.abs(fa[fin]), np.finfo(np.float64).tiny)
+    dist = None
+    if t.is_float:              # ULPs only mean something for floats (skipped for big int arenas)
+        dist = np.abs(dt.ordered(ea, t).astype(np.float64) - dt.ordered(eb, t).astype(np.float64))
+        dist[np.isnan(fa) | np.isnan(fb)] = np.inf
     res.update({
         "elements": int(a.size), "elements_differ": int(idx.size), "first_index": _place(field, first),
         "first_values": {"original": _val(fa[0]), "spliced": _val(fb[0])},
-        "max_ulp": _val(dist.max()) if t.is_float else None,
-        "ulp_histogram": _hist(dist[np.isfinite(dist)]) if t.is_float else None,
-        "nan_mismatch": int(nan.sum()),
+        "max_ulp": _val(dist.max()) if dist is not None else None,
+        "ulp_histogram": _hist(dist[np.isfinite(dist)]) if dist is not None else None,
+        "nan_mismatch": int((np.isnan(fa) | np.isnan(fb)).sum()) if t.is_float else 0,
         "max_abs_err": _val(absd[fin].max()) if fin.any() else None,
         "mean_abs_err": _val(absd[fin].mean()) if fin.any() else None,
-        "max_rel_err": _val(rel[fin].max()) if fin.any() else None,
+        "max_rel_err": _val(rel.max()) if rel.size else None,
     })
     if a.ndim < 2:
         return res, None
-    per = np.where(np.isfinite(dist), dist, 0.0) if t.is_float else absd
-    if t.is_float and np.isinf(dist).any():
+    per = np.where(np.isfinite(dist), dist, 0.0) if dist is not None else np.nan_to_num(absd)
+    if dist is not None and np.isinf(dist).any():
         per = np.where(np.isinf(dist), per.max() + 1, per)
     heat = np.zeros(a.size, dtype=np.float64)
     heat[idx] = np.maximum(per, 1e-300)

@@ -62,24 +62,30 @@ class Use:
 
 
 def _param_label(node, params: dict):
-    """(param index, byte offset) of an ``ld.param`` / ``mov r, param`` source."""
+    """(param index, byte offset) of an ``ld.param [p]`` / ``[p+off]`` or ``mov r, p`` source."""
     from ..ptx import model as m
 
     for o in node.operands[1:]:
         if type(o) is m.Addr:
-            base = getattr(o.base, "name", None) if hasattr(o, "base") else None
-            text = str(o)
-            for name, i in params.items():
-                if name in text:
-                    off = 0
-                    tail = text.split(name, 1)[1]
-                    digits = "".join(ch for ch in tail if ch.isdigit())
-                    if "+" in tail and digits:
-                        off = int(digits)
-                    return (i, off)
-            del base
+            name = getattr(o.base, "name", None)
+            if name in params:
+                return (params[name], o.offset)
         if type(o) is m.Sym and o.name in params:
-            return (params[o.name], 0)
+            return ("&", params[o.name], 0)         # mov r, param: the parameter's address
+    return None
+
+
+def _through_address(kernel, node, pos: int, taint: dict):
+    """``ld.param [%rd+off]`` where ``%rd`` holds a parameter's address (nvcc's by-value
+    structs: ``mov.b64 %rd9, param_0; ld.param.u64 %rd2, [%rd9+40]``): the field's label."""
+    from ..ptx import model as m
+
+    for o in node.operands[1:]:
+        if type(o) is m.Addr and type(o.base) is m.Reg:
+            key = kernel._resolve(o.base.name, kernel._scope_of[pos])
+            for lab in taint.get(key[0], ()) if key else ():
+                if lab[0] == "&":
+                    return (lab[1], lab[2] + o.offset)
     return None
 
 
@@ -96,15 +102,16 @@ def _addr_regs(node) -> list:
     return out
 
 
-def trace(kernel) -> dict:
-    """{(param index, offset): Use} for every parameter value that reaches an address."""
+def _taint(kernel) -> tuple:
+    """Forward def-use to a fixpoint: ({register key: {(param, offset)}}, {label: {scales}}).
+    Only 64-bit parameter values are bases (32-bit ones are index arithmetic); an ``add`` of a
+    base and a value scaled by a constant (``mul.wide … 2``, ``shl … 1``) records that scale."""
     from ..ptx import model as m
 
     params = {p.name: i for i, p in enumerate(kernel.fn.params or ())}
     defs_all, uses_all, _g = kernel.du()
     taint: dict = {}
-    uses: dict = {}
-    scale: dict = {}          # register key -> constant it was scaled by (mul.wide / shl)
+    scale: dict = {}          # register key -> constant it was scaled by
     scales: dict = {}         # label -> {scale, ...}
     changed = True
     while changed:
@@ -115,58 +122,63 @@ def trace(kernel) -> dict:
                 continue
             defs, used = defs_all[pos], uses_all[pos]
             op = node.opcode
-            if (op in ("ld", "mov") and (".param" in node.name or op == "mov")):
+            src = frozenset()
+            wide = any(mm in (".u64", ".b64", ".s64") for mm in node.modifiers)
+            if op == "mov" or (op == "ld" and ".param" in node.name):
                 lab = _param_label(node, params)
-                wide = any(mm in (".u64", ".b64", ".s64") for mm in node.modifiers)
-                if lab is not None and not wide:
-                    continue                      # a 32-bit scalar: index arithmetic, not a base
+                if lab is None and op == "ld":     # ld.param [%rd+off], %rd = the param's address
+                    lab = _through_address(kernel, node, pos, taint)
                 if lab is not None:
-                    for d in defs:
-                        if lab not in taint.get(d, ()):
-                            taint[d] = taint.get(d, frozenset()) | {lab}
-                            changed = True
-                    continue
+                    if not wide:
+                        continue          # a 32-bit scalar: index arithmetic, not a base
+                    src = frozenset({lab})
             if op in ("mul", "shl") and defs:
                 imm = getattr(node.operands[-1], "value", None)
                 if isinstance(imm, int) and (".wide" in node.name or any("64" in mm for mm in node.modifiers)):
                     scale[defs[0]] = imm if op == "mul" else 1 << imm
-            if op in _ARITH:
-                src = frozenset().union(*(taint.get(u, frozenset()) for u in used)) if used else frozenset()
+            if not src and op in _ARITH and used:
+                src = frozenset().union(*(taint.get(u, frozenset()) for u in used))
                 if op == "add" and src:
-                    for u in used:
-                        if u in scale:
-                            for lab in src:
-                                scales.setdefault(lab, set()).add(scale[u])
-                for d in defs:
-                    if src and not src <= taint.get(d, frozenset()):
-                        taint[d] = taint.get(d, frozenset()) | src
-                        changed = True
+                    for u in (u for u in used if u in scale):
+                        for lab in src:
+                            scales.setdefault(lab, set()).add(scale[u])
+            for d in defs:
+                if src and not src <= taint.get(d, frozenset()):
+                    taint[d] = taint.get(d, frozenset()) | src
+                    changed = True
+    return taint, scales
+
+
+def _record(u: Use, node) -> None:
+    op = node.opcode
+    u.reads += op in _READ or op == "cp" or op in _BOTH
+    u.writes += op in _WRITE or op in _BOTH
+    t = next((mm for mm in reversed(node.modifiers) if dt.lookup(mm) is not None), None)
+    if t:
+        u.types.append((t, next((int(mm[2:]) for mm in node.modifiers if mm in (".v2", ".v4", ".v8")), 1)))
+    if op in ("tex", "tld4"):
+        u.image = "texture"
+    elif op in ("sust", "suld", "sured"):
+        u.image = "surface"
+
+
+def trace(kernel) -> dict:
+    """{(param index, offset): Use} for every parameter value that reaches a global/generic
+    address (shared, local, const and param accesses are the kernel's own business)."""
+    from ..ptx import model as m
+
+    taint, scales = _taint(kernel)
+    uses: dict = {}
     for pos, st in enumerate(kernel.stmts):
         node = st.node
-        if type(node) is not m.Instruction or any(sp in node.name for sp in (".param", ".shared", ".local", ".const")):
+        if type(node) is not m.Instruction or node.opcode not in _READ | _WRITE | _BOTH | {"cp"}:
             continue
-        op = node.opcode
-        if op not in _READ | _WRITE | _BOTH | {"cp"}:
+        if any(sp in node.name for sp in (".param", ".shared", ".local", ".const")):
             continue
         keys = [kernel._resolve(r, kernel._scope_of[pos]) for r in _addr_regs(node)]
-        labels = frozenset().union(*(taint.get(k[0], frozenset()) for k in keys if k)) if keys else frozenset()
-        t = next((mm for mm in reversed(node.modifiers) if dt.lookup(mm) is not None), None)
-        vec = next((int(mm[2:]) for mm in node.modifiers if mm in (".v2", ".v4", ".v8")), 1)
-        for lab in labels:
-            u = uses.setdefault(lab, Use())
-            if op in _READ or op == "cp":
-                u.reads += 1
-            if op in _WRITE:
-                u.writes += 1
-            if op in _BOTH:
-                u.reads += 1
-                u.writes += 1
-            if t:
-                u.types.append((t, vec))
-            if op in ("tex", "tld4"):
-                u.image = "texture"
-            elif op in ("sust", "suld", "sured"):
-                u.image = "surface"
+        for lab in frozenset().union(*(taint.get(k[0], frozenset()) for k in keys if k)):
+            if lab[0] != "&":
+                _record(uses.setdefault(lab, Use()), node)
     for lab, u in uses.items():
         u.scales = scales.get(lab, set())
         u.seed = 1 + lab[0] * 1000 + lab[1]
@@ -207,7 +219,9 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
     if req:
         y.kv("block", list(req) + [1] * (3 - len(req)), 1, "from .reqntid")
     else:
-        y.kv("block", None, 1, "TODO: threads per block, e.g. [128, 1, 1]")
+        mx = decl.directive(".maxntid")
+        y.kv("block", None, 1, "TODO: threads per block" + (f" (.maxntid {', '.join(map(str, mx))})" if mx
+                                                           else ", e.g. [128, 1, 1]"))
     smem = _shared_note(text)
     y.line("  shared:")
     if smem:

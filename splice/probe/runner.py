@@ -101,7 +101,8 @@ class Probe:
         f = self.frame_field
         e = elements(f, out[f.name])
         cov = output_coverage(f, e)
-        alpha = int((e[..., 3].view(f"<u{f.element.size}") != 0).sum()) if f.kind == "surface" and e.shape[-1] == 4 else 0
+        rgba = f.kind == "surface" and e.shape[-1] == 4
+        alpha = int((e[..., 3].view(f"<u{f.element.size}") != 0).sum()) if rgba else 0
         return Render(frame=np.ascontiguousarray(out[f.name]).tobytes(), sha256=digest({f.name: out[f.name]}),
                       nonfinite=cov["nonfinite"], uncovered=cov["uncovered"], alpha_nonzero=alpha)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -55,7 +55,7 @@ class _NullUI:
 
 @dataclass(frozen=True)
 class CheckStage:
-    decl: object                 # check.EntryDecl
+    decl: Any                    # check.EntryDecl
     cluster: Optional[tuple]
 
 
@@ -65,7 +65,7 @@ class BuildStage:
     target: str                  # the module's .target
     modules: dict                # name -> modules.Built
     texts: dict                  # name -> PTX text that was built
-    stage_plan: object = None
+    stage_plan: Any = None
     harness_cases: tuple = ()
     seconds: float = 0.0
     profiling: object = None     # profile.Profiling (--profile)
@@ -73,7 +73,7 @@ class BuildStage:
 
 @dataclass(frozen=True)
 class InputsStage:
-    device: object               # device.Device
+    device: Any                  # device.Device
     seconds: float
 
 
@@ -117,7 +117,8 @@ class RooflineStage:
 @dataclass(frozen=True)
 class ProbeRun:
     result: dict
-    maps: dict = field(default_factory=dict)
+    maps: dict = field(default_factory=dict)        # output -> 2-D difference map
+    texts: dict = field(default_factory=dict)       # instrumented module name -> PTX
 
 
 # --------------------------------------------------------------------------------------------
@@ -427,4 +428,4 @@ def run_probe(pair: Pair, opt: ProbeOptions, ui=None, cp=None) -> ProbeRun:
         res["ncu"] = run_ncu(pair, build.modules)
     res["timings_s"]["total"] = time.perf_counter() - t_start
     res["ok"] = bool(ok)
-    return ProbeRun(res, out.maps)
+    return ProbeRun(res, out.maps, {n: t for n, t in build.texts.items() if n.startswith("stages:")})

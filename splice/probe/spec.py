@@ -383,7 +383,7 @@ def _buffer(c: _Ctx, d, where: str, name: str, offset: int, legacy: bool, base: 
     if t is None or t.name not in dt.BUFFER_TYPES:
         raise c.err(f"{where}.dtype", f"{d.get('dtype')!r} is not a buffer element type "
                     f"({', '.join(dt.BUFFER_TYPES)})", d, "dtype")
-    shape = ()
+    shape: tuple = ()
     if "shape" in d:
         s = d["shape"]
         s = [s] if isinstance(s, int) and not isinstance(s, bool) else s
@@ -531,8 +531,10 @@ def _launch(c: _Ctx, data, params) -> Launch:
     if not isinstance(launch, dict):
         raise c.err("launch", "expected a mapping", data, "launch")
     c.keys(launch, LAUNCH_KEYS, "launch")
-    grid = c.dim3(launch, "grid", "launch.grid") if c.need(launch, "grid", "launch") is not None else None
-    block = c.dim3(launch, "block", "launch.block") if c.need(launch, "block", "launch") is not None else None
+    c.need(launch, "grid", "launch")
+    c.need(launch, "block", "launch")
+    grid = c.dim3(launch, "grid", "launch.grid")
+    block = c.dim3(launch, "block", "launch.block")
     if block[0] * block[1] * block[2] > 1024:
         raise c.err("launch.block", f"{block[0] * block[1] * block[2]} threads: more than 1024", launch, "block")
     if block[2] > 64:

@@ -26,14 +26,24 @@ def _g(x):
 
 
 def print_report(res: dict, con) -> None:
-    from rich.table import Table
-
     ok = res["ok"]
     con.print(f"[bold]splice probe[/] {res['target']}: {res['original']} vs {res['spliced']} "
               f"[dim]({res['entry']}, {res['arch']})[/]")
     for c in res["cuts"]:
         func = f" ({c['function']})" if c.get("function") else ""
         con.print(f"  cut {c['cut']}: {c['title']} abi {c['abi']}{func}")
+    _print_outputs(res, con)
+    _print_stages(res, con)
+    _print_harness(res, con)
+    _print_timing(res, con)
+    _print_roofline(res, con)
+    con.print(f"report: {res.get('report_dir')}  [dim]({res['timings_s']['total']:.1f} s)[/]")
+    con.print("[bold green]OK[/]" if ok else "[bold red]DIFFERENCE FOUND[/]")
+
+
+def _print_outputs(res: dict, con) -> None:
+    from rich.table import Table
+
     fr, cmp = res["frames"], res["compare"]
     con.print(f"[dim]cubins built for {res.get('build_arch')}; frame = {', '.join(cmp.get('frame', []))}[/]")
     t = Table(title="outputs (poisoned, launched, read back)")
@@ -57,13 +67,19 @@ def print_report(res: dict, con) -> None:
                 t.add_row(k, v["dtype"], "[green]identical[/]", "", "", "", "", "", "")
                 continue
             fv = v.get("first_values", {})
-            t.add_row(k, v["dtype"], f"{v['elements_differ']}/{v['elements']}", str(v.get("first_xy") or v["first_index"]),
+            first = v.get("first_xy") or v["first_index"]
+            t.add_row(k, v["dtype"], f"{v['elements_differ']}/{v['elements']}", str(first),
                       f"{fv.get('original')} vs {fv.get('spliced')}", str(v.get("max_ulp")), _g(v.get("max_abs_err")),
                       _g(v.get("max_rel_err")), str(v.get("ulp_histogram") or ""))
         con.print(t)
         for k, v in cmp["outputs"].items():
             if v.get("heatmap"):
                 con.print(f"  heatmap {k}: {v['heatmap']}")
+
+
+def _print_stages(res: dict, con) -> None:
+    from rich.table import Table
+
     st = res.get("stages")
     if st:
         t = Table(title=f"debug stages ({len(st['stages'])}; 1 block in {st['stride']}, "
@@ -86,6 +102,11 @@ def print_report(res: dict, con) -> None:
             con.print(f"[green]all {len(rows)} stages equal[/]")
         for n in st.get("notes", []):
             con.print(f"  [yellow]note[/]: {n}")
+
+
+def _print_harness(res: dict, con) -> None:
+    from rich.table import Table
+
     h = res.get("harness")
     if h:
         t = Table(title=f"phase harness ({h['threads']} threads, random live-ins)")
@@ -101,6 +122,11 @@ def print_report(res: dict, con) -> None:
                       f"{f['register']} ({f['role']}{f['index']}) thread {f['thread']}: "
                       f"{f['original']} vs {f['spliced']}" if f else "-")
         con.print(t)
+
+
+def _print_timing(res: dict, con) -> None:
+    from rich.table import Table
+
     tm = res.get("timing")
     if tm:
         t = Table(title=f"frame time ({tm['original']['events']['runs']} runs, CUDA events, interleaved, "
@@ -116,10 +142,15 @@ def print_report(res: dict, con) -> None:
         con.print(t)
         con.print(f"ratio spliced/original: [bold]{tm['ratio']:.4f}[/] (median), {tm['ratio_min']:.4f} (min)"
                   + (f", graph replay {tm['graph_ratio']:.4f}" if "graph_ratio" in tm else ""))
+
+
+def _print_roofline(res: dict, con) -> None:
+
     rf = res.get("roofline")
     if rf and "error" not in rf:
         d = rf["device"]
-        con.print(f"roofline ({d['device']}): ceilings {d['mma']['tflops']:.0f} TFLOP/s ({d['mma']['op'].split('.')[3]} "
+        shape = d["mma"]["op"].split(".")[3]
+        con.print(f"roofline ({d['device']}): ceilings {d['mma']['tflops']:.0f} TFLOP/s ({shape} "
                   f"fp8 mma.sync), copy {d['copy']['bytes_per_s'] / 1e9:.0f} GB/s")
         for n in ("original", "spliced"):
             o = rf[n]
@@ -132,5 +163,3 @@ def print_report(res: dict, con) -> None:
                 con.print(f"  [yellow]note[/]: {w['note']}")
     elif rf:
         con.print(f"[yellow]roofline: {rf['error']}[/]")
-    con.print(f"report: {res.get('report_dir')}  [dim]({res['timings_s']['total']:.1f} s)[/]")
-    con.print("[bold green]OK[/]" if ok else "[bold red]DIFFERENCE FOUND[/]")

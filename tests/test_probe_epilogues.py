@@ -87,7 +87,8 @@ def test_epilogue_cases_bind_memory_and_constants(all_epilogue_cases):
     from splice.probe.inputs import weight_image
 
     cs, spec = all_epilogue_cases
-    assert len(cs) == 55 and all(c.skipped is None for c in cs.values())
+    assert len(cs) == 57 and "sust" in cs["E61"].skipped
+    assert all(c.skipped is None for n, c in cs.items() if n != "E61")
     e23 = cs["E23"]
     kinds = {r: kd for r, _t, kd in e23.loaded}
     assert kinds["%r10452"] == "const:%d" % 0x40004000          # 2.0 splat, E21's constant

@@ -160,7 +160,7 @@ def test_extract_apply_sass_identical(module, indices):
     with tempfile.TemporaryDirectory() as d:
         text = roundtrip_text(module, k.name, indices, Path(d), k)
     assert text != module.read_text()
-    ok, diff = sass.sass_equal(module, text, "sm_90")
+    ok, diff = sass.sass_equal(module, text, "sm_90", timeout=1800)   # a loaded machine is slow
     assert ok, diff
 
 
@@ -253,7 +253,7 @@ def test_cut_widened_to_whole_blocks(tmp_path):
 SHIPPED = {                      # recipe -> (cuts, statements removed in all)
     "enc5_e21.yaml": (1, 607), "enc5_act_epilogues.yaml": (19, 19 * 107),
     "dec1_e9.yaml": (1, 287), "enc5_e61.yaml": (1, 242), "enc5_e11.yaml": (1, 2457),
-    "enc5_all_epilogues.yaml": (55, 9 * 7 + 7 * 24 + 607 + 19 * 87 + 19 * 107),
+    "enc5_all_epilogues.yaml": (57, 9 * 7 + 2457 + 7 * 24 + 607 + 19 * 87 + 19 * 107 + 242),
 }
 
 

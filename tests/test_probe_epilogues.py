@@ -87,7 +87,8 @@ def test_epilogue_cases_bind_memory_and_constants(all_epilogue_cases):
     from splice.probe.inputs import weight_image
 
     cs, spec = all_epilogue_cases
-    assert len(cs) == 55 and all(c.skipped is None for c in cs.values())
+    assert len(cs) == 57 and "sust" in cs["E61"].skipped
+    assert all(c.skipped is None for n, c in cs.items() if n != "E61")
     e23 = cs["E23"]
     kinds = {r: kd for r, _t, kd in e23.loaded}
     assert kinds["%r10452"] == "const:%d" % 0x40004000          # 2.0 splat, E21's constant
@@ -134,3 +135,20 @@ def test_stages_cut_around_an_epilogue_cut(wrong_e9):
     pair, k, spec = wrong_e9
     names = [s.name for s in plan_stages(k, pair, "cut", spec).stages]
     assert names == ["phase 8", "phase 9", "cut 1 (E9 s5068-s5354)", "phase 10", "phase 11"]
+
+
+def test_e11_shuffle_masks_are_exact_not_random():
+    """E11 touches no memory, but its shuffle lane masks are live-ins (1, 2): random values
+    would make the original shuffle from random lanes; the epilogue case gives them exactly."""
+    from splice.analysis import Kernel
+    from splice.probe.harness import cases
+    from splice.probe.modules import resolve
+    from splice.probe.spec import load_spec
+
+    pair = resolve(str(ROOT / "recipes/enc5_e11.yaml"))
+    k = Kernel.load(str(pair.original_path), pair.entry)
+    (c,) = cases(pair, k, load_spec(pair.spec_path), blocks=1)
+    kinds = {r: kd for r, _t, kd in c.loaded}
+    assert c.skipped is None and c.smem_bytes == 0
+    assert kinds["%r25498"] == "const:1" and kinds["%r25499"] == "const:2"
+    assert kinds["%r3717"] == "act" and len(c.live_out) == 74

@@ -154,9 +154,10 @@ def _registers(kernel, node) -> list:
 
 
 def _written_live_ins(kernel, abi, nodes, scratch) -> tuple:
-    """A live-in the range also writes (a loop counter initialised before the cut, an in-place
-    accumulator) is copied to scratch first — live-ins are read-only under ``abi: inline`` — and,
-    when it is a live-out too, copied back at the end.  Returns (head, tail) ``mov`` nodes and
+    """A live-in the range also writes that is still read after the cut is copied to scratch
+    first — such live-ins are read-only under ``abi: inline`` — and, when it is a live-out too,
+    copied back at the end.  A loop counter initialised before the cut and dead after it (dec1
+    E26) is written in place, as the original does, so the SASS stays the original's.  Returns (head, tail) ``mov`` nodes and
     adds the scratch names to ``scratch``."""
     from .binding.abi import sym_name
 
@@ -169,6 +170,8 @@ def _written_live_ins(kernel, abi, nodes, scratch) -> tuple:
         if r.reg not in written or r.reg in scratch:
             continue
         if outs.get(r.reg) == sym_name(r):   # an in-place accumulator (%acc/%io): read and written
+            continue
+        if getattr(r, "dead_after", False):  # nothing reads it after the cut: written in place
             continue
         t = scratch[r.reg] = f"%t{len(scratch)}"
         ty = kernel.reg_type(r.reg) or ".b32"

@@ -6,6 +6,7 @@
     output: ../build/enc5_p8.ptx     # default: build/<recipe stem>.ptx (relative to the cwd)
     cuts:
       - phase: 8                     # or  phases: 1-10 | statements: s7771-s7794 | lines: 12051-12206
+                                     #     epilogue: 21 | epilogues: 23-59/2 | phase+epilogue: 21
         native: native/enc5_p8.ptx   # relative to the recipe
         abi: inline                  # inline | call | call-shared
         params: {woff: 8512}         # template parameters (override the native header's)

@@ -264,3 +264,10 @@ def test_profile_option_and_bad_profile(tmp_path, capsys):
     bad.write_text("fields: [1, 2\n")
     assert main(["spec", str(TC / "mma_irregular.ptx"), "--profile", str(bad)]) == 2
     assert "bad.yaml" in capsys.readouterr().err
+
+
+def test_notes_describe_irregular_groups():
+    from splice.analysis.notes import notes_markdown
+
+    text = notes_markdown(Kernel.load(TC / "mma_irregular.ptx"))
+    assert "irregular: 6 acc, products 5×1 + 1×2" in text

@@ -91,13 +91,17 @@ def notes_markdown(k) -> str:
     for p in phases:
         mt, nt, ks = p.tiles
         chk = f"{mt}×{nt}×{ks}" + ("" if p.consistent else " ≠")
+        if not p.regular:   # no M×N×K: say what the group is
+            chk = (f"irregular: {p.accumulators} acc, products "
+                   + " + ".join(f"{n}×{k}" for k, n in sorted(p.products.items())))
+        shape = p.shape or ("–", "–", "–")
         epi = (p.epilogue[1] - p.epilogue[0] + 1) if p.epilogue else 0
         nv = "×".join(str(x) for x in p.naive_shape)
-        w(f"| {p.index} | {_rng(p.first, p.last)} | {p.shape[0]} | {p.shape[1]} | {p.shape[2]} | "
+        w(f"| {p.index} | {_rng(p.first, p.last)} | {shape[0]} | {shape[1]} | {shape[2]} | "
           f"{nv} | {len(p.mma)} | {chk} | {p.grid} | {_bytes(p.weight_bytes)} | "
           f"{_bytes(p.bias_bytes)} | {p.slot_stride or '–'} | {epi} |")
     w("")
-    band = [p for p in phases if p.grid == "band"]
+    band = [p for p in phases if p.grid == "band" and p.regular]
     if band:
         w("The naive reading fails for the banded phases: the chains show k-slices, not tiles.")
         w("")

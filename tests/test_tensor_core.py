@@ -271,3 +271,15 @@ def test_notes_describe_irregular_groups():
 
     text = notes_markdown(Kernel.load(TC / "mma_irregular.ptx"))
     assert "irregular: 6 acc, products 5×1 + 1×2" in text
+
+
+def test_triton_sm80_matmul_k_loop():
+    k = Kernel.load(TC / "triton_matmul_mma_k256_sm80.ptx")
+    (p,) = k.phases
+    assert p.form == "mma" and len(p.mma) == 16 and p.regular and p.tiles == (2, 4, 2)
+    assert p.loop["trip_count"] == 8 and p.executions == 8
+    assert "%rd25 = 0; %rd25 += 64" in p.loop["trip"]
+    r = Kernel.load(TC / "triton_matmul_mma_sm80.ptx").phases[0]
+    assert r.loop["trip_count"] is None and "does not start from a constant" in r.loop["trip"]
+    abi = Kernel.load(TC / "triton_matmul_mma_sm80.ptx").phase_abi(1)
+    assert len([x for x in abi.live_out if x.role == "acc"]) == 32

@@ -41,8 +41,16 @@ def notes_markdown(k) -> str:
     w("* A **phase** is a maximal run of adjacent `mma` statements; an **epilogue** `Exx` is the "
       "run of statements between phase xx's last `mma` and the next phase's first.")
     wf = k.provenance.weight_atom
-    w(f"* `W` denotes the weight image, the parameter field `{wf}`." if wf else
-      "* No weight-image field was found (no parameter field feeds most global loads).")
+    from .vocab import weight_evidence
+
+    proven, why = weight_evidence(k)
+    if wf and proven:
+        w(f"* `W` denotes the weight image, the parameter field `{wf}`.")
+    elif wf:
+        w(f"* `W` below is the parameter field `{wf}`, the pointer the mma operands (or most "
+          f"global loads) hang off — not shown to be a weight image: {why}.")
+    else:
+        w("* No weight-image field was found (no parameter field feeds most global loads).")
     w("* Shapes are the **true** M/N/K from D→C chain analysis (m-tiles × n-tiles × k-steps); "
       "the naive reading (distinct A × distinct B) is shown beside them.")
     w("* Anything the analysis could not decide is in §4 under **uncharacterised**.")

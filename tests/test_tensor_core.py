@@ -283,3 +283,43 @@ def test_triton_sm80_matmul_k_loop():
     assert r.loop["trip_count"] is None and "does not start from a constant" in r.loop["trip"]
     abi = Kernel.load(TC / "triton_matmul_mma_sm80.ptx").phase_abi(1)
     assert len([x for x in abi.live_out if x.role == "acc"]) == 32
+
+
+LOOPS = """.version 8.7
+.target sm_90
+.address_size 64
+.visible .entry loops(.param .u64 p)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<8>;
+  mov.u32 %r1, 0;
+$L_top:
+  setp.ge.s32 %p1, %r1, 10;
+  @%p1 bra $L_exit;
+  add.s32 %r1, %r1, 1;
+  bra.uni $L_top;
+$L_exit:
+  mov.u32 %r2, 0;
+$L_neg:
+  add.s32 %r2, %r2, 1;
+  setp.ge.s32 %p2, %r2, 5;
+  @!%p2 bra $L_neg;
+  mov.u32 %r3, 20;
+$L_down:
+  setp.gt.u32 %p3, %r3, 4;
+  add.s32 %r3, %r3, -4;
+  @%p3 bra $L_down;
+  ret;
+}
+"""
+
+
+def test_loop_forms():
+    from splice.ptx import parse
+
+    k = Kernel(parse(LOOPS))
+    got = [(lp.trip_count, lp.why.split(":")[0]) for lp in k.loops]
+    assert got[0] == (None, "unknown")                   # top-tested: the back edge is unconditional
+    assert "top-tested" in k.loops[0].why
+    assert got[1][0] == 5                                # @!p: runs until the test holds
+    assert got[2][0] == 5                                # test before the step: 20,16,12,8,4

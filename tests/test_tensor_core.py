@@ -323,3 +323,13 @@ def test_loop_forms():
     assert "top-tested" in k.loops[0].why
     assert got[1][0] == 5                                # @!p: runs until the test holds
     assert got[2][0] == 5                                # test before the step: 20,16,12,8,4
+
+
+def test_values_live_at_a_back_edge_out_of_the_cut_are_live_outs():
+    """The epilogue s23-s34 of mma_k_nested holds the loops' latches: their back edges leave the
+    cut for headers before it, so the counters and pointers it steps are live-outs (in place)."""
+    k = Kernel.load(TC / "mma_k_loop.ptx", "mma_k_nested")
+    abi = k.abi(23, 34)
+    io = {r.reg for r in abi.live_out if r.role == "io"}
+    assert io == {"%rd8", "%rd10", "%r10", "%r11"}
+    assert {r.reg for r in abi.live_in if r.role == "io"} == io

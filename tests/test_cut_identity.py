@@ -21,8 +21,8 @@ needs_sass = pytest.mark.skipif(
 SAMPLE = [
     (TC / "mma_k_loop.ptx", "sm_90"),            # in-place accumulator in a counted loop
     (TC / "mma_irregular.ptx", "sm_90"),         # irregular group, in place
-    (TC / "mma_forms_zoo.ptx", "sm_90"),         # f64, tf32, s8, b1, m8n8k4, bf16, mma.sp
-    (MODERN / "fp8_mma_sm89.ptx", "sm_90"),      # nvcc mma.sync, D != C
+    (TC / "mma_forms_zoo.ptx", "sm_90"),
+    (TC / "triton_matmul_mma_k256_sm80.ptx", "sm_90"),    # Triton mma.sync K loop, in place         # f64, tf32, s8, b1, m8n8k4, bf16, mma.sp
     (MODERN / "triton_matmul_wgmma_sm90a.ptx", "sm_90a"),   # wgmma group in a K loop
     (MODERN / "wgmma_sm90a.ptx", "sm_90a"),      # wgmma inside inline-asm scopes, A in registers
 ]

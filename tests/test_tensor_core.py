@@ -264,3 +264,72 @@ def test_profile_option_and_bad_profile(tmp_path, capsys):
     bad.write_text("fields: [1, 2\n")
     assert main(["spec", str(TC / "mma_irregular.ptx"), "--profile", str(bad)]) == 2
     assert "bad.yaml" in capsys.readouterr().err
+
+
+def test_notes_describe_irregular_groups():
+    from splice.analysis.notes import notes_markdown
+
+    text = notes_markdown(Kernel.load(TC / "mma_irregular.ptx"))
+    assert "irregular: 6 acc, products 5×1 + 1×2" in text
+
+
+def test_triton_sm80_matmul_k_loop():
+    k = Kernel.load(TC / "triton_matmul_mma_k256_sm80.ptx")
+    (p,) = k.phases
+    assert p.form == "mma" and len(p.mma) == 16 and p.regular and p.tiles == (2, 4, 2)
+    assert p.loop["trip_count"] == 8 and p.executions == 8
+    assert "%rd25 = 0; %rd25 += 64" in p.loop["trip"]
+    r = Kernel.load(TC / "triton_matmul_mma_sm80.ptx").phases[0]
+    assert r.loop["trip_count"] is None and "does not start from a constant" in r.loop["trip"]
+    abi = Kernel.load(TC / "triton_matmul_mma_sm80.ptx").phase_abi(1)
+    assert len([x for x in abi.live_out if x.role == "acc"]) == 32
+
+
+LOOPS = """.version 8.7
+.target sm_90
+.address_size 64
+.visible .entry loops(.param .u64 p)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<8>;
+  mov.u32 %r1, 0;
+$L_top:
+  setp.ge.s32 %p1, %r1, 10;
+  @%p1 bra $L_exit;
+  add.s32 %r1, %r1, 1;
+  bra.uni $L_top;
+$L_exit:
+  mov.u32 %r2, 0;
+$L_neg:
+  add.s32 %r2, %r2, 1;
+  setp.ge.s32 %p2, %r2, 5;
+  @!%p2 bra $L_neg;
+  mov.u32 %r3, 20;
+$L_down:
+  setp.gt.u32 %p3, %r3, 4;
+  add.s32 %r3, %r3, -4;
+  @%p3 bra $L_down;
+  ret;
+}
+"""
+
+
+def test_loop_forms():
+    from splice.ptx import parse
+
+    k = Kernel(parse(LOOPS))
+    got = [(lp.trip_count, lp.why.split(":")[0]) for lp in k.loops]
+    assert got[0] == (None, "unknown")                   # top-tested: the back edge is unconditional
+    assert "top-tested" in k.loops[0].why
+    assert got[1][0] == 5                                # @!p: runs until the test holds
+    assert got[2][0] == 5                                # test before the step: 20,16,12,8,4
+
+
+def test_values_live_at_a_back_edge_out_of_the_cut_are_live_outs():
+    """The epilogue s23-s34 of mma_k_nested holds the loops' latches: their back edges leave the
+    cut for headers before it, so the counters and pointers it steps are live-outs (in place)."""
+    k = Kernel.load(TC / "mma_k_loop.ptx", "mma_k_nested")
+    abi = k.abi(23, 34)
+    io = {r.reg for r in abi.live_out if r.role == "io"}
+    assert io == {"%rd8", "%rd10", "%r10", "%r11"}
+    assert {r.reg for r in abi.live_in if r.role == "io"} == io

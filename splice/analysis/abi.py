@@ -3,8 +3,10 @@
 ``live_in``  — registers the range uses that are live on entry to its first statement (an
                upward-exposed use, by real liveness, so a register the range defines before
                reading is not an input);
-``live_out`` — registers the range defines that are live just after its last statement, by
-               liveness to the end of the kernel (not "everything defined").
+``live_out`` — registers the range defines that are live just after its last statement, or
+               where a branch inside the range leaves it (a loop's back edge to a header
+               before the cut), by liveness to the end of the kernel (not "everything
+               defined").
 
 Each register comes with its declared type; for a phase the inputs are ordered A0.., B0.., C0..,
 then any others, and the outputs D0.., then others.
@@ -87,7 +89,12 @@ def cut_abi(k, first: int, last: int, in_roles=None, out_roles=None) -> CutABI:
     live = k.liveness
     entries = [a] + _side_entries(k, a, b)
     ins = [key for key in u_keys if any(live.live_before(key, e) for e in entries)]
-    outs = [key for key in d_keys if live.live_after(key, b)]
+    exits = _side_exits(k, a, b)
+
+    def live_out(key):   # live after the last statement, or where a branch leaves the range
+        return live.live_after(key, b) or any(live.live_before(key, e) for e in exits)
+
+    outs = [key for key in d_keys if live_out(key)]
     disp = k.display
     values = {}
     prov = k.provenance
@@ -98,7 +105,7 @@ def cut_abi(k, first: int, last: int, in_roles=None, out_roles=None) -> CutABI:
             v = None
         if v is not None:
             values[disp(key)] = v
-    dead = {disp(key) for key in ins if not live.live_after(key, b)}
+    dead = {disp(key) for key in ins if not live_out(key)}
     live_in = [AbiReg(r.reg, r.type, r.role, r.index, r.reg in dead)
                for r in _ordered(k, ins, in_roles)]
     live_in, live_out = _in_place(live_in, _ordered(k, outs, out_roles))
@@ -136,6 +143,21 @@ def _in_place(live_in, live_out):
         return out
 
     return renumber(live_in), renumber(live_out)
+
+
+def _side_exits(k, a, b):
+    """Statement indices outside [a, b] that a branch inside the range goes to (a loop's back
+    edge to a header before the cut, an early exit): values live there are live-outs too."""
+    live = k.liveness
+    out = set()
+    for blk in range(live.block_of[a], live.block_of[b] + 1):
+        if live.ends[blk] > b:
+            continue
+        for s in live.succ[blk]:
+            start = live.starts[s]
+            if not (a <= start <= b) and not (s == blk + 1 and live.ends[blk] == b):
+                out.add(start)
+    return sorted(out)
 
 
 def _side_entries(k, a, b):

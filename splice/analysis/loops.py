@@ -93,20 +93,41 @@ def _trip_count(k, live, h, b, blocks):
         return None, f"unknown: s{k.stmts[sp].n} is not a plain setp"
     x, y = st.operands[1], st.operands[2]
     for side, (iv, other) in enumerate(((x, y), (y, x))):
-        ind = _counter(k, positions, h, live, iv)
+        real, read_at = _through_copies(k, positions, iv)
+        ind = _counter(k, positions, h, live, real)
         if ind is None:
             continue
         init, step, step_pos = ind
+        if init is None:
+            return None, f"unknown: the counter {real} does not start from a constant"
         bound = _constant(k, positions, live.starts[h], other)
         if bound is None:
             return None, f"unknown: the bound {other} is not a constant"
-        trips = _run(init, step, bound, cmp, ty, side, step_pos < sp, br.guard.negated)
+        trips = _run(init, step, bound, cmp, ty, side, step_pos < (sp if read_at is None else read_at),
+                     br.guard.negated)
         if trips is None:
             return None, f"unknown: the counter does not reach its bound within {_LIMIT} steps"
-        name = getattr(iv, "name", str(iv))
+        name = getattr(real, "name", str(real))
         how = "until" if br.guard.negated else "while"
         return trips, f"{name} = {init}; {name} += {step} {how} {x} {cmp} {y}"
     return None, "unknown: no counter (add/sub by a constant) in the back-edge test"
+
+
+def _through_copies(k, positions, op, hops: int = 4):
+    """(register, statement index of the copy) behind a test operand defined in the loop by a
+    plain ``mov``/``cvt`` of one register (LLVM compares ``cvt.u32.u64`` of a 64-bit counter);
+    (op, None) when it is not such a copy."""
+    read_at = None
+    while type(op) is m.Reg and hops:
+        ds = _defs_in(k, positions, op.name)
+        if len(ds) != 1:
+            break
+        node = k.stmts[ds[0]].node
+        src = node.operands[1] if len(node.operands) == 2 else None
+        if node.opcode not in ("cvt", "mov") or type(src) is not m.Reg or node.guard is not None:
+            break
+        op, read_at, hops = src, ds[0], hops - 1
+    return op, read_at
 
 
 def _counter(k, positions, h, live, op):
@@ -123,10 +144,8 @@ def _counter(k, positions, h, live, op):
     if not (type(a) is m.Reg and a.name == op.name and type(c) is m.Imm):
         return None
     step = int(c.value) if node.opcode == "add" else -int(c.value)
-    init = _constant(k, positions, live.starts[h], op, allow_loop_def=True)
-    if init is None:
-        return None
-    return init, step, ds[0]
+    # init None: a counter, but its start is not a constant
+    return _constant(k, positions, live.starts[h], op, allow_loop_def=True), step, ds[0]
 
 
 def _constant(k, positions, header_pos, op, allow_loop_def=False, hops=4):

@@ -41,8 +41,16 @@ def notes_markdown(k) -> str:
     w("* A **phase** is a maximal run of adjacent `mma` statements; an **epilogue** `Exx` is the "
       "run of statements between phase xx's last `mma` and the next phase's first.")
     wf = k.provenance.weight_atom
-    w(f"* `W` denotes the weight image, the parameter field `{wf}`." if wf else
-      "* No weight-image field was found (no parameter field feeds most global loads).")
+    from .vocab import weight_evidence
+
+    proven, why = weight_evidence(k)
+    if wf and proven:
+        w(f"* `W` denotes the weight image, the parameter field `{wf}`.")
+    elif wf:
+        w(f"* `W` below is the parameter field `{wf}`, the pointer the mma operands (or most "
+          f"global loads) hang off — not shown to be a weight image: {why}.")
+    else:
+        w("* No weight-image field was found (no parameter field feeds most global loads).")
     w("* Shapes are the **true** M/N/K from D→C chain analysis (m-tiles × n-tiles × k-steps); "
       "the naive reading (distinct A × distinct B) is shown beside them.")
     w("* Anything the analysis could not decide is in §4 under **uncharacterised**.")
@@ -91,13 +99,17 @@ def notes_markdown(k) -> str:
     for p in phases:
         mt, nt, ks = p.tiles
         chk = f"{mt}×{nt}×{ks}" + ("" if p.consistent else " ≠")
+        if not p.regular:   # no M×N×K: say what the group is
+            chk = (f"irregular: {p.accumulators} acc, products "
+                   + " + ".join(f"{n}×{k}" for k, n in sorted(p.products.items())))
+        shape = p.shape or ("–", "–", "–")
         epi = (p.epilogue[1] - p.epilogue[0] + 1) if p.epilogue else 0
         nv = "×".join(str(x) for x in p.naive_shape)
-        w(f"| {p.index} | {_rng(p.first, p.last)} | {p.shape[0]} | {p.shape[1]} | {p.shape[2]} | "
+        w(f"| {p.index} | {_rng(p.first, p.last)} | {shape[0]} | {shape[1]} | {shape[2]} | "
           f"{nv} | {len(p.mma)} | {chk} | {p.grid} | {_bytes(p.weight_bytes)} | "
           f"{_bytes(p.bias_bytes)} | {p.slot_stride or '–'} | {epi} |")
     w("")
-    band = [p for p in phases if p.grid == "band"]
+    band = [p for p in phases if p.grid == "band" and p.regular]
     if band:
         w("The naive reading fails for the banded phases: the chains show k-slices, not tiles.")
         w("")

@@ -122,13 +122,14 @@ def run_module(path: str, arch: str, opt_level=3, extra=(), epilogues: bool = Tr
     from ..ptx import parse_file
 
     mod = parse_file(path)
+    work = []
+    for fn in mod.entries():
+        if fn.body is None or (entries is not None and fn.name not in entries):
+            continue
+        k = Kernel(mod, fn.name)
+        work += [(k, t) for t in targets(k, epilogues, phases, limit)]
+    if not work:
+        return []     # nothing to cut: the original is not even compiled
     ref = Reference(path, arch, opt_level, extra)
-    trials = []
     with tempfile.TemporaryDirectory(prefix="splice-identity-") as tmp:
-        for fn in mod.entries():
-            if fn.body is None or (entries is not None and fn.name not in entries):
-                continue
-            k = Kernel(mod, fn.name)
-            for kind, idx, a, b in targets(k, epilogues, phases, limit):
-                trials.append(try_cut(k, ref, kind, idx, a, b, Path(tmp)))
-    return trials
+        return [try_cut(k, ref, kind, idx, a, b, Path(tmp)) for k, (kind, idx, a, b) in work]

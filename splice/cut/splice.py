@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..util import read_text
+from ..analysis.mma_forms import is_tensor_core
 from ..analysis.provenance import param_names
 from ..errors import SpliceError
 from ..ptx import model as m
@@ -90,7 +91,7 @@ def fmt_range(r) -> str:
 def cut_facts(kernel, i: int, j: int, abi, phase) -> dict:
     mma = 0
     for s in kernel.stmts[i:j + 1]:
-        if isinstance(s.node, m.Instruction) and s.node.opcode == "mma":
+        if isinstance(s.node, m.Instruction) and is_tensor_core(s.node.name):   # mma, wgmma
             mma += 1
     first = kernel.stmts[i].n
     last = kernel.stmts[j].n

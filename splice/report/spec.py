@@ -51,7 +51,8 @@ def _phase_table(con, d):
     extra = any(p.get("form", "mma") != "mma" or p.get("loop") for p in phases)
     t = Table(title="phases", show_lines=False)
     words = (["weight bytes", "bias bytes", "slot"] if d.get("weight_proven", True)
-             else [f"B bytes ({d['weight_field']})", "C bytes", "tid.z stride"])
+             else [f"B bytes ({d['weight_field']})" if d.get("weight_field") else "B bytes",
+                   "C bytes", "tid.z stride"])
     cols = ["#", "range"] + (["form", "loop"] if extra else []) + [
         "M", "N", "K", "naive", "mma", "tiles", "grid"] + words + ["B", "C", "epi"]
     for c in cols:

@@ -25,6 +25,7 @@ from typing import Optional
 
 from ...errors import SpliceError
 from ...ptx import model as m
+from ...ptx.operands import children
 from ..kernel import defs_uses
 from ..native import REG_WIDTH, NativePhase, labels_of, render, rename_node
 from .operands import check_operands
@@ -147,7 +148,7 @@ def _check_types(nat: NativePhase, types: dict):
         if st.opcode in ("mma", "wgmma"):
             want = 64 if ".f64" in st.modifiers else 32
             for op in st.operands:
-                for x in getattr(op, "items", ()):
+                for x in (children(op) if type(op) is m.Vec else ()):   # fragment brace lists
                     if isinstance(x, m.Reg) and x.name in types and _width(types[x.name]) != want:
                         raise nat.error(f"{x.name} is {types[x.name]} but {st.name} takes {want}-bit fragments", line)
             continue
@@ -165,7 +166,7 @@ def _check_types(nat: NativePhase, types: dict):
             if isinstance(op, m.Addr):
                 continue
             vec = isinstance(op, m.Vec) and st.opcode in ("ld", "st")
-            regs = [op] if isinstance(op, m.Reg) else (list(op.items) if vec else [])
+            regs = [op] if isinstance(op, m.Reg) else (list(children(op)) if vec else [])
             for r in regs:
                 if not isinstance(r, m.Reg) or r.name not in types:
                     continue

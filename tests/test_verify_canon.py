@@ -46,6 +46,7 @@ def same(a: str, b: str, outs=("%o",)) -> bool:
     ("setp.lt.u32 %p, %x, %y; not.pred %q, %p; selp.b32 %o, %x, %z, %q;", "setp.lt.u32 %p, %x, %y; selp.b32 %o, %z, %x, %p;"),
     ("st.global.u32 [%rd], %x; st.global.u32 [%rd+4], %y;", "st.global.u32 [%rd+4], %y; st.global.u32 [%rd], %x;"),
     ("st.global.u32 [%rd], %x; ld.global.u32 %o, [%rd+4];", "ld.global.u32 %o, [%rd+4]; st.global.u32 [%rd], %x;"),
+    ("movmatrix.sync.trans.aligned.m8n8.b16 %o, %x;", "movmatrix.sync.aligned.m8n8.trans.b16 %o, %x;"),
 ])
 def test_rule_makes_forms_equal(a, b):
     assert same(a, b)
@@ -74,6 +75,10 @@ def test_rule_makes_forms_equal(a, b):
      "st.global.u32 [%rd], %x; atom.global.add.u32 %t, [%rq], 1; st.global.u32 [%rd+4], %y;"),
     ("st.global.u32 [%rd], %x;", ""),
     ("setp.lt.u32 %p, %x, %y; selp.b32 %o, %x, %z, %p;", "setp.lt.u32 %p, %x, %y; selp.b32 %o, %z, %x, %p;"),
+    # positional qualifiers keep their order: layouts of A and B, cvt's destination and source
+    ("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%o, %u}, {%a, %b, %c, %d}, {%e, %f}, {%g, %h};",
+     "mma.sync.aligned.m16n8k16.col.row.f16.f16.f16.f16 {%o, %u}, {%a, %b, %c, %d}, {%e, %f}, {%g, %h};"),
+    ("cvt.u16.u32 %o, %x;", "cvt.u32.u16 %o, %x;"),
 ])
 def test_near_misses_stay_different(a, b):
     assert not same(a, b)

@@ -554,7 +554,26 @@ def canonical_name(s: m.Instruction) -> str:
         w = REG_WIDTH[mods[-1]]
         if mods[-1][1] in "busf" and mods[-1][2:].isdigit():
             mods[-1] = f".b{w}"
-    return s.opcode + "".join(mods)
+    return s.opcode + "".join(modifier_order(mods))
+
+
+_ORDERED_QUALS = (".row", ".col", ".global", ".shared", ".local", ".param", ".const", ".generic")
+
+
+def modifier_order(mods) -> list:
+    """Rule modifier-order: qualifiers whose position means something — types (cvt's
+    destination before its source, mma's D.A.B.C), layouts (.row/.col: A then B) and state spaces
+    (cp.*'s destination before its source) — keep their order, after every other qualifier,
+    which is sorted (``movmatrix.sync.trans.aligned`` = ``movmatrix.sync.aligned.trans``)."""
+    ordered, free = [], []
+    for q in mods:
+        positional = q in REG_WIDTH or q.startswith(_ORDERED_QUALS) or q[1:] in _FP_TYPE_NAMES
+        (ordered if positional else free).append(q)
+    return sorted(free) + ordered
+
+
+_FP_TYPE_NAMES = {"e4m3", "e5m2", "e2m1", "e2m3", "e3m2", "e4m3x2", "e5m2x2", "tf32", "bf16", "bf16x2",
+                  "f16x2", "s4", "u4", "b1"}
 
 
 def type_width(mods) -> Optional[int]:

@@ -161,6 +161,10 @@ def _chain(g, mem) -> tuple:
     out = []
     while True:
         kind, _key, args = g.nodes[mem]
+        if kind == "sel" and g.nodes[args[1]][2] and g.nodes[args[1]][2][-1] == args[2]:
+            out.append(mem)                   # a guarded store or effect: one event
+            mem = args[2]
+            continue
         if kind not in ("st", "mem") or not args:
             break
         out.append(mem)
@@ -230,6 +234,8 @@ def _memory_difference(g, a, b):
 
 def _event(g, v, names) -> str:
     kind, key, args = g.nodes[v]
+    if kind == "sel":
+        return f"if {show(g, args[0], names, 1)}: {_event(g, args[1], names)}"
     if kind == "st" and len(args) == 3:
         return f"{key} {show(g, args[0], names, 1)} <- {show(g, args[1], names, 1)}"
     return key if isinstance(key, str) else kind
@@ -339,6 +345,8 @@ def show(g, v, names, depth: int = 2) -> str:
         return names.get(key, key)
     if kind == "imm":
         return _imm_text(key)
+    if kind == "undef" and isinstance(key, tuple):
+        return f"{key[0]} (read {key[2]})"      # a time register: a new value at every read
     if kind in ("sreg", "sym", "undef"):
         return str(key)
     if kind == "mem0":

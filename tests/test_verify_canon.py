@@ -23,7 +23,9 @@ def same(a: str, b: str, outs=("%o",)) -> bool:
     g = Graph()
     ea, sa = _eval(g, a)
     eb, sb = _eval(g, b)
-    return all(ea.read(sa, r) == eb.read(sb, r) for r in outs) and sa.mem == sb.mem
+    if (sa is None) != (sb is None) or ea.outcome(sa) != eb.outcome(sb):
+        return False
+    return sa is None or all(ea.read(sa, r) == eb.read(sb, r) for r in outs)
 
 
 @pytest.mark.parametrize("a,b", [
@@ -44,6 +46,7 @@ def same(a: str, b: str, outs=("%o",)) -> bool:
     ("setp.lt.u32 %p, %x, %y; not.pred %q, %p; selp.b32 %o, %x, %z, %q;", "setp.lt.u32 %p, %x, %y; selp.b32 %o, %z, %x, %p;"),
     ("st.global.u32 [%rd], %x; st.global.u32 [%rd+4], %y;", "st.global.u32 [%rd+4], %y; st.global.u32 [%rd], %x;"),
     ("st.global.u32 [%rd], %x; ld.global.u32 %o, [%rd+4];", "ld.global.u32 %o, [%rd+4]; st.global.u32 [%rd], %x;"),
+    ("movmatrix.sync.trans.aligned.m8n8.b16 %o, %x;", "movmatrix.sync.aligned.m8n8.trans.b16 %o, %x;"),
 ])
 def test_rule_makes_forms_equal(a, b):
     assert same(a, b)
@@ -72,6 +75,10 @@ def test_rule_makes_forms_equal(a, b):
      "st.global.u32 [%rd], %x; atom.global.add.u32 %t, [%rq], 1; st.global.u32 [%rd+4], %y;"),
     ("st.global.u32 [%rd], %x;", ""),
     ("setp.lt.u32 %p, %x, %y; selp.b32 %o, %x, %z, %p;", "setp.lt.u32 %p, %x, %y; selp.b32 %o, %z, %x, %p;"),
+    # positional qualifiers keep their order: layouts of A and B, cvt's destination and source
+    ("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%o, %u}, {%a, %b, %c, %d}, {%e, %f}, {%g, %h};",
+     "mma.sync.aligned.m16n8k16.col.row.f16.f16.f16.f16 {%o, %u}, {%a, %b, %c, %d}, {%e, %f}, {%g, %h};"),
+    ("cvt.u16.u32 %o, %x;", "cvt.u32.u16 %o, %x;"),
 ])
 def test_near_misses_stay_different(a, b):
     assert not same(a, b)
@@ -92,9 +99,121 @@ def test_forward_branches_are_if_converted_and_loops_refused():
     with pytest.raises(Unsupported, match="outside"):
         _eval(Graph(), "@%p bra ELSEWHERE; add.s32 %o, %o, 1;")
     with pytest.raises(Unsupported):
-        _eval(Graph(), "add.s32 %o, %o, 1; ret;")
+        _eval(Graph(), "add.s32 %o, %o, 1; trap;")
+
+
+def test_inlined_func_returning_before_a_branch_target_is_refused():
+    from splice.verify.dataflow import State
+
+    mod = parse(".version 8.0\n.target sm_90\n.address_size 64\n.func f()\n{\n.reg .pred %p;\n"
+                "@%p bra L;\nret;\nL:\nret;\n}\n", "<f>", cache=False)
+    ev = Evaluator(Graph(), lambda s: None)
+    ev.in_func = True
+    with pytest.raises(Unsupported, match="branches still to merge"):
+        ev.run(mod.function("f").body.items, State({}, ev.g.leaf("mem0", None), ev.true))
+
+
+def test_ret_inside_a_cut_leaves_only_memory():
+    early = "st.global.u32 [%rd], %x; setp.lt.u32 %p, %x, %y; @%p ret; st.global.u32 [%rd+4], %y;"
+    assert same(early, early.replace("%p", "%q"))
+    assert not same(early, early.replace("@%p ret", "@!%p ret"))
+    assert not same(early, early.replace("@%p ret;", ""))
+    # after an unconditional ret only the memory counts: registers are dead
+    assert same("add.s32 %o, %x, 1; st.global.u32 [%rd], %x; ret;", "st.global.u32 [%rd], %x; ret;")
 
 
 def test_every_table_rule_has_gpu_forms_or_is_structural():
     structural = {"splice-private", "if-convert", "provenance"}
     assert set(RULE_IDS) - structural == set(GPU_FORMS)
+
+
+@pytest.mark.parametrize("ka,kb,definite", [
+    ("add.rn.f32", "add.rz.f32", True),
+    ("mul.rn.f32", "mul.rn.ftz.f32", True),
+    ("add.rn.sat.f16x2", "add.rn.f16x2", True),
+    ("cvt.rn.f16.f32", "cvt.rz.f16.f32", True),
+    ("setp.lt.s32", "setp.lt.u32", True),
+    ("setp.lt.u32", "setp.le.u32", True),
+    ("shfl.sync.bfly.b32", "shfl.sync.down.b32", True),
+    ("add.rn.f16x2", "add.rn.bf16x2", True),
+    ("add.s32", "sub.s32", True),
+    ("mul.lo.s32", "mul.lo.u32", False),          # the low half ignores signedness
+    ("setp.eq.s32", "setp.eq.u32", False),
+    ("ld.global.f32", "ld.global.u32", False),
+    ("cvt.ftz.f32.f16", "cvt.f32.f16", False),    # an f16 subnormal is an f32 normal
+    ("cvt.rzi.sat.s32.f32", "cvt.rzi.s32.f32", False),   # float -> int always saturates
+    ("mul.f32", "mul.rn.f32", False),             # default rounding (contraction aside)
+    ("mad.rn.f32", "fma.rn.f32", False),          # synonyms on sm_20+
+    ("ld.global.ca.u32", "ld.global.cg.u32", False),
+])
+def test_opcode_change_definite_only_where_the_isa_says(ka, kb, definite):
+    from splice.verify.explain import opcode_change
+
+    assert opcode_change(ka, kb)[0] is definite
+
+
+def _verdict(a: str, b: str, out="%o"):
+    from splice.verify.explain import first_difference
+
+    g = Graph()
+    ea, sa = _eval(g, a)
+    eb, sb = _eval(g, b)
+    va, vb = ea.read(sa, out), eb.read(sb, out)
+    return None if va == vb else first_difference(g, va, vb).definite
+
+
+def test_masking_operations_stop_a_definite_difference():
+    # the shifted-out bits never reach a 16-bit truncation: not "different"
+    assert _verdict("shl.b32 %t, %x, 16; cvt.u16.u32 %o, %t;", "shl.b32 %t, %x, 17; cvt.u16.u32 %o, %t;") is False
+    assert _verdict("sub.s32 %t, %x, %y; and.b32 %o, %t, 0;", "sub.s32 %t, %y, %x; and.b32 %o, %t, 0;") is False
+    # through operations that pass a difference on, it stays definite
+    assert _verdict("sub.s32 %t, %x, %y; add.s32 %o, %t, %z;", "sub.s32 %t, %y, %x; add.s32 %o, %t, %z;") is True
+    assert _verdict("shfl.sync.bfly.b32 %o, %x, 16, 31, -1;", "shfl.sync.bfly.b32 %o, %x, 15, 31, -1;") is True
+    # a register here, a loaded value there: the load may hold it
+    assert _verdict("mov.b32 %o, %x;", "ld.global.u32 %o, [%rd];") is False
+
+
+@pytest.mark.parametrize("a,b", [
+    ("ld.volatile.global.u32 %t, [%rd]; ld.volatile.global.u32 %u, [%rd]; add.s32 %o, %t, %u;",
+     "ld.volatile.global.u32 %t, [%rd]; add.s32 %o, %t, %t;"),
+    ("atom.global.add.u32 %t, [%rd], 1; atom.global.add.u32 %u, [%rd], 1; add.s32 %o, %t, %u;",
+     "atom.global.add.u32 %t, [%rd], 1; add.s32 %o, %t, %t;"),
+    ("bar.red.popc.u32 %t, 0, %p; bar.red.popc.u32 %u, 0, %p; add.s32 %o, %t, %u;",
+     "bar.red.popc.u32 %t, 0, %p; add.s32 %o, %t, %t;"),
+    ("mov.u32 %t, %clock; mov.u32 %u, %clock; sub.s32 %o, %u, %t;", "mov.u32 %t, %clock; sub.s32 %o, %t, %t;"),
+    ("mov.u32 %t, %clock; mov.b32 %o, %t;", "mov.u32 %o, %clock;"),
+])
+def test_reads_that_are_events_are_never_merged(a, b):
+    assert not same(a, b)
+
+
+def test_weak_loads_of_one_state_are_one_value():
+    assert same("ld.global.u32 %t, [%rd]; ld.global.u32 %u, [%rd]; add.s32 %o, %t, %u;",
+                "ld.global.u32 %t, [%rd]; add.s32 %o, %t, %t;")
+
+
+def _memory_verdict(a: str, b: str):
+    from splice.verify.compare import _memory_difference
+
+    g = Graph()
+    ea, sa = _eval(g, a)
+    eb, sb = _eval(g, b)
+    d = _memory_difference(g, sa.mem, sb.mem)
+    return None if d is None else d.what
+
+
+@pytest.mark.parametrize("a,b,what", [
+    ("st.global.u32 [%rd], %x; st.global.u32 [%rd+4], %y;", "st.global.u32 [%rd+4], %y;", "dropped"),
+    ("st.global.u32 [%rd], %x; st.global.u32 [%rd], %y;", "st.global.u32 [%rd], %y; st.global.u32 [%rd], %x;", "reordered"),
+    ("st.global.u32 [%rd], %x;", "st.global.u32 [%rd], %y;", "stored"),
+    # hidden by a later store to the same address: the final memory is the same
+    ("st.global.u32 [%rd], %x; st.global.u32 [%rd], %y;", "st.global.u32 [%rd], %y;", None),
+    ("st.global.u32 [%rd], %x; st.global.u32 [%rd], %y; st.global.u32 [%rd], %z;",
+     "st.global.u32 [%rd], %y; st.global.u32 [%rd], %x; st.global.u32 [%rd], %z;", None),
+    # storing back what was loaded from the same place
+    ("ld.global.u32 %t, [%rd]; st.global.u32 [%rd], %t;", "ld.global.u32 %t, [%rd];", None),
+    # a guarded store underneath that differs: nothing definite above it
+    ("@%p st.global.u32 [%rd], %x; st.global.u32 [%rd+4], %y;", "@!%p st.global.u32 [%rd], %x;", None),
+])
+def test_memory_differences_only_when_nothing_hides_them(a, b, what):
+    assert _memory_verdict(a, b) == what

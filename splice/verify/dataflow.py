@@ -20,6 +20,7 @@ this module only decides what value each operand has.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Optional
 
 from ..analysis.roles import CALL, MMA, NONE, RW0, access_bytes, is_branch, is_exit, mem_space, role_of
 from ..cut.native import REG_WIDTH, rename_node
@@ -27,6 +28,7 @@ from ..ptx import model as m
 from .canon import Graph, int_add_width
 
 PRIVATE_SYMS = ("__splice_ret",)
+_TIME_REGS = ("%clock", "%globaltimer", "%pm")
 _BARRIERS = ("bar", "barrier", "membar", "fence", "atom", "red", "mbarrier", "cp", "griddepcontrol")
 
 
@@ -62,6 +64,8 @@ class Evaluator:
         self.glue = glue or (lambda s: False)
         self.origins: dict = {}
         self.in_func = False
+        self.exits: list = []
+        self.clock_reads = 0
         self.declared: set = set()
         self.written: list = []
         self.private_mem: dict = {}
@@ -84,6 +88,9 @@ class Evaluator:
         t = type(op)
         g = self.g
         if t is m.Reg:
+            if op.name.startswith(_TIME_REGS):     # a new value at every read
+                self.clock_reads += 1
+                return g.leaf("undef", (op.name, id(self), self.clock_reads))
             return g.leaf("sreg", op.name) if op.special else self.read(st, op.name)
         if t is m.Imm:
             return imm(g, op.text, width)
@@ -106,14 +113,14 @@ class Evaluator:
     def address(self, st: State, op: m.Addr):
         g = self.g
         if len(op.items) != 1:
-            return g.mem("addr", "list", tuple(self.value(st, x) for x in op.items))
+            return g.mem("addrlist", "", tuple(self.value(st, x) for x in op.items))
         first = op.items[0]
         base = first.base if isinstance(first, m.Offset) else first
         off = int(m.parse_number(first.imm)) if isinstance(first, m.Offset) else 0
         return g.addr(self.value(st, base), off, 64)
 
     # ---- statements --------------------------------------------------------------------------
-    def run(self, stmts, state: State = None) -> State:
+    def run(self, stmts, state: Optional[State] = None) -> Optional[State]:
         items = []
         self._flatten(stmts, {}, items, top=True)
         labels = {s.name: i for i, s in enumerate(items) if isinstance(s, m.Label)}
@@ -131,13 +138,45 @@ class Evaluator:
                 st = self._branch(st, s, i, labels, pending)
                 continue
             if self.in_func and s.opcode == "ret" and s.guard is None:
-                break                         # the end of an inlined .func
+                if pending:
+                    raise Unsupported("return from a .func with branches still to merge", self.origin(s))
+                break                         # the end of an inlined .func: the rest is unreachable
+            if not self.in_func and s.opcode in ("ret", "exit"):
+                st = self._leave(st, s)
+                continue
             self.instruction(st, s)
-        if pending and not self.in_func:
+        if pending:
             raise Unsupported("a branch target was not reached", None)
-        if st is None:
+        if st is None and not self.exits:
             raise Unsupported("no path reaches the end of the statements")
         return st
+
+    def _leave(self, st: State, s):
+        """``ret``/``exit`` of the kernel inside the cut: the thread ends; only its memory (and
+        under which condition it left) remains observable."""
+        if s.guard is None:
+            self.exits.append(st)
+            return None
+        p = self.read(st, s.guard.pred)
+        if s.guard.negated:
+            p = self.g.neg(p)
+        self.exits.append(State({}, st.mem, self._and(st.reach, p)))
+        st.reach = self._and(st.reach, self.g.neg(p))
+        return st
+
+    def outcome(self, st):
+        """(memory, exit condition or None): the final memory over every way out of the
+        statements — the end, or a ``ret``/``exit`` inside them — and when a thread leaves."""
+        if not self.exits:
+            return st.mem, None
+        conds = [x.reach for x in self.exits]
+        mems = [x.mem for x in self.exits]
+        left = conds[0]
+        for c in conds[1:]:
+            left = self.g.op("or.pred", (left, c))
+        if st is not None:
+            conds, mems = conds + [st.reach], mems + [st.mem]
+        return self._select_chain(conds, mems), left
 
     def _flatten(self, stmts, renames: dict, out: list, top: bool = False):
         """Statements in program order.  A register declared in a nested ``{ }`` scope is another
@@ -226,7 +265,7 @@ class Evaluator:
         role = role_of(s.name)
         if name == "mov" and len(s.operands) == 2 and role not in (NONE, CALL):
             return self._mov(st, s)
-        if role == NONE:
+        if role == NONE or not s.operands:
             return self._effect(st, s)
         return self._compute(st, s, role)
 
@@ -258,8 +297,11 @@ class Evaluator:
         if isinstance(op, m.Vec):
             return [(k, x.name) for k, x in enumerate(op.items)
                     if isinstance(x, (m.Reg, m.Sym)) and x.name != "_"]
-        if isinstance(op, m.Pair):
-            return [(0, op.first.name), (1, op.second.name)]
+        if isinstance(op, m.Pair):              # d|p, {d0, …}|p: the predicate is the last element
+            first = self._dest_regs(op.first)
+            n = len(op.first.items) if isinstance(op.first, m.Vec) else 1
+            return [(k if k is not None else 0, r) for k, r in first] + \
+                [(n, r) for _k, r in self._dest_regs(op.second)]
         raise Unsupported(f"destination {op} is not modelled")
 
     def _mov(self, st, s):
@@ -301,16 +343,17 @@ class Evaluator:
             v = g.sel(srcs[2], srcs[0], srcs[1])
         elif s.opcode == "not" and ".pred" in s.modifiers:
             v = g.neg(srcs[0])
+        elif _ordered(s):
+            v = g.op(name, srcs + (st.mem,))
         elif _reads_memory(s):
             v = self._private_load(st, s, srcs)
             if v is None:
-                mem = st.mem if s.opcode == "atom" else self.observed(srcs[0] if srcs else None, name, st.mem)
-                v = g.op(name, srcs + (mem,))
+                v = g.op(name, srcs + (self.observed(srcs[0] if srcs else None, name, st.mem),))
         else:
             v = g.op(name, srcs)
         self._record(v, s)
-        if s.opcode == "atom":
-            st.mem = g.mem("mem", name, (v, st.mem))      # ordered: nothing commutes past it
+        if _ordered(s):
+            st.mem = g.mem("mem", name, (v, st.mem))      # an event: nothing commutes past it
         dests = self._dest_regs(ops[0])
         if role == MMA or isinstance(ops[0], (m.Vec, m.Pair)):
             for k, r in dests:
@@ -406,7 +449,7 @@ class Evaluator:
             kind, key, args = self.g.nodes[x]
             if kind == "sym" and key in PRIVATE_SYMS:
                 return True
-            if kind in ("addr", "ioff", "op"):
+            if kind in ("addr", "addrlist", "ioff", "op"):
                 stack.extend(args)
         return False
 
@@ -489,6 +532,15 @@ def _plain(name: str) -> bool:
     return not any(q in name.split(".") for q in ("volatile", "relaxed", "acquire", "release", "mmio"))
 
 
+def _ordered(s: m.Instruction) -> bool:
+    """Instructions with a result that are also ordered memory events: atomics, barriers with a
+    reduction, mbarrier operations, and loads that are not weak (volatile, relaxed, acquire,
+    mmio): two of them are never one value, and nothing moves past them."""
+    if s.opcode in ("atom", "bar", "barrier", "mbarrier"):
+        return True
+    return s.opcode in ("ld", "ldu") and not _plain(s.name)
+
+
 def _reads_memory(s: m.Instruction) -> bool:
     return s.opcode in ("ld", "ldu", "tex", "tld4", "suld", "atom", "ldmatrix", "multimem")
 
@@ -502,10 +554,29 @@ def canonical_name(s: m.Instruction) -> str:
         w = REG_WIDTH[mods[-1]]
         if mods[-1][1] in "busf" and mods[-1][2:].isdigit():
             mods[-1] = f".b{w}"
-    return s.opcode + "".join(mods)
+    return s.opcode + "".join(modifier_order(mods))
 
 
-def type_width(mods) -> int:
+_ORDERED_QUALS = (".row", ".col", ".global", ".shared", ".local", ".param", ".const", ".generic")
+
+
+def modifier_order(mods) -> list:
+    """Rule modifier-order: qualifiers whose position means something — types (cvt's
+    destination before its source, mma's D.A.B.C), layouts (.row/.col: A then B) and state spaces
+    (cp.*'s destination before its source) — keep their order, after every other qualifier,
+    which is sorted (``movmatrix.sync.trans.aligned`` = ``movmatrix.sync.aligned.trans``)."""
+    ordered, free = [], []
+    for q in mods:
+        positional = q in REG_WIDTH or q.startswith(_ORDERED_QUALS) or q[1:] in _FP_TYPE_NAMES
+        (ordered if positional else free).append(q)
+    return sorted(free) + ordered
+
+
+_FP_TYPE_NAMES = {"e4m3", "e5m2", "e2m1", "e2m3", "e3m2", "e4m3x2", "e5m2x2", "tf32", "bf16", "bf16x2",
+                  "f16x2", "s4", "u4", "b1"}
+
+
+def type_width(mods) -> Optional[int]:
     for t in reversed(mods):
         w = REG_WIDTH.get(t)
         if w and t != ".pred":

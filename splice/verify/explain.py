@@ -31,7 +31,7 @@ FREE_LEAVES = ("in", "imm", "sym")
 # "nonconst": only when every other operand is non-constant (a constant may mask it).
 PROPAGATE = {
     "iadd": "always", "isub": "always", "xor": "always", "neg": "always", "not": "always",
-    "cvt": "always", "shfl": "always", "movmatrix": "always", "mma": "always",
+    "cvt": "cvt", "shfl": "always", "movmatrix": "always", "mma": "always",
     "add": "nonconst", "sub": "nonconst", "mul": "nonconst", "fma": "nonconst", "mad": "nonconst",
     "and": "nonconst", "or": "nonconst", "min": "nonconst", "max": "nonconst", "abs": "always",
     "shl": "nonconst", "shr": "nonconst", "ld": "address", "tex": "address",
@@ -125,6 +125,8 @@ def _propagates(g, kind, key, args, pos) -> bool:
     if kind != "op":
         return False
     rule = PROPAGATE.get(opword(key))
+    if rule == "cvt":
+        return not _narrowing_int_cvt(key)
     if rule == "always":
         return True
     if rule == "address":
@@ -177,11 +179,94 @@ def _op_difference(g, a, b) -> Difference:
     if {wa, wb} == {"fma", "add"} or {wa, wb} == {"fma", "sub"}:
         return Difference(a, b, False, "opcode", "fused vs unfused multiply-add")
     if xa == xb and any(not _is_imm(g, x) for _p, x in _flat(xa)):
-        mods = set(ka.split(".")[1:]) ^ set(kb.split(".")[1:])
-        return Difference(a, b, True, "opcode", "" if mods or wa != wb else "")
+        definite, why = opcode_change(ka, kb)
+        return Difference(a, b, definite, "opcode", why)
     if wa == wb and wa in ("add", "mul", "iadd") and _leaves(g, a) == _leaves(g, b):
         return Difference(a, b, False, "opcode", "re-association / a different reduction tree")
     return Difference(a, b, False, "opcode", "the forms are different computations no rule relates")
+
+
+# --- which opcode/modifier changes definitely change the result --------------------------------
+DISTINCT_WORDS = {"add", "sub", "mul", "min", "max", "and", "or", "xor", "shl", "shr", "div", "rem"}
+NEUTRAL_MODS = {"rn", "uni", "aligned", "sync", "ca", "cg", "cs", "lu", "cv", "nc", "weak"}
+ROUNDING = {"rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna", "rs"}
+ROUNDED_WORDS = {"add", "sub", "mul", "fma", "mad", "div", "sqrt", "rcp", "cvt"}
+FTZ_WORDS = {"add", "sub", "mul", "fma", "mad", "div", "sqrt", "rcp", "rsqrt", "min", "max",
+             "setp", "set", "abs", "neg", "ex2", "lg2", "sin", "cos", "tanh"}
+SAT_WORDS = {"add", "sub", "mul", "fma", "mad"}
+COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu",
+               "leu", "gtu", "geu", "num", "nan"}
+SHFL_MODES = {"up", "down", "bfly", "idx"}
+MOVES = {"ld", "st", "ldu", "mov", "shfl", "movmatrix", "ldmatrix", "stmatrix"}
+_FP_TYPES = {"f16", "f16x2", "bf16", "bf16x2", "f32", "f64", "tf32", "e4m3", "e5m2", "e4m3x2",
+             "e5m2x2", "e2m1", "e2m3", "e3m2"}
+
+
+def _type_of(mod: str):
+    if mod in _FP_TYPES:
+        return mod
+    if mod[:1] in "bsu" and mod[1:].isdigit():
+        return mod
+    return None
+
+
+def _sign_matters(word: str, mods: set) -> bool:
+    if word in ("shr", "min", "max", "div", "rem", "abs", "neg", "bfe", "sad"):
+        return True
+    if word in ("mul", "mad"):
+        return bool(mods & {"hi", "wide"})
+    if word in ("setp", "set"):
+        return bool(mods & (COMPARISONS - {"eq", "ne", "equ", "neu", "num", "nan"}))
+    if word == "cvt":
+        return any(m in _FP_TYPES for m in mods)
+    return False
+
+
+def opcode_change(ka: str, kb: str) -> tuple:
+    """(definite, reason) for the same operands under opcodes ``ka`` and ``kb``: definite only
+    for changes the ISA defines to give another result for some input."""
+    wa, wb = opword(ka), opword(kb)
+    if wa != wb:
+        if wa in DISTINCT_WORDS and wb in DISTINCT_WORDS:
+            return True, ""
+        return False, f"{wa} and {wb}: opcodes the checker does not relate"
+    ma, mb = set(ka.split(".")[1:]), set(kb.split(".")[1:])
+    diff = (ma ^ mb) - NEUTRAL_MODS
+    if not diff:
+        shown = ", ".join("." + x for x in sorted(ma ^ mb))
+        return False, f"differs only in {shown}, which may not change bits"
+    types = {m for m in diff if _type_of(m)}
+    verdicts = []
+    if types:
+        widths = {m[1:] if m[:1] in "bsuf" and m[1:].isdigit() else m for m in types}
+        letters = {m[0] for m in types}
+        if len(widths) == 1 and letters <= set("bsu"):
+            verdicts.append(_sign_matters(wa, ma | mb))
+        elif len(widths) == 1 and wa in MOVES:
+            verdicts.append(False)
+        else:
+            verdicts.append(True)
+    for m in diff - types:
+        if m in ROUNDING:
+            verdicts.append(wa in ROUNDED_WORDS)
+        elif m == "ftz":
+            verdicts.append(wa in FTZ_WORDS)
+        elif m == "sat":
+            verdicts.append(wa in SAT_WORDS)
+        elif m == "satfinite":
+            verdicts.append(wa == "cvt")
+        elif m in COMPARISONS and wa in ("setp", "set"):
+            verdicts.append(True)
+        elif m in SHFL_MODES and wa == "shfl":
+            verdicts.append(True)
+        elif m in ("hi", "lo", "wide") and wa in ("mul", "mad"):
+            verdicts.append(True)
+        else:
+            verdicts.append(False)
+    if all(verdicts):
+        return True, ""
+    shown = ", ".join("." + x for x in sorted(diff))
+    return False, f"differs in {shown}, which need not change bits for every operand"
 
 
 def _args_difference(g, a, b, diff) -> Difference:
@@ -216,12 +301,20 @@ def _definite_context(g, kind, key, args, positions) -> bool:
     if kind != "op":
         return False
     rule = PROPAGATE.get(opword(key))
+    if rule == "cvt":
+        return not _narrowing_int_cvt(key)
     if rule in ("always", "address"):
         return rule == "always" or all(p[0] == 0 for p in positions)
     if rule == "nonconst":
         others = [x for p, x in _flat(args) if p not in positions]
         return not any(_is_imm(g, x) for x in others) and "approx" not in key
     return False
+
+
+def _narrowing_int_cvt(key: str) -> bool:
+    """cvt between integer types into a narrower one drops the high bits a difference may be in."""
+    types = [m for m in key.split(".")[1:] if m[:1] in "bsu" and m[1:].isdigit()]
+    return len(types) == 2 and int(types[0][1:]) < int(types[1][1:])
 
 
 def _leaves(g, v, limit=4096):

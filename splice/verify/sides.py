@@ -38,6 +38,23 @@ def original(plan, cp):
     return body, origin
 
 
+def outside_entries(plan, cp, body) -> list:
+    """Labels of the cut that the rest of the module names: a branch from outside may enter the
+    cut there (apply keeps such labels), a second entry the checker does not follow.  Any
+    mention of the name outside the cut counts (conservative)."""
+    import re
+
+    start, end = cp.region
+    src = plan.source
+    out = []
+    for s in m.walk(body):
+        if isinstance(s, m.Label):
+            pat = re.compile(r"(?<![\w$.%])" + re.escape(s.name) + r"(?![\w$])")
+            if pat.search(src, 0, start) or pat.search(src, end):
+                out.append(s.name)
+    return out
+
+
 def native(plan, cp, funcs_cache: dict):
     """(statements, origin, funcs, func origins, glue test) of a cut's bound native code."""
     b = cp.binding

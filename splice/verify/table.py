@@ -48,6 +48,10 @@ RULES = (
          "two's-complement addition ignores signedness and wraps mod 2^W (no .sat, no .cc)"),
     Rule("addr-offset", "an address [r + o] with r = x + c (integer add of the register's width) is "
          "[x + c + o]", "address arithmetic wraps in the address register's width"),
+    Rule("modifier-order", "qualifiers other than types, layouts (.row/.col) and state spaces may be "
+         "written in any order (movmatrix.sync.trans.aligned = movmatrix.sync.aligned.trans); those "
+         "three keep their order", "ptxas reads the other qualifiers as a set; the order of types "
+         "(cvt's destination and source, mma's D.A.B.C), layouts and cp.*'s spaces carries meaning"),
     Rule("weak-default", "ld.weak / st.weak are ld / st", "the PTX ISA: .weak is the default"),
     Rule("st-type", "st.bW, st.uW, st.sW, st.fW store the same W bits", "a store moves bits"),
     Rule("select", "@p op d, … is d = select(p, new d, old d); selp d, a, b, p is select(p, a, b); "
@@ -104,6 +108,10 @@ GPU_FORMS = {
               "mov.b32 {%h2, %h3}, %y; mov.b32 {%h0, %h1}, %x; mov.b32 %t, {%h0, %h3}; mov.b32 %o, %t;")],
     "int-add": [(".u32", "add.s32 %t, %x, 5; add.u32 %o, %t, -7;", "sub.u32 %o, %x, 2;")],
     "addr-offset": [(".u32", "ADDR: ld.global.u32 %o, [%a+8];", "ADDR: add.s64 %s, %a, 4; ld.global.u32 %o, [%s+4];")],
+    "modifier-order": [(".b32", "movmatrix.sync.aligned.m8n8.trans.b16 %o, %x;",
+                        "movmatrix.sync.trans.aligned.m8n8.b16 %o, %x;"),
+                       (".b32", "cvt.rn.satfinite.e4m3x2.f16x2 %h0, %x; mov.b32 %o, {%h0, %h0};",
+                        "cvt.satfinite.rn.e4m3x2.f16x2 %h0, %x; mov.b32 %o, {%h0, %h0};")],
     "weak-default": [(".u32", "ADDR: ld.weak.global.u32 %o, [%a];", "ADDR: ld.global.u32 %o, [%a];")],
     "st-type": [(".f32", "ADDR: st.global.f32 [%a], %x; ld.global.u32 %o, [%a];",
                  "ADDR: st.global.b32 [%a], %x; ld.global.u32 %o, [%a];")],

@@ -14,9 +14,9 @@ class SpliceError(Exception):
         self.line = line
         self.column = column
         self.detail = detail
-        super().__init__(self.render())
+        super().__init__(self._headline())
 
-    def render(self) -> str:
+    def _headline(self) -> str:
         where = ""
         if self.path:
             where = self.path
@@ -25,7 +25,31 @@ class SpliceError(Exception):
                 if self.column:
                     where += f":{self.column}"
             where += ": "
-        text = where + self.message
+        return where + self.message
+
+    def render(self) -> str:
+        """``file:line:col: message``, then (where the file has that line) the line itself
+        and a caret under the column, then the detail."""
+        text = self._headline()
+        shown = self._source_line()
+        if shown is not None:
+            from .ptx.errors import caret_lines
+
+            text += caret_lines(shown, self.column or 1)
         if self.detail:
             text += "\n" + self.detail
         return text
+
+    def _source_line(self) -> Optional[str]:
+        if not (self.path and self.line):
+            return None
+        try:
+            with open(self.path, encoding="utf-8", errors="replace") as fh:
+                for i, ln in enumerate(fh, 1):
+                    if i == self.line:
+                        return ln.rstrip("\r\n")
+                    if i > self.line:
+                        break
+        except (OSError, ValueError):
+            return None
+        return None

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from splice.ptx import PtxSyntaxError, emit, parse
+from splice.ptx.model import Block
 
 from .conftest import MODERN, STANDIN, THIRDPARTY
 
@@ -83,11 +84,25 @@ def test_mutations_give_a_model_or_a_placed_error(text):
 _TINY = (STANDIN.parent / "tests" / "data" / "recipes" / "tiny.ptx")
 
 
+def _spans(items):
+    out = []
+    for it in items:
+        out.append((type(it).__name__, it.span, it.line))
+        if isinstance(it, Block):
+            out += _spans(it.items)
+    return out
+
+
 def _agree(text):
+    """Both paths give the same outcome: equal models with equal spans, or the same place."""
     fast = _outcome(text, True)
     slow = _outcome(text, False)
     assert fast[0] == slow[0], (fast[0], slow[0])
     assert fast[1] == slow[1]
+    if fast[0] == "ok":
+        for f, g in zip(fast[1].functions(), slow[1].functions()):
+            if f.body is not None:
+                assert _spans(f.body.items) == _spans(g.body.items)
     return fast[0]
 
 
@@ -115,7 +130,7 @@ def test_fast_and_plain_agree_on_every_byte(where):
 
 def _joined(text: str) -> str:
     """Statements of consecutive lines put on one line, as a minifier would."""
-    return re.sub(r";[ \t]*\n(?=[ \t]*[^\s/}{])", "; ", text)
+    return re.sub(r"([;:])[ \t]*\n(?=[ \t]*[^\s/}{])", r"\1 ", text)
 
 
 @pytest.mark.parametrize("k", range(len(_TEXTS)))

@@ -20,9 +20,25 @@ class PtxSyntaxError(Exception):
     def render(self) -> str:
         text = f"{self.location}: {self.message}"
         if self.line:
-            shown = self.source_line.expandtabs(1)
-            text += "\n  " + shown.rstrip("\n") + "\n  " + " " * max(self.column - 1, 0) + "^"
+            text += caret_lines(self.source_line, self.column)
         return text
+
+
+SHOWN_WIDTH = 160   # a 10 MB one-line module shows the error's neighbourhood, not the line
+
+
+def caret_lines(line: str, column: int) -> str:
+    """``\n  <source line>\n  <spaces>^`` with the caret under ``column`` (1-based); a long
+    line is cut to a window around the column, marked with ``…``."""
+    shown = line.rstrip("\r\n").expandtabs(1)
+    col = max(column or 1, 1) - 1
+    if len(shown) > SHOWN_WIDTH:
+        start = max(0, min(col - SHOWN_WIDTH // 2, len(shown) - SHOWN_WIDTH))
+        head = "…" if start > 0 else ""
+        tail = "…" if start + SHOWN_WIDTH < len(shown) else ""
+        col = col - start + len(head)
+        shown = head + shown[start:start + SHOWN_WIDTH] + tail
+    return "\n  " + shown + "\n  " + " " * col + "^"
 
 
 def line_col(source: str, pos: int) -> tuple:

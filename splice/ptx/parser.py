@@ -442,7 +442,12 @@ class _BodyParser:
             if "{" in text and text[0] in "{}":
                 raise _Fallback
             t0 = lead + k
-            if text.endswith(";") or text.endswith(":") or text.startswith((".loc", ".file")):
+            lab = _LABEL_HEAD.match(text) if text.endswith(";") else None
+            if lab:     # `$L__BB0_3: shl.b32 …;` — the label and the statement each hit the cache
+                sc.stack[-1].extend(self.shapes.statement(source, t0, t0 + lab.end(), line_no, self.path))
+                rest = text[lab.end():]
+                self._piece(sc, rest.lstrip(_WS), t0 + lab.end() + len(rest) - len(rest.lstrip(_WS)), line_no)
+            elif text.endswith(";") or text.endswith(":") or text.startswith((".loc", ".file")):
                 if text.count(";") > 1:
                     sc.stack[-1].extend(_lark(text, "body_items", source, self.path, t0, base_line=line_no))
                 else:
@@ -456,6 +461,7 @@ class _BodyParser:
             sc.close(c)
 
 
+_LABEL_HEAD = re.compile(r"(?:%[A-Za-z0-9_$]+|[A-Za-z_$][A-Za-z0-9_$]*)[ \t\f\r]*:(?!:)", re.ASCII)
 _WS = " \t\f\r"   # what the grammar ignores on a line (common.WS); str.strip() also eats \x0b, \x85 …
 
 

@@ -81,31 +81,35 @@ class Kernel:
         seq = [0]
         seq_text = {}
 
+        Block, Instruction, Label, Decl = m.Block, m.Instruction, m.Label, m.Decl
+        stmts_append, scope_append = stmts.append, scope_of.append
+
         def visit(items, depth, sid):
             for it in items:
-                if isinstance(it, m.Block):
+                t = type(it)   # the model's node classes are final: type checks, not isinstance
+                if t is Block:
                     parent.append(sid)
                     scope_names.append({})
                     scope_ranges.append({})
                     visit(it.items, depth + 1, len(parent) - 1)
                     continue
                 n = None
-                if isinstance(it, (m.Instruction, m.Label)) and it.span is not None:
+                if (t is Instruction or t is Label) and it.span is not None:
                     if index:
                         n = by_last.get(line_of(it.span[1] - 1))
                     else:
                         seq[0] += 1
                         n = seq[0]
                         seq_text[n] = src[it.span[0]:it.span[1]]
-                if isinstance(it, m.Decl) and it.space == ".reg":
+                elif t is Decl and it.space == ".reg":
                     ty = it.type
                     for d in it.declarators:
                         if d.count is not None:
                             scope_ranges[sid].setdefault(d.name, []).append((d.count, ty))
                         else:
                             scope_names[sid][d.name] = ty
-                stmts.append(Stmt(n, it.line, it, depth))
-                scope_of.append(sid)
+                stmts_append(Stmt(n, it.line, it, depth))
+                scope_append(sid)
 
         visit(self.fn.body.items, 0, 0)
         self.stmts = stmts

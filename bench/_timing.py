@@ -14,8 +14,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(cmd, env=None, cwd=ROOT, check=True):
-    """(wall seconds, peak RSS in MB, stdout bytes) of one child process.  Output goes to temp
-    files so the child can be reaped with wait4, which gives that child's own peak RSS."""
+    """(wall seconds, peak RSS in MB, stdout bytes, CPU seconds) of one child process (user +
+    system time of the child and of the worker processes it waited for).
+    Output goes to temp files so the child can be reaped with wait4, which gives that child's
+    own peak RSS."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err)
@@ -28,7 +30,7 @@ def run(cmd, env=None, cwd=ROOT, check=True):
     if check and proc.returncode != 0:
         sys.stderr.write(stderr.decode("utf-8", "replace"))
         raise SystemExit(f"failed ({proc.returncode}): {' '.join(map(str, cmd))}")
-    return wall, usage.ru_maxrss / 1024, stdout
+    return wall, usage.ru_maxrss / 1024, stdout, usage.ru_utime + usage.ru_stime
 
 
 def splice_cmd(*args):

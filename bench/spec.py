@@ -66,7 +66,7 @@ def time_spec(path: Path, repeat: int, tree: Path = ROOT):
     env = dict(os.environ, PYTHONPATH=str(tree))
     walls, rss = [], []
     for _ in range(repeat):
-        w, r, _out = run(splice_cmd("spec", path, "--json"), env, cwd=tree)
+        w, r, _out, _cpu = run(splice_cmd("spec", path, "--json"), env, cwd=tree)
         walls.append(w)
         rss.append(r)
     return walls, rss

@@ -64,11 +64,13 @@ def synth_big(min_entries: int = 400) -> str:
 
 def time_spec(path: Path, repeat: int, tree: Path = ROOT):
     env = dict(os.environ, PYTHONPATH=str(tree))
-    walls, rss = [], []
+    walls, rss, cpus = [], [], []
     for _ in range(repeat):
-        w, r, _out, _cpu = run(splice_cmd("spec", path, "--json"), env, cwd=tree)
+        w, r, _out, cpu = run(splice_cmd("spec", path, "--json"), env, cwd=tree)
         walls.append(w)
         rss.append(r)
+        cpus.append(cpu)
+    print(f"  {path.name}{' (baseline tree)' if tree != ROOT else ''}: CPU time {summary(cpus)}", flush=True)
     return walls, rss
 
 

@@ -1,48 +1,128 @@
-"""Benchmark: `splice spec` on corpus/enc5.ptx (parse + Kernel + phases + provenance + epilogues
-+ the JSON document), against the 2 s target.  Not a timed test.
+"""``splice spec`` growth with module size and on a big multi-entry module.
 
-    python bench/spec.py [FILE] [--repeat N]
+    python bench/spec.py [--repeat N] [--big PATH] [--skip-series] [--baseline-tree DIR]
+
+* series: enc5 copied ×1/×2/×4/×8 into one module (entries renamed ``…_cK``); each size is timed
+  as ``splice spec FILE --json`` in fresh processes; prints min / median and the ratio of each
+  doubling (target ≤ 2.1: linear growth).
+* big: ``--big PATH`` (e.g. CuPy's thrust PTX, 463 entries / 800k lines: see
+  docs/results/cpu-speed.md for how to extract it), else a module synthesized here from renamed
+  copies of tests/data/ptx/modern until it has 400+ entries; prints wall and peak RSS (targets
+  ≤ 20 s and ≤ 600 MB on the thrust module).
+* ``--baseline-tree DIR``: a checkout of the code before the change, run on the same files in the
+  same run (e.g. ``git worktree add /tmp/base origin/main``), for the ratio old / new.
 """
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import statistics
 import sys
-import time
+import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-TARGET_S = 2.0
+from _timing import ROOT, load, run, splice_cmd, summary
+
+MODERN = ROOT / "tests" / "data" / "ptx" / "modern"
+_HEADER = re.compile(r"^\s*\.(version|target|address_size)\b[^\n]*\n", re.M)
 
 
-def once(path):
-    from splice.analysis import Kernel
-    from splice.analysis.spec import build_spec
-    from splice.ptx import parse_file
+def copies(text: str, n: int) -> str:
+    """``n`` copies of a module's functions after one header, every entry renamed."""
+    head_end = re.search(r"^[^\n]*\.(entry|func)\b", text, re.M).start()
+    head, rest = text[:head_end], text[head_end:]
+    names = re.findall(r"\.entry\s+([\w$]+)", rest)
+    out = [head]
+    for k in range(n):
+        part = rest
+        for nm in names:
+            part = re.sub(r"(?<![\w$])" + re.escape(nm) + r"(?![\w$])", f"{nm}_c{k}", part)
+        out.append(part)
+    return "".join(out)
 
-    t0 = time.perf_counter()
-    mod = parse_file(str(path))
-    t1 = time.perf_counter()
-    k = Kernel(mod)
-    d = build_spec(k)
-    k.phase_abi(min(8, len(k.phases))) if k.phases else None
-    t2 = time.perf_counter()
-    return t1 - t0, t2 - t1, d
+
+def synth_big(min_entries: int = 400) -> str:
+    """Renamed copies of the modern test modules (sm_90-era NVVM/Triton/CUTLASS output) behind
+    one header, until the module has ``min_entries`` entries."""
+    parts = [".version 8.4\n.target sm_90a\n.address_size 64\n"]
+    files = [f for f in sorted(MODERN.glob("*.ptx")) if "debug" not in f.name]
+    entries, k = 0, 0
+    while entries < min_entries:
+        for f in files:
+            body = _HEADER.sub("", f.read_text())
+            body = re.sub(r"\.section\s+\.debug[\s\S]*?\n}\n", "", body)
+            names = set(re.findall(r"\.(?:entry|func)\s+(?:\([^)]*\)\s*)?([\w$]+)", body)) | \
+                set(re.findall(r"^\s*\.(?:global|shared|const)\s[^;=]*?([\w$]+)\s*(?:\[|=|;)", body, re.M))
+            for nm in sorted(names, key=len, reverse=True):
+                body = re.sub(r"(?<![\w$%])" + re.escape(nm) + r"(?![\w$])", f"{nm}_k{k}", body)
+            parts.append(body)
+            entries += len(re.findall(r"\.entry\s", body))
+            k += 1
+    return "".join(parts)
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser()
-    ap.add_argument("file", nargs="?", default=str(ROOT / "corpus" / "enc5.ptx"))
+def time_spec(path: Path, repeat: int, tree: Path = ROOT):
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    walls, rss, cpus = [], [], []
+    for _ in range(repeat):
+        w, r, _out, cpu = run(splice_cmd("spec", path, "--json"), env, cwd=tree)
+        walls.append(w)
+        rss.append(r)
+        cpus.append(cpu)
+    print(f"  {path.name}{' (baseline tree)' if tree != ROOT else ''}: CPU time {summary(cpus)}", flush=True)
+    return walls, rss
+
+
+def series(tmp: Path, repeat: int, base) -> None:
+    enc5 = (ROOT / "corpus" / "enc5.ptx").read_text()
+    prev = None
+    for n in (1, 2, 4, 8):
+        p = tmp / f"enc5x{n}.ptx"
+        p.write_text(copies(enc5, n))
+        walls, rss = time_spec(p, repeat)
+        med = statistics.median(walls)
+        grow = f", ×{med / prev:.2f} the previous size (target ≤ 2.1)" if prev else ""
+        old = ""
+        if base:
+            bw, _ = time_spec(p, repeat, base)
+            old = f"; baseline tree {summary(bw)}, ratio old/new {statistics.median(bw) / med:.2f}"
+        print(f"enc5 ×{n} ({p.read_text().count(chr(10))} lines): {summary(walls)}, "
+              f"peak RSS {max(rss):.0f} MB{grow}{old}", flush=True)
+        prev = med
+
+
+def big(tmp: Path, path, repeat: int, base) -> None:
+    if path is None:
+        path = tmp / "synth_big.ptx"
+        path.write_text(synth_big())
+    text = Path(path).read_text()
+    n_ent = len(re.findall(r"\.entry\s", text))
+    walls, rss = time_spec(Path(path), repeat)
+    print(f"{Path(path).name} ({n_ent} entries, {text.count(chr(10))} lines): {summary(walls)}, "
+          f"peak RSS {max(rss):.0f} MB (targets ≤ 20 s, ≤ 600 MB on the 463-entry thrust module: "
+          f"ratios {statistics.median(walls) / 20:.2f}, {max(rss) / 600:.2f})", flush=True)
+    if base:
+        bw, brss = time_spec(Path(path), 1, base)
+        print(f"  baseline tree: {summary(bw)}, peak RSS {max(brss):.0f} MB; "
+              f"ratio old/new {statistics.median(bw) / statistics.median(walls):.2f}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
-    a = ap.parse_args(argv)
-    runs = [once(a.file) for _ in range(max(1, a.repeat))]
-    p, an, d = runs[0]     # the first run is cold in this process (parse_file may memoise)
-    tot = p + an
-    print(f"{Path(a.file).name}: {d['statements']} statements, {len(d.get('phases', []))} phases")
-    print(f"first run: parse {p:.3f} s + analysis {an:.3f} s = {tot:.3f} s "
-          f"(target {TARGET_S:.1f} s, ratio {tot / TARGET_S:.2f})")
-    best_an = min(r[1] for r in runs)
-    print(f"analysis alone, best of {len(runs)}: {best_an:.3f} s")
+    ap.add_argument("--big", default=None, help="a big multi-entry module (default: synthesized)")
+    ap.add_argument("--skip-series", action="store_true")
+    ap.add_argument("--skip-big", action="store_true")
+    ap.add_argument("--baseline-tree", type=Path, default=None)
+    args = ap.parse_args(argv)
+    print(f"before: {load()}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        if not args.skip_series:
+            series(Path(tmp), args.repeat, args.baseline_tree)
+        if not args.skip_big:
+            big(Path(tmp), args.big, args.repeat, args.baseline_tree)
+    print(f"after:  {load()}")
     return 0
 
 

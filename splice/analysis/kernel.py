@@ -80,31 +80,35 @@ class Kernel:
         seq = [0]
         seq_text = {}
 
+        Block, Instruction, Label, Decl = m.Block, m.Instruction, m.Label, m.Decl
+        stmts_append, scope_append = stmts.append, scope_of.append
+
         def visit(items, depth, sid):
             for it in items:
-                if isinstance(it, m.Block):
+                t = type(it)   # the model's node classes are final: type checks, not isinstance
+                if t is Block:
                     parent.append(sid)
                     scope_names.append({})
                     scope_ranges.append({})
                     visit(it.items, depth + 1, len(parent) - 1)
                     continue
                 n = None
-                if isinstance(it, (m.Instruction, m.Label)) and it.span is not None:
+                if (t is Instruction or t is Label) and it.span is not None:
                     if index:
                         n = by_last.get(line_of(it.span[1] - 1))
                     else:
                         seq[0] += 1
                         n = seq[0]
                         seq_text[n] = src[it.span[0]:it.span[1]]
-                if isinstance(it, m.Decl) and it.space == ".reg":
+                elif t is Decl and it.space == ".reg":
                     ty = it.type
                     for d in it.declarators:
                         if d.count is not None:
                             scope_ranges[sid].setdefault(d.name, []).append((d.count, ty))
                         else:
                             scope_names[sid][d.name] = ty
-                stmts.append(Stmt(n, it.line, it, depth))
-                scope_of.append(sid)
+                stmts_append(Stmt(n, it.line, it, depth))
+                scope_append(sid)
 
         visit(self.fn.body.items, 0, 0)
         self.stmts = stmts
@@ -289,59 +293,63 @@ class Kernel:
         raise SpliceError(f"{self.name}: no phase {i} (it has {len(self.phases)})", path=self.path)
 
 
+class _BodyKeys(dict):
+    """Register name -> its key in the body scope, ``""`` for a name that is not a declared
+    register; filled on first look-up (a dict subclass, so a hit costs one C-level lookup)."""
+
+    def __init__(self, names: dict, ranges: dict):
+        super().__init__()
+        self._names = names
+        self._ranges = ranges
+
+    def __missing__(self, nm):
+        key = ""
+        if nm in self._names:
+            key = nm
+        else:
+            mm = _SPLIT.match(nm)
+            if mm:
+                for cnt, _t in self._ranges.get(mm.group(1), ()):
+                    if int(mm.group(2)) < cnt:
+                        key = nm
+                        break
+        self[nm] = key
+        return key
+
+
 def _compute_du(k: Kernel):
     """defs/uses keys per statement; Sym names are kept only when declared as registers."""
     defs_l: list = []
     uses_l: list = []
     guarded_l: list = []
     scope_of = k._scope_of
-    body_names = k._scope_names[0]
     nested = k._nested_declared or k._nested_ranges
     resolve = k._resolve
-    split = _SPLIT.match
-    body_ranges = k._scope_ranges[0]
-    cache: dict = {}
+    body = _BodyKeys(k._scope_names[0], k._scope_ranges[0]).__getitem__
 
-    def res(nm, sid):
-        if not nested or sid == 0:
-            key = cache.get(nm)
-            if key is not None:
-                return key or None
-            if nm in body_names:
-                cache[nm] = nm
-                return nm
-            mm = split(nm)
-            if mm:
-                for cnt, _t in body_ranges.get(mm.group(1), ()):
-                    if int(mm.group(2)) < cnt:
-                        cache[nm] = nm
-                        return nm
-            cache[nm] = ""
-            return None
-        r = resolve(nm, sid)
-        return r[0] if r else None
+    def scoped(names, sid):
+        out = []
+        for nm in names:
+            r = resolve(nm, sid)
+            if r is not None:
+                out.append(r[0])
+        return tuple(out)
 
     raw = roles.raw_defs_uses
+    Instruction = m.Instruction
     for pos, st in enumerate(k.stmts):
         node = st.node
-        if type(node) is not m.Instruction:
+        if type(node) is not Instruction:
             defs_l.append(())
             uses_l.append(())
             guarded_l.append(False)
             continue
-        sid = scope_of[pos]
         d, u = raw(node)
-        dd = []
-        for nm in d:
-            key = res(nm, sid)
-            if key is not None:
-                dd.append(key)
-        uu = []
-        for nm in u:
-            key = res(nm, sid)
-            if key is not None:
-                uu.append(key)
-        defs_l.append(tuple(dd))
-        uses_l.append(tuple(uu))
+        if not nested or scope_of[pos] == 0:
+            defs_l.append(tuple([x for x in map(body, d) if x]))
+            uses_l.append(tuple([x for x in map(body, u) if x]))
+        else:
+            defs_l.append(scoped(d, scope_of[pos]))
+            uses_l.append(scoped(u, scope_of[pos]))
         guarded_l.append(node.guard is not None)
     return defs_l, uses_l, guarded_l

@@ -148,14 +148,24 @@ def check_files(files, sass: bool, arch: Optional[str] = None, cache=None, jobs:
 
     lark_parser()  # build the grammar once; forked workers inherit it
     pool = ProcessPoolExecutor(min(jobs, len(files)))
-    results = pool.map(_check, work)
+    futures = [None] * len(work)
+    for i in sorted(range(len(work)), key=lambda i: -_size(work[i][0])):
+        futures[i] = pool.submit(_check, work[i])  # biggest first: no big file left for last
 
     def drain():
         try:
-            yield from results
+            for f in futures:
+                yield f.result()
         finally:
             pool.shutdown(cancel_futures=True)
     return drain()
+
+
+def _size(path) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def run_roundtrip(args) -> int:

@@ -182,10 +182,20 @@ def _os_message(exc: OSError, args) -> str:
     return f"{name}: {reason}"
 
 
+def _stdout_keeps_bytes() -> None:
+    """Module text read with surrogateescape (a Latin-1 comment in a statement the index prints)
+    goes back out as the same bytes instead of a UnicodeEncodeError under a strict locale."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "encoding", "").lower().replace("-", "") == "utf8":
+            reconfigure(errors="surrogateescape")
+
+
 def main(argv=None) -> int:
     from .errors import SpliceError
     from .ptx.errors import PtxSyntaxError
 
+    _stdout_keeps_bytes()
     ap = build_parser()
     args = ap.parse_args(argv)
     if not getattr(args, "func", None):

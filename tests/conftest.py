@@ -25,7 +25,7 @@ from splice.ptx import sass
 
 ROOT = Path(__file__).resolve().parents[1]
 _CORPUS_ENV = os.environ.get("SPLICE_TEST_CORPUS", "")
-PTX_CORPUS = Path(_CORPUS_ENV) if _CORPUS_ENV else ROOT.parent / "shared" / "ptx-corpus"
+PTX_CORPUS = Path(_CORPUS_ENV).resolve() if _CORPUS_ENV else ROOT.parent / "shared" / "ptx-corpus"
 DATA = ROOT / "tests" / "data"
 MODERN = DATA / "ptx" / "modern"
 THIRDPARTY = DATA / "ptx" / "thirdparty"

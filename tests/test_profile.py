@@ -121,6 +121,6 @@ def test_probe_profile_gpu(tmp_path):
 
     r = run_probe(resolve(str(ROOT / "recipes/enc5_p8.yaml")),
                   ProbeOptions(runs=10, warmup=1, report_dir=tmp_path, profile=True))
-    pr = r["profile"]["original"]
+    pr = r.result["profile"]["original"]
     assert pr["warps_complete"] == pr["warps"] and pr["agrees"]
     assert pr["frame_equal_plain"] and Path(pr["png"]).exists()

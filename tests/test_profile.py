@@ -120,7 +120,73 @@ def test_probe_profile_gpu(tmp_path):
     from splice.probe.session import ProbeOptions, run_probe
 
     r = run_probe(resolve(str(ROOT / "recipes/enc5_p8.yaml")),
-                  ProbeOptions(runs=10, warmup=1, report_dir=tmp_path, profile=True))
-    pr = r.result["profile"]["original"]
+                  ProbeOptions(runs=10, warmup=1, report_dir=tmp_path, profile=True)).result
+    pr = r["profile"]["original"]
     assert pr["warps_complete"] == pr["warps"] and pr["agrees"]
     assert pr["frame_equal_plain"] and Path(pr["png"]).exists()
+
+
+# ------------------------------------------------ profile.run on the fake device of the probe tests
+
+def test_profile_run_on_a_fake_device(tmp_path):
+    """The host side of --profile end to end on test_probe_device's fake cupy: the buffer pointer
+    reaches the module's global, the stamps come back per warp, the instrumented frame is
+    compared with the plain one, and the four modules are timed interleaved."""
+    import ctypes
+
+    from splice.probe.device import Device, digest
+    from splice.probe.profile import Boundary, Profiling, ProfilePlan, run
+    from splice.probe.spec import load_spec
+    from tests.test_probe_device import FakeCupy, _small_gemm, gemm_kernel
+
+    class ProfCupy(FakeCupy):
+        uint64 = np.uint64
+
+        def __init__(self, behaviours):
+            super().__init__(behaviours)
+            self.globals = []
+            self.cuda.runtime.memcpy = lambda dst, src, n, kind: ctypes.memmove(dst, src, n)
+            self.cuda.runtime.memcpyHostToDevice = 1
+
+        def RawModule(self, path):
+            m = super().RawModule(path)
+            g = np.zeros(1, np.uint64)
+            self.globals.append(g)
+            m.get_global = lambda name: SimpleNamespace(ptr=g.ctypes.data)
+            return m
+
+        def asnumpy(self, a):
+            return a.a.copy()
+
+    spec = load_spec(_small_gemm(tmp_path))            # grid 2x2, block 128: 16 warps
+    bounds = [Boundary(0, "prologue", 1, False, 1, 9), Boundary(1, "phase 1", 10, False, 10, 12),
+              Boundary(2, "E1", 13, False, 13, 20), Boundary(3, END, 21, False)]
+    plan = ProfilePlan("k", bounds, warps_per_block=4, blocks=4)
+    cycles = [100, 700, 200]
+
+    def stamped(slot):
+        def k(kp):
+            gemm_kernel()(kp)
+            ptr = int(cp.globals[slot][0])
+            t = np.ctypeslib.as_array((ctypes.c_uint64 * (plan.warps * plan.n)).from_address(ptr))
+            t = t.reshape(plan.warps, plan.n)
+            t[:, 0] = 1000 + np.arange(plan.warps)
+            for r, c in enumerate(cycles):
+                t[:, r + 1] = t[:, r] + c
+        return k
+
+    cp = ProfCupy([gemm_kernel(), gemm_kernel(), stamped(2), stamped(3)])
+    dev = Device(spec, cp)
+    dev.load("original", "o.cubin")
+    dev.load("spliced", "s.cubin")
+    plain = {n: digest(dev.render(n)) for n in ("original", "spliced")}
+    built = {f"profile:{s}": SimpleNamespace(path=f"p{s}.cubin", resources={}) for s in ("original", "spliced")}
+    res = run(Profiling({"original": plan, "spliced": plan}, []), dev, built, "k", 3, 1, tmp_path, plain)
+    for side in ("original", "spliced"):
+        d = res[side]
+        assert [r["median_cycles"] for r in d["regions"]] == cycles
+        assert d["whole_median_cycles"] == sum(cycles) and d["agrees"]
+        assert d["frame_equal_plain"] and d["warps_complete"] == 16
+        assert d["overhead"] == pytest.approx(0.0)
+        assert d["top"][0] == "phase 1"
+        assert Path(d["png"]).exists()

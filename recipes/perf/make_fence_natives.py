@@ -48,7 +48,8 @@ def native(body: str, scratch: str, shape: str, phases: list, layer: str, wparam
     return "\n".join(head) + "\n" + body + "\n" + FENCE
 
 
-def main(path: str, layer: str, wparam: int, at: str = "end") -> int:
+def main(path: str, layer: str, wparam: int, at: str = "end", out=None) -> dict:
+    """Write the templates into ``out`` (default recipes/perf/native); {file name: phases}."""
     from splice.analysis import Kernel
     from splice.cut.extract import extract
 
@@ -57,18 +58,21 @@ def main(path: str, layer: str, wparam: int, at: str = "end") -> int:
     for p in k.phases:
         body, sc = split(extract(k, phase=p.index)["text"])
         groups.setdefault((body, sc), []).append(p)
-    out = HERE / "native"
-    out.mkdir(exist_ok=True)
+    out = Path(out) if out is not None else HERE / "native"
+    out.mkdir(parents=True, exist_ok=True)
+    written = {}
     for (body, sc), phs in groups.items():
         shape = "x".join(map(str, phs[0].shape))
         name = f"{layer}_{shape}_{'zero' if phs[0].c_source == 'zero' else 'c'}_fence{'' if at == 'end' else '_' + at}.ptx"
         idx = [p.index for p in phs]
         (out / name).write_text(native(body, sc, shape, idx, layer, wparam, at))
-        print(f"{name}: phases {','.join(map(str, idx))}")
-    return 0
+        written[name] = idx
+    return written
 
 
 if __name__ == "__main__":
     a = sys.argv[1:]
-    sys.exit(main(a[0] if a else "corpus/enc5.ptx", a[1] if len(a) > 1 else "enc5",
-                  int(a[2]) if len(a) > 2 else 40, a[3] if len(a) > 3 else "end"))
+    files = main(a[0] if a else "corpus/enc5.ptx", a[1] if len(a) > 1 else "enc5",
+                 int(a[2]) if len(a) > 2 else 40, a[3] if len(a) > 3 else "end")
+    for name, idx in files.items():
+        print(f"{name}: phases {','.join(map(str, idx))}")

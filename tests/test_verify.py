@@ -40,7 +40,9 @@ def _verify(recipe, module=None):
 
 @pytest.mark.parametrize("recipe", ["recipes/enc5_p8.yaml", "recipes/dec1_p8.yaml",
                                     "tests/data/recipes/enc5_p8_call.yaml",
-                                    "tests/data/recipes/enc5_p8_call_shared.yaml"])
+                                    "tests/data/recipes/enc5_p8_call_shared.yaml",
+                                    "recipes/perf/dec1_fence.yaml", "recipes/gemm_f16f32_p1.yaml",
+                                    "recipes/enc5_act_epilogues.yaml"])
 def test_shipped_recipes_proved_equal(recipe):
     res = _verify(ROOT / recipe)
     assert [r.verdict for r in res] == [EQUAL] * len(res)

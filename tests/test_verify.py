@@ -57,6 +57,19 @@ def test_wrong_recipe_proved_different_names_the_swap():
     assert d0.where_original.startswith("s1186 ") and "enc5_p8_wrong.ptx:" in d0.where_native
 
 
+@pytest.mark.parametrize("recipe,verdict", [
+    ("tests/data/recipes/gemm_f16f32_p1_wrong.yaml", DIFFERENT),
+    ("tests/data/recipes/triton_matmul_p1_wrong.yaml", DIFFERENT),
+    ("tests/data/recipes/dec1_e9_wrong_rounding.yaml", NOT_PROVEN),
+    ("tests/data/recipes/dec1_e9_wrong_shuffle.yaml", NOT_PROVEN),
+])
+def test_shipped_wrong_recipes_never_equal(recipe, verdict):
+    res = _verify(ROOT / recipe)
+    assert {r.verdict for r in res} == {verdict}
+    if verdict == DIFFERENT:
+        assert res[0].reason.startswith("acc0: mma ")
+
+
 def test_cli_exit_status_and_json(capsys):
     assert main(["verify", str(ROOT / "recipes/enc5_p8.yaml")]) == 0
     capsys.readouterr()

@@ -67,7 +67,7 @@ def _reason_kind(reason: str) -> str:
     """A reason without its names and places, to count kinds."""
     import re
 
-    text = re.sub(r"(branch to|call to) \S+?,?( |$)", r"\1 X ", reason.split(" (")[0])
+    text = re.sub(r"(branch to|call to|label) \S+?,?( |$)", r"\1 X ", reason.split(" (")[0])
     text = re.sub(r"^[%\w@]+: ", "", text)
     return re.sub(r"\b(in|out|[abcd])\d+\b|%\w+", "R", text)[:70]
 

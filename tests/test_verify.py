@@ -40,7 +40,9 @@ def _verify(recipe, module=None):
 
 @pytest.mark.parametrize("recipe", ["recipes/enc5_p8.yaml", "recipes/dec1_p8.yaml",
                                     "tests/data/recipes/enc5_p8_call.yaml",
-                                    "tests/data/recipes/enc5_p8_call_shared.yaml"])
+                                    "tests/data/recipes/enc5_p8_call_shared.yaml",
+                                    "recipes/perf/dec1_fence.yaml", "recipes/gemm_f16f32_p1.yaml",
+                                    "recipes/enc5_act_epilogues.yaml"])
 def test_shipped_recipes_proved_equal(recipe):
     res = _verify(ROOT / recipe)
     assert [r.verdict for r in res] == [EQUAL] * len(res)
@@ -53,6 +55,19 @@ def test_wrong_recipe_proved_different_names_the_swap():
     d0 = next(x for x in r.differing if x.name == "d0")
     assert d0.message == "d0: mma B operand is (b2, b3) here, (b0, b1) in the original"
     assert d0.where_original.startswith("s1186 ") and "enc5_p8_wrong.ptx:" in d0.where_native
+
+
+@pytest.mark.parametrize("recipe,verdict", [
+    ("tests/data/recipes/gemm_f16f32_p1_wrong.yaml", DIFFERENT),
+    ("tests/data/recipes/triton_matmul_p1_wrong.yaml", DIFFERENT),
+    ("tests/data/recipes/dec1_e9_wrong_rounding.yaml", NOT_PROVEN),
+    ("tests/data/recipes/dec1_e9_wrong_shuffle.yaml", NOT_PROVEN),
+])
+def test_shipped_wrong_recipes_never_equal(recipe, verdict):
+    res = _verify(ROOT / recipe)
+    assert {r.verdict for r in res} == {verdict}
+    if verdict == DIFFERENT:
+        assert res[0].reason.startswith("acc0: mma ")
 
 
 def test_cli_exit_status_and_json(capsys):

@@ -47,6 +47,9 @@ def same(a: str, b: str, outs=("%o",)) -> bool:
     ("st.global.u32 [%rd], %x; st.global.u32 [%rd+4], %y;", "st.global.u32 [%rd+4], %y; st.global.u32 [%rd], %x;"),
     ("st.global.u32 [%rd], %x; ld.global.u32 %o, [%rd+4];", "ld.global.u32 %o, [%rd+4]; st.global.u32 [%rd], %x;"),
     ("movmatrix.sync.trans.aligned.m8n8.b16 %o, %x;", "movmatrix.sync.aligned.m8n8.trans.b16 %o, %x;"),
+    ("mov.u32 %i, %tid.x; mov.u32 %n, %ntid.x; setp.ge.u32 %p, %i, %n; @%p st.global.u32 [%rd], %x; mov.b32 %o, %y;",
+     "mov.b32 %o, %y;"),
+    ("setp.gt.s32 %p, %ntid.z, %tid.z; selp.b32 %o, %x, %y, %p;", "mov.b32 %o, %x;"),
 ])
 def test_rule_makes_forms_equal(a, b):
     assert same(a, b)
@@ -79,6 +82,10 @@ def test_rule_makes_forms_equal(a, b):
     ("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%o, %u}, {%a, %b, %c, %d}, {%e, %f}, {%g, %h};",
      "mma.sync.aligned.m16n8k16.col.row.f16.f16.f16.f16 {%o, %u}, {%a, %b, %c, %d}, {%e, %f}, {%g, %h};"),
     ("cvt.u16.u32 %o, %x;", "cvt.u32.u16 %o, %x;"),
+    # tid.x against ntid.y, or a combining predicate: no rule
+    ("setp.ge.u32 %p, %tid.x, %ntid.y; selp.b32 %o, %x, %y, %p;", "mov.b32 %o, %y;"),
+    ("setp.ge.and.u32 %p, %tid.x, %ntid.x, %q; selp.b32 %o, %x, %y, %p;", "mov.b32 %o, %y;"),
+    ("setp.ge.u32 %p, %laneid, %ntid.x; selp.b32 %o, %x, %y, %p;", "mov.b32 %o, %y;"),
 ])
 def test_near_misses_stay_different(a, b):
     assert not same(a, b)

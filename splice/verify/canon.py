@@ -74,16 +74,23 @@ class Graph:
         return self._intern("addr", off, (base,))
 
     # ---- predicates and selects (rules select, not-not) -----------------------------------
+    def pred(self, value: bool) -> int:
+        return self._intern("imm", ("pred", bool(value)))
+
     def neg(self, p: int) -> int:
-        kind, _key, args = self.nodes[p]
+        kind, key, args = self.nodes[p]
         if kind == "not":
             return args[0]
+        if kind == "imm" and key[0] == "pred":
+            return self.pred(not key[1])
         return self._intern("not", None, (p,))
 
     def sel(self, p: int, a: int, b: int) -> int:
         if a == b:
             return a
-        kind, _key, args = self.nodes[p]
+        kind, key, args = self.nodes[p]
+        if kind == "imm" and key[0] == "pred":
+            return a if key[1] else b
         if kind == "not":
             return self._intern("sel", None, (args[0], b, a))
         return self._intern("sel", None, (p, a, b))

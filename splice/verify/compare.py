@@ -148,9 +148,9 @@ def _names(cp) -> dict:
     out = {}
     for row in cp.binding.table:
         sym = row["symbol"].lstrip("%")
-        if row["dir"] == "out":
+        if row["dir"] in ("out", "inout"):
             out.setdefault(row["register"] + "/out", sym)
-        elif row["dir"] == "in":
+        if row["dir"] in ("in", "inout"):
             out.setdefault(row["register"], sym)
     return out
 

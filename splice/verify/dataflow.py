@@ -69,7 +69,7 @@ class Evaluator:
         self.declared: set = set()
         self.written: list = []
         self.private_mem: dict = {}
-        self.true = g.leaf("imm", ("pred", True))
+        self.true = g.pred(True)
 
     # ---- values of operands ------------------------------------------------------------------
     def read(self, st: State, name: str) -> int:
@@ -339,6 +339,8 @@ class Evaluator:
         aw = int_add_width(s.opcode, s.modifiers)
         if aw and not isinstance(srcs[0], tuple) and not isinstance(srcs[1], tuple):
             v = self._int_add(s.opcode, aw, srcs)
+        elif s.opcode == "setp" and _tid_bound(g, s, srcs) is not None:
+            v = g.pred(_tid_bound(g, s, srcs))
         elif s.opcode == "selp" and len(srcs) == 3:
             v = g.sel(srcs[2], srcs[0], srcs[1])
         elif s.opcode == "not" and ".pred" in s.modifiers:
@@ -530,6 +532,28 @@ class Evaluator:
 
 def _plain(name: str) -> bool:
     return not any(q in name.split(".") for q in ("volatile", "relaxed", "acquire", "release", "mmio"))
+
+
+_TID_BOUND = {".lt": True, ".ge": False}   # %tid.d < %ntid.d
+
+
+def _tid_bound(g: Graph, s: m.Instruction, srcs):
+    """Rule tid-bound: ``setp.lt/.ge`` of ``%tid.d`` against ``%ntid.d`` (either order, 32-bit
+    integer compare, no combining predicate, one destination) is a constant."""
+    cmp = [q for q in s.modifiers if q in (".lt", ".ge", ".gt", ".le")]
+    if len(s.modifiers) != 2 or len(cmp) != 1 or s.modifiers[-1] not in (".u32", ".s32", ".b32") \
+            or len(srcs) != 2 or not isinstance(s.operands[0], (m.Reg, m.Sym)):
+        return None
+    a, b = (g.nodes[x] if not isinstance(x, tuple) else None for x in srcs)
+    if a is None or b is None or a[0] != "sreg" or b[0] != "sreg":
+        return None
+    for d in ("x", "y", "z"):
+        tid, ntid = ("sreg", f"%tid.{d}", ()), ("sreg", f"%ntid.{d}", ())
+        if (a, b) == (tid, ntid):
+            return _TID_BOUND.get(cmp[0])
+        if (a, b) == (ntid, tid):
+            return {".gt": True, ".le": False}.get(cmp[0])
+    return None
 
 
 def _ordered(s: m.Instruction) -> bool:

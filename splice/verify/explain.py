@@ -152,7 +152,10 @@ def _node_difference(g, a, b) -> Difference:
             return Difference(a, b, True, "value")      # an input a pure other side never reads
     if na[0] == "op" and nb[0] == "op":
         return _op_difference(g, a, b)
-    reason = _leaf_reason(na) or _leaf_reason(nb) or "the forms are different computations no rule relates"
+    one_register = "in" in (na[0], nb[0])
+    reason = (_leaf_reason(na) or _leaf_reason(nb)) if one_register or na[0] in ("undef", "sreg", "mem0") \
+        or nb[0] in ("undef", "sreg", "mem0") else ""
+    reason = reason or "the forms are different computations no rule relates"
     return Difference(a, b, False, "value", reason)
 
 

@@ -58,6 +58,10 @@ RULES = (
          "select(!p, a, b) = select(p, b, a); select(p, a, a) = a",
          "a guarded instruction does not write its destination when the guard is false"),
     Rule("not-not", "not.pred (not.pred p) = p; a !p operand is not(p)", "boolean negation"),
+    Rule("tid-bound", "setp.lt (setp.ge) of %tid.d against %ntid.d, 32-bit integer compare, is true "
+         "(false), and so is setp.gt (setp.le) of %ntid.d against %tid.d; a select or guard on a "
+         "constant predicate is its chosen side", "the PTX ISA: %tid.d ranges over 0 … %ntid.d - 1, "
+         "and %ntid.d <= 1024 so signed and unsigned compares agree"),
     Rule("mem-commute", "a load moves past a store, and two stores swap, when both are weak, in the "
          "same state space, off the same base value, with disjoint constant byte ranges and no "
          "barrier, fence, atomic or volatile access between them",
@@ -121,6 +125,10 @@ GPU_FORMS = {
                 "setp.lt.u32 %p, %x, %y; selp.b32 %o, %z, %x, %p;")],
     "not-not": [(".u32", "setp.lt.u32 %p, %x, %y; not.pred %q, %p; not.pred %q, %q; selp.b32 %o, %x, %z, %q;",
                  "setp.lt.u32 %p, %x, %y; selp.b32 %o, %x, %z, %p;")],
+    "tid-bound": [(".u32", "mov.u32 %i, %tid.y; mov.u32 %t, %ntid.y; setp.ge.u32 %p, %i, %t; "
+                   "selp.b32 %o, %x, %y, %p;", "mov.b32 %o, %y;"),
+                  (".u32", "mov.u32 %i, %tid.x; mov.u32 %t, %ntid.x; setp.lt.s32 %p, %i, %t; "
+                   "selp.b32 %o, %x, %y, %p;", "mov.b32 %o, %x;")],
     "mem-commute": [(".u32", "ADDR: st.global.u32 [%a], %x; st.global.u32 [%a+4], %y; ld.global.u32 %o, [%a+4];",
                      "ADDR: st.global.u32 [%a+4], %y; st.global.u32 [%a], %x; ld.global.u32 %o, [%a+4];")],
 }

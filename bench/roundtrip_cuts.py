@@ -71,7 +71,7 @@ def main(argv=None) -> int:
         arch, opt, extra = options(f, manifest)
         try:
             got = run_module(str(f), arch, opt, extra, not args.no_epilogues, limit=args.limit,
-                             phases=not args.no_phases)
+                             phases=not args.no_phases, on_trial=None if args.json else _progress)
         except (SassToolError, SpliceError, Exception) as e:  # noqa: BLE001 - reported per file
             skipped.append({"path": str(f), "reason": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"})
             continue
@@ -87,6 +87,11 @@ def main(argv=None) -> int:
     else:
         _print(summary)
     return 0
+
+
+def _progress(t) -> None:
+    print(f"  {t.entry[:40]} {t.kind} {t.target} {t.statements}: {t.stage}"
+          + (f" ({t.reason})" if t.reason else ""), flush=True)
 
 
 def _summary(trials, skipped, seconds) -> dict:

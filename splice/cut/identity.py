@@ -116,8 +116,9 @@ def _first_line(s: str) -> str:
 
 
 def run_module(path: str, arch: str, opt_level=3, extra=(), epilogues: bool = True,
-               entries=None, limit: Optional[int] = None, phases: bool = True) -> list:
-    """Every trial over the entries of one module (all entries, or ``entries``)."""
+               entries=None, limit: Optional[int] = None, phases: bool = True, on_trial=None) -> list:
+    """Every trial over the entries of one module (all entries, or ``entries``); ``on_trial``
+    is called with each finished Trial (progress for long sweeps)."""
     from ..analysis import Kernel
     from ..ptx import parse_file
 
@@ -131,5 +132,10 @@ def run_module(path: str, arch: str, opt_level=3, extra=(), epilogues: bool = Tr
     if not work:
         return []     # nothing to cut: the original is not even compiled
     ref = Reference(path, arch, opt_level, extra)
+    trials = []
     with tempfile.TemporaryDirectory(prefix="splice-identity-") as tmp:
-        return [try_cut(k, ref, kind, idx, a, b, Path(tmp)) for k, (kind, idx, a, b) in work]
+        for k, (kind, idx, a, b) in work:
+            trials.append(try_cut(k, ref, kind, idx, a, b, Path(tmp)))
+            if on_trial is not None:
+                on_trial(trials[-1])
+    return trials

@@ -57,6 +57,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-phases", action="store_true")
     ap.add_argument("--limit", type=int, help="at most N phases and N epilogues per entry")
     ap.add_argument("--no-standins", action="store_true", help="leave corpus/*.ptx out of the default set")
+    ap.add_argument("--timeout", type=float, help="seconds per ptxas run (default: splice.ptx.sass')")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     from splice.cut.identity import run_module
@@ -71,7 +72,8 @@ def main(argv=None) -> int:
         arch, opt, extra = options(f, manifest)
         try:
             got = run_module(str(f), arch, opt, extra, not args.no_epilogues, limit=args.limit,
-                             phases=not args.no_phases)
+                             phases=not args.no_phases, on_trial=None if args.json else _progress,
+                             timeout=args.timeout)
         except (SassToolError, SpliceError, Exception) as e:  # noqa: BLE001 - reported per file
             skipped.append({"path": str(f), "reason": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"})
             continue
@@ -85,8 +87,13 @@ def main(argv=None) -> int:
                   sys.stdout, indent=1)
         print()
     else:
-        _print(summary)
+        _print(summary, skipped)
     return 0
+
+
+def _progress(t) -> None:
+    print(f"  {t.entry[:40]} {t.kind} {t.target} {t.statements}: {t.stage}"
+          + (f" ({t.reason})" if t.reason else ""), flush=True)
 
 
 def _summary(trials, skipped, seconds) -> dict:
@@ -108,8 +115,10 @@ def _reason_class(reason) -> str:
     return re.sub(r"%\w+|s\d+|\d+", "N", reason or "")[:120]
 
 
-def _print(s):
+def _print(s, skipped=()):
     print(f"\nfiles skipped (ptxas rejects the original, parse errors): {s['files_skipped']}; {s['seconds']} s")
+    for sk in skipped:
+        print(f"  skipped {sk['path']}: {sk['reason']}")
     for kind in ("phase", "epilogue"):
         d = s[kind]
         print(f"{kind}s: tried {d['tried']}, SASS-identical {d['sass_identical']}, failed {d['failed']}")

@@ -126,13 +126,14 @@ def _type_bytes(t):
 
 
 def build_spec(k, phases=True, epilogues=True, profile=None) -> dict:
-    """``profile``: a ``vocab.Profile`` naming parameter fields (default: the first profile whose
-    entry globs match, ``vocab.find_profile``)."""
+    """``profile``: a ``vocab.Profile`` naming parameter fields (None: the first profile whose
+    entry globs match, ``vocab.find_profile``; False: none)."""
     from .entries import display_name
     from .vocab import field_names, find_profile, weight_evidence
 
     if profile is None:
         profile = find_profile(k.name)
+    profile = profile or None          # False: the caller looked and found none
     proven, why = weight_evidence(k)
 
     d = {"entry": k.name, "display_name": display_name(k.name), "path": str(k.path),

@@ -69,12 +69,19 @@ def profile_dirs() -> list:
     return extra + [_REPO_PROFILES]
 
 
-def find_profile(entry: str, dirs=None) -> Optional[Profile]:
+def load_profiles(dirs=None) -> list:
+    """Every profile of the search directories, in search order (load once per command)."""
+    out = []
     for d in profile_dirs() if dirs is None else dirs:
-        for f in sorted(Path(d).glob("*.yaml")) if Path(d).is_dir() else ():
-            prof = load_profile(f)
-            if prof.matches(entry):
-                return prof
+        out += [load_profile(f) for f in (sorted(Path(d).glob("*.yaml")) if Path(d).is_dir() else ())]
+    return out
+
+
+def find_profile(entry: str, dirs=None, profiles=None) -> Optional[Profile]:
+    """The first profile whose ``entries:`` globs match ``entry`` (``profiles``: already loaded)."""
+    for prof in load_profiles(dirs) if profiles is None else profiles:
+        if prof.matches(entry):
+            return prof
     return None
 
 

@@ -40,12 +40,14 @@ def cmd_spec(args) -> int:
         return cmd_pressure(args, _kernels(args))
     want_ph = show_all or args.phases
     want_ep = show_all or args.epilogues
-    from ..analysis.vocab import load_profile
+    from ..analysis.vocab import find_profile, load_profile, load_profiles
 
     prof = load_profile(args.profile) if getattr(args, "profile", None) else None
+    known = None if prof else load_profiles()     # read once, matched per entry
     out = []
     for k in _kernels(args):
-        d = build_spec(k, phases=True, epilogues=want_ep or args.json, profile=prof)
+        d = build_spec(k, phases=True, epilogues=want_ep or args.json,
+                       profile=prof or find_profile(k.name, profiles=known) or False)
         if has_abi:
             d["abi"] = parse_abi_spec(k, args.abi).as_dict()
         out.append((k.name, d))

@@ -49,18 +49,20 @@ def targets(k, epilogues: bool = True, phases: bool = True, limit: Optional[int]
 class Reference:
     """The original module compiled once: its normalised SASS (and resources) to compare with."""
 
-    def __init__(self, path: str, arch: str, opt_level, extra=()):
-        from ..ptx.sass import _resource_lines, compile_ptx, normalized_sass
+    def __init__(self, path: str, arch: str, opt_level, extra=(), timeout: Optional[float] = None):
+        from ..ptx.sass import DEFAULT_TIMEOUT, _resource_lines, compile_ptx, normalized_sass
 
         self.path, self.arch, self.opt, self.extra = path, arch, opt_level, tuple(extra)
-        c = compile_ptx(Path(path), arch, opt_level, self.extra, name=Path(path).name)
+        self.timeout = timeout or DEFAULT_TIMEOUT
+        c = compile_ptx(Path(path), arch, opt_level, self.extra, name=Path(path).name,
+                        timeout=self.timeout)
         self.sass = normalized_sass(c.cubin) + _resource_lines(c.resources)
 
     def compare(self, text: str) -> Optional[str]:
         """None when ``text`` compiles to the same SASS, else the first difference."""
         from ..ptx.sass import _resource_lines, compile_ptx, normalized_sass
 
-        c = compile_ptx(text, self.arch, self.opt, self.extra, name="spliced.ptx")
+        c = compile_ptx(text, self.arch, self.opt, self.extra, name="spliced.ptx", timeout=self.timeout)
         sb = normalized_sass(c.cubin) + _resource_lines(c.resources)
         if sb == self.sass:
             return None
@@ -116,8 +118,10 @@ def _first_line(s: str) -> str:
 
 
 def run_module(path: str, arch: str, opt_level=3, extra=(), epilogues: bool = True,
-               entries=None, limit: Optional[int] = None, phases: bool = True) -> list:
-    """Every trial over the entries of one module (all entries, or ``entries``)."""
+               entries=None, limit: Optional[int] = None, phases: bool = True, on_trial=None,
+               timeout: Optional[float] = None) -> list:
+    """Every trial over the entries of one module (all entries, or ``entries``); ``on_trial``
+    is called with each finished Trial (progress for long sweeps)."""
     from ..analysis import Kernel
     from ..ptx import parse_file
 
@@ -130,6 +134,11 @@ def run_module(path: str, arch: str, opt_level=3, extra=(), epilogues: bool = Tr
         work += [(k, t) for t in targets(k, epilogues, phases, limit)]
     if not work:
         return []     # nothing to cut: the original is not even compiled
-    ref = Reference(path, arch, opt_level, extra)
+    ref = Reference(path, arch, opt_level, extra, timeout)
+    trials = []
     with tempfile.TemporaryDirectory(prefix="splice-identity-") as tmp:
-        return [try_cut(k, ref, kind, idx, a, b, Path(tmp)) for k, (kind, idx, a, b) in work]
+        for k, (kind, idx, a, b) in work:
+            trials.append(try_cut(k, ref, kind, idx, a, b, Path(tmp)))
+            if on_trial is not None:
+                on_trial(trials[-1])
+    return trials

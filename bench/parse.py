@@ -119,7 +119,7 @@ def _report(files, as_json, pyptx=True) -> int:
     print(hdr)
     print("-" * len(hdr))
     for r in rows:
-        py = f"{r['pyptx_lines_s']:9.0f}" if r["pyptx_lines_s"] else f"{'FAIL':>9}"
+        py = f"{r['pyptx_lines_s']:9.0f}" if r["pyptx_lines_s"] else f"{'FAIL' if r['pyptx_error'] != 'not run' else '—':>9}"
         ratio = f"{r['ratio_vs_pyptx']:6.1f}" if r["ratio_vs_pyptx"] else f"{'—':>6}"
         print(f"{r['file'][-58:]:58} {r['lines']:7d} {r['cold_lines_s']:9.0f} {r['cold_MB_s']:5.2f} "
               f"{r['warm_lines_s']:9.0f} {r['repeat_lines_s']:11.0f} {py} {ratio}")

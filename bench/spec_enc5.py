@@ -1,7 +1,7 @@
 """Benchmark: `splice spec` on corpus/enc5.ptx (parse + Kernel + phases + provenance + epilogues
 + the JSON document), against the 2 s target.  Not a timed test.
 
-    python bench/spec.py [FILE] [--repeat N]
+    python bench/spec_enc5.py [FILE] [--repeat N]
 """
 from __future__ import annotations
 

@@ -159,3 +159,26 @@ def test_apply_uses_the_cache(fake, tmp_path):
     third = apply("--no-cache", "--diff")
     assert len(fake.log()) == 4 and third["ptxas"]["cached"] == {"before": False, "after": False}
     assert third["diff"].startswith("---")
+
+
+def test_warm_identity_travels_with_the_cache(fake, tmp_path, monkeypatch):
+    """roundtrip --jobs hands the cache to worker processes: the ptxas identity looked up once in
+    the parent goes with it, so workers do not run ptxas --version per task."""
+    import pickle
+
+    c = CompileCache(tmp_path / "c")
+    c.warm()
+    copy = pickle.loads(pickle.dumps(c))
+    calls = []
+    real = sass.subprocess.run
+
+    def spy(cmd, *a, **k):
+        calls.append(list(cmd))
+        return real(cmd, *a, **k)
+
+    import splice.ptx.cache as cache_mod
+
+    monkeypatch.setattr(cache_mod.subprocess, "run", spy)
+    assert sass.compile_ptx(PTX, "sm_90", 3, cache=copy).cubin
+    assert len(calls) == 1 and "-v" in calls[0]                  # the compile, and nothing else
+    assert not any("--version" in cmd for cmd in calls)

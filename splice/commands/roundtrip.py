@@ -147,8 +147,10 @@ def check_files(files, sass: bool, arch: Optional[str] = None, cache=None, jobs:
     from ..ptx.parser import lark_parser
 
     lark_parser()  # build the grammar once; forked workers inherit it
+    if cache is not None:
+        cache.warm()
     pool = ProcessPoolExecutor(min(jobs, len(files)))
-    futures = [None] * len(work)
+    futures: list = [None] * len(work)
     for i in sorted(range(len(work)), key=lambda i: -_size(work[i][0])):
         futures[i] = pool.submit(_check, work[i])  # biggest first: no big file left for last
 

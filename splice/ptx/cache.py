@@ -89,6 +89,19 @@ class CompileCache:
             self._identity[stamp] = ident
         return ident
 
+    def warm(self) -> None:
+        """Look ptxas' identity up now, before this object is copied into worker processes (each
+        copy would otherwise run ``ptxas --version`` once per task).  A missing ptxas is left for
+        the compile to report."""
+        from .sass import SassToolError, find_tool
+
+        try:
+            ptxas = find_tool("ptxas")
+            if ptxas is not None:
+                self.ptxas_identity(ptxas)
+        except (SassToolError, OSError):
+            pass
+
     def path(self, key: str) -> Path:
         return self.root / key[:2] / (key + _SUFFIX)
 

@@ -46,6 +46,8 @@ class Case:
     loc: tuple = ()                               # (line,) or (line, col) of the error
     setup: Optional[Callable] = None              # setup(workdir, monkeypatch) for links, env …
     skip: str = ""                                # a reason this row cannot run here
+    says: tuple = ()                              # phrases the message holds, each exactly once
+    not_says: tuple = ()                          # phrases it must not hold
 
 
 def recipe(extra="", base=RECIPE, **files):
@@ -61,8 +63,8 @@ def native_with(line: str):
     return NATIVE.replace("// tiny phase 1, n-tiles swapped\n", "// t\n" + line + "\n")
 
 
-def apply(id, extra="", named="r.yaml", loc=(), base=RECIPE, argv=("--no-ptxas",), **files):
-    return Case(id, ["apply", "r.yaml", *argv], recipe(extra, base, **files), named, loc)
+def apply(id, extra="", named="r.yaml", loc=(), base=RECIPE, argv=("--no-ptxas",), says=(), **files):
+    return Case(id, ["apply", "r.yaml", *argv], recipe(extra, base, **files), named, loc, says=says)
 
 
 def module_case(cmd, id, text, loc=(), extra=()):
@@ -209,9 +211,10 @@ YAML_CASES = [
     apply("yaml-omap-tag", "description: !!omap [{a: 1}]\n", loc=(7, 14)),
     apply("yaml-complex-key", "? [a, b]\n: 1\n", loc=(7, 3)),
     apply("yaml-complex-key-in-params", "    params: {? [a]: 1}\n", loc=(7, 16)),
-    apply("yaml-3000-deep-lists", "description: " + "[" * 3000 + "]" * 3000 + "\n", loc=(7,)),
+    apply("yaml-3000-deep-lists", "description: " + "[" * 3000 + "]" * 3000 + "\n", loc=(7,),
+          says=("nested deeper than 64",)),
     apply("yaml-3000-deep-maps", "description: " + "{a: " * 3000 + "1" + "}" * 3000 + "\n", loc=(7,)),
-    apply("yaml-alias-bomb", _bomb()),
+    apply("yaml-alias-bomb", _bomb(), says=("alias",)),
     apply("yaml-too-many-aliases", "description: &d x\nname: [" + ", ".join(["*d"] * 150) + "]\n", loc=(8,)),
     apply("yaml-larger-than-1MiB", "description: '" + "x" * (1 << 20) + "'\n"),
     apply("yaml-duplicate-key", "entry: tiny\n", loc=(7, 1)),
@@ -264,7 +267,7 @@ SCHEMA_CASES = [
     apply("module-not-found", base=RECIPE.replace("module: tiny.ptx", "module: nope.ptx").replace("tiny\n", "nope\n"),
           loc=(1,)),
     apply("entry-list", base=RECIPE.replace("entry: tiny", "entry: [tiny]"), loc=(2,)),
-    apply("call-shared-without-threads", "    abi: call-shared\n", loc=(7,)),
+    apply("call-shared-without-threads", "    abi: call-shared\n", loc=(7,), says=("threads",)),
 ]
 
 # ---- recipes against the module, native phases, templates ----------------------------------------
@@ -276,7 +279,7 @@ PLAN_CASES = [
     apply("lines-without-statements", base=RECIPE.replace("phase: 1", "lines: 1-3"), loc=(5,)),
     apply("entry-not-in-module", base=RECIPE.replace("entry: tiny", "entry: nope"), loc=(2,)),
     apply("expect-mma-mismatch", "    expect: {mma: 24}\n", loc=(7,)),
-    apply("expect-phases-mismatch", "    expect: {phases: 5}\n", loc=(7,)),
+    apply("expect-phases-mismatch", "    expect: {phases: 5}\n", loc=(7,), says=("1 mismatch",)),
     apply("expect-phases-range-mismatch", "    expect: {phases: 2}\n",
           base=RECIPE.replace("phase: 1", "statements: s1-s15"), loc=(7,)),
     apply("params-unknown-key", "    params: {nosuch: 5}\n", loc=(7, 14)),
@@ -356,11 +359,13 @@ def _no_ptxas(work, mp):
 
 
 PTXAS_CASES = [
-    Case("apply-ptxas-is-bin-false", ["apply", "r.yaml"], recipe(), "r.yaml", setup=_env(SPLICE_PTXAS="/bin/false")),
+    Case("apply-ptxas-is-bin-false", ["apply", "r.yaml"], recipe(), "r.yaml", setup=_env(SPLICE_PTXAS="/bin/false"),
+         says=("no diagnostic",), not_says=("rejects the original",)),
     Case("apply-ptxas-is-bin-true", ["apply", "r.yaml"], recipe(), "r.yaml", setup=_env(SPLICE_PTXAS="/bin/true")),
     Case("apply-ptxas-setting-missing", ["apply", "r.yaml"], recipe(), "r.yaml",
          setup=_env(SPLICE_PTXAS="/nonexistent/ptxas")),
-    Case("apply-ptxas-not-found", ["apply", "r.yaml"], recipe(), "r.yaml", setup=_no_ptxas),
+    Case("apply-ptxas-not-found", ["apply", "r.yaml"], recipe(), "r.yaml", setup=_no_ptxas,
+         says=("ptxas not found", "--no-ptxas")),
 ]
 
 # ---- probe, as far as it goes without a GPU -------------------------------------------------------
@@ -438,4 +443,8 @@ def test_bad_input(case: Case, tmp_path, monkeypatch, capsys):
             assert f"{at}:" in err and "\n  " in err and "^" in err, err[:2000]
         else:
             assert "^" in err, err[:2000]
+    for phrase in case.says:
+        assert err.count(phrase) == 1, (phrase, err[:2000])
+    for phrase in case.not_says:
+        assert phrase not in err, (phrase, err[:2000])
     assert _tree(work) == before        # inputs byte-identical, nothing created, nothing left

@@ -219,7 +219,9 @@ YAML_CASES = [
     apply("yaml-larger-than-1MiB", "description: '" + "x" * (1 << 20) + "'\n"),
     apply("yaml-duplicate-key", "entry: tiny\n", loc=(7, 1)),
     Case("apply-yaml-not-utf8", ["apply", "r.yaml"], recipe(**{"r.yaml": RECIPE.encode() + b"name: caf\xe9\n"}),
-         "r.yaml"),
+         "r.yaml", (7, 10)),
+    Case("apply-yaml-control-character", ["apply", "r.yaml"], recipe(**{"r.yaml": RECIPE + "name: a\x07b\n"}),
+         "r.yaml", (7, 8)),
 ]
 
 # ---- recipes: schema --------------------------------------------------------------------------
@@ -287,7 +289,7 @@ PLAN_CASES = [
     apply("native-missing", base=RECIPE.replace("native: n.ptx", "native: gone.ptx"), named="gone.ptx"),
     apply("native-is-a-directory", base=RECIPE.replace("native: n.ptx", "native: d"), named="d",
           **{"d/x": "x"}),
-    apply("native-not-utf8", named="n.ptx", **{"n.ptx": b"// caf\xe9\n" + NATIVE.encode()}),
+    apply("native-nul-byte", named="n.ptx", loc=(2, 19), **{"n.ptx": native_with("add.s32 %d0, %a0, \x00;")}),
     apply("native-syntax-error", named="n.ptx", loc=(4, 2),
           **{"n.ptx": NATIVE.replace("\t{%d2, %d3},", "\t{%d2, %d3}")}),
     apply("native-unknown-register", named="n.ptx", loc=(2,), **{"n.ptx": native_with("mov.u32 %r1, 1;")}),

@@ -379,6 +379,22 @@ PROBE_CASES = [
          "r.yaml", (5,)),
     Case("probe-recipe-without-spec", ["probe", "r.yaml"], recipe(), "r.yaml"),
     Case("probe-spec-without-module", ["probe", "p.yaml"], {"p.yaml": "name: x\n"}, "p.yaml"),
+    Case("probe-spec-bad-yaml", ["probe", "p.yaml", "m.ptx"], {"p.yaml": "a: [1\n", "m.ptx": TINY}, "p.yaml", (2,)),
+    Case("probe-spec-not-a-mapping", ["probe", "p.yaml", "m.ptx"], {"p.yaml": "- 1\n", "m.ptx": TINY}, "p.yaml",
+         (1, 1)),
+    Case("probe-spec-empty", ["probe", "p.yaml", "m.ptx"], {"p.yaml": "", "m.ptx": TINY}, "p.yaml"),
+    Case("probe-spec-3000-deep", ["probe", "p.yaml", "m.ptx"],
+         {"p.yaml": "name: " + "[" * 3000 + "]" * 3000 + "\n", "m.ptx": TINY}, "p.yaml", (1,)),
+    Case("probe-spec-alias-bomb", ["probe", "p.yaml", "m.ptx"], {"p.yaml": _bomb(), "m.ptx": TINY}, "p.yaml",
+         says=("alias",)),
+    Case("probe-spec-python-tag", ["probe", "p.yaml", "m.ptx"],
+         {"p.yaml": "name: !!python/object:os.system a\n", "m.ptx": TINY}, "p.yaml", (1, 7)),
+    Case("probe-spec-unknown-key", ["probe", "p.yaml", "m.ptx"], {"p.yaml": "name: x\nbogus: 1\n", "m.ptx": TINY},
+         "p.yaml", (2, 1)),
+    Case("probe-spec-missing-entry", ["probe", "p.yaml", "m.ptx"], {"p.yaml": "name: x\n", "m.ptx": TINY},
+         "p.yaml", (1, 1)),
+    Case("probe-runs-negative", ["probe", "p.yaml", "m.ptx", "--runs", "-1"], {"p.yaml": "name: x\n", "m.ptx": TINY},
+         "p.yaml", says=("--runs -1",)),
 ]
 
 CASES = (MODULE_CASES + ARG_CASES + FS_CASES + UNWRITABLE_CASES + YAML_CASES + SCHEMA_CASES + PLAN_CASES

@@ -45,11 +45,11 @@ class SpliceError(Exception):
             return None
         try:
             with open(self.path, encoding="utf-8", errors="replace") as fh:
+                i, ln = 0, "\n"
                 for i, ln in enumerate(fh, 1):
                     if i == self.line:
                         return ln.rstrip("\r\n")
-                    if i > self.line:
-                        break
         except (OSError, ValueError):
             return None
-        return None
+        # the empty line after a final newline: where "unexpected end of file" points
+        return "" if self.line == i + 1 and ln.endswith("\n") else None

@@ -67,6 +67,18 @@ class YList(list):
         self.item_at = []
 
 
+def _reader_problem(exc) -> str:
+    ch = exc.character
+    if isinstance(ch, int) and 0xDC80 <= ch <= 0xDCFF:   # surrogateescape: an undecodable byte
+        return f"byte 0x{ch - 0xDC00:02x} is not UTF-8 text"
+    return f"character #x{ch:04x} is not allowed in YAML" if isinstance(ch, int) else str(exc)
+
+
+def _offset_pos(text: str, pos: int) -> tuple:
+    line = text.count("\n", 0, pos) + 1
+    return (line, pos - (text.rfind("\n", 0, pos) + 1) + 1)
+
+
 def _pos(mark) -> tuple:
     return (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
 
@@ -111,7 +123,10 @@ def load_yaml_marked(text: str, path: str, limits: Limits = DEFAULT_LIMITS):
 
     if len(text) > limits.max_bytes:
         raise SpliceError(f"YAML: file is larger than {limits.max_bytes} bytes", path)
-    loader = _loader_class()(text, limits)
+    try:
+        loader = _loader_class()(text, limits)
+    except yaml.reader.ReaderError as exc:     # a byte that is not UTF-8, a control character
+        raise SpliceError(f"YAML: {_reader_problem(exc)}", path, *_offset_pos(text, exc.position)) from None
     try:
         try:
             node = loader.get_single_node()

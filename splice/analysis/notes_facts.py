@@ -500,8 +500,8 @@ def _strip(addr):
             opq[c] = opq.get(c, 0) + 1
         else:
             out.append((a, c))
-    for c in sorted(opq):
-        out.append(("idx" if len(opq) == 1 else f"idx{len(out)}", c))
+    for c in sorted(opq):   # "#": an opaque atom (rendered without it), never a base address
+        out.append(("idx#" if len(opq) == 1 else f"idx{len(out)}#", c))
     return tuple(sorted(out))
 
 

@@ -222,8 +222,8 @@ def read_header(text: str, path: str) -> tuple:
         try:
             data = load_yaml_marked("\n".join(block), path)
         except SpliceError as exc:
-            raise SpliceError(f"bad splice-native header: {exc.message}", path,
-                              i + (exc.line or 1)) from None
+            line = min(i + (exc.line or 1), i + len(block))    # end-of-stream errors: the last line
+            raise SpliceError(f"bad splice-native header: {exc.message}", path, line) from None
         if not isinstance(data, dict):
             raise SpliceError("splice-native header must be a mapping (params:, scratch:)", path, i + 1)
         hdr = data.get("splice-native") or {}

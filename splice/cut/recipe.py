@@ -263,7 +263,7 @@ def _targets(i: int, cy: YMap, path: str, at0) -> tuple:
                               f" got {v!r}", path, *cy.vat(sel))
         return sel, (v,)
     if sel in ("phases", "epilogues", "phase+epilogue"):
-        targets = _phase_list(v, path, cy.vat(sel))
+        targets = _phase_list(v, path, cy.vat(sel)) if v not in (None, "") else ()
         if not targets:
             raise SpliceError(f"cut {i}: {sel}: expected at least one number, got {v!r}", path, *cy.vat(sel))
         if any(t < 1 for t in targets):

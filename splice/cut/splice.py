@@ -246,13 +246,13 @@ def _targets(recipe: Recipe, cut: Cut, kernel):
         return
     lo, hi = cut.targets[0]
     if cut.select == "statements":
-        try:
-            i, j = kernel.pos_of(lo), kernel.pos_of(hi)
-        except (KeyError, IndexError):
-            nums = [s.n for s in kernel.stmts if s.n is not None]
-            raise recipe.error(f"statements s{lo}-s{hi} are not in the entry (s{nums[0]}-s{nums[-1]})",
-                               "statements", cut) from None
-        yield f"s{lo}-s{hi}", None, i, j
+        nums = [s.n for s in kernel.stmts if s.n is not None]
+        known = set(nums)
+        if lo not in known or hi not in known:
+            raise recipe.error(f"statements s{lo}-s{hi} are not in the entry (s{nums[0]}-s{nums[-1]})"
+                               if nums else f"statements s{lo}-s{hi}: the entry has no statements",
+                               "statements", cut)
+        yield f"s{lo}-s{hi}", None, kernel.pos_of(lo), kernel.pos_of(hi)
         return
     idx = [p for p, s in enumerate(kernel.stmts) if s.n is not None and lo <= s.line <= hi]
     if not idx:

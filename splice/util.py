@@ -165,6 +165,32 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
+class _SignalStop:
+    """The handler :func:`stop_on_signals` installs.  It raises :class:`Terminated`, except
+    inside :func:`signals_deferred`, where the signal is held until the block ends."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.pending: "int | None" = None
+
+    def __call__(self, signum: int, _frame: object) -> None:
+        if self.depth:
+            self.pending = signum
+            return
+        raise Terminated(signum)
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+            if not self.depth and self.pending is not None:
+                signum, self.pending = self.pending, None
+                raise Terminated(signum)
+
+
 @contextlib.contextmanager
 def stop_on_signals(signums: Iterable[int] = (signal.SIGTERM, signal.SIGHUP)) -> Iterator[None]:
     """For the duration of a command, turn ``signums`` into :class:`Terminated` raised in the
@@ -173,13 +199,23 @@ def stop_on_signals(signums: Iterable[int] = (signal.SIGTERM, signal.SIGHUP)) ->
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-
-    def handler(signum: int, _frame: object) -> None:
-        raise Terminated(signum)
-
+    handler = _SignalStop()
     previous = {s: signal.signal(s, handler) for s in signums}
     try:
         yield
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold a SIGTERM/SIGHUP that arrives inside the block until it ends: around spawning a
+    child, so that the :class:`Terminated` it becomes finds the child there to be killed
+    (raised halfway through ``Popen()``, it would orphan a running ptxas)."""
+    handler = signal.getsignal(signal.SIGTERM)
+    if isinstance(handler, _SignalStop) and threading.current_thread() is threading.main_thread():
+        with handler.deferred():
+            yield
+    else:
+        yield

@@ -369,8 +369,22 @@ def _read_text(ptx: PtxInput) -> tuple[str, str]:
 
 
 def _run(cmd: Sequence[str], *, cwd: str, timeout: float) -> subprocess.CompletedProcess:
-    return subprocess.run(list(cmd), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=timeout, check=False)
+    """``subprocess.run`` that never orphans the child: whatever interrupts it (a timeout, Ctrl-C,
+    SIGTERM/SIGHUP turned into an exception by the CLI) kills and reaps the child first."""
+    from ..util import signals_deferred
+
+    proc = None
+    try:
+        with signals_deferred():       # a signal during the spawn waits until `proc` exists
+            proc = subprocess.Popen(list(cmd), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE)
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException:
+        if proc is not None:
+            proc.kill()
+            proc.communicate()         # reaps it and closes the pipes
+        raise
+    return subprocess.CompletedProcess(list(cmd), proc.returncode, out, err)
 
 
 def _save_repro(text: str, repro_dir: str | os.PathLike | None) -> str:

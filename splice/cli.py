@@ -220,6 +220,9 @@ def main(argv=None) -> int:
     except UnicodeDecodeError as exc:
         return _fail(f"input is not text: {exc}")
     except Terminated as exc:
+        import signal
+
+        print(f"splice: stopped by {signal.Signals(exc.signum).name}", file=sys.stderr)
         return 128 + exc.signum
     except KeyboardInterrupt:
         return 130

@@ -40,6 +40,19 @@ def read_text(path: PathLike) -> str:
         return fh.read()
 
 
+def read_utf8(path: PathLike, what: str) -> str:
+    """The text of a file that must be UTF-8 (a recipe, a spec: YAML refuses lone surrogates),
+    newlines kept; a non-UTF-8 byte is a :class:`SpliceError` at its line and column."""
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    try:
+        return raw.decode(ENCODING)
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise SpliceError(f"byte 0x{raw[exc.start]:02x} is not UTF-8: {what}", str(path), line, col) from None
+
+
 def encode(text: str) -> bytes:
     """The bytes of ``text`` as :func:`read_text` read them."""
     return text.encode(ENCODING, ERRORS)

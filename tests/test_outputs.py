@@ -97,7 +97,9 @@ def test_a_character_device_is_written_through(name, work, tmp_path, capsys):
     null = tmp_path / "null"
     try:
         os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
-    except (PermissionError, OSError):
+    except OSError:
+        if os.geteuid() == 0:       # root could replace the real one if this regressed: never risk it
+            pytest.skip("cannot create a private character device (mknod) here")
         null = Path("/dev/null")    # not root: the real one, which we could not replace anyway
     rdev = os.stat(null).st_rdev
     argv, _ = command(name, work, null)

@@ -19,6 +19,7 @@ import contextlib
 import os
 import signal
 import stat
+import subprocess
 import sys
 import tempfile
 import threading
@@ -179,18 +180,41 @@ class Terminated(KeyboardInterrupt):
 
 
 class _SignalStop:
-    """The handler :func:`stop_on_signals` installs.  It raises :class:`Terminated`, except
-    inside :func:`signals_deferred`, where the signal is held until the block ends."""
+    """The handler :func:`stop_on_signals` installs.  It kills the children registered with
+    :func:`stoppable_child` (ptxas runs in worker threads too, where no exception can reach it),
+    then raises :class:`Terminated` in the main thread -- or, inside :func:`signals_deferred`,
+    holds it until the block ends."""
 
     def __init__(self) -> None:
         self.depth = 0
         self.pending: "int | None" = None
+        self.stopped: "int | None" = None
+        self.children: set = set()
+        self.lock = threading.RLock()   # re-entrant: the handler may interrupt its own thread
 
     def __call__(self, signum: int, _frame: object) -> None:
+        with self.lock:
+            self.stopped = signum
+            children = list(self.children)
+        for child in children:
+            _kill(child)
         if self.depth:
             self.pending = signum
             return
         raise Terminated(signum)
+
+    @contextlib.contextmanager
+    def track(self, child: "subprocess.Popen") -> Iterator[None]:
+        with self.lock:
+            self.children.add(child)
+            stopped = self.stopped
+        try:
+            if stopped is not None:     # the stop came while it was being spawned
+                _kill(child)
+            yield
+        finally:
+            with self.lock:
+                self.children.discard(child)
 
     @contextlib.contextmanager
     def deferred(self) -> Iterator[None]:
@@ -219,6 +243,25 @@ def stop_on_signals(signums: Iterable[int] = (signal.SIGTERM, signal.SIGHUP)) ->
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+
+
+def _kill(child: "subprocess.Popen") -> None:
+    try:
+        child.kill()
+    except OSError:     # already gone
+        pass
+
+
+@contextlib.contextmanager
+def stoppable_child(child: "subprocess.Popen") -> Iterator[None]:
+    """While the block runs, a SIGTERM/SIGHUP that stops the command kills ``child``, from
+    whichever thread started it (no-op outside :func:`stop_on_signals`)."""
+    handler = signal.getsignal(signal.SIGTERM)
+    if isinstance(handler, _SignalStop):
+        with handler.track(child):
+            yield
+    else:
+        yield
 
 
 @contextlib.contextmanager

@@ -231,8 +231,11 @@ class _SignalStop:
 @contextlib.contextmanager
 def stop_on_signals(signums: Iterable[int] = (signal.SIGTERM, signal.SIGHUP)) -> Iterator[None]:
     """For the duration of a command, turn ``signums`` into :class:`Terminated` raised in the
-    main thread; the previous handlers come back on exit (no process-global leftovers).  Outside
-    the main thread, where handlers cannot be set, it does nothing."""
+    main thread; the previous handlers come back on exit (no process-global leftovers) -- unless
+    the command was stopped: then the process is going down, and a worker thread that is still
+    unwinding (a join can itself be interrupted) must find the handler there to kill any ptxas
+    it starts, or the interpreter's exit would wait on it.  Outside the main thread, where
+    handlers cannot be set, it does nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -241,8 +244,9 @@ def stop_on_signals(signums: Iterable[int] = (signal.SIGTERM, signal.SIGHUP)) ->
     try:
         yield
     finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
+        if handler.stopped is None:
+            for s, h in previous.items():
+                signal.signal(s, h)
 
 
 def _kill(child: "subprocess.Popen") -> None:

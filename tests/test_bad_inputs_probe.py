@@ -128,7 +128,7 @@ def test_probe_init_errors(tmp_path, capsys):
     mod = tmp_path / "m.ptx"
     mod.write_text((ROOT / "corpus/gemm/gemm_sm80.ptx").read_text())
     assert main(["probe", "init", str(mod), "-o", str(mod)]) == 2
-    assert "refusing to overwrite" in capsys.readouterr().err
+    assert "refusing to write the output onto an input" in capsys.readouterr().err
     assert main(["probe", "init", str(mod), "--entry", "nope"]) == 2
     assert "no entry 'nope'" in capsys.readouterr().err
 

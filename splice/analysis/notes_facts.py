@@ -501,7 +501,9 @@ def _strip(addr):
         else:
             out.append((a, c))
     for c in sorted(opq):
-        out.append(("idx" if len(opq) == 1 else f"idx{len(out)}", c))
+        # spelled like the opaque register terms it stands for ("name#def"): rendered as `idx`,
+        # ordered after the base and the thread terms, never taken for a symbol
+        out.append(("idx#" if len(opq) == 1 else f"idx{len(out)}#", c))
     return tuple(sorted(out))
 
 

@@ -148,7 +148,7 @@ def check_files(files, sass: bool, arch: Optional[str] = None, cache=None, jobs:
 
     lark_parser()  # build the grammar once; forked workers inherit it
     pool = ProcessPoolExecutor(min(jobs, len(files)))
-    futures = [None] * len(work)
+    futures: list = [None] * len(work)
     for i in sorted(range(len(work)), key=lambda i: -_size(work[i][0])):
         futures[i] = pool.submit(_check, work[i])  # biggest first: no big file left for last
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Optional
 
 from ..errors import SpliceError
 
@@ -168,7 +169,7 @@ def analyse(plan: ProfilePlan, stamps) -> dict:
     t = np.asarray(stamps, dtype=np.uint64).reshape(plan.warps, plan.n).astype(np.int64)
     seen = t != 0
     regs = plan.regions
-    rows = [None] * len(regs)
+    rows: list = [None] * len(regs)
     # scanning backwards: the next boundary each warp reached after r (a boundary inside a
     # branch may be skipped by some warps; the time then goes to the region before it)
     nxt = np.zeros(plan.warps, dtype=np.int64)
@@ -186,15 +187,15 @@ def analyse(plan: ProfilePlan, stamps) -> dict:
     life_ok = seen[:, 0] & seen[:, plan.n - 1]
     life = (t[:, plan.n - 1] - t[:, 0])[life_ok]
     whole = float(np.median(life)) if life.size else None
-    parts = sum(r["median_cycles"] or 0.0 for r in rows)
-    for r in rows:
-        r["share"] = (r["median_cycles"] or 0.0) / parts if parts else None
+    parts = sum(row["median_cycles"] or 0.0 for row in rows)
+    for row in rows:
+        row["share"] = (row["median_cycles"] or 0.0) / parts if parts else None
     agree = abs(parts / whole - 1.0) if whole else None
     return {"regions": rows, "warps": plan.warps, "warps_complete": int(life_ok.sum()),
             "whole_median_cycles": whole, "parts_median_cycles": parts,
             "parts_vs_whole": agree, "tolerance": TOLERANCE,
             "agrees": bool(agree is not None and agree <= TOLERANCE),
-            "top": [r["region"] for r in sorted(rows, key=lambda x: -(x["median_cycles"] or 0))[:5]]}
+            "top": [row["region"] for row in sorted(rows, key=lambda x: -(x["median_cycles"] or 0))[:5]]}
 
 
 # --------------------------------------------------------------------------------------------
@@ -223,7 +224,7 @@ def prepare(pair, spec) -> Profiling:
 
 
 def run(prof: Profiling, dev, built, entry: str, runs: int, warmup: int, report_dir=None,
-        plain_sha: dict = None) -> dict:
+        plain_sha: Optional[dict] = None) -> dict:
     """One stamped launch per module, the analysis, and instrumented vs plain frame time."""
     import numpy as np
 

@@ -83,7 +83,8 @@ class Axes:
         return self.left + (np.asarray(x, float) - self.x0) / max(self.x1 - self.x0, 1e-12) * (self.width - 1)
 
     def py(self, y):
-        return self.top + self.height - 1 - (np.asarray(y, float) - self.y0) / max(self.y1 - self.y0, 1e-12) * (self.height - 1)
+        span = max(self.y1 - self.y0, 1e-12)
+        return self.top + self.height - 1 - (np.asarray(y, float) - self.y0) / span * (self.height - 1)
 
 
 @dataclass

@@ -113,7 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", type=int, default=50)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--graph", action="store_true", help="also time CUDA-graph replay")
-    p.add_argument("--stages", help="debug stages: phase list like 1,8,61, 'cut', epilogues like E9,E21-E23 or 'epilogues'")
+    p.add_argument("--stages", help="debug stages: phase list like 1,8,61, 'cut', epilogues like E9,E21-E23 "
+                                    "or 'epilogues'")
     p.add_argument("--harness", action="store_true", help="phase harness: cut range vs native phase")
     p.add_argument("--profile", action="store_true", help="per-phase/epilogue cycles (%%clock64 stamps per warp)")
     p.add_argument("--ncu", action="store_true", help="Nsight Compute on both modules, side by side")
@@ -220,6 +221,9 @@ def main(argv=None) -> int:
     except UnicodeDecodeError as exc:
         return _fail(f"input is not text: {exc}")
     except Terminated as exc:
+        import signal
+
+        print(f"splice: stopped by {signal.Signals(exc.signum).name}", file=sys.stderr)
         return 128 + exc.signum
     except KeyboardInterrupt:
         return 130

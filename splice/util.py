@@ -19,6 +19,7 @@ import contextlib
 import os
 import signal
 import stat
+import subprocess
 import sys
 import tempfile
 import threading
@@ -38,6 +39,19 @@ def read_text(path: PathLike) -> str:
     translation (so ``encode(read_text(p)) == p.read_bytes()``)."""
     with open(path, encoding=ENCODING, errors=ERRORS, newline="") as fh:
         return fh.read()
+
+
+def read_utf8(path: PathLike, what: str) -> str:
+    """The text of a file that must be UTF-8 (a recipe, a spec: YAML refuses lone surrogates),
+    newlines kept; a non-UTF-8 byte is a :class:`SpliceError` at its line and column."""
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    try:
+        return raw.decode(ENCODING)
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise SpliceError(f"byte 0x{raw[exc.start]:02x} is not UTF-8: {what}", str(path), line, col) from None
 
 
 def encode(text: str) -> bytes:
@@ -165,21 +179,103 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
+class _SignalStop:
+    """The handler :func:`stop_on_signals` installs.  It kills the children registered with
+    :func:`stoppable_child` (ptxas runs in worker threads too, where no exception can reach it),
+    then raises :class:`Terminated` in the main thread -- or, inside :func:`signals_deferred`,
+    holds it until the block ends."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.pending: "int | None" = None
+        self.stopped: "int | None" = None
+        self.children: set = set()
+        self.lock = threading.RLock()   # re-entrant: the handler may interrupt its own thread
+
+    def __call__(self, signum: int, _frame: object) -> None:
+        with self.lock:
+            self.stopped = signum
+            children = list(self.children)
+        for child in children:
+            _kill(child)
+        if self.depth:
+            self.pending = signum
+            return
+        raise Terminated(signum)
+
+    @contextlib.contextmanager
+    def track(self, child: "subprocess.Popen") -> Iterator[None]:
+        with self.lock:
+            self.children.add(child)
+            stopped = self.stopped
+        try:
+            if stopped is not None:     # the stop came while it was being spawned
+                _kill(child)
+            yield
+        finally:
+            with self.lock:
+                self.children.discard(child)
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+            if not self.depth and self.pending is not None:
+                signum, self.pending = self.pending, None
+                raise Terminated(signum)
+
+
 @contextlib.contextmanager
 def stop_on_signals(signums: Iterable[int] = (signal.SIGTERM, signal.SIGHUP)) -> Iterator[None]:
     """For the duration of a command, turn ``signums`` into :class:`Terminated` raised in the
-    main thread; the previous handlers come back on exit (no process-global leftovers).  Outside
-    the main thread, where handlers cannot be set, it does nothing."""
+    main thread; the previous handlers come back on exit (no process-global leftovers) -- unless
+    the command was stopped: then the process is going down, and a worker thread that is still
+    unwinding (a join can itself be interrupted) must find the handler there to kill any ptxas
+    it starts, or the interpreter's exit would wait on it.  Outside the main thread, where
+    handlers cannot be set, it does nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-
-    def handler(signum: int, _frame: object) -> None:
-        raise Terminated(signum)
-
+    handler = _SignalStop()
     previous = {s: signal.signal(s, handler) for s in signums}
     try:
         yield
     finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
+        if handler.stopped is None:
+            for s, h in previous.items():
+                signal.signal(s, h)
+
+
+def _kill(child: "subprocess.Popen") -> None:
+    try:
+        child.kill()
+    except OSError:     # already gone
+        pass
+
+
+@contextlib.contextmanager
+def stoppable_child(child: "subprocess.Popen") -> Iterator[None]:
+    """While the block runs, a SIGTERM/SIGHUP that stops the command kills ``child``, from
+    whichever thread started it (no-op outside :func:`stop_on_signals`)."""
+    handler = signal.getsignal(signal.SIGTERM)
+    if isinstance(handler, _SignalStop):
+        with handler.track(child):
+            yield
+    else:
+        yield
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold a SIGTERM/SIGHUP that arrives inside the block until it ends: around spawning a
+    child, so that the :class:`Terminated` it becomes finds the child there to be killed
+    (raised halfway through ``Popen()``, it would orphan a running ptxas)."""
+    handler = signal.getsignal(signal.SIGTERM)
+    if isinstance(handler, _SignalStop) and threading.current_thread() is threading.main_thread():
+        with handler.deferred():
+            yield
+    else:
+        yield

@@ -36,6 +36,9 @@ CASES = [
      "has no .entry 'gemm'", True),
     ("block over 1024", _sub(GEMM, "block: [128]", "block: [1024, 2]"), GEMM_PTX, [],
      "more than 1024", True),
+    ("block null", _sub(GEMM, "block: [128]", "block: null"), GEMM_PTX, [],
+     "expected a list of 1..3 integers", True),
+    ("grid null", _sub(GEMM, "grid: [32, 32]", "grid: null"), GEMM_PTX, [], "launch.grid", True),
     ("negative bytes", _sub(GEMM, "  shape: [1024, 1024]\n  role: output",
                             "  bytes: -4\n  role: output"), GEMM_PTX, [], "below 1", True),
     ("zero shape", _sub(GEMM, "shape: [1024, 1024]\n  role: output", "shape: [0, 1024]\n  role: output"),
@@ -125,7 +128,7 @@ def test_probe_init_errors(tmp_path, capsys):
     mod = tmp_path / "m.ptx"
     mod.write_text((ROOT / "corpus/gemm/gemm_sm80.ptx").read_text())
     assert main(["probe", "init", str(mod), "-o", str(mod)]) == 2
-    assert "refusing to overwrite" in capsys.readouterr().err
+    assert "refusing to write the output onto an input" in capsys.readouterr().err
     assert main(["probe", "init", str(mod), "--entry", "nope"]) == 2
     assert "no entry 'nope'" in capsys.readouterr().err
 

@@ -108,3 +108,19 @@ def test_printed_statements_keep_non_utf8_bytes(tmp_path):
                        capture_output=True, timeout=120, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
     assert r.returncode == 0 and b"Traceback" not in r.stderr, r.stderr
     assert b"{%r11, %r12}, // \xb5s" in r.stdout
+
+
+def test_a_non_utf8_recipe_is_a_placed_error(work, capsys):
+    """A recipe is YAML, which must be UTF-8: a Latin-1 byte is reported at its place."""
+    bad = work / "bad.yaml"
+    bad.write_bytes(b"module: tiny.ptx\r\nentry: tiny # caf\xe9\r\ncuts:\r\n  - phase: 1\r\n    native: n.ptx\r\n")
+    assert main(["apply", str(bad), "--no-ptxas", "-o", str(work / "o.ptx")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"{bad}:2:18: byte 0xe9 is not UTF-8") and "Traceback" not in err, err
+    assert not (work / "o.ptx").exists()
+
+
+def test_a_crlf_recipe_applies(work, capsys):
+    crlf = work / "crlf-recipe.yaml"
+    crlf.write_bytes((work / "tiny.yaml").read_bytes().replace(b"\n", b"\r\n"))
+    assert main(["apply", str(crlf), "--no-ptxas", "-o", str(work / "o.ptx")]) == 0

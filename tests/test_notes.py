@@ -42,9 +42,9 @@ def test_f16_rounding():
     assert f16_of(1e6) is None
 
 
-def test_enc5_fast_and_deterministic(enc5):
-    k, md, dt = enc5
-    assert dt < 5.0
+def test_enc5_deterministic(enc5):
+    """(Its speed is bench/'s business: a timed assertion fails on a loaded machine.)"""
+    k, md, _dt = enc5
     assert notes_markdown(Kernel.load(ROOT / "corpus" / "enc5.ptx")) == md
 
 

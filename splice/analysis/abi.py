@@ -108,9 +108,9 @@ def cut_abi(k, first: int, last: int, in_roles=None, out_roles=None) -> CutABI:
     dead = {disp(key) for key in ins if not live_out(key)}
     live_in = [AbiReg(r.reg, r.type, r.role, r.index, r.reg in dead)
                for r in _ordered(k, ins, in_roles)]
-    live_in, live_out = _in_place(live_in, _ordered(k, outs, out_roles))
+    live_in, live_outs = _in_place(live_in, _ordered(k, outs, out_roles))
     labels = {k.stmts[p].node.name for p in range(a, b + 1) if type(k.stmts[p].node) is Label}
-    return CutABI(first, last, live_in, live_out,
+    return CutABI(first, last, live_in, live_outs,
                   {disp(x) for x in d_keys}, {disp(x) for x in u_keys}, values, labels)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Optional
+from typing import Mapping, Optional
 
 from ..ptx import model as m
 from ..ptx.operands import registers
@@ -116,11 +116,13 @@ def _regs(rows: int, cols: int, ty: str, threads: int, halve: bool = False) -> i
     return max(1, bits // (threads * reg_bits))
 
 
-def _build() -> dict:
+def _build() -> Mapping:
     out = {}
     for decl in FORMS:
         for shape in decl.shapes:
-            mm, nn, kk = parse_shape(shape)
+            dims = parse_shape(shape)
+            assert dims is not None, shape       # the table's own shapes
+            mm, nn, kk = dims
             for ab in decl.ab:
                 for cd in decl.cd:
                     lay = Layout(_regs(mm, kk, ab, decl.threads, decl.sparse),

@@ -500,7 +500,9 @@ def _strip(addr):
             opq[c] = opq.get(c, 0) + 1
         else:
             out.append((a, c))
-    for c in sorted(opq):   # "#": an opaque atom (rendered without it), never a base address
+    for c in sorted(opq):
+        # spelled like the opaque register terms it stands for ("name#def"): rendered as `idx`,
+        # ordered after the base and the thread terms, never taken for a symbol
         out.append(("idx#" if len(opq) == 1 else f"idx{len(out)}#", c))
     return tuple(sorted(out))
 

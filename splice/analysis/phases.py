@@ -138,7 +138,8 @@ def wgmma_groups(k) -> list:
     ``wgmma.fence`` (or first ``wgmma.mma_async``) to its ``wgmma.commit_group`` (or last
     ``wgmma.mma_async``); ``wait`` is the first ``wgmma.wait_group N`` that retires it."""
     groups, pending = [], []
-    fence = cur = None
+    fence = None
+    cur: Optional[list] = None
     for pos, st in enumerate(k.stmts):
         node = st.node
         if type(node) is not m.Instruction or not node.name.startswith("wgmma."):

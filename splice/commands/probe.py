@@ -106,19 +106,16 @@ def cmd_probe(args) -> int:
 def cmd_probe_init(args) -> int:
     """``splice probe init MODULE --entry E -o spec.yaml``: a spec skeleton from the .param list."""
     from ..probe.init import skeleton
-    from ..util import write_atomic
+    from ..util import read_text, write_atomic
 
     if not args.module:
         raise SpliceError("probe init needs a module: splice probe init MODULE.ptx [--entry E] -o spec.yaml")
     mod = Path(args.module)
     if not mod.exists():
         raise SpliceError("no such module", args.module)
-    text, rows = skeleton(mod.read_text(), args.module, args.entry)
+    text, rows = skeleton(read_text(mod), args.module, args.entry)
     if args.output:
-        out = Path(args.output)
-        if out.exists() and out.resolve() == mod.resolve():
-            raise SpliceError("refusing to overwrite the module with its spec", args.output)
-        write_atomic(out, text)
+        write_atomic(args.output, text, inputs=[mod])   # never the module itself, by any path
     if args.json:
         print(json.dumps({"module": args.module, "output": args.output, "params": rows,
                           **({} if args.output else {"spec": text})}))

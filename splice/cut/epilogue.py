@@ -180,25 +180,25 @@ def check_epilogue_expect(cut, facts: dict) -> list:
             bad.append(("constants", " ".join(want) or "none", " ".join(facts.get("constants") or []) or "none"))
     if "memory" in exp:
         want = exp["memory"]
-        found = facts.get("memory") or {}
+        memory: dict = facts.get("memory") or {}
         if isinstance(want, dict):
-            diff = {k: v for k, v in want.items() if found.get(str(k)) != v}
+            diff = {k: v for k, v in want.items() if memory.get(str(k)) != v}
             if diff:
                 bad.append(("memory", ", ".join(f"{k}={v}" for k, v in want.items()),
-                            ", ".join(f"{k}={found.get(str(k))}" for k in want)))
+                            ", ".join(f"{k}={memory.get(str(k))}" for k in want)))
         elif want in (0, "none", None):
-            if any(found.values()):
-                bad.append(("memory", "none", ", ".join(f"{k}={v}" for k, v in found.items() if v)))
+            if any(memory.values()):
+                bad.append(("memory", "none", ", ".join(f"{k}={v}" for k, v in memory.items() if v)))
         else:
             bad.append(("memory", str(want), "a mapping like {loads: 10, stores: 0} or none"))
     for key in ("live_in", "live_out"):
         want = exp.get(key)
         if isinstance(want, dict) and want and all(str(t).startswith(".") for t in want):
-            found = facts.get(f"{key}_types") or {}
-            if any(found.get(str(t), 0) != n for t, n in want.items()) or \
-                    sum(found.values()) != sum(want.values()):
+            types: dict = facts.get(f"{key}_types") or {}
+            if any(types.get(str(t), 0) != n for t, n in want.items()) or \
+                    sum(types.values()) != sum(want.values()):
                 bad.append((key, ", ".join(f"{t}={n}" for t, n in want.items()),
-                            ", ".join(f"{t}={n}" for t, n in found.items())))
+                            ", ".join(f"{t}={n}" for t, n in types.items())))
     return bad
 
 

@@ -157,8 +157,8 @@ def _written_live_ins(kernel, abi, nodes, scratch) -> tuple:
     """A live-in the range also writes that is still read after the cut is copied to scratch
     first — such live-ins are read-only under ``abi: inline`` — and, when it is a live-out too,
     copied back at the end.  A loop counter initialised before the cut and dead after it (dec1
-    E26) is written in place, as the original does, so the SASS stays the original's.  Returns (head, tail) ``mov`` nodes and
-    adds the scratch names to ``scratch``."""
+    E26) is written in place, as the original does, so the SASS stays the original's.  Returns
+    (head, tail) ``mov`` nodes and adds the scratch names to ``scratch``."""
     from .binding.abi import sym_name
 
     written = set()

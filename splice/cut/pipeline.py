@@ -52,7 +52,9 @@ def run_apply(recipe_path: str, output=None, ptxas: bool = True, cache=None):
         t1 = time.perf_counter()
         val = validate(p, output_name=str(recipe.output), cache=cache, before=before)
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        # no thread outlives the call: after a SIGTERM the command's stop handler is still there
+        # to kill the ptxas it runs (the interpreter would wait for the thread at exit anyway)
+        pool.shutdown(wait=True, cancel_futures=True)
     t2 = time.perf_counter()
     return p, val, recipe.output, {"apply": t1 - t0, "ptxas": t2 - t1, **p.timings}
 

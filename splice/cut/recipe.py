@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import SpliceError
-from ..util import read_text
+from ..util import read_utf8
 from ..yamlsafe import YList, YMap, load_yaml_marked  # noqa: F401  (re-exported)
 
 TOP_KEYS = {"module", "entry", "arch", "opt_level", "output", "cuts", "description", "name"}
@@ -180,11 +180,9 @@ def default_search_path(recipe_dir: Path, extra=()) -> list:
 
 def _read_text(path: str, what: str) -> str:
     try:
-        return read_text(path)
+        return read_utf8(path, f"a {what} is UTF-8 YAML")
     except FileNotFoundError:
         raise SpliceError(f"{what} not found", path) from None
-    except UnicodeDecodeError as exc:
-        raise SpliceError(f"{what} is not UTF-8 text (byte {exc.start})", path) from None
 
 
 def _arch(data: YMap, path: str) -> str:

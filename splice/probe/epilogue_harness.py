@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 
@@ -147,7 +148,7 @@ def constant_bits(kernel, reg, pos, lits) -> int | None:
 
 
 def epilogue_case(pair, kernel, c, hc, header: str, decls: list, spec, blocks: int,
-                  cache: dict = None):
+                  cache: Optional[dict] = None):
     """An EpilogueCase for cut ``c`` (whose code touches memory), or ``hc`` with the reason it
     cannot be harnessed in ``hc.skipped``.  ``cache``: the caller's dict, shared by the cuts of
     one recipe (the weight image and the shared declarations are computed once)."""
@@ -237,7 +238,7 @@ def _shared_decls(kernel) -> list:
         if isinstance(n, m.Decl) and n.space == ".shared" and n.span is not None:
             size = 0
             for d in n.declarators:
-                el = {".b8": 1, ".u8": 1, ".b16": 2, ".b32": 4, ".u32": 4, ".b64": 8}.get(n.type, 1)
+                el = {".b8": 1, ".u8": 1, ".b16": 2, ".b32": 4, ".u32": 4, ".b64": 8}.get(n.type or "", 1)
                 for dim in d.dims or ():
                     size += (dim or 0) * el
             out.append((src[n.span[0]:n.span[1]].strip(), size, n.declarators[0].name))

@@ -80,8 +80,9 @@ class CompileCache:
         ident = self._identity.get(stamp)
         if ident is None:
             try:
-                out = subprocess.run([ptxas, "--version"], stdin=subprocess.DEVNULL, capture_output=True,
-                                     timeout=60, check=False)
+                from .sass import run_tool
+
+                out = run_tool([ptxas, "--version"], timeout=60)   # a SIGTERM stops it too
                 version = (out.stdout + out.stderr).decode("utf-8", "replace").strip()
             except (OSError, subprocess.TimeoutExpired) as exc:
                 version = f"unknown ({exc})"

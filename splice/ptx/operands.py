@@ -38,7 +38,7 @@ _DEST_WALK = frozenset({Vec, ParenList, Pair})
 def leaf_field(cls) -> str:
     """The field of a leaf class holding its text (``Reg.name``, ``Imm.text``)."""
     kind, f = SHAPE[cls]
-    assert kind == "leaf", cls
+    assert kind == "leaf" and isinstance(f, str), cls
     return f
 
 
@@ -48,7 +48,7 @@ def children(op) -> tuple:
     if spec is None or spec[0] == "leaf":
         return ()
     if spec[0] == "items":
-        return getattr(op, spec[1])
+        return getattr(op, str(spec[1]))
     return tuple(getattr(op, f) for f in spec[1])
 
 

@@ -26,6 +26,7 @@ Design notes (why it looks like this):
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.util
 import os
@@ -368,9 +369,26 @@ def _read_text(ptx: PtxInput) -> tuple[str, str]:
     return str(ptx), "<ptx>"
 
 
-def _run(cmd: Sequence[str], *, cwd: str, timeout: float) -> subprocess.CompletedProcess:
-    return subprocess.run(list(cmd), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=timeout, check=False)
+def run_tool(cmd: Sequence[str], *, cwd: str | None = None, timeout: float = DEFAULT_TIMEOUT
+             ) -> subprocess.CompletedProcess:
+    """``subprocess.run`` that never orphans the child: whatever interrupts it (a timeout, Ctrl-C,
+    SIGTERM/SIGHUP turned into an exception by the CLI) kills and reaps the child first."""
+    from ..util import signals_deferred, stoppable_child
+
+    proc = None
+    with contextlib.ExitStack() as stack:
+        try:
+            with signals_deferred():   # a signal during the spawn waits until `proc` is tracked
+                proc = subprocess.Popen(list(cmd), cwd=cwd, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                stack.enter_context(stoppable_child(proc))   # SIGTERM kills it from any thread
+            out, err = proc.communicate(timeout=timeout)
+        except BaseException:
+            if proc is not None:
+                proc.kill()
+                proc.communicate()     # reaps it and closes the pipes
+            raise
+    return subprocess.CompletedProcess(list(cmd), proc.returncode, out, err)
 
 
 def _save_repro(text: str, repro_dir: str | os.PathLike | None) -> str:
@@ -431,7 +449,7 @@ def compile_ptx(ptx: PtxInput, arch: str | int, opt_level: int | None = 3, extra
                               diagnostics=parse_diagnostics(stderr, rename), returncode=rc)
 
         try:
-            proc = _run(cmd, cwd=tmp, timeout=timeout)
+            proc = run_tool(cmd, cwd=tmp, timeout=timeout)
         except subprocess.TimeoutExpired as e:
             err = (e.stderr or b"").decode("utf-8", "replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
             raise fail(f"ptxas timed out after {timeout:g}s on {display} ({sm})", err, None) from None
@@ -472,7 +490,7 @@ def disassemble(cubin: bytes, *, tool: str = "auto", timeout: float = DEFAULT_TI
             f.write(cubin)
         cmd = [exe, "-sass", path] if tool == "cuobjdump" else [exe, path]
         try:
-            proc = _run(cmd, cwd=tmp, timeout=timeout)
+            proc = run_tool(cmd, cwd=tmp, timeout=timeout)
         except subprocess.TimeoutExpired:
             raise SassToolError(f"{tool} timed out after {timeout:g}s") from None
         if proc.returncode != 0:

@@ -1,0 +1,127 @@
+"""SIGTERM and SIGHUP stop ptxas as SIGINT does, and no temporary file or directory outlives a
+command on any path (a signal, a failing ptxas, a timeout).
+
+ptxas is replaced by a script (``SPLICE_PTXAS``) that records its pid and sleeps, or fails: no
+real compiler runs, so the test is fast and exact about what is left behind."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from splice.cli import main
+
+from .test_outputs import NATIVE
+
+SLEEPER = """#!/bin/sh
+echo $$ > "$PIDFILE"
+exec sleep 60
+"""
+FAILER = """#!/bin/sh
+echo "ptxas fatal   : something is wrong" >&2
+exit 1
+"""
+
+
+@pytest.fixture
+def work(tmp_path):
+    d = tmp_path / "w"
+    (d / "out").mkdir(parents=True)
+    (d / "tmp").mkdir()
+    from .conftest import DATA
+
+    (d / "tiny.ptx").write_bytes((DATA / "recipes" / "tiny.ptx").read_bytes())
+    (d / "n.ptx").write_text(NATIVE)
+    (d / "r.yaml").write_text("module: tiny.ptx\nentry: tiny\ncuts:\n  - phase: 1\n    native: n.ptx\n")
+    return d
+
+
+def fake_ptxas(d, body):
+    p = d.parent / "ptxas"
+    p.write_text(body)
+    p.chmod(0o755)
+    return p
+
+
+def env_for(d, ptxas):
+    return {**os.environ, "SPLICE_PTXAS": str(ptxas), "TMPDIR": str(d / "tmp"),
+            "PIDFILE": str(d.parent / "ptxas.pid")}
+
+
+def leftovers(tmp):
+    """What a command left in TMPDIR, less Lark's grammar cache (kept across runs on purpose)."""
+    return [p for p in tmp.iterdir() if not p.name.startswith(".lark_cache")]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_signal_stops_ptxas_and_leaves_nothing(sig, work):
+    env = env_for(work, fake_ptxas(work, SLEEPER))
+    before = sorted(p.name for p in work.iterdir())
+    proc = subprocess.Popen([sys.executable, "-m", "splice.cli", "apply", "r.yaml", "-o", "out/o.ptx"],
+                            cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pidfile = work.parent / "ptxas.pid"
+    deadline = time.monotonic() + 60
+    while not (pidfile.exists() and pidfile.read_text().strip()):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "ptxas never started"
+        time.sleep(0.05)
+    child = int(pidfile.read_text())
+    assert alive(child)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)   # generous: CI machines can be loaded
+    assert proc.returncode == 128 + sig, err
+    assert b"Traceback" not in err and f"stopped by {sig.name}".encode() in err
+    assert not alive(child), "ptxas still running after the signal"
+    assert leftovers(work / "tmp") == []                 # ptxas' work directory is gone
+    assert list((work / "out").iterdir()) == []          # no output, no temp file
+    assert sorted(p.name for p in work.iterdir()) == before
+
+
+def test_failing_ptxas_leaves_nothing(work, capsys, monkeypatch):
+    """A rejected module: exit 2, a repro line that names no temp copy, nothing left anywhere."""
+    for k, v in env_for(work, fake_ptxas(work, FAILER)).items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setattr("tempfile.tempdir", None)      # TMPDIR is read again
+    monkeypatch.chdir(work)
+    assert main(["apply", "r.yaml", "-o", "out/o.ptx"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "splice-repro" not in err
+    assert leftovers(work / "tmp") == [] and list((work / "out").iterdir()) == []
+
+
+def test_handlers_are_restored_after_a_command(work, capsys, monkeypatch):
+    """The CLI holds its SIGTERM/SIGHUP handlers only while a command runs."""
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    monkeypatch.chdir(work)
+    assert main(["canonical", "tiny.ptx", "-o", "out/c.ptx"]) == 0
+    assert {s: signal.getsignal(s) for s in before} == before
+
+
+def test_a_signal_while_spawning_is_held_until_the_child_exists():
+    """Inside signals_deferred (around Popen) SIGTERM is held, then raised at the block's end."""
+    from splice.util import Terminated, signals_deferred, stop_on_signals
+
+    reached = []
+    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        with pytest.raises(Terminated) as ei, stop_on_signals():
+            with signals_deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)
+                reached.append("end of block")
+    finally:   # a stopped command keeps its handler (the process is going down): not pytest's
+        for s, h in saved.items():
+            signal.signal(s, h)
+    assert reached == ["end of block"] and ei.value.signum == signal.SIGTERM

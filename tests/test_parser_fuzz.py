@@ -144,3 +144,13 @@ def test_fast_and_plain_agree_on_multi_statement_lines(k):
 @given(mutated())
 def test_mutations_of_joined_lines_agree(text):
     _agree(_joined(text))
+
+
+def test_a_bare_percent_does_not_take_a_registers_template():
+    """Found by the mutation test: ``%f9`` and a bare ``%`` once shared a shape key, so the
+    second statement reused the first one's template with a value missing (IndexError)."""
+    body = "\tst.param.f32 \t[param0+88], %f9;\n\tst.param.f32 \t[param0+88], %;f9;\n"
+    text = (".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+            "\t.reg .f32 %f<10>;\n\t.param .b32 param0;\n" + body + "\tret;\n}\n")
+    assert _outcome(text, True) == _outcome(text, False)
+    assert _outcome(text, True)[0] == "error"

@@ -33,10 +33,11 @@ _IDENT_RUN = re.compile(r"(?<![\w$.%])[A-Za-z_$][\w$]*(?:\.[xyzw](?![\w$]))?", r
 
 
 def _shape(tail: str) -> str:
-    """Registers -> ``%``, identifiers -> ``a``, digit runs -> ``0``: what is left is the
-    token structure the grammar sees (punctuation, whitespace, number spelling)."""
+    """Registers -> ``\x03``, identifiers -> ``a``, digit runs -> ``0``: what is left is the
+    token structure the grammar sees (punctuation, whitespace, number spelling).  A register's
+    mark is a byte PTX text never holds, so a bare ``%`` (no register) keys a shape of its own."""
     if "%" in tail:
-        tail = _REG_RUN.sub("%", tail)
+        tail = _REG_RUN.sub("\x03", tail)
     return _DIGIT_RUN.sub("0", _IDENT_RUN.sub("a", tail))
 _VALS = re.compile(r'%[\w$]+(?:\.[xyzw](?![\w$]))?|-?[0-9][\w.]*'
                    r'|[A-Za-z_$][\w$]*(?:\.[xyzw](?![\w$]))?|"[^"\n]*"', re.ASCII)
@@ -94,8 +95,9 @@ class ShapeCache:
             if ("0f" in text or "0d" in text or "0b" in text or "0F" in text or "0D" in text
                     or "0B" in text) and _LENGTH_SENSITIVE.search(text) and not _lengths_ok(vals):
                 return tuple(_detokenize(i) for i in self._lark(text, rule, source, path, start, line))
-            self.hits += 1
-            return (tpl(vals, (start, stop), line),)
+            if len(vals) == tpl.nvals:   # the values the template was compiled with
+                self.hits += 1
+                return (tpl(vals, (start, stop), line),)
         self.misses += 1
         items = self._lark(text, rule, source, path, start, line)
         if tpl is None:
@@ -119,6 +121,7 @@ class ShapeCache:
         except _Uncacheable:
             return _EXACT_ONLY
         fn = eval("lambda v, sp, ln: " + expr, dict(self._env))  # noqa: S307 - generated above
+        fn.nvals = len(vals)
         # the template must rebuild exactly what Lark built
         rebuilt = fn(vals, (start, stop), line)
         if rebuilt != _detokenize(node) or getattr(rebuilt, "span", None) != getattr(node, "span", None):

@@ -170,15 +170,13 @@ def test_warm_identity_travels_with_the_cache(fake, tmp_path, monkeypatch):
     c.warm()
     copy = pickle.loads(pickle.dumps(c))
     calls = []
-    real = sass.subprocess.run
+    real = sass.run_tool
 
-    def spy(cmd, *a, **k):
+    def spy(cmd, *a, **k):   # every child splice starts goes through sass.run_tool
         calls.append(list(cmd))
         return real(cmd, *a, **k)
 
-    import splice.ptx.cache as cache_mod
-
-    monkeypatch.setattr(cache_mod.subprocess, "run", spy)
+    monkeypatch.setattr(sass, "run_tool", spy)
     assert sass.compile_ptx(PTX, "sm_90", 3, cache=copy).cubin
     assert len(calls) == 1 and "-v" in calls[0]                  # the compile, and nothing else
     assert not any("--version" in cmd for cmd in calls)

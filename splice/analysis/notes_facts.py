@@ -392,6 +392,21 @@ class Facts:
             return f"{reg}: constant {node.name}", n
         return f"{reg}: {node.name}", n
 
+    def first_consumer(self, reg: str, b: int) -> tuple:
+        """(label, statement number or None) of the first statement after position ``b`` that
+        reads ``reg``: an mma names its phase and operand role; none means the value is live
+        only around a loop back edge."""
+        key = self.key(reg, b) or reg
+        ups = self.use_pos.get(key, [])
+        i = bisect_right(ups, b)
+        if i == len(ups):
+            return "no later statement (live only around a loop back edge)", None
+        u = ups[i]
+        lab, n = self.describe_use(u)
+        if u in self.phase_at:
+            lab = f"P{self.phase_at[u]}'s mma as {self.mma_role(u, key)}"
+        return lab, n
+
     def describe_use(self, u):
         n = self.n(u)
         if u in self.phase_at:
@@ -415,16 +430,7 @@ class Facts:
             ins[lab].append((r.reg, n))
         outs = defaultdict(list)
         for r in abi.live_out:
-            key = self.key(r.reg, b) or r.reg
-            ups = self.use_pos.get(key, [])
-            i = bisect_right(ups, b)
-            if i < len(ups):
-                u = ups[i]
-                lab, n = self.describe_use(u)
-                if u in self.phase_at:
-                    lab = f"P{self.phase_at[u]}'s mma as {self.mma_role(u, key)}"
-            else:
-                lab, n = "no later statement (live only around a loop back edge)", None
+            lab, n = self.first_consumer(r.reg, b)
             outs[lab].append((r.reg, n))
         return abi, ins, outs
 

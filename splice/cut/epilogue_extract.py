@@ -9,7 +9,6 @@ The facts are the notes draft's (``splice.analysis.notes_facts.Facts``), so the 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 
 from ..analysis.notes_facts import Facts, f16_of, offsets_text
 from .epilogue import epilogue_facts, literals_behind
@@ -49,17 +48,8 @@ def _input_lines(kernel, F, abi, a, sym_name) -> list:
 def _output_lines(F, abi, b, sym_name) -> list:
     out = []
     for r in abi.live_out:
-        key = F.key(r.reg, b) or r.reg
-        ups = F.use_pos.get(key, [])
-        i = bisect_right(ups, b)
-        if i < len(ups):
-            u = ups[i]
-            lab, n = F.describe_use(u)
-            if u in F.phase_at:
-                lab = f"P{F.phase_at[u]}'s mma as {F.mma_role(u, key)}"
-            cons = f"{lab} s{n}"
-        else:
-            cons = "no later statement (live around a loop back edge)"
+        lab, n = F.first_consumer(r.reg, b)
+        cons = lab if n is None else f"{lab} s{n}"
         out.append(f"//     {sym_name(r, True)[1:]:<6} {r.reg:<10} {r.type:<6} -> {cons}")
     return out
 

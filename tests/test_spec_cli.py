@@ -103,3 +103,28 @@ def test_enc5_json_phase8(capsys):
     roles = {r["role"] for r in e["abi"]["live_in"]}
     assert roles == {"a", "b", "c"}
     assert {r["role"] for r in e["abi"]["live_out"]} == {"d"}
+
+
+def test_one_entry_parses_only_its_body():
+    """``spec --entry`` parses the skeleton and that entry's body alone (a 27 MB module's single
+    entry costs seconds, not the whole file); the analysis is the full parse's, entry for entry."""
+    import json as _json
+
+    from splice.analysis import Kernel
+    from splice.analysis.spec import build_spec
+    from splice.ptx import parse_file
+    from splice.ptx.parser import parse_entry
+    from splice.util import read_text
+
+    path = str(ROOT / "tests" / "data" / "ptx" / "modern" / "calls_params_globals.ptx")
+    full = parse_file(path)
+    names = [f.name for f in full.entries() if f.body is not None]
+    assert len(names) >= 2
+    for name in names:
+        part = parse_entry(read_text(path), path, lambda ents: name)
+        assert [f.name for f in part.functions()] == [f.name for f in full.functions()]
+        others = [f for f in part.functions() if f.name != name and f.body is not None]
+        assert others and all(not f.body.items for f in others)   # left unparsed
+        a = build_spec(Kernel(full, name), phases=True, epilogues=True)
+        b = build_spec(Kernel(part, name), phases=True, epilogues=True)
+        assert _json.dumps(a, sort_keys=True, default=str) == _json.dumps(b, sort_keys=True, default=str)

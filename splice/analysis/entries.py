@@ -90,7 +90,11 @@ def display_name(name: str) -> str:
 
 def resolve_entry(module, query: str) -> str:
     """The entry ``query`` names (see the module docstring); SpliceError when none or several."""
-    ents = [f.name for f in module.entries() if f.body is not None]
+    return resolve_name([f.name for f in module.entries() if f.body is not None], query, module.path)
+
+
+def resolve_name(ents: list, query: str, path: Optional[str] = None) -> str:
+    """:func:`resolve_entry` over a list of entry names (``path`` names the module in errors)."""
     if query in ents:
         return query
     dem = demangle_all(ents)
@@ -103,8 +107,8 @@ def resolve_entry(module, query: str) -> str:
             return hits[0]
         if len(hits) > 1:
             raise SpliceError(f"--entry {query!r} matches {len(hits)} entries; name one of them",
-                              path=module.path, detail="\n".join(f"  {short(dem[n])}  ({n})" for n in hits))
-    raise SpliceError(f"no entry {query!r}", path=module.path,
+                              path=path, detail="\n".join(f"  {short(dem[n])}  ({n})" for n in hits))
+    raise SpliceError(f"no entry {query!r}", path=path,
                       detail="entries:\n" + "\n".join(f"  {short(dem[n])}  ({n})" for n in ents))
 
 

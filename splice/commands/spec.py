@@ -14,10 +14,21 @@ def _kernels(args):
     from ..ptx import parse_file
     from ..ptx.index import SourceLines
 
-    mod = parse_file(args.file)
-    if args.entry:
-        yield Kernel(mod, args.entry)
+    if args.entry:   # only that entry's body is parsed: one kernel of a huge module is cheap
+        from ..analysis.entries import resolve_name
+        from ..ptx.parser import parse_entry
+        from ..util import read_text
+
+        chosen = []
+
+        def choose(names):
+            chosen.append(resolve_name(names, args.entry, args.file))
+            return chosen[0]
+
+        mod = parse_entry(read_text(args.file), args.file, choose)
+        yield Kernel(mod, chosen[0] if chosen else args.entry)
         return
+    mod = parse_file(args.file)
     ents = [f.name for f in mod.entries() if f.body is not None]
     if not ents:
         raise SpliceError("no .entry with a body", path=args.file)

@@ -551,7 +551,18 @@ _SHAPES = ShapeCache(lambda text, start, source, path, base, line: _lark(
     text, start, source, path, base, keep_tokens=True, base_line=line))
 
 
-def _parse_fast(text: str, path: str) -> m.Module:
+def parse_entry(text: str, path: str, choose) -> m.Module:
+    """A module in which only the body of the entry ``choose`` picks is parsed: the skeleton
+    (every declaration, every function's signature) is parsed as usual, then
+    ``choose(entry names)`` names the one entry whose body is cut into statements; every other
+    function keeps the skeleton's empty body (its span still covers the source).  For analysing
+    one entry of a module of hundreds (``splice spec --entry``): the cost is the skeleton plus
+    that entry, not the whole file.  The result is for analysis only — it is not memoised and is
+    never emitted (its other bodies are empty)."""
+    return _parse_fast(text, path, choose)
+
+
+def _parse_fast(text: str, path: str, choose=None) -> m.Module:
     bodies = _function_bodies(text, path)
     if bodies is None:
         return _parse_slow(text, path)
@@ -567,8 +578,12 @@ def _parse_fast(text: str, path: str) -> m.Module:
     if inits and not _put_inits(items, inits):
         return _parse_slow(text, path)
     if bodies:
+        keep = None
+        if choose is not None:
+            keep = {choose([it.name for it in items if isinstance(it, m.Function) and it.is_entry
+                            and it.body is not None])}
         try:
-            _parse_bodies(text, path, bodies, items)
+            _parse_bodies(text, path, bodies, items, keep)
         except PtxSyntaxError:
             # one statement seen alone can fail at its own end where the file fails at the
             # next token: plain Lark gives the error exactly as the whole file has it
@@ -576,12 +591,15 @@ def _parse_fast(text: str, path: str) -> m.Module:
     return m.Module(tuple(items), text, path)
 
 
-def _parse_bodies(text, path, bodies, items):
-    """Replace the skeleton's empty bodies and sections in ``items`` by their parsed items."""
+def _parse_bodies(text, path, bodies, items, keep=None):
+    """Replace the skeleton's empty bodies and sections in ``items`` by their parsed items
+    (with ``keep``, only the bodies of the functions it names)."""
     body_parser = _BodyParser(text, path, _SHAPES)
     by_open = {o: (o, c) for o, c, _kind in bodies}
     for k, it in enumerate(items):
         if isinstance(it, m.Function) and it.body is not None and it.body.span is not None:
+            if keep is not None and it.name not in keep:
+                continue
             o, c = by_open[it.body.span[0]]
             block = body_parser.parse_body(o, c, it.body.line)
             items[k] = m.Function(it.kind, it.linkage, it.name, it.returns, it.params,

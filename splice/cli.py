@@ -34,6 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _add_json(sub.add_parser("stats", help="entries, statement counts, opcode histogram"))
     p.add_argument("file")
     p.add_argument("--top", type=int, default=25, help="opcodes shown in the histogram")
+    p.add_argument("--entry", help="only this entry (name, unique substring or demangled name): "
+                   "only its body is parsed")
     p.set_defaults(func=_lazy("splice.commands.frontend", "cmd_stats"))
 
     p = _add_json(sub.add_parser("index", help="the notes' statement index: sN LN text"))

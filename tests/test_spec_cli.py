@@ -128,3 +128,12 @@ def test_one_entry_parses_only_its_body():
         a = build_spec(Kernel(full, name), phases=True, epilogues=True)
         b = build_spec(Kernel(part, name), phases=True, epilogues=True)
         assert _json.dumps(a, sort_keys=True, default=str) == _json.dumps(b, sort_keys=True, default=str)
+
+
+def test_stats_entry_reports_only_that_entry(capsys):
+    path = str(ROOT / "tests" / "data" / "ptx" / "modern" / "calls_params_globals.ptx")
+    assert main(["stats", path, "--json"]) == 0
+    every = json.loads(capsys.readouterr().out)["functions"]
+    entry = next(f for f in every if f["kind"] == ".entry")
+    assert main(["stats", path, "--entry", entry["name"], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["functions"] == [entry]

@@ -6,18 +6,38 @@ import json
 from ..errors import SpliceError
 
 
+def _module(args):
+    """(module, entry name or None): with ``--entry`` only that entry's body is parsed."""
+    from ..ptx import parse_file
+
+    if not getattr(args, "entry", None):
+        return parse_file(args.file), None
+    from ..analysis.entries import resolve_name
+    from ..ptx.parser import parse_entry
+    from ..util import read_text
+
+    chosen: list = []
+
+    def choose(names):
+        chosen.append(resolve_name(names, args.entry, args.file))
+        return chosen[0]
+
+    mod = parse_entry(read_text(args.file), args.file, choose)
+    return mod, (chosen[0] if chosen else resolve_name([f.name for f in mod.entries()], args.entry, args.file))
+
+
 def cmd_stats(args) -> int:
     from collections import Counter
 
-    from ..ptx import Instruction, Label, parse_file, statement_index, walk
+    from ..ptx import Instruction, Label, statement_index, walk
 
     from ..ptx.index import SourceLines
 
-    mod = parse_file(args.file)
+    mod, only = _module(args)
     lines = SourceLines(mod.source)   # one scan of the text for every entry's index
     entries = []
     for fn in mod.functions():
-        if fn.body is None:
+        if fn.body is None or (only is not None and fn.name != only):
             continue
         ops = Counter()
         n_instr = n_labels = 0

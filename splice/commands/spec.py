@@ -15,18 +15,10 @@ def _kernels(args):
     from ..ptx.index import SourceLines
 
     if args.entry:   # only that entry's body is parsed: one kernel of a huge module is cheap
-        from ..analysis.entries import resolve_name
-        from ..ptx.parser import parse_entry
-        from ..util import read_text
+        from .frontend import _module
 
-        chosen = []
-
-        def choose(names):
-            chosen.append(resolve_name(names, args.entry, args.file))
-            return chosen[0]
-
-        mod = parse_entry(read_text(args.file), args.file, choose)
-        yield Kernel(mod, chosen[0] if chosen else args.entry)
+        mod, name = _module(args)
+        yield Kernel(mod, name)
         return
     mod = parse_file(args.file)
     ents = [f.name for f in mod.entries() if f.body is not None]

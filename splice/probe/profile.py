@@ -23,7 +23,6 @@ last stamp − first) within ``TOLERANCE``.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -142,24 +141,9 @@ def instrument(text: str, plan: ProfilePlan) -> str:
     after: dict = {}
     for b in plan.boundaries:
         (after if b.after else before).setdefault(b.line, []).append(_stamp(b, plan))
-    decl = None
-    for i, ln in enumerate(lines, start=1):
-        if re.match(r"\s*\.address_size\b", ln):
-            decl = i
-            break
-    if decl is None:
-        raise SpliceError("module has no .address_size directive; cannot add the profile pointer")
-    after.setdefault(decl, []).insert(0, f"\n// splice probe: profile stamps (set by the host)\n"
-                                         f".global .align 8 .u64 {PTR};\n")
-    out = []
-    for i, ln in enumerate(lines, start=1):
-        out.extend(before.get(i, ()))
-        out.append(ln)
-        if i in after:
-            if not ln.endswith("\n"):
-                out.append("\n")
-            out.extend(after[i])
-    return "".join(out)
+    from .stages import insert_code
+
+    return insert_code(lines, before, after, PTR, "profile stamps")
 
 
 def analyse(plan: ProfilePlan, stamps) -> dict:

@@ -264,22 +264,27 @@ def instrument(text: str, sp: StagePlan, which: str) -> str:
         regs = s.regs_spl if (which == "spl" and s.regs_spl) else s.regs
         types = s.types
         inserts.setdefault(ln, []).append(_stage_code(s, regs, types, sp))
-    m = None
-    for i, ln in enumerate(lines):
-        if re.match(r"\s*\.address_size\b", ln):
-            m = i + 1
-            break
-    if m is None:
-        raise SpliceError("module has no .address_size directive; cannot add the stage pointer")
-    inserts.setdefault(m, []).insert(0, f"\n// splice probe: debug-stage buffer (set by the host)\n"
-                                        f".global .align 8 .u64 {PTR};\n")
+    return insert_code(lines, {}, inserts, PTR, "debug-stage buffer")
+
+
+def insert_code(lines: list, before: dict, after: dict, ptr: str, what: str) -> str:
+    """``lines`` (with their ends) with ``before[n]``/``after[n]`` code inserted around line n
+    (1-based), and a host-set ``.u64`` pointer global ``ptr`` declared after ``.address_size``:
+    the one way the probe's instrumented modules (stages, profile) get their buffer."""
+    decl = next((i for i, ln in enumerate(lines, start=1) if re.match(r"\s*\.address_size\b", ln)), None)
+    if decl is None:
+        raise SpliceError(f"module has no .address_size directive; cannot add the {what} pointer")
+    after = {k: list(v) for k, v in after.items()}
+    after.setdefault(decl, []).insert(0, f"\n// splice probe: {what} (set by the host)\n"
+                                         f".global .align 8 .u64 {ptr};\n")
     out = []
     for i, ln in enumerate(lines, start=1):
+        out.extend(before.get(i, ()))
         out.append(ln)
-        if i in inserts:
+        if i in after:
             if not ln.endswith("\n"):
                 out.append("\n")
-            out.extend(inserts[i])
+            out.extend(after[i])
     return "".join(out)
 
 

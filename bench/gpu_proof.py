@@ -42,6 +42,15 @@ ROWS = [
     ("perf_enc5_fence_start", ["recipes/perf/enc5_fence_start.yaml", "--runs", "60"], 0, 180),
     ("perf_dec1_fence", ["recipes/perf/dec1_fence.yaml", "--runs", "60"], 0, 90),
     ("enc5_p8_profile", ["recipes/enc5_p8.yaml", "--runs", "20", "--profile"], 0, 180),
+    # the bound harness (issue 12): cuts that read parameters, sample the texture, write the
+    # frame surface (E61) or scatter into the arena (E60) run against the spec's own memory
+    ("enc5_e61_harness", ["recipes/enc5_e61.yaml", "--runs", "0", "--harness"], 0, 120),
+    ("enc5_e61_wrong_tap", ["tests/data/recipes/enc5_e61_wrong_tap.yaml", "--runs", "0", "--stages", "cut",
+                            "--harness"], 1, 150),
+    ("enc5_e60_identity_harness", ["tests/data/recipes/enc5_e60_identity.yaml", "--runs", "0", "--harness"],
+     0, 120),
+    ("enc5_all_epilogues_harness", ["recipes/enc5_all_epilogues.yaml", "--runs", "0", "--harness"], 0, 300),
+    ("enc5_qkv_wave_harness", ["recipes/enc5_qkv_wave.yaml", "--runs", "0", "--harness"], 0, 150),
 ]
 
 
@@ -71,6 +80,15 @@ def reduce(name: str, rc: int, want: int, seconds: float, res: dict | None) -> d
         fd = (res.get(key) or {}).get("first_divergence")
         if key in res:
             row[f"{key}_first_divergence"] = fd
+    h = res.get("harness")
+    if h:
+        hr = h.get("rows") or []
+        row["harness"] = {
+            "cases": len(hr), "equal": sum(1 for r in hr if r.get("equal") is True),
+            "differ": [r["title"] for r in hr if r.get("equal") is False],
+            "skipped": {r["title"]: r["skipped"] for r in hr if r.get("skipped")},
+            "written": {r["title"]: {k: v["bytes_written"] for k, v in (r.get("memory") or {}).items()
+                                     if v.get("bytes_written")} for r in hr if r.get("memory")}}
     if "profile" in res:
         p = res["profile"]
         row["profile"] = {s: {k: p[s].get(k) for k in ("parts_vs_whole", "overhead", "top", "sum_ratio")}

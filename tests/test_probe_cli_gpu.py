@@ -57,3 +57,25 @@ def test_cli_json(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert rc == 0 and out["ok"] and out["timing"]["original"]["events"]["runs"] == 5
     assert (tmp_path / "probe.json").exists()
+
+
+def test_bound_harness_e61_equal_and_writes_the_frame(tmp_path):
+    """E61 in the bound harness: the entry's parameters are the spec's, the texture is sampled
+    and the frame surface written; both sides write the same pixels."""
+    r = _run("recipes/enc5_e61.yaml", tmp_path, harness=True)
+    (row,) = r["harness"]["rows"]
+    assert row["equal"] and row["memory"]["frame"]["bytes_written"] > 0
+    assert row["memory"]["frame"]["identical"]
+
+
+def test_bound_harness_catches_a_wrong_texture_tap(tmp_path):
+    r = _run("tests/data/recipes/enc5_e61_wrong_tap.yaml", tmp_path, stages="cut", harness=True)
+    (row,) = r["harness"]["rows"]
+    assert row["equal"] is False and row["first"]["output"] == "frame"
+    assert r["stages"]["first_divergence"]["name"].startswith("cut 1 (E61")
+
+
+def test_bound_harness_compares_the_arena_e60_writes(tmp_path):
+    r = _run("tests/data/recipes/enc5_e60_identity.yaml", tmp_path, harness=True)
+    (row,) = r["harness"]["rows"]
+    assert row["equal"] and row["memory"]["arena"]["bytes_written"] > 0

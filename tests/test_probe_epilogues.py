@@ -84,33 +84,48 @@ def test_epilogue_cases_bind_memory_and_constants(all_epilogue_cases):
     import numpy as np
 
     from splice.probe.harness import harness_inputs
-    from splice.probe.inputs import weight_image
 
     cs, spec = all_epilogue_cases
-    assert len(cs) == 57 and "sust" in cs["E61"].skipped
-    assert all(c.skipped is None for n, c in cs.items() if n != "E61")
+    assert len(cs) == 57 and all(c.skipped is None and c.bound for c in cs.values())
     e23 = cs["E23"]
     kinds = {r: kd for r, _t, kd in e23.loaded}
     assert kinds["%r10452"] == "const:%d" % 0x40004000          # 2.0 splat, E21's constant
     assert kinds["%r10450"] == "const:%d" % 0x2D302D30
     assert kinds["%r11247"] == "act"                           # P23's D
-    assert [r for r, _t, _f in e23.computed] == ["%rd3"]       # W: computed, not random
+    (w,) = [(r, f) for r, _t, f in e23.computed]                # W: computed, not random
+    assert w[0] == "%rd3" and ("W", 1) in w[1]
+    assert "ld.param.u64" in e23.orig_ptx and "[cuda_dldn_engine_swin_enc5_kernel_param_0+" in e23.orig_ptx
     threads = 128 * 2
     x = harness_inputs(e23, threads, seed=3)
-    n = len(e23.loaded)
+    assert x.shape == (len(e23.loaded), threads)               # no weight copy: W is the spec's buffer
     assert (x[0] == 0x40004000).all()
-    w = weight_image(spec.field("weights"), spec.seed)
-    assert x[n:].reshape(-1).view(np.uint8)[:len(w)].tobytes() == w.tobytes()
     d = x[1].astype(np.uint32).view(np.float16)
     assert np.isfinite(d).all() and np.abs(d).max() <= 4
     e13 = cs["E13"]
     assert e13.smem_bytes == 16384 and e13.live_out[-1][2] == "smem"
     assert len(e13.live_out) == 44 + 16384 // 4 // 128
     assert "bar.sync 0;" in e13.orig_ptx and ".shared .align 4 .b8 _ZZ" in e13.orig_ptx
+    assert harness_inputs(e13, threads).shape == (len(e13.loaded) + 16384 * 2 // 8 // threads, threads)
+
+
+def test_e61_is_bound_to_the_entry_parameters(all_epilogue_cases):
+    """E61 reads the parameter block (&param_0), two 16-bit fields, the texture and surface
+    handles, and writes the frame with sust: the harness kernel is declared with the entry's
+    own .param list so all of it is the spec's, and the computed live-ins read the fields with
+    the kernel's own widths."""
+    e61 = all_epilogue_cases[0]["E61"]
+    forms = {r: dict(f) for r, _t, f in e61.computed}
+    assert forms["%rd757"] == {"&param_0": 1}
+    assert forms["%r7"] == {"ctaid.x": 32, "param_0+80": -1}
+    assert sorted(kd for _r, _t, kd in e61.loaded) == ["act"] * 4       # P61's D only
+    head = e61.orig_ptx[e61.orig_ptx.index(".visible .entry splice_harness("):]
+    assert head.split("\n")[1].strip() == ".param .align 8 .b8 cuda_dldn_engine_swin_enc5_kernel_param_0[144],"
+    assert "ld.param.u16 %sphe_h0, [cuda_dldn_engine_swin_enc5_kernel_param_0+80];" in e61.orig_ptx
+    assert "sust.b.2d" in e61.orig_ptx and "sust.b.2d" in e61.spl_ptx
 
 
 @needs_ptxas
-@pytest.mark.parametrize("which", ["E13", "E21"])
+@pytest.mark.parametrize("which", ["E13", "E21", "E61"])
 def test_epilogue_harness_modules_compile(all_epilogue_cases, which):
     from splice.probe.harness import ENTRY
     from splice.ptx.sass import compile_ptx
@@ -124,9 +139,15 @@ def test_unsupported_epilogue_named():
     from splice.probe.epilogue_harness import _unsupported
 
     assert _unsupported("ld.weak.global.ca.v4.u32 {%r1,%r2,%r3,%r4}, [%rd1];\nbar.sync 0;") is None
-    assert "sust" in _unsupported("sust.b.2d.v4.b16.zero [%rd1, {%r1, %r2}], {%rs1,%rs2,%rs3,%rs4};")
+    assert _unsupported("sust.b.2d.v4.b16.zero [%rd1, {%r1, %r2}], {%rs1,%rs2,%rs3,%rs4};") is None
+    assert _unsupported("tex.2d.v4.f16.s32 {%rs1,%rs2,%rs3,%rs4}, [%rd7, {%r1, %r2}];") is None
+    assert _unsupported("st.global.u32 [%rd1], %r1;\nld.param.u64 %rd2, [%rd3+88];\nld.u32 %r2, [%rd4];") is None
     assert _unsupported("$L1:\nadd.s32 %r1, %r1, 1;\n@%p1 bra $L1;") is None
     assert "bra" in _unsupported("@%p1 bra $Lout;")
+    assert "atom.global.add.u32" in _unsupported("atom.global.add.u32 %r1, [%rd1], 1;")
+    assert "red.global.add.f32" in _unsupported("red.global.add.f32 [%rd1], %f1;")
+    assert "st.local.u32" in _unsupported("st.local.u32 [%rd1], %r1;")
+    assert "cp.async" in _unsupported("cp.async.ca.shared.global [%r1], [%rd1], 16;")
 
 
 def test_stages_cut_around_an_epilogue_cut(wrong_e9):
@@ -152,3 +173,28 @@ def test_e11_shuffle_masks_are_exact_not_random():
     assert c.skipped is None and c.smem_bytes == 0
     assert kinds["%r25498"] == "const:1" and kinds["%r25499"] == "const:2"
     assert kinds["%r3717"] == "act" and len(c.live_out) == 74
+
+
+@needs_ptxas
+def test_e60_scatter_is_harnessed_against_the_arena(tmp_path):
+    """E60 scatters 20 words into the arena (``st.global [param_0+48 + …]``): its extract →
+    apply identity is a bound case whose store addresses are all computed (pixel coordinates
+    from ctaid/tid and the blockoff fields), so the harness writes the spec's arena."""
+    from splice.analysis import Kernel
+    from splice.cli import main
+    from splice.probe.harness import cases
+    from splice.probe.modules import resolve
+    from splice.probe.spec import load_spec
+    from splice.ptx.sass import compile_ptx
+
+    assert main(["extract", str(ROOT / "corpus/enc5.ptx"), "--epilogue", "60", "-o", str(tmp_path / "e60.ptx")]) == 0
+    (tmp_path / "r.yaml").write_text(f"module: {ROOT}/corpus/enc5.ptx\nentry: cuda_dldn_engine_swin_enc5_kernel\n"
+                                     "arch: sm_90\ncuts:\n  - epilogue: 60\n    native: e60.ptx\n")
+    pair = resolve(str(tmp_path / "r.yaml"))
+    k = Kernel.load(str(pair.original_path), pair.entry)
+    (c,) = cases(pair, k, load_spec(ROOT / "probes/enc5.yaml"), blocks=2)
+    assert c.skipped is None and c.bound and c.smem_bytes == 0
+    assert {r for r, _t, _f in c.computed} >= {"%rd9", "%r7", "%r8"}      # &param_0, the pixel origin
+    assert c.orig_ptx.count("st.global.u32") == 20
+    for text in (c.orig_ptx, c.spl_ptx):
+        assert compile_ptx(text, "sm_90", 3).resources["splice_harness"].registers

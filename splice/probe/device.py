@@ -158,6 +158,17 @@ class Device:
                     drv.launchKernel(fn, *grid, *block, smem, stream.ptr, kp, 0)
         return launch
 
+    def launch_bound(self, name: str, blocks: int, extra: tuple, shared_bytes: int, stream) -> None:
+        """Launch module ``name`` -- a kernel declared with the entry's ``.param`` list followed
+        by one ``.u64`` per ``extra`` value (the bound harness) -- on ``blocks`` blocks of the
+        spec's block, with the first launch's arguments: the cut reads the same parameter
+        fields, buffers, textures and surfaces as the frame run."""
+        vals = np.array(extra, dtype=np.uint64)
+        at = np.uint64(vals.ctypes.data) + np.arange(len(vals), dtype=np.uint64) * np.uint64(8)
+        ptrs = np.concatenate([self.args[0].pointers, at])
+        self.cp.cuda.driver.launchKernel(self.modules[name].function, int(blocks), 1, 1, *self.spec.block,
+                                         int(shared_bytes), stream.ptr, int(ptrs.ctypes.data), 0)
+
     # ---- one render ------------------------------------------------------------------------
 
     def prepare(self, stream, alt: bool = False) -> None:

@@ -1,28 +1,36 @@
-"""The phase harness extended to epilogues: cuts that read the weight image and use shared
-memory (with barriers) run outside the frame too.
+"""The phase harness for cuts that touch memory: epilogues (and any cut with loads, stores,
+``tex``/``sust``, parameter reads or shared memory) run outside the frame, against the probe's
+own buffers, textures and surfaces.
 
-The plain harness (``splice.probe.harness``) skips every cut that touches memory, because
-random live-ins would be random addresses.  An epilogue case binds them instead:
+The plain harness (``splice.probe.harness``) runs register-only cuts on random live-ins.  Random
+live-ins would be random addresses here, so a *bound* case reproduces every value an address
+is made of and binds memory to the probe:
 
+* the harness kernel is declared with **the entry's own ``.param`` list** (then the harness's
+  in/out buffers) and launched with **the spec's arguments**: every parameter field, buffer
+  pointer, texture and surface handle the cut reads is the one the frame run gets, so global
+  loads read the spec's buffers (the weight image ``W`` included), ``tex`` samples the spec's
+  texture and ``st.global``/``sust`` write the spec's outputs;
 * live-ins are classified by their provenance (``Provenance.value_at``):
-  - an affine form over ``W``, ``smem``, ``laneid`` (and its masks), ``tid.*``/``ctaid.*``/
-    ``ntid.*`` and constants is *computed* in the harness kernel, the same in both modules —
-    ``W`` is a probe-owned copy of the spec's weight image, ``smem`` the module's own shared
-    array (so ``W + 16·laneid + off`` loads real weights, ``smem + 512·tid.z + 16·laneid`` is
-    the wave's slot);
+  - an affine form over parameter fields (``param_0+88``), the parameter block's address
+    (``&param_0``), ``W``, module arrays (``smem``), ``laneid`` and its masks, ``tid``/
+    ``ctaid``/``ntid``, ``nctaid`` (the spec's grid) and constants is *computed* in the harness
+    kernel, the same in both modules;
   - a constant (a literal through ``mov``/``cvt``, e.g. E21's f16x2 splats) gets its value;
   - the rest is random by provenance and type: an mma D or f16 arithmetic result -> finite
-    f16x2 in [-4, 4] (covers the activation's clamp at ±2), an e4m3 pack -> e4m3 codes
-    (never NaN), a loaded word -> finite f16, predicates and integers -> random bits;
-* the weight image and each block's shared memory image come from the input buffer (after the
-  loaded live-ins): every block fills its shared array from its own random slice, then
-  ``bar.sync 0``, then the cut; after it ``bar.sync 0`` and each block's shared array is
-  written out as extra output rows (``smem word k·T + tid``), compared like live-outs — the
-  memory written by the cut is compared too.
+    f16x2 in [-4, 4] (covers the activation's clamp at ±2), an e4m3 pack -> e4m3 codes (never
+    NaN), a loaded word -> finite f16, predicates and integers -> random bits;
+* a cut is refused (with the statement named) when any address it forms depends on a random
+  live-in or on a word the harness filled (``analysis.taint``): such an address would be random;
+* the block's shared array is filled from the input buffer (each block its own random slice),
+  then ``bar.sync 0``, then the cut; after it ``bar.sync 0`` and the shared array is written
+  out as extra output rows (``smem word k·T + tid``), compared like live-outs;
+* every output of the spec is poisoned before each side runs and compared bit for bit after
+  (``session.harness_stage``): the memory written by the cut is compared, not only registers.
 
-Not harnessed (the frame and the debug stages cover them): global stores, atomics, texture and
-surface access, kernel-parameter reads inside the cut, values whose address the analysis
-cannot bind, and branches to labels outside the cut.  The reason is reported per cut.
+Not harnessed (the frame and the debug stages cover them), each with its reason: atomics and
+reductions (the order of concurrent updates is not reproducible), local memory, async copies,
+wgmma, branches to labels outside the cut, values whose provenance the analysis cannot bind.
 """
 from __future__ import annotations
 
@@ -33,36 +41,39 @@ from typing import Optional
 import numpy as np
 
 from ..analysis.provenance import CONST
+from ..ptx.builder import Builder, NameScope, addr
 from .harness import HarnessCase, _width, harness_ptx, memory_ops
 
 SPECIAL = {"laneid": "%laneid", "tid.x": "%tid.x", "tid.y": "%tid.y", "tid.z": "%tid.z",
            "ctaid.x": "%ctaid.x", "ctaid.y": "%ctaid.y", "ctaid.z": "%ctaid.z",
            "ntid.x": "%ntid.x", "ntid.y": "%ntid.y", "ntid.z": "%ntid.z"}
+GRID = {"nctaid.x": 0, "nctaid.y": 1, "nctaid.z": 2}       # the spec's grid, not the harness's
 LANE_MASKS = {"((laneid<<2)&12)": ("shl", 2, "and", 12), "(laneid>>2)": ("shr", 2, None, 0),
               "(laneid&3)": ("and", 3, None, 0)}
-ALLOWED = ("ld.global", "ld.weak.global", "ld.shared", "st.shared", "bar.sync", "barrier.sync",
-           "ld.global.nc", "ldu.global")
 H = "%sphe"
+_SPACES = ("global", "shared", "param", "const")
+_BOUND_OPS = ("tex", "tld4", "suld", "sust", "ldmatrix", "stmatrix", "bar", "barrier")
 
 
 @dataclass
 class EpilogueCase(HarnessCase):
-    """A HarnessCase whose input rows are the *loaded* live-ins, then the weight image, then
-    the per-block shared images; its output rows are the live-outs, then the shared dump."""
+    """A HarnessCase launched with the entry's parameters; its input rows are the *loaded*
+    live-ins, then the per-block shared images; its output rows are the live-outs, then the
+    shared dump."""
     loaded: list = field(default_factory=list)       # [(reg, type, kind)]
     computed: list = field(default_factory=list)     # [(reg, type, form)]
-    weight: bytes = b""
     shared: dict = field(default_factory=dict)       # short name -> the array's symbol
     smem_bytes: int = 0
+    dynamic_smem: int = 0                            # bytes of an .extern .shared array
     blocks: int = 0
+    bound: bool = True                               # launch with the spec's arguments
 
     def inputs(self, threads: int, seed: int = 0) -> np.ndarray:
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence((0xE9, seed))))
         rows = [random_value(kind, t, threads, rng) for _r, t, kind in self.loaded]
-        mem = np.frombuffer(self.weight + b"\0" * (-len(self.weight) % (8 * threads)), dtype=np.uint64)
-        sm = rng.integers(0, 2**63, self.smem_bytes // 8 * self.blocks, dtype=np.uint64)
+        sm = rng.integers(0, 2**63, -(-self.smem_bytes // 8) * self.blocks, dtype=np.uint64)
         sm = np.concatenate([sm, np.zeros(-len(sm) % threads, dtype=np.uint64)])
-        flat = np.concatenate([np.concatenate(rows) if rows else np.zeros(0, np.uint64), mem, sm])
+        flat = np.concatenate([np.concatenate(rows) if rows else np.zeros(0, np.uint64), sm])
         return flat.reshape(-1, threads)
 
 
@@ -88,6 +99,20 @@ def random_value(kind: str, t: str, threads: int, rng) -> np.ndarray:
     return rng.integers(0, 2**63 if w == 8 else 2 ** (8 * w), threads, dtype=np.uint64)
 
 
+# ---- what a live-in is made of -------------------------------------------------------------
+
+def _bindable(atom: str, prov) -> bool:
+    if atom in SPECIAL or atom in LANE_MASKS or atom in GRID or atom == "W":
+        return True
+    if atom in prov.shared.values():
+        return True
+    shorts = set(prov.param_short.values())
+    if atom.startswith("&"):
+        return atom[1:] in shorts
+    base, plus, off = atom.partition("+")
+    return bool(plus) and base in shorts and off.lstrip("-").isdigit()
+
+
 def classify_live_in(kernel, reg: str, pos: int) -> tuple:
     """('computed', form) | ('value', kind) | ('unbound', why) for live-in ``reg`` at ``pos``."""
     from ..cut.epilogue import literals_behind
@@ -97,8 +122,7 @@ def classify_live_in(kernel, reg: str, pos: int) -> tuple:
     form = prov.value_at(key[0], pos) if key else None
     atoms = [a for a, _c in form or () if a != CONST]
     if form is not None and not any("#" in a for a in atoms):
-        bad = [a for a in atoms if a not in SPECIAL and a not in LANE_MASKS and a not in ("W",)
-               and a not in prov.shared.values()]
+        bad = [a for a in atoms if not _bindable(a, prov)]
         if bad:
             return "unbound", f"{reg} = {bad[0]}…"
         return ("computed", form) if atoms else ("value", f"const:{dict(form).get(CONST, 0)}")
@@ -147,11 +171,52 @@ def constant_bits(kernel, reg, pos, lits) -> int | None:
     return h if t.endswith("16") else h | (h << 16)
 
 
+_TYPE = re.compile(r"\.([bsuf])(8|16|32|64)\b")
+
+
+def param_field_types(kernel) -> dict:
+    """{'param_0+88': '.u64', …}: the type each parameter field is read with (``ld.param``),
+    so the harness reads a field exactly as wide, and extends it with the same signedness."""
+    from ..analysis.roles import access_bytes
+
+    prov = kernel.provenance
+    out: dict = {}
+    for a in prov.accesses:
+        if a.space != "param" or a.kind != "ld" or not a.addr:
+            continue
+        base = [k for k, _v in a.addr if k != CONST]
+        if len(base) != 1 or not base[0].startswith("&"):
+            continue
+        name = kernel.stmts[a.pos].node.name
+        found = _TYPE.findall(name)
+        if not found:
+            continue
+        kind, bits = found[-1]
+        per = access_bytes(name) // max(1, len(a.regs) or 1)
+        off0 = dict(a.addr).get(CONST, 0)
+        for i in range(max(1, len(a.regs))):
+            out.setdefault(f"{base[0][1:]}+{off0 + i * per}", f".{'s' if kind == 's' else 'u'}{bits}")
+    return out
+
+
+# ---- the case ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BindContext:
+    """What the harness kernel needs to compute a live-in: the parameters' full names, the
+    fields' types, the weight field, the module arrays' symbols and the spec's grid."""
+    params: dict          # short -> full parameter name
+    fields: dict          # 'param_0+88' -> '.u64'
+    weight: Optional[str]
+    shared: dict          # short -> symbol
+    grid: tuple
+
+
 def epilogue_case(pair, kernel, c, hc, header: str, decls: list, spec, blocks: int,
                   cache: Optional[dict] = None):
     """An EpilogueCase for cut ``c`` (whose code touches memory), or ``hc`` with the reason it
     cannot be harnessed in ``hc.skipped``.  ``cache``: the caller's dict, shared by the cuts of
-    one recipe (the weight image and the shared declarations are computed once)."""
+    one recipe (module-level facts are computed once)."""
     cache = {} if cache is None else cache
     orig = pair.original[c.region[0]:c.region[1]]
     spl = "\n".join(c.binding.site)
@@ -168,44 +233,76 @@ def epilogue_case(pair, kernel, c, hc, header: str, decls: list, spec, blocks: i
             hc.skipped = f"live-in {what} cannot be bound to a probe-owned buffer"
             return hc
         (computed if how == "computed" else loaded).append((r.reg, t, what))
-    if "weight" not in cache:
-        cache["weight"], cache["smem"] = _weight_image(spec), _shared_decls(kernel)
-    weight = cache["weight"]
-    if weight is None and any(any(a == "W" for a, _ in f) for _r, _t, f in computed):
-        hc.skipped = "the probe spec has no weight_image field to bind W to"
+    why = _random_address(kernel, c, loaded)
+    if why:
+        hc.skipped = why
         return hc
-    smem = cache["smem"]
+    if "ctx" not in cache:
+        cache["ctx"], cache["arrays"] = _context(kernel, spec), module_arrays(kernel)
+    ctx, arrays = cache["ctx"], cache["arrays"]
+    smem = [a for a in arrays if a[3] == ".shared"]
     if len(smem) > 1:
-        hc.skipped = "more than one .shared array: the epilogue harness binds one"
+        hc.skipped = "more than one .shared array: the harness binds one"
         return hc
-    smem_bytes = sum(n for _d, n, _s in smem) if re.search(r"\.shared\b|bar\.sync", orig + spl) else 0
-    shared = {kernel.provenance.shared.get(name, name): name for _d, _n, name in smem}
+    touches_smem = bool(re.search(r"\.shared\b|\bbar\.sync|\bbarrier\.sync", orig + spl))
+    dyn = spec.shared_dynamic if smem and smem[0][1] == 0 else 0
+    smem_bytes = (smem[0][1] or dyn) if smem and touches_smem else 0
     threads_blk = spec.block[0] * spec.block[1] * spec.block[2]
     ec = EpilogueCase(hc.cut, hc.title, hc.phase, [(r, t, "in") for r, t, _k in loaded],
-                      list(hc.live_out), loaded=loaded, computed=computed, weight=weight or b"",
-                      shared=shared, smem_bytes=smem_bytes, blocks=blocks)
-    dump_rows = smem_bytes // 4 // threads_blk
-    ec.live_out = list(hc.live_out) + [(f"smem[{k}·T+tid]", ".b32", "smem") for k in range(dump_rows)]
-    threads = threads_blk * blocks
-    hdr = header + "".join(f"\n{d}" for d, _n, _s in smem) if smem else header
-    for side, body in (("orig", orig), ("spl", spl)):
-        text = _prologue(ec, threads, threads_blk) + body.rstrip("\n") + "\n" + _epilogue(ec, threads, threads_blk,
-                                                                                        len(hc.live_out))
-        ptx = harness_ptx(hdr, decls + [f".reg .b64 {H}_d<4>;", f".reg .b32 {H}_r<6>;"], text,
-                          ec.live_in, list(hc.live_out), threads,
+                      list(hc.live_out), loaded=loaded, computed=computed,
+                      shared={s: sym for sym, _n, s, _sp, _d in smem}, smem_bytes=smem_bytes,
+                      dynamic_smem=dyn, blocks=blocks)
+    rows = -(-smem_bytes // 4 // threads_blk)
+    ec.live_out = list(hc.live_out) + [(f"smem[{k}·T+tid]", ".b32", "smem") for k in range(rows)]
+    _build(ec, pair, c, kernel, header, decls, arrays, ctx, (orig, spl), threads_blk)
+    ec.notes.append(f"bound harness: the entry's {len(ctx.params)} parameters (the spec's arguments), "
+                    f"{len(loaded)} live-ins random by provenance, {len(computed)} computed, "
+                    f"shared {smem_bytes} bytes")
+    return ec
+
+
+def _build(ec, pair, c, kernel, header, decls, arrays, ctx, bodies, tb) -> None:
+    from ..ptx.printer import canonical_param
+
+    threads = tb * ec.blocks
+    hdr = header + "".join(f"\n{a[4]}" for a in arrays)
+    params = [canonical_param(p) for p in kernel.fn.params or ()]
+    for side, body in zip(("orig", "spl"), bodies):
+        scope, regs = NameScope(H), {}
+        pro = _prologue(ec, threads, tb, ctx, scope, regs)
+        epi = _epilogue(ec, threads, tb, len(ec.live_out) - _dump_rows(ec, tb), scope, regs)
+        ptx = harness_ptx(hdr, decls + scope.decls(), pro + body.rstrip("\n") + "\n" + epi,
+                          ec.live_in, ec.live_out[:len(ec.live_out) - _dump_rows(ec, tb)], threads,
                           "\n\n".join(c.binding.prelude) if side == "spl" else "",
-                          c.binding.shared_bytes if side == "spl" else 0)
+                          c.binding.shared_bytes if side == "spl" else 0, entry_params=params)
         if side == "orig":
             ec.orig_ptx = ptx
         else:
             ec.spl_ptx = ptx
-    ec.notes.append(f"epilogue harness: {len(loaded)} live-ins random by provenance, {len(computed)} "
-                    f"computed (addresses), weight image {len(ec.weight)} bytes, shared {smem_bytes} bytes")
-    return ec
+
+
+def _dump_rows(ec, tb: int) -> int:
+    return -(-ec.smem_bytes // 4 // tb)
+
+
+def _context(kernel, spec) -> BindContext:
+    prov = kernel.provenance
+    return BindContext({v: k for k, v in prov.param_short.items()}, param_field_types(kernel),
+                       prov.weight_atom, {v: k for k, v in prov.shared.items()}, tuple(spec.grid))
+
+
+def _random_address(kernel, c, loaded) -> Optional[str]:
+    from ..analysis.taint import address_taints
+
+    seeds = [r for r, _t, kind in loaded if not kind.startswith("const:")]
+    hits = address_taints(kernel, c.first, c.last, seeds)
+    if not hits:
+        return None
+    return hits[0].text() + ": a random value would be a random address"
 
 
 def _unsupported(text: str):
-    bad = [op for op in memory_ops(text, allow_call_abi=True) if not op.startswith(ALLOWED)]
+    bad = [op for op in memory_ops(text, allow_call_abi=True) if not _bound_op(op)]
     if any(op.startswith("bra") for op in bad):
         targets = set(re.findall(r"\bbra(?:\.uni)?\s+([\w$]+)\s*;", text))
         labels = set(re.findall(r"^\s*([\w$]+):", text, re.M))
@@ -213,104 +310,186 @@ def _unsupported(text: str):
             bad = [op for op in bad if not op.startswith("bra")]
     if bad:
         return ("the cut " + ", ".join(sorted(set(bad))[:5]) + ": the frame and the stages cover it "
-                "(the epilogue harness binds weight-image loads and shared memory only)")
+                "(the harness binds loads, stores, tex/sust, parameters and shared memory; not "
+                "atomics, local memory, async copies or branches out of the cut)")
     return None
 
 
-def _weight_image(spec):
-    from .inputs import weight_image
+def _bound_op(op: str) -> bool:
+    fam, _, rest = op.partition(".")
+    parts = set(rest.split("."))
+    if fam in _BOUND_OPS:
+        return True
+    if fam in ("ld", "ldu"):
+        return not (parts & {"local"})
+    if fam == "st":
+        return not (parts & {"local", "param", "async"})
+    return False
 
-    for f in spec.fields:
-        if f.fill is not None and f.fill.rule == "weight_image":
-            return weight_image(f, spec.seed).tobytes()
-    return None
 
-
-def _shared_decls(kernel) -> list:
-    """[(declaration text, bytes, symbol)] of the entry's ``.shared`` arrays (module scope in the
-    harness)."""
+def module_arrays(kernel) -> list:
+    """[(symbol, bytes, short, space, declaration text)] of the ``.shared``/``.global``/
+    ``.const`` arrays the entry names (its own and the module's), declared at module scope in
+    the harness.  ``bytes`` is 0 for an ``.extern`` (dynamic) array."""
     from ..ptx import model as m
 
     src = kernel.module.source
+    fn = kernel.fn
+    body = src[fn.span[0]:fn.span[1]] if fn.span else ""
+    prov = kernel.provenance
     out = []
-    for st in kernel.stmts:
-        n = st.node
-        if isinstance(n, m.Decl) and n.space == ".shared" and n.span is not None:
-            size = 0
-            for d in n.declarators:
-                el = {".b8": 1, ".u8": 1, ".b16": 2, ".b32": 4, ".u32": 4, ".b64": 8}.get(n.type or "", 1)
-                for dim in d.dims or ():
-                    size += (dim or 0) * el
-            out.append((src[n.span[0]:n.span[1]].strip(), size, n.declarators[0].name))
+    nodes = [it for it in kernel.module.items if isinstance(it, m.Decl)]
+    nodes += [st.node for st in kernel.stmts if isinstance(st.node, m.Decl)]
+    for n in nodes:
+        if n.space not in (".shared", ".global", ".const") or n.span is None:
+            continue
+        name = n.declarators[0].name
+        if not re.search(r"(?<![\w$.])" + re.escape(name) + r"(?![\w$])", body):
+            continue
+        el = {".b8": 1, ".u8": 1, ".s8": 1, ".b16": 2, ".u16": 2, ".b32": 4, ".u32": 4, ".s32": 4,
+              ".f32": 4, ".b64": 8, ".u64": 8, ".f64": 8}.get(n.type or "", 1)
+        size = sum((dim or 0) * el for d in n.declarators for dim in (d.dims or ()))
+        out.append((name, size, prov.shared.get(name, name), n.space, src[n.span[0]:n.span[1]].strip()))
     return out
 
 
-def _form_code(reg: str, t: str, form, shared: dict) -> list:
-    """PTX computing an affine form into ``reg`` (64-bit accumulation)."""
-    acc, v = f"{H}_d0", f"{H}_d1"
-    lines = [f"\tmov.u64 {acc}, 0;"]
+# ---- generated code ------------------------------------------------------------------------
+
+def _atom_value(b: Builder, atom: str, ctx: BindContext) -> str:
+    """A 64-bit register holding ``atom``'s value, as the frame's thread would see it."""
+    sc = b.scope
+    v = sc.reg(".b64")
+    if atom in SPECIAL or atom in LANE_MASKS:
+        r = sc.reg(".b32")
+        if atom in SPECIAL:
+            b.ins("mov.u32", r, SPECIAL[atom])
+        else:
+            op1, a1, op2, a2 = LANE_MASKS[atom]
+            b.ins("mov.u32", r, "%laneid")
+            b.ins(f"{op1}.b32", r, r, a1)
+            if op2:
+                b.ins(f"{op2}.b32", r, r, a2)
+        b.ins("cvt.u64.u32", v, r)
+    elif atom.startswith("&"):
+        b.ins("mov.u64", v, ctx.params[atom[1:]])
+    elif atom == "W" and ctx.weight is not None:
+        _param_field(b, v, ctx.weight, ctx)
+    elif "+" in atom and atom.split("+", 1)[0] in ctx.params:
+        _param_field(b, v, atom, ctx)
+    else:                                   # a module array (its short name)
+        b.ins("mov.u64", v, ctx.shared.get(atom, atom))
+    return v
+
+
+def _param_field(b: Builder, v: str, fld: str, ctx: BindContext) -> None:
+    """``v`` = the parameter field ``fld`` read as the kernel reads it (width, signedness)."""
+    base, _, off = fld.partition("+")
+    t = ctx.fields.get(fld, ".u64")
+    where = addr(ctx.params[base], int(off))
+    if t.endswith("64"):
+        b.ins(f"ld.param{t}", v, where)
+        return
+    narrow = b.scope.reg(".b16" if t.endswith(("8", "16")) else ".b32")
+    b.ins(f"ld.param{t}", narrow, where)
+    b.ins(f"cvt{t[0:2]}64{t}", v, narrow)
+
+
+def _form_code(b: Builder, reg: str, t: str, form, ctx: BindContext) -> None:
+    """PTX computing an affine form into ``reg`` (64-bit accumulation, then the register's
+    width: a 32-bit float register gets the low word's bits, a predicate ``form != 0``)."""
+    acc = b.scope.reg(".b64")
+    b.ins("mov.u64", acc, 0)
     for atom, c in form:
         if atom == CONST:
-            lines.append(f"\tadd.s64 {acc}, {acc}, {c};")
-            continue
-        if atom == "W":
-            lines.append(f"\tmov.u64 {v}, {H}_d3;")
-        elif atom in SPECIAL:
-            lines += [f"\tmov.u32 {H}_r0, {SPECIAL[atom]};", f"\tcvt.u64.u32 {v}, {H}_r0;"]
-        elif atom in LANE_MASKS:
-            op1, a1, op2, a2 = LANE_MASKS[atom]
-            lines += [f"\tmov.u32 {H}_r0, %laneid;", f"\t{op1}.b32 {H}_r0, {H}_r0, {a1};"]
-            if op2:
-                lines.append(f"\t{op2}.b32 {H}_r0, {H}_r0, {a2};")
-            lines.append(f"\tcvt.u64.u32 {v}, {H}_r0;")
-        else:                                   # a shared array (its short name)
-            lines.append(f"\tmov.u64 {v}, {shared[atom]};")
-        lines.append(f"\tmad.lo.s64 {acc}, {v}, {c}, {acc};")
-    if _width(t) == 8:
-        lines.append(f"\tmov.b64 {reg}, {acc};")
+            b.ins("add.s64", acc, acc, c)
+        elif atom in GRID:
+            b.ins("add.s64", acc, acc, c * int(ctx.grid[GRID[atom]]))
+        else:
+            b.ins("mad.lo.s64", acc, _atom_value(b, atom, ctx), c, acc)
+    tt = (t or ".b32").lstrip(".")
+    if tt == "pred":
+        b.ins("setp.ne.u64", reg, acc, 0)
+    elif _width(t) == 8:
+        b.ins("mov.b64", reg, acc)
     else:
-        lines.append(f"\tcvt.u32.u64 {reg}, {acc};")
-    return lines
+        narrow = b.scope.reg(".b16" if _width(t) == 2 else ".b32")
+        b.ins(f"cvt.u{16 if _width(t) == 2 else 32}.u64", narrow, acc)
+        b.ins(f"mov.b{16 if _width(t) == 2 else 32}", reg, narrow)
 
 
-def _prologue(ec: EpilogueCase, threads: int, tb: int) -> str:
-    """W base (%sphe_d3), computed live-ins, the block's shared image, bar.sync."""
-    n_in = len(ec.loaded)
-    lines = ["\t// ---- epilogue harness: bind addresses, fill shared memory ----",
-             f"\tsub.s64 {H}_d3, %sphx_rd0, %sphx_rd2;",
-             f"\tadd.s64 {H}_d3, {H}_d3, {n_in * threads * 8};"]
+def _block_thread(b: Builder) -> str:
+    """The thread's linear index in its block (tid.x + ntid.x·(tid.y + ntid.y·tid.z))."""
+    sc = b.scope
+    t, y, n = sc.reg(".b32"), sc.reg(".b32"), sc.reg(".b32")
+    b.ins("mov.u32", t, "%tid.z")
+    b.ins("mov.u32", n, "%ntid.y")
+    b.ins("mov.u32", y, "%tid.y")
+    b.ins("mad.lo.u32", t, t, n, y)
+    b.ins("mov.u32", n, "%ntid.x")
+    b.ins("mov.u32", y, "%tid.x")
+    b.ins("mad.lo.u32", t, t, n, y)
+    return t
+
+
+def _smem_words(b: Builder, ec, tb: int, regs: dict, load: bool, out_row: int = 0,
+                threads: int = 0) -> None:
+    """Copy the block's shared array in (from its input slice) or out (to the dump rows):
+    word ``k·T + tid`` per thread, the last round guarded when the size is not a multiple."""
+    sc = b.scope
+    words = -(-ec.smem_bytes // 4)
+    idx, a64, w, sa = sc.reg(".b32"), sc.reg(".b64"), sc.reg(".b32"), sc.reg(".b32")
+    for k in range(-(-words // tb)):
+        guard = ""
+        b.ins("add.u32", idx, regs["t"], k * tb)
+        if (k + 1) * tb > words:
+            p = sc.reg(".pred")
+            b.ins("setp.lt.u32", p, idx, words)
+            guard = "@" + p
+        b.ins("mad.lo.u32", sa, idx, 4, regs["sym"])
+        if load:
+            b.ins("mul.wide.u32", a64, idx, 4)
+            b.ins("add.s64", a64, a64, regs["image"])
+            b.ins("ld.global.b32", w, addr(a64), guard=guard)
+            b.ins("st.shared.b32", addr(sa), w, guard=guard)
+        else:
+            wide = sc.reg(".b64")
+            b.ins("ld.shared.b32", w, addr(sa), guard=guard)
+            b.ins("cvt.u64.u32", wide, w)
+            b.ins("st.global.b64", addr("%sphx_rd1", (out_row + k) * threads * 8), wide, guard=guard)
+
+
+def _prologue(ec: EpilogueCase, threads: int, tb: int, ctx: BindContext, scope: NameScope,
+              regs: Optional[dict] = None) -> str:
+    """Computed live-ins, the block's shared image, ``bar.sync 0``."""
+    b = Builder(scope)
+    regs = {} if regs is None else regs
+    b.comment("---- bound harness: computed live-ins ----")
     for reg, t, form in ec.computed:
-        lines += _form_code(reg, t, form, ec.shared)
+        _form_code(b, reg, t, form, ctx)
     if ec.smem_bytes:
-        words = ec.smem_bytes // 4
-        base = n_in * threads * 8 + (len(ec.weight) + (-len(ec.weight) % (8 * threads)))
-        lines += [f"\tmov.u32 {H}_r1, %tid.x;", f"\tmov.u32 {H}_r2, %tid.y;", f"\tmov.u32 {H}_r3, %tid.z;",
-                  f"\tmov.u32 {H}_r4, %ntid.y;", f"\tmad.lo.u32 {H}_r3, {H}_r3, {H}_r4, {H}_r2;",
-                  f"\tmov.u32 {H}_r4, %ntid.x;", f"\tmad.lo.u32 {H}_r1, {H}_r3, {H}_r4, {H}_r1;",
-                  f"\tmov.u32 {H}_r2, %ctaid.x;",
-                  f"\tmul.wide.u32 {H}_d1, {H}_r2, {ec.smem_bytes};",
-                  f"\tadd.s64 {H}_d1, {H}_d1, {H}_d3;",
-                  f"\tadd.s64 {H}_d1, {H}_d1, {base - n_in * threads * 8};"]
-        lines.append(f"\tmov.u32 {H}_r4, {next(iter(ec.shared.values()))};")
-        for k in range(words // tb):
-            lines += [f"\tmad.lo.u32 {H}_r5, {H}_r1, 4, {4 * k * tb};",
-                      f"\tcvt.u64.u32 {H}_d2, {H}_r5;", f"\tadd.s64 {H}_d2, {H}_d2, {H}_d1;",
-                      f"\tld.global.b32 {H}_r0, [{H}_d2];",
-                      f"\tadd.u32 {H}_r5, {H}_r5, {H}_r4;",
-                      f"\tst.shared.b32 [{H}_r5], {H}_r0;"]
-        lines.append("\tbar.sync 0;")
-    lines.append("\t// ---- the cut ----")
-    return "\n".join(lines) + "\n"
+        b.comment("---- the block's shared image from its input slice ----")
+        regs["t"] = _block_thread(b)
+        regs["sym"], regs["image"] = scope.reg(".b32"), scope.reg(".b64")
+        b.ins("mov.u32", regs["sym"], next(iter(ec.shared.values())))
+        blk = scope.reg(".b32")
+        b.ins("mov.u32", blk, "%ctaid.x")
+        b.ins("sub.s64", regs["image"], "%sphx_rd0", "%sphx_rd2")
+        b.ins("add.s64", regs["image"], regs["image"], len(ec.loaded) * threads * 8)
+        wide = scope.reg(".b64")
+        b.ins("mul.wide.u32", wide, blk, -(-ec.smem_bytes // 8) * 8)
+        b.ins("add.s64", regs["image"], regs["image"], wide)
+        _smem_words(b, ec, tb, regs, load=True)
+        b.ins("bar.sync", 0)
+    b.comment("---- the cut ----")
+    return b.text()
 
 
-def _epilogue(ec: EpilogueCase, threads: int, tb: int, n_out: int) -> str:
+def _epilogue(ec: EpilogueCase, threads: int, tb: int, n_out: int, scope: NameScope,
+              regs: Optional[dict] = None) -> str:
     if not ec.smem_bytes:
         return ""
-    lines = ["\t// ---- epilogue harness: dump this block's shared memory ----", "\tbar.sync 0;"]
-    for k in range(ec.smem_bytes // 4 // tb):
-        lines += [f"\tmad.lo.u32 {H}_r5, {H}_r1, 4, {4 * k * tb};",
-                  f"\tadd.u32 {H}_r5, {H}_r5, {H}_r4;",
-                  f"\tld.shared.b32 {H}_r0, [{H}_r5];",
-                  f"\tcvt.u64.u32 {H}_d2, {H}_r0;",
-                  f"\tst.global.b64 [%sphx_rd1+{(n_out + k) * threads * 8}], {H}_d2;"]
-    return "\n".join(lines) + "\n"
+    b = Builder(scope)
+    b.comment("---- bound harness: dump this block's shared memory ----")
+    b.ins("bar.sync", 0)
+    _smem_words(b, ec, tb, regs or {}, load=False, out_row=n_out, threads=threads)
+    return b.text()

@@ -15,8 +15,9 @@ NaN codes), finite f16 pairs for C, random bits elsewhere -- over a few blocks o
 block shape, and the live-outs are compared byte for byte.
 
 A cut whose statements (or native code) touch memory other than the call ABI's own
-``.param``/``__splice_ret`` traffic, or branch, is not harnessed: random live-ins would be
-random addresses.  The frame and the debug stages still cover it.
+``.param``/``__splice_ret`` traffic, and every epilogue cut, goes to the *bound* harness
+(``epilogue_harness``): random live-ins would be random addresses there, so it binds the
+entry's parameters to the spec's arguments and computes addresses by provenance.
 """
 from __future__ import annotations
 
@@ -112,13 +113,16 @@ def _io(regs, base: str, threads: int, load: bool) -> list:
 
 
 def harness_ptx(header: str, decls: list, body: str, live_in, live_out, threads: int,
-                prelude: str = "", shared_bytes: int = 0) -> str:
+                prelude: str = "", shared_bytes: int = 0, entry_params: tuple | list = ()) -> str:
+    """The harness entry: ``entry_params`` (a bound case: the kernel's own ``.param`` list,
+    launched with the spec's arguments) and then the in/out buffers."""
     lines = [header.rstrip("\n"), ""]
     if shared_bytes:
         lines.append(f".shared .align 8 .b8 __splice_ret[{shared_bytes}];")
     if prelude:
         lines.append(prelude)
-    lines += [f".visible .entry {ENTRY}(", "\t.param .u64 splice_harness_in,",
+    lines += [f".visible .entry {ENTRY}("] + [f"\t{p}," for p in entry_params]
+    lines += ["\t.param .u64 splice_harness_in,",
               "\t.param .u64 splice_harness_out", ")", "{"]
     lines += ["\t" + d for d in decls]
     lines += ["\t.reg .b64 %sphx_rd<4>;", "\t.reg .b32 %sphx_r<8>;", "\t.reg .b32 %sphx_q;",
@@ -163,15 +167,10 @@ def cases(pair, kernel, spec, blocks: int = 8) -> list:
         prelude = "\n\n".join(c.binding.prelude)
         bad_o = memory_ops(orig_body)
         bad_s = memory_ops(spl_body, allow_call_abi=True) + memory_ops(prelude, allow_call_abi=True)
-        if c.cut.select in ("epilogue", "epilogues", "phase+epilogue"):     # live-ins by provenance
-            from .epilogue_harness import epilogue_case
+        if bad_o or bad_s or c.cut.select in ("epilogue", "epilogues", "phase+epilogue"):
+            from .epilogue_harness import epilogue_case    # bound: live-ins by provenance, memory
 
             out.append(epilogue_case(pair, kernel, c, hc, header, decls, spec, blocks, ecache))
-            continue
-        if bad_o or bad_s:
-            hc.skipped = ("the cut touches memory or branches (" + ", ".join(sorted(set(bad_o + bad_s))[:6])
-                          + "): random live-ins would be random addresses")
-            out.append(hc)
             continue
         hc.orig_ptx = harness_ptx(header, decls, orig_body, li, lo, threads)
         hc.spl_ptx = harness_ptx(header, decls, spl_body, li, lo, threads, prelude,

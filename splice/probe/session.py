@@ -278,9 +278,9 @@ def stages_stage(spec, pair: Pair, build: BuildStage, dev, outputs: OutputsStage
 
 
 def harness_stage(spec, build: BuildStage, dev, blocks: int, ui) -> HarnessStage:
-    from .harness import compare_outs, harness_inputs
+    from .harness import compare_outs
 
-    cp, hcases = dev.cp, build.harness_cases
+    hcases = build.harness_cases
     t0 = time.perf_counter()
     rows = []
     step = ui.task(f"phase harness ({len(hcases)} cut{'s' if len(hcases) != 1 else ''})", max(len(hcases), 1))
@@ -291,17 +291,11 @@ def harness_stage(spec, build: BuildStage, dev, blocks: int, ui) -> HarnessStage
             rows.append({"cut": hc.cut, "title": hc.title, "phase": hc.phase, "skipped": hc.skipped, "equal": None})
             step()
             continue
-        ins = cp.asarray(harness_inputs(hc, threads, seed=i))
-        outs = {}
-        for side in ("original", "spliced"):
-            k = cp.RawModule(path=str(build.modules[f"harness{i}:{side}"].path)).get_function("splice_harness")
-            o = cp.full((max(len(hc.live_out), 1), threads), np.uint64(0xFFFFFFFFFFFFFFFF), dtype=cp.uint64)
-            with dev.stream:
-                k((blocks,), block, (ins, o))
-            dev.stream.synchronize()
-            outs[side] = cp.asnumpy(o)
+        outs, mem = _harness_pair(spec, build, dev, i, hc, blocks, threads)
         row = compare_outs(hc, outs["original"], outs["spliced"])
         row["unwritten"] = int((outs["original"][:len(hc.live_out)] == np.uint64(0xFFFFFFFFFFFFFFFF)).sum())
+        if mem is not None:
+            _compare_memory(spec, row, mem, dev.cp)
         rows.append(row)
         step()
     first = next((r for r in rows if r.get("equal") is False), None)
@@ -309,6 +303,54 @@ def harness_stage(spec, build: BuildStage, dev, blocks: int, ui) -> HarnessStage
            "first_divergence": ({"cut": first["cut"], "title": first["title"], "phase": first["phase"],
                                  "first": first.get("first")} if first else None)}
     return HarnessStage(res, first is None, time.perf_counter() - t0)
+
+
+def _harness_pair(spec, build: BuildStage, dev, i: int, hc, blocks: int, threads: int) -> tuple:
+    """Both sides of one harness case on the same inputs: (live-out rows per side, and for a
+    bound case the device states of every writable field -- before, after each side -- or
+    None).  Outputs are poisoned and inputs restored before each side."""
+    from . import memory
+    from .harness import ENTRY, harness_inputs
+
+    cp, st = dev.cp, dev.stream
+    ins = cp.asarray(harness_inputs(hc, threads, seed=i))
+    bound = getattr(hc, "bound", False)
+    outs, mem = {}, ({} if bound else None)
+    for side in ("original", "spliced"):
+        path = build.modules[f"harness{i}:{side}"].path
+        o = cp.full((max(len(hc.live_out), 1), threads), np.uint64(0xFFFFFFFFFFFFFFFF), dtype=cp.uint64)
+        if bound:
+            name = f"harness{i}:{side}"
+            dev.load(name, path, entry=ENTRY)
+            dev.prepare(st)
+            if side == "original":
+                mem["before"] = memory.snapshot(dev, st)
+            else:
+                memory.restore(dev, mem["before"], st)
+            dev.launch_bound(name, blocks, (int(ins.data.ptr), int(o.data.ptr)), hc.dynamic_smem, st)
+            mem[side] = memory.snapshot(dev, st)
+        else:
+            k = cp.RawModule(path=str(path)).get_function(ENTRY)
+            with st:
+                k((blocks,), tuple(spec.block), (ins, o))
+        st.synchronize()
+        outs[side] = cp.asnumpy(o)
+    return outs, mem
+
+
+def _compare_memory(spec, row: dict, mem: dict, xp) -> None:
+    """Every writable field after each side, bit for bit: a difference makes the row unequal,
+    named by field and element; ``bytes_written`` shows what the original's cut wrote."""
+    from . import memory
+
+    report = {}
+    for w in memory.compare(xp, spec, mem["before"], mem["original"], mem["spliced"]):
+        report[w.name] = w.as_dict()
+        if not w.identical and row.get("equal", True):
+            row["equal"] = False
+            row["first"] = {"output": w.name, "index": w.first_index, "original": w.original,
+                            "spliced": w.spliced}
+    row["memory"] = report
 
 
 def timing_stage(spec, dev, opt: ProbeOptions, ui) -> TimingStage:

@@ -110,18 +110,36 @@ def _print_harness(res: dict, con) -> None:
     h = res.get("harness")
     if h:
         t = Table(title=f"phase harness ({h['threads']} threads, random live-ins)")
-        for col in ("cut", "title", "result", "live-outs differ", "first"):
+        for col in ("cut", "title", "result", "live-outs differ", "memory", "first"):
             t.add_column(col)
         for r in h["rows"]:
             if r.get("skipped"):
-                t.add_row(str(r["cut"]), r["title"], "[yellow]skipped[/]", "-", r["skipped"])
+                t.add_row(str(r["cut"]), r["title"], "[yellow]skipped[/]", "-", "-", r["skipped"])
                 continue
-            f = r.get("first")
             t.add_row(str(r["cut"]), r["title"], "[green]equal[/]" if r["equal"] else "[red]DIFFERS[/]",
                       f"{r['live_outs_differ']}/{r['live_outs']} ({r['threads_differ']}/{r['threads']} threads)",
-                      f"{f['register']} ({f['role']}{f['index']}) thread {f['thread']}: "
-                      f"{f['original']} vs {f['spliced']}" if f else "-")
+                      _memory_cell(r.get("memory")), _first_cell(r.get("first")))
         con.print(t)
+
+
+def _memory_cell(mem) -> str:
+    """A bound case's fields that the cut wrote or where the sides differ; "-" for a plain case."""
+    if mem is None:
+        return "-"
+    parts = []
+    for name, m in mem.items():
+        if m["bytes_written"] or m["bytes_differ"]:
+            verdict = "same" if m["identical"] else f"[red]{m['bytes_differ']} B differ[/]"
+            parts.append(f"{name}: {m['bytes_written']} B written, {verdict}")
+    return "; ".join(parts) or "nothing written"
+
+
+def _first_cell(f) -> str:
+    if not f:
+        return "-"
+    if "output" in f:
+        return f"{f['output']} at {f['index']}: {f['original']} vs {f['spliced']}"
+    return f"{f['register']} ({f['role']}{f['index']}) thread {f['thread']}: {f['original']} vs {f['spliced']}"
 
 
 def _print_timing(res: dict, con) -> None:

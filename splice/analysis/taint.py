@@ -1,0 +1,95 @@
+"""Which addresses of a statement range depend on chosen inputs: forward taint over a range.
+
+The harness runs a cut outside its kernel with some live-ins *random* (an mma's D, a packed
+operand) and the rest *reproduced* (addresses, lane masks, constants).  Memory is only safe to
+touch when every address the cut forms comes from reproduced values: a random value that
+reaches an address operand would send the harness to a random address (an illegal-address
+error kills the whole CUDA context).  This pass answers "does any address depend on a seed?",
+naming the statement and the seed, so the harness can refuse the cut with a reason instead.
+
+Taint flows from a statement's reads to its writes (a guard predicate counts as a read, so a
+value selected under a random predicate is random).  A value loaded from memory is tainted
+too, except a ``.param`` read (the probe binds the kernel's parameters, so a parameter field
+holds the spec's value, as in the frame); shared and global words are the harness's own fill,
+not the frame's.  Branches inside the range are handled by iterating to a fixed point, so a
+loop-carried value is tainted if any iteration could be.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from ..ptx import model as m
+from ..ptx.operands import registers
+from . import roles
+
+# opcode families whose destination comes from memory (tainted unless the space is .param)
+_LOADS = ("ld", "ldu", "tex", "tld4", "suld", "ldmatrix", "atom", "mbarrier", "multimem")
+# opcode families that form addresses (every register inside their [...] is an address part)
+_ADDRESSED = ("ld", "ldu", "st", "tex", "tld4", "suld", "sust", "sured", "atom", "red", "ldmatrix",
+              "stmatrix", "cp", "prefetch", "prefetchu", "multimem", "mbarrier")
+
+
+@dataclass(frozen=True)
+class AddressTaint:
+    """A memory statement whose address depends on a seed register."""
+    n: int              # statement number (sNNNN)
+    opcode: str         # the full dotted name
+    register: str       # the address register that carries the taint
+    seed: str           # the seed it came from
+
+    def text(self) -> str:
+        via = "" if self.register == self.seed else f" (via {self.register})"
+        return f"the address of s{self.n} ({self.opcode}) depends on {self.seed}{via}"
+
+
+def _addr_regs(node) -> list:
+    out: list = []
+    for op in node.operands:
+        if type(op) is m.Addr:
+            registers(op, out)
+    return out
+
+
+def _family(name: str) -> str:
+    return name.split(".", 1)[0]
+
+
+def _taint_step(node, tainted: dict) -> bool:
+    """Propagate through one instruction; True when ``tainted`` grew."""
+    defs, uses = roles.raw_defs_uses(node)
+    fam = _family(node.name)
+    src = next((tainted[u] for u in uses if u in tainted), None)
+    if src is None and fam in _LOADS and not (fam in ("ld", "ldu") and roles.mem_space(node.name) == "param"):
+        src = f"memory read by {node.name}"
+    if src is None:
+        return False
+    grew = False
+    for d in defs:
+        if d not in tainted:
+            tainted[d] = src
+            grew = True
+    return grew
+
+
+def address_taints(kernel, first: int, last: int, seeds) -> list:
+    """[AddressTaint] for statements s``first``..s``last`` of ``kernel`` whose address operands
+    depend on a register in ``seeds`` (names as written in the body)."""
+    lo, hi = kernel.pos_of(first), kernel.pos_of(last)
+    instrs = [(kernel.stmts[p].n, kernel.stmts[p].node) for p in range(lo, hi + 1)
+              if type(kernel.stmts[p].node) is m.Instruction]
+    tainted = {s: s for s in seeds}
+    for _round in range(len(instrs) + 1):          # a fixed point: loops carry taint backwards
+        grew = False
+        for _n, node in instrs:
+            grew |= _taint_step(node, tainted)
+        if not grew:
+            break
+    out = []
+    for n, node in instrs:
+        if _family(node.name) not in _ADDRESSED:
+            continue
+        hit: Optional[str] = next((r for r in _addr_regs(node) if r in tainted), None)
+        if hit is not None:
+            out.append(AddressTaint(n, node.name, hit, tainted[hit]))
+    return out

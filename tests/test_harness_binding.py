@@ -1,0 +1,165 @@
+"""The bound harness: which addresses a cut forms from random values (analysis.taint), the
+device-side memory comparison (probe.memory) and the launch's kernelParams (Device)."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+TINY = """
+.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry k(.param .u64 k_p0, .param .u32 k_n)
+{
+\t.reg .b32 %r<12>;
+\t.reg .b64 %rd<12>;
+\t.reg .pred %p<3>;
+\tld.param.u64 %rd1, [k_p0];
+\tld.param.u32 %r10, [k_n];
+\tmov.u32 %r1, %tid.x;
+\tmul.wide.u32 %rd2, %r1, 4;
+\tadd.s64 %rd3, %rd1, %rd2;
+\tld.global.u32 %r3, [%rd3];
+\tmul.wide.u32 %rd4, %r3, 4;
+\tadd.s64 %rd5, %rd1, %rd4;
+\tst.global.u32 [%rd5], %r1;
+\tmov.u32 %r5, 0;
+\tmov.u32 %r6, 0;
+$L_loop:
+\tmul.wide.u32 %rd6, %r6, 4;
+\tadd.s64 %rd7, %rd1, %rd6;
+\tld.global.u32 %r7, [%rd7];
+\tadd.s32 %r5, %r5, %r4;
+\tmov.u32 %r6, %r5;
+\tsetp.lt.u32 %p1, %r5, %r10;
+\t@%p1 bra $L_loop;
+\tmul.wide.u32 %rd8, %r2, 4;
+\tadd.s64 %rd9, %rd1, %rd8;
+\tst.global.u32 [%rd9], %r10;
+\tret;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    from splice.analysis import Kernel
+    from splice.ptx import parse
+
+    return Kernel(parse(TINY, "tiny.ptx"), "k")
+
+
+def _n(k, text: str) -> int:
+    return next(st.n for st in k.stmts if text in str(getattr(st.node, "name", "")) + repr(st.node)
+                and st.n is not None)
+
+
+def test_no_seed_no_taint_but_loaded_values_are_not_addresses(tiny):
+    from splice.analysis.taint import address_taints
+
+    first, last = tiny.stmts[0].n or 1, max(st.n for st in tiny.stmts if st.n is not None)
+    hits = address_taints(tiny, first, last, [])
+    # the store through a loaded word is named (the harness fills that word, not the frame)
+    assert [h.opcode for h in hits] == ["st.global.u32"]
+    assert "memory read by ld.global.u32" in hits[0].text()
+
+
+def test_a_seed_reaching_an_address_is_named_through_a_loop(tiny):
+    from splice.analysis.taint import address_taints
+
+    first, last = tiny.stmts[0].n or 1, max(st.n for st in tiny.stmts if st.n is not None)
+    hits = address_taints(tiny, first, last, ["%r4", "%r2"])
+    ops = [(h.opcode, h.seed) for h in hits]
+    # %r4 feeds %r5, which reaches the loop's address %rd6 only through the back edge (%r6)
+    assert ("ld.global.u32", "%r4") in ops
+    assert ("st.global.u32", "%r2") in ops
+    loop_ld = next(h for h in hits if h.seed == "%r4")
+    assert loop_ld.register == "%rd7" and "depends on %r4 (via %rd7)" in loop_ld.text()
+
+
+def test_param_reads_are_the_specs_not_tainted(tiny):
+    from splice.analysis.taint import address_taints
+
+    first, last = tiny.stmts[0].n or 1, max(st.n for st in tiny.stmts if st.n is not None)
+    regs = {h.register for h in address_taints(tiny, first, last, [])}
+    assert "%rd3" not in regs and "%rd9" not in regs      # from ld.param and %tid.x only
+
+
+def _spec(buffers):
+    fields = [SimpleNamespace(name=n, kind="buffer", role=r, element=SimpleNamespace(size=4))
+              for n, r in buffers]
+    return SimpleNamespace(fields=fields)
+
+
+def test_memory_compare_names_the_first_differing_element():
+    from splice.probe.memory import compare
+
+    spec = _spec([("out", "output"), ("inp", "input")])
+    before = {"out": np.full(8, 0xFFFFFFFF, np.uint32), "inp": np.arange(8, dtype=np.uint32)}
+    orig = {"out": before["out"].copy(), "inp": before["inp"].copy()}
+    orig["out"][2:4] = [7, 8]
+    spl = {"out": orig["out"].copy(), "inp": before["inp"].copy()}
+    spl["out"][3] = 9
+    spl["inp"][5] = 0                     # the spliced cut wrote into an input
+    out, inp = compare(np, spec, before, orig, spl)
+    assert (out.bytes_written, out.bytes_differ, out.first_index) == (8, 1, [3])
+    assert (out.original, out.spliced) == ("0x00000008", "0x00000009")
+    assert not inp.identical and inp.first_index == [5] and inp.bytes_written == 0
+
+
+def test_memory_compare_identical_when_both_wrote_the_same():
+    from splice.probe.memory import compare
+
+    spec = _spec([("out", "output")])
+    before = {"out": np.zeros(4, np.uint32)}
+    same = {"out": np.array([1, 2, 3, 4], np.uint32)}
+    (w,) = compare(np, spec, before, same, {"out": same["out"].copy()})
+    assert w.identical and w.bytes_written == 4 and w.first_byte is None   # changed bytes: the low ones
+
+
+def test_surface_index_is_x_y_channel():
+    from splice.probe.memory import _index
+
+    f = SimpleNamespace(kind="surface", format="rgba16f", width=10)
+    assert _index(f, 4 * (2 * 10 + 3) + 1) == [3, 2, 1]
+
+
+def test_launch_bound_passes_the_entrys_arguments_then_in_out(tmp_path):
+    """The harness kernel gets one kernelParams pointer per entry .param (the spec's own
+    argument pack) and then one per extra value."""
+    import ctypes
+
+    from splice.probe.device import Device
+    from splice.probe.spec import load_spec
+    from tests.test_probe_device import FakeCupy, _small_gemm
+
+    seen = {}
+
+    def harness(kp):
+        ptrs = (ctypes.c_uint64 * 11).from_address(kp)
+        seen["params"] = [int(p) for p in ptrs]
+        seen["in"] = ctypes.c_uint64.from_address(ptrs[9]).value
+        seen["out"] = ctypes.c_uint64.from_address(ptrs[10]).value
+
+    spec = load_spec(_small_gemm(tmp_path))
+    cp = FakeCupy([harness])
+    dev = Device(spec, cp)
+    dev.load("h", "h.cubin", entry="splice_harness")
+    dev.launch_bound("h", 3, (0x1234, 0x5678), 0, dev.stream)
+    assert seen["params"][:9] == [int(p) for p in dev.args[0].pointers]
+    assert (seen["in"], seen["out"]) == (0x1234, 0x5678)
+    assert cp.launches[-1] == ((3, 1, 1), tuple(spec.block), 0)
+
+
+def test_a_cut_with_a_random_address_is_refused_with_the_statement(tiny):
+    from splice.probe.epilogue_harness import _random_address
+
+    last = max(st.n for st in tiny.stmts if st.n is not None)
+    cut = SimpleNamespace(first=tiny.stmts[0].n or 1, last=last)
+    why = _random_address(tiny, cut, [("%r4", ".b32", "act"), ("%r9", ".b32", "const:3")])
+    assert why.startswith("the address of s") and "depends on" in why and "random address" in why
+    assert _random_address(tiny, cut, [("%r9", ".b32", "const:3")]).endswith(
+        "a random value would be a random address")        # the loaded word, named too

@@ -198,3 +198,31 @@ def test_e60_scatter_is_harnessed_against_the_arena(tmp_path):
     assert c.orig_ptx.count("st.global.u32") == 20
     for text in (c.orig_ptx, c.spl_ptx):
         assert compile_ptx(text, "sm_90", 3).resources["splice_harness"].registers
+
+
+def test_loaded_live_ins_are_read_again_from_the_specs_memory():
+    """The qkv wave template loads its own B from W instead of taking the epilogue's loads: the
+    harness must give the original's B live-ins the same words (read again from the spec's
+    weight image at the load's computed address), not random bits."""
+    from splice.analysis import Kernel
+    from splice.probe.harness import cases
+    from splice.probe.modules import resolve
+    from splice.probe.spec import load_spec
+
+    pair = resolve(str(ROOT / "recipes/enc5_qkv_wave.yaml"))
+    k = Kernel.load(str(pair.original_path), pair.entry)
+    c = cases(pair, k, load_spec(pair.spec_path), blocks=1)[0]
+    assert c.skipped is None and len(c.reloaded) == 8
+    reg, _t, (space, nbytes, form) = c.reloaded[0]
+    assert (space, nbytes) == ("global", 4)
+    assert dict(form) == {"W": 1, "laneid": 16, "tid.z": 27648, "": 1344}
+    assert "ld.global.b32" in c.orig_ptx and reg not in {r for r, _t, _k in c.loaded}
+
+
+def test_a_cut_ending_in_ret_still_reaches_the_dump(all_epilogue_cases):
+    """E61 is the kernel's last epilogue and ends in ``ret``: in the harness it branches past
+    the cut instead, so the shared dump and the live-out stores run on both sides."""
+    e61 = all_epilogue_cases[0]["E61"]
+    body = e61.orig_ptx[e61.orig_ptx.index("// ---- the cut ----"):]
+    assert "bra $__splice_harness_end;" in body and "\n$__splice_harness_end:\n" in body
+    assert body.count("\tret;") == 1                    # the harness's own, after the stores

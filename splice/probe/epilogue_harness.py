@@ -62,6 +62,7 @@ class EpilogueCase(HarnessCase):
     shared dump."""
     loaded: list = field(default_factory=list)       # [(reg, type, kind)]
     computed: list = field(default_factory=list)     # [(reg, type, form)]
+    reloaded: list = field(default_factory=list)     # [(reg, type, (space, bytes, address form))]
     shared: dict = field(default_factory=dict)       # short name -> the array's symbol
     smem_bytes: int = 0
     dynamic_smem: int = 0                            # bytes of an .extern .shared array
@@ -129,6 +130,9 @@ def classify_live_in(kernel, reg: str, pos: int) -> tuple:
     bits = constant_bits(kernel, reg, pos, literals_behind(kernel, reg, pos))
     if bits is not None:
         return "value", f"const:{bits}"
+    again = reload_of(kernel, key[0], pos) if key else None
+    if again is not None:
+        return "reload", again
     d = prov.reaching_def(key[0], pos) if key else None
     node = kernel.stmts[d].node if d is not None else None
     nm = getattr(node, "name", "")
@@ -140,6 +144,31 @@ def classify_live_in(kernel, reg: str, pos: int) -> tuple:
     if getattr(node, "opcode", "") == "mma" or any(t in nm for t in (".f16", ".f32")):
         return "value", "act"
     return "value", "bits"
+
+
+def reload_of(kernel, key: str, pos: int):
+    """(space, bytes, address form) when the live-in is a word an unguarded load read from an
+    address the harness can compute (``W + 16·laneid + 428544``): the harness reads the same
+    word of the spec's memory, so a native that re-loads it instead of taking the live-in (the
+    qkv wave template loads its own B) sees the value the live-in holds.  None otherwise."""
+    prov = kernel.provenance
+    d, k2 = prov.origin(key, pos)
+    if d is None:
+        return None
+    node = kernel.stmts[d].node
+    acc = prov.access_at(d)
+    if (acc is None or acc.kind != "ld" or acc.space not in ("global", "generic", "const") or not acc.addr
+            or getattr(node, "guard", None) is not None or not acc.regs):
+        return None
+    if any("#" in a or not _bindable(a, prov) for a, _c in acc.addr if a != CONST):
+        return None
+    names = [prov._key(r, d) for r in acc.regs]
+    if k2 not in names:
+        return None
+    per = acc.bytes // len(acc.regs)
+    off = dict(acc.addr).get(CONST, 0) + names.index(k2) * per
+    form = tuple((a, c) for a, c in acc.addr if a != CONST) + (((CONST, off),) if off else ())
+    return acc.space, per, form
 
 
 def _packs_e4m3(kernel, d) -> bool:
@@ -225,14 +254,14 @@ def epilogue_case(pair, kernel, c, hc, header: str, decls: list, spec, blocks: i
         hc.skipped = why
         return hc
     pos = kernel.pos_of(c.first)
-    loaded, computed = [], []
+    loaded, computed, reloaded = [], [], []
     for r in c.abi.live_in:
         t = r.type or kernel.reg_type(r.reg)
         how, what = classify_live_in(kernel, r.reg, pos)
         if how == "unbound":
             hc.skipped = f"live-in {what} cannot be bound to a probe-owned buffer"
             return hc
-        (computed if how == "computed" else loaded).append((r.reg, t, what))
+        {"computed": computed, "reload": reloaded}.get(how, loaded).append((r.reg, t, what))
     why = _random_address(kernel, c, loaded)
     if why:
         hc.skipped = why
@@ -249,7 +278,7 @@ def epilogue_case(pair, kernel, c, hc, header: str, decls: list, spec, blocks: i
     smem_bytes = (smem[0][1] or dyn) if smem and touches_smem else 0
     threads_blk = spec.block[0] * spec.block[1] * spec.block[2]
     ec = EpilogueCase(hc.cut, hc.title, hc.phase, [(r, t, "in") for r, t, _k in loaded],
-                      list(hc.live_out), loaded=loaded, computed=computed,
+                      list(hc.live_out), loaded=loaded, computed=computed, reloaded=reloaded,
                       shared={s: sym for sym, _n, s, _sp, _d in smem}, smem_bytes=smem_bytes,
                       dynamic_smem=dyn, blocks=blocks)
     rows = -(-smem_bytes // 4 // threads_blk)
@@ -257,6 +286,7 @@ def epilogue_case(pair, kernel, c, hc, header: str, decls: list, spec, blocks: i
     _build(ec, pair, c, kernel, header, decls, arrays, ctx, (orig, spl), threads_blk)
     ec.notes.append(f"bound harness: the entry's {len(ctx.params)} parameters (the spec's arguments), "
                     f"{len(loaded)} live-ins random by provenance, {len(computed)} computed, "
+                    f"{len(reloaded)} re-read from the spec's memory, "
                     f"shared {smem_bytes} bytes")
     return ec
 
@@ -271,7 +301,7 @@ def _build(ec, pair, c, kernel, header, decls, arrays, ctx, bodies, tb) -> None:
         scope, regs = NameScope(H), {}
         pro = _prologue(ec, threads, tb, ctx, scope, regs)
         epi = _epilogue(ec, threads, tb, len(ec.live_out) - _dump_rows(ec, tb), scope, regs)
-        ptx = harness_ptx(hdr, decls + scope.decls(), pro + body.rstrip("\n") + "\n" + epi,
+        ptx = harness_ptx(hdr, decls + scope.decls(), pro + _no_return(body) + epi,
                           ec.live_in, ec.live_out[:len(ec.live_out) - _dump_rows(ec, tb)], threads,
                           "\n\n".join(c.binding.prelude) if side == "spl" else "",
                           c.binding.shared_bytes if side == "spl" else 0, entry_params=params)
@@ -279,6 +309,18 @@ def _build(ec, pair, c, kernel, header, decls, arrays, ctx, bodies, tb) -> None:
             ec.orig_ptx = ptx
         else:
             ec.spl_ptx = ptx
+
+
+_RET = re.compile(r"^(\s*(?:@!?%[\w$]+\s+)?)(?:ret|exit)(?:\.uni)?\s*;", re.M)
+END = "$__splice_harness_end"
+
+
+def _no_return(body: str) -> str:
+    """The cut with every ``ret``/``exit`` turned into a branch past its end: the last
+    epilogue of a kernel ends in ``ret``, and a thread that returned would skip the shared
+    dump and the live-out stores (the other side's dump would differ from poison)."""
+    out = _RET.sub(lambda mm: f"{mm.group(1)}bra {END};", body).rstrip("\n")
+    return out + (f"\n{END}:\n" if out != body.rstrip("\n") else "\n")
 
 
 def _dump_rows(ec, tb: int) -> int:
@@ -394,9 +436,8 @@ def _param_field(b: Builder, v: str, fld: str, ctx: BindContext) -> None:
     b.ins(f"cvt{t[0:2]}64{t}", v, narrow)
 
 
-def _form_code(b: Builder, reg: str, t: str, form, ctx: BindContext) -> None:
-    """PTX computing an affine form into ``reg`` (64-bit accumulation, then the register's
-    width: a 32-bit float register gets the low word's bits, a predicate ``form != 0``)."""
+def _affine(b: Builder, form, ctx: BindContext) -> str:
+    """A 64-bit register holding an affine form's value (the thread's own atoms)."""
     acc = b.scope.reg(".b64")
     b.ins("mov.u64", acc, 0)
     for atom, c in form:
@@ -406,15 +447,41 @@ def _form_code(b: Builder, reg: str, t: str, form, ctx: BindContext) -> None:
             b.ins("add.s64", acc, acc, c * int(ctx.grid[GRID[atom]]))
         else:
             b.ins("mad.lo.s64", acc, _atom_value(b, atom, ctx), c, acc)
+    return acc
+
+
+def _assign(b: Builder, reg: str, t: str, bits64: str) -> None:
+    """``reg`` = the low bits of a 64-bit value, in the register's width: a 32-bit float
+    register gets the low word's bits, a predicate ``value != 0``."""
     tt = (t or ".b32").lstrip(".")
     if tt == "pred":
-        b.ins("setp.ne.u64", reg, acc, 0)
+        b.ins("setp.ne.u64", reg, bits64, 0)
     elif _width(t) == 8:
-        b.ins("mov.b64", reg, acc)
+        b.ins("mov.b64", reg, bits64)
     else:
-        narrow = b.scope.reg(".b16" if _width(t) == 2 else ".b32")
-        b.ins(f"cvt.u{16 if _width(t) == 2 else 32}.u64", narrow, acc)
-        b.ins(f"mov.b{16 if _width(t) == 2 else 32}", reg, narrow)
+        w = 16 if _width(t) == 2 else 32
+        narrow = b.scope.reg(f".b{w}")
+        b.ins(f"cvt.u{w}.u64", narrow, bits64)
+        b.ins(f"mov.b{w}", reg, narrow)
+
+
+def _form_code(b: Builder, reg: str, t: str, form, ctx: BindContext) -> None:
+    _assign(b, reg, t, _affine(b, form, ctx))
+
+
+def _reload_code(b: Builder, reg: str, t: str, how, ctx: BindContext) -> None:
+    """``reg`` = the word the kernel's load read, read again from the spec's memory."""
+    space, nbytes, form = how
+    at = _affine(b, form, ctx)
+    op = "ld" if space == "generic" else f"ld.{space}"
+    if nbytes == 8:
+        b.ins(f"{op}.b64", reg, addr(at))
+        return
+    w = {1: 16, 2: 16}.get(nbytes, 32)
+    word, wide = b.scope.reg(f".b{w}"), b.scope.reg(".b64")
+    b.ins(f"{op}.{'u8' if nbytes == 1 else f'b{8 * nbytes}'}", word, addr(at))
+    b.ins(f"cvt.u64.u{w}", wide, word)
+    _assign(b, reg, t, wide)
 
 
 def _block_thread(b: Builder) -> str:
@@ -466,6 +533,8 @@ def _prologue(ec: EpilogueCase, threads: int, tb: int, ctx: BindContext, scope: 
     b.comment("---- bound harness: computed live-ins ----")
     for reg, t, form in ec.computed:
         _form_code(b, reg, t, form, ctx)
+    for reg, t, how in ec.reloaded:
+        _reload_code(b, reg, t, how, ctx)
     if ec.smem_bytes:
         b.comment("---- the block's shared image from its input slice ----")
         regs["t"] = _block_thread(b)

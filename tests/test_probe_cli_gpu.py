@@ -72,7 +72,7 @@ def test_bound_harness_catches_a_wrong_texture_tap(tmp_path):
     r = _run("tests/data/recipes/enc5_e61_wrong_tap.yaml", tmp_path, stages="cut", harness=True)
     (row,) = r["harness"]["rows"]
     assert row["equal"] is False and row["first"]["output"] == "frame"
-    assert r["stages"]["first_divergence"]["name"].startswith("cut 1 (E61")
+    assert r["stages"]["first_divergence"]["name"] == "memory written by cut 1 (E61 s10618-s10859)"
 
 
 def test_bound_harness_compares_the_arena_e60_writes(tmp_path):

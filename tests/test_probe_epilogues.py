@@ -226,3 +226,18 @@ def test_a_cut_ending_in_ret_still_reaches_the_dump(all_epilogue_cases):
     body = e61.orig_ptx[e61.orig_ptx.index("// ---- the cut ----"):]
     assert "bra $__splice_harness_end;" in body and "\n$__splice_harness_end:\n" in body
     assert body.count("\tret;") == 1                    # the harness's own, after the stores
+
+
+def test_stages_name_the_only_cut_that_writes_memory():
+    """E61 has no live-outs (it ends in a surface write): when every register stage agrees and
+    the frame differs, the stages name the one cut that writes memory."""
+    from splice.probe.epilogue_stages import memory_divergence, memory_writers
+    from splice.probe.modules import resolve
+
+    wrong = resolve(str(ROOT / "tests/data/recipes/enc5_e61_wrong_tap.yaml"))
+    assert memory_writers(wrong) == [(1, "E61 s10618-s10859")]
+    fd = memory_divergence(wrong, ["frame"])
+    assert fd["name"] == "memory written by cut 1 (E61 s10618-s10859)" and fd["cut"] == 1
+    assert memory_divergence(wrong, []) is None
+    every = resolve(str(ROOT / "recipes/enc5_all_epilogues.yaml"))
+    assert [t for _i, t in memory_writers(every)] == ["E61 s10618-s10859"]   # shared staging is not "memory"

@@ -103,3 +103,42 @@ def epilogue_stages(kernel, pair, epis, seen_cuts: set, stage_cls, end_line, out
         line_o = end_line(src, kernel.stmt(e.last).node)
         out.append(stage_cls(0, f"E{e.index}", None, regs, types, line_o, out_line(pair.plan, line_o)))
     return out
+
+
+_STORES = ("st", "sust", "sured", "atom", "red", "cp", "stmatrix")
+
+
+def memory_writers(pair) -> list:
+    """[(cut index, title)] of the cuts whose original statements or native code write memory
+    (stores, surface writes, atomics, async copies).  When every register stage agrees and the
+    outputs still differ, the difference was written to memory by one of these: with one
+    writer, the stages can name it (E61's nine-tap gather ends in a ``sust`` and has no
+    live-outs, so no register stage can)."""
+    from .harness import memory_ops
+
+    out = []
+    for c in pair.cuts:
+        texts = (pair.original[c.region[0]:c.region[1]], "\n".join(c.binding.site),
+                 "\n\n".join(c.binding.prelude))
+        ops = [op for t in texts for op in memory_ops(t, allow_call_abi=True)]
+        if any(op.split(".", 1)[0] in _STORES and ".shared" not in op for op in ops):
+            out.append((c.cut.index, c.title))
+    return out
+
+
+def memory_divergence(pair, outputs_differ: list) -> Optional[dict]:
+    """The stages' verdict when every register stage agreed but ``outputs_differ`` (names of
+    the outputs whose bytes differ) is not empty: the cut that wrote them, when only one cut
+    writes memory; every writer, named, otherwise."""
+    if not outputs_differ or pair.plan is None:
+        return None
+    writers = memory_writers(pair)
+    if not writers:
+        return None
+    names = ", ".join(f"cut {i} ({t})" for i, t in writers)
+    one = writers[0] if len(writers) == 1 else None
+    return {"stage": "memory", "name": (f"memory written by {names}" if one else
+                                        f"memory written by one of {names}"),
+            "phase": None, "cut": one[0] if one else None,
+            "first": {"outputs": list(outputs_differ),
+                      "why": "every register stage agrees; only these cuts write memory"}}

@@ -269,12 +269,22 @@ def stages_stage(spec, pair: Pair, build: BuildStage, dev, outputs: OutputsStage
     step()
     fd = first_divergence(rows)
     plain = {n: digest(outputs.renders[n]) for n in ("original", "spliced")}
+    if fd is None:                   # registers agree everywhere: memory written by a cut?
+        from .epilogue_stages import memory_divergence
+
+        fd = memory_divergence(pair, _outputs_differ(outputs))
     res = {**sp.as_dict(), "rows": rows,
            "first_divergence": ({"stage": fd["stage"], "name": fd["name"], "phase": fd["phase"],
                                  "cut": fd.get("cut"), "first": fd.get("first")} if fd else None),
            "instrumented_frames_equal_plain": {"original": digest(r_o) == plain["original"],
                                                "spliced": digest(r_s) == plain["spliced"]}}
     return StagesStage(res, fd is None, time.perf_counter() - t0)
+
+
+def _outputs_differ(outputs: OutputsStage) -> list:
+    """Names of the outputs whose first renders differ between original and spliced."""
+    o, s = outputs.renders["original"], outputs.renders["spliced"]
+    return [k for k in o if not np.array_equal(np.asarray(o[k]).view(np.uint8), np.asarray(s[k]).view(np.uint8))]
 
 
 def harness_stage(spec, build: BuildStage, dev, blocks: int, ui) -> HarnessStage:

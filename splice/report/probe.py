@@ -88,7 +88,7 @@ def _print_stages(res: dict, con) -> None:
             t.add_column(col)
         rows = st["rows"]
         fd = st["first_divergence"]
-        shown = [r for r in rows if not r["equal"]][:12] if fd else rows[-3:]
+        shown = ([r for r in rows if not r["equal"]][:12] if fd else []) or rows[-3:]
         for r in shown:
             f = r.get("first")
             t.add_row(str(r["stage"]), r["name"], f"{r.get('values_differ', 0)}/{r.get('values', 0)}",
@@ -96,7 +96,10 @@ def _print_stages(res: dict, con) -> None:
                       f"{f['block']}, {f['wave']}, {f['lane']}, {f['register']} ({f['original']} vs {f['spliced']})"
                       if f else "-")
         con.print(t)
-        if fd:
+        if fd and fd["stage"] == "memory":
+            con.print(f"[bold red]first divergence[/]: {fd['name']} (outputs "
+                      f"{', '.join(fd['first']['outputs'])}: {fd['first']['why']})")
+        elif fd:
             con.print(f"[bold red]first diverging stage[/]: {fd['name']} (stage {fd['stage']})")
         else:
             con.print(f"[green]all {len(rows)} stages equal[/]")

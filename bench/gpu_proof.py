@@ -51,6 +51,9 @@ ROWS = [
      0, 120),
     ("enc5_all_epilogues_harness", ["recipes/enc5_all_epilogues.yaml", "--runs", "0", "--harness"], 0, 300),
     ("enc5_qkv_wave_harness", ["recipes/enc5_qkv_wave.yaml", "--runs", "0", "--harness"], 0, 150),
+    ("gemm_e1_identity_harness", ["tests/data/recipes/gemm_e1_identity.yaml", "--runs", "0", "--harness"], 0, 90),
+    ("gemm_e1_wrong_swap", ["tests/data/recipes/gemm_e1_wrong_swap.yaml", "--runs", "0", "--stages", "cut",
+                            "--harness"], 1, 90),
 ]
 
 

@@ -163,3 +163,55 @@ def test_a_cut_with_a_random_address_is_refused_with_the_statement(tiny):
     assert why.startswith("the address of s") and "depends on" in why and "random address" in why
     assert _random_address(tiny, cut, [("%r9", ".b32", "const:3")]).endswith(
         "a random value would be a random address")        # the loaded word, named too
+
+
+def _extract_case(tmp_path, module: str, spec: str, arch: str):
+    from pathlib import Path
+
+    from splice.analysis import Kernel
+    from splice.cli import main
+    from splice.probe.harness import cases
+    from splice.probe.modules import resolve
+    from splice.probe.spec import load_spec
+
+    root = Path(__file__).resolve().parents[1]
+    assert main(["extract", str(root / module), "--epilogue", "1", "-o", str(tmp_path / "e1.ptx")]) == 0
+    (tmp_path / "r.yaml").write_text(f"module: {root / module}\narch: {arch}\ncuts:\n"
+                                     "  - epilogue: 1\n    native: e1.ptx\n")
+    pair = resolve(str(tmp_path / "r.yaml"))
+    k = Kernel.load(str(pair.original_path), pair.entry)
+    (c,) = cases(pair, k, load_spec(root / spec), blocks=2)
+    return c
+
+
+@pytest.mark.needs("ptxas")
+def test_gemm_epilogue_with_its_loop_back_edge_is_bound(tmp_path):
+    """The corpus GEMM's E1 holds the K loop's back edge and the C stores: the back edge leaves
+    the cut (to the harness's end label), and the row/column indices are recomputed by
+    replaying the kernel's own statements (tid/ctaid arithmetic, the ldc parameter)."""
+    from splice.ptx.sass import compile_ptx
+
+    c = _extract_case(tmp_path, "corpus/gemm/gemm_sm80.ptx", "probes/gemm_sm80.yaml", "sm_80")
+    assert c.skipped is None and c.bound and len(c.replay) > 5
+    assert "bra $__splice_harness_end;" in c.orig_ptx
+    assert c.orig_ptx.index(c.replay[0].strip()) < c.orig_ptx.rindex("// ---- the cut ----")
+    for text in (c.orig_ptx, c.spl_ptx):
+        assert compile_ptx(text, "sm_80", 3).resources["splice_harness"].registers
+
+
+def test_triton_epilogue_refused_for_its_pipeline_stage_index(tmp_path):
+    """Triton's E1 stores into the shared ring slot of the K loop's current stage: a
+    loop-carried value, not a function of the thread's position, so the harness refuses the
+    cut and names the statement whose address depends on it."""
+    c = _extract_case(tmp_path, "corpus/triton/matmul_sm80.ptx", "probes/matmul_sm80.yaml", "sm_80")
+    assert c.skipped.startswith("the address of s") and "st.shared" in c.skipped
+
+
+def test_single_exit_keeps_inner_branches_and_redirects_the_rest():
+    from splice.probe.epilogue_harness import END, _single_exit
+
+    body = "$Lin:\n\tadd.s32 %r1, %r1, 1;\n\t@%p1 bra $Lin;\n\t@!%p2 bra.uni $Lout;\n\tret;\n"
+    out = _single_exit(body)
+    assert "@%p1 bra $Lin;" in out and f"@!%p2 bra {END};" in out and f"\tbra {END};" in out
+    assert out.endswith(f"\n{END}:\n") and out.count(f"{END}:") == 1
+    assert _single_exit("\tadd.s32 %r1, %r1, 1;\n") == "\tadd.s32 %r1, %r1, 1;\n"

@@ -79,3 +79,14 @@ def test_bound_harness_compares_the_arena_e60_writes(tmp_path):
     r = _run("tests/data/recipes/enc5_e60_identity.yaml", tmp_path, harness=True)
     (row,) = r["harness"]["rows"]
     assert row["equal"] and row["memory"]["arena"]["bytes_written"] > 0
+
+
+def test_bound_harness_on_the_gemm_epilogue(tmp_path):
+    """An unseen-kernel shape: the corpus GEMM's E1 (loop back edge + C stores), replayed index
+    arithmetic; identity equal with C written, the swapped-columns mutant caught on c."""
+    ok = _run("tests/data/recipes/gemm_e1_identity.yaml", tmp_path, harness=True)
+    (row,) = ok["harness"]["rows"]
+    assert row["equal"] and row["memory"]["C"]["bytes_written"] > 0
+    bad = _run("tests/data/recipes/gemm_e1_wrong_swap.yaml", tmp_path, harness=True)
+    (row,) = bad["harness"]["rows"]
+    assert row["equal"] is False and row["first"]["output"] == "C"

@@ -63,6 +63,7 @@ class EpilogueCase(HarnessCase):
     loaded: list = field(default_factory=list)       # [(reg, type, kind)]
     computed: list = field(default_factory=list)     # [(reg, type, form)]
     reloaded: list = field(default_factory=list)     # [(reg, type, (space, bytes, address form))]
+    replay: list = field(default_factory=list)       # the kernel's statements recomputing live-ins
     shared: dict = field(default_factory=dict)       # short name -> the array's symbol
     smem_bytes: int = 0
     dynamic_smem: int = 0                            # bytes of an .extern .shared array
@@ -115,17 +116,17 @@ def _bindable(atom: str, prov) -> bool:
 
 
 def classify_live_in(kernel, reg: str, pos: int) -> tuple:
-    """('computed', form) | ('value', kind) | ('unbound', why) for live-in ``reg`` at ``pos``."""
+    """('computed', form) | ('value', kind) | ('reload', how) | ('replayed', statement indices)
+    | ('unbound', why) for live-in ``reg`` at ``pos``: the most faithful way the harness can
+    give the register the value the frame's thread had, else a random value by provenance."""
     from ..cut.epilogue import literals_behind
 
     prov = kernel.provenance
     key = kernel._resolve(reg, kernel._scope_of[pos])
     form = prov.value_at(key[0], pos) if key else None
     atoms = [a for a, _c in form or () if a != CONST]
-    if form is not None and not any("#" in a for a in atoms):
-        bad = [a for a in atoms if not _bindable(a, prov)]
-        if bad:
-            return "unbound", f"{reg} = {bad[0]}…"
+    bad = [a for a in atoms if "#" in a or not _bindable(a, prov)]
+    if form is not None and not bad:
         return ("computed", form) if atoms else ("value", f"const:{dict(form).get(CONST, 0)}")
     bits = constant_bits(kernel, reg, pos, literals_behind(kernel, reg, pos))
     if bits is not None:
@@ -133,17 +134,31 @@ def classify_live_in(kernel, reg: str, pos: int) -> tuple:
     again = reload_of(kernel, key[0], pos) if key else None
     if again is not None:
         return "reload", again
+    if key:
+        from ..analysis.slices import replay_slice
+
+        stmts, why = replay_slice(kernel, key[0], pos)
+        if stmts is not None:
+            return "replayed", stmts
+        if form is not None and not any("#" in a for a in bad):
+            return "unbound", f"{reg} = {bad[0]}… ({why})"
+    return "value", _random_kind(kernel, key, pos)
+
+
+def _random_kind(kernel, key, pos) -> str:
+    """How a live-in the harness cannot reproduce is drawn: by the provenance of its value."""
+    prov = kernel.provenance
     d = prov.reaching_def(key[0], pos) if key else None
     node = kernel.stmts[d].node if d is not None else None
     nm = getattr(node, "name", "")
     if nm.startswith("cvt") and "e4m3x2" in nm or (nm.startswith("mov") and _packs_e4m3(kernel, d)):
-        return "value", "e4m3"
+        return "e4m3"
     acc = prov.access_at(d) if d is not None else None
     if acc is not None and acc.kind == "ld":
-        return "value", "f16"
+        return "f16"
     if getattr(node, "opcode", "") == "mma" or any(t in nm for t in (".f16", ".f32")):
-        return "value", "act"
-    return "value", "bits"
+        return "act"
+    return "bits"
 
 
 def reload_of(kernel, key: str, pos: int):
@@ -254,13 +269,16 @@ def epilogue_case(pair, kernel, c, hc, header: str, decls: list, spec, blocks: i
         hc.skipped = why
         return hc
     pos = kernel.pos_of(c.first)
-    loaded, computed, reloaded = [], [], []
+    loaded, computed, reloaded, replayed = [], [], [], set()
     for r in c.abi.live_in:
         t = r.type or kernel.reg_type(r.reg)
         how, what = classify_live_in(kernel, r.reg, pos)
         if how == "unbound":
             hc.skipped = f"live-in {what} cannot be bound to a probe-owned buffer"
             return hc
+        if how == "replayed":
+            replayed.update(what)
+            continue
         {"computed": computed, "reload": reloaded}.get(how, loaded).append((r.reg, t, what))
     why = _random_address(kernel, c, loaded)
     if why:
@@ -279,6 +297,7 @@ def epilogue_case(pair, kernel, c, hc, header: str, decls: list, spec, blocks: i
     threads_blk = spec.block[0] * spec.block[1] * spec.block[2]
     ec = EpilogueCase(hc.cut, hc.title, hc.phase, [(r, t, "in") for r, t, _k in loaded],
                       list(hc.live_out), loaded=loaded, computed=computed, reloaded=reloaded,
+                      replay=[_statement_text(kernel, p) for p in sorted(replayed)],
                       shared={s: sym for sym, _n, s, _sp, _d in smem}, smem_bytes=smem_bytes,
                       dynamic_smem=dyn, blocks=blocks)
     rows = -(-smem_bytes // 4 // threads_blk)
@@ -287,6 +306,7 @@ def epilogue_case(pair, kernel, c, hc, header: str, decls: list, spec, blocks: i
     ec.notes.append(f"bound harness: the entry's {len(ctx.params)} parameters (the spec's arguments), "
                     f"{len(loaded)} live-ins random by provenance, {len(computed)} computed, "
                     f"{len(reloaded)} re-read from the spec's memory, "
+                    f"{len(ec.replay)} statements replayed, "
                     f"shared {smem_bytes} bytes")
     return ec
 
@@ -301,7 +321,7 @@ def _build(ec, pair, c, kernel, header, decls, arrays, ctx, bodies, tb) -> None:
         scope, regs = NameScope(H), {}
         pro = _prologue(ec, threads, tb, ctx, scope, regs)
         epi = _epilogue(ec, threads, tb, len(ec.live_out) - _dump_rows(ec, tb), scope, regs)
-        ptx = harness_ptx(hdr, decls + scope.decls(), pro + _no_return(body) + epi,
+        ptx = harness_ptx(hdr, decls + scope.decls(), pro + _single_exit(body) + epi,
                           ec.live_in, ec.live_out[:len(ec.live_out) - _dump_rows(ec, tb)], threads,
                           "\n\n".join(c.binding.prelude) if side == "spl" else "",
                           c.binding.shared_bytes if side == "spl" else 0, entry_params=params)
@@ -312,14 +332,21 @@ def _build(ec, pair, c, kernel, header, decls, arrays, ctx, bodies, tb) -> None:
 
 
 _RET = re.compile(r"^(\s*(?:@!?%[\w$]+\s+)?)(?:ret|exit)(?:\.uni)?\s*;", re.M)
+_BRA = re.compile(r"^(\s*(?:@!?%[\w$]+\s+)?)bra(?:\.uni)?(\s+)([\w$]+)\s*;", re.M)
+_LABEL = re.compile(r"^\s*([\w$]+):", re.M)
 END = "$__splice_harness_end"
 
 
-def _no_return(body: str) -> str:
-    """The cut with every ``ret``/``exit`` turned into a branch past its end: the last
-    epilogue of a kernel ends in ``ret``, and a thread that returned would skip the shared
-    dump and the live-out stores (the other side's dump would differ from poison)."""
-    out = _RET.sub(lambda mm: f"{mm.group(1)}bra {END};", body).rstrip("\n")
+def _single_exit(body: str) -> str:
+    """The cut with one exit: every ``ret``/``exit`` and every branch to a label outside the
+    cut (a K loop's back edge, the jump past a tail) goes to the harness's end label, where
+    the live-outs are stored.  The last epilogue of a kernel ends in ``ret``, and a thread that
+    returned would skip the shared dump and the live-out stores; a loop's back edge leaves the
+    cut with the values the loop head receives, which are live-outs too."""
+    inside = set(_LABEL.findall(body))
+    out = _RET.sub(lambda mm: f"{mm.group(1)}bra {END};", body)
+    out = _BRA.sub(lambda mm: mm.group(0) if mm.group(3) in inside else f"{mm.group(1)}bra {END};", out)
+    out = out.rstrip("\n")
     return out + (f"\n{END}:\n" if out != body.rstrip("\n") else "\n")
 
 
@@ -333,6 +360,11 @@ def _context(kernel, spec) -> BindContext:
                        prov.weight_atom, {v: k for k, v in prov.shared.items()}, tuple(spec.grid))
 
 
+def _statement_text(kernel, p: int) -> str:
+    node = kernel.stmts[p].node
+    return "\t" + kernel.module.source[node.span[0]:node.span[1]].strip()
+
+
 def _random_address(kernel, c, loaded) -> Optional[str]:
     from ..analysis.taint import address_taints
 
@@ -344,16 +376,12 @@ def _random_address(kernel, c, loaded) -> Optional[str]:
 
 
 def _unsupported(text: str):
-    bad = [op for op in memory_ops(text, allow_call_abi=True) if not _bound_op(op)]
-    if any(op.startswith("bra") for op in bad):
-        targets = set(re.findall(r"\bbra(?:\.uni)?\s+([\w$]+)\s*;", text))
-        labels = set(re.findall(r"^\s*([\w$]+):", text, re.M))
-        if targets <= labels:
-            bad = [op for op in bad if not op.startswith("bra")]
+    bad = [op for op in memory_ops(text, allow_call_abi=True)
+           if not _bound_op(op) and not op.startswith("bra")]     # branches: _single_exit
     if bad:
         return ("the cut " + ", ".join(sorted(set(bad))[:5]) + ": the frame and the stages cover it "
                 "(the harness binds loads, stores, tex/sust, parameters and shared memory; not "
-                "atomics, local memory, async copies or branches out of the cut)")
+                "atomics, local memory, async copies or indirect branches)")
     return None
 
 
@@ -530,6 +558,10 @@ def _prologue(ec: EpilogueCase, threads: int, tb: int, ctx: BindContext, scope: 
     """Computed live-ins, the block's shared image, ``bar.sync 0``."""
     b = Builder(scope)
     regs = {} if regs is None else regs
+    if ec.replay:
+        b.comment("---- bound harness: the kernel's own statements recomputing live-ins ----")
+        for text in ec.replay:
+            b.raw(text)
     b.comment("---- bound harness: computed live-ins ----")
     for reg, t, form in ec.computed:
         _form_code(b, reg, t, form, ctx)

@@ -370,3 +370,35 @@ def test_written_poison_value_is_not_uncovered(tmp_path):
     out = outputs_stage(spec, dev, 1, _NullUI())
     assert out.modules["original"]["C"]["uncovered"] == 64 * 64 // 2
     assert out.modules["original"]["C"]["first_uncovered"] == [32, 0]
+
+
+def test_a_kernel_that_faults_on_the_gpu_is_a_message_not_a_traceback(tmp_path):
+    """An illegal address in the spliced module (a native that writes out of bounds) raises
+    cupy's CUDADriverError: the probe stops with the module named (exit 2 through the CLI)."""
+    from splice.errors import SpliceError
+    from splice.probe.device import Device
+    from splice.probe.spec import load_spec
+
+    class CUDADriverError(Exception):
+        pass
+
+    def faults(kp):
+        raise CUDADriverError("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered")
+
+    spec = load_spec(_small_gemm(tmp_path))
+    dev = Device(spec, FakeCupy([gemm_kernel(), faults]))
+    dev.load("original", "o.cubin")
+    dev.load("spliced", "s.cubin")
+    dev.render("original")
+    with pytest.raises(SpliceError) as e:
+        dev.render("spliced")
+    assert "the spliced module failed on the GPU: CUDA_ERROR_ILLEGAL_ADDRESS" in str(e.value)
+    assert "gemm_sm80.yaml" in str(e.value)
+
+    def other(kp):
+        raise ValueError("not a CUDA error")
+
+    dev2 = Device(spec, FakeCupy([other]))
+    dev2.load("original", "o.cubin")
+    with pytest.raises(ValueError):
+        dev2.render("original")

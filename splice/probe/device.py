@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Optional
 
@@ -166,8 +167,10 @@ class Device:
         vals = np.array(extra, dtype=np.uint64)
         at = np.uint64(vals.ctypes.data) + np.arange(len(vals), dtype=np.uint64) * np.uint64(8)
         ptrs = np.concatenate([self.args[0].pointers, at])
-        self.cp.cuda.driver.launchKernel(self.modules[name].function, int(blocks), 1, 1, *self.spec.block,
-                                         int(shared_bytes), stream.ptr, int(ptrs.ctypes.data), 0)
+        with gpu_errors(f"the {name} module", self.spec.source):
+            self.cp.cuda.driver.launchKernel(self.modules[name].function, int(blocks), 1, 1, *self.spec.block,
+                                             int(shared_bytes), stream.ptr, int(ptrs.ctypes.data), 0)
+            stream.synchronize()
 
     # ---- one render ------------------------------------------------------------------------
 
@@ -202,9 +205,25 @@ class Device:
 
     def render(self, name: str, alt: bool = False) -> dict:
         st = self.stream
-        self.prepare(st, alt)
-        self.launcher(name)(st)
-        return self.read(st)
+        with gpu_errors(f"the {name} module", self.spec.source):
+            self.prepare(st, alt)
+            self.launcher(name)(st)
+            return self.read(st)
+
+
+@contextmanager
+def gpu_errors(what: str, where):
+    """A CUDA error while ``what`` runs (an illegal address from a cut that reads or writes out
+    of bounds, a trap, a launch the device refuses) is the user's kernel failing: exit 2 with
+    the module named, not a traceback.  The context is lost after it, so nothing else runs."""
+    try:
+        yield
+    except Exception as e:  # noqa: BLE001 - cupy's CUDADriverError/CUDARuntimeError, by name
+        if type(e).__name__ not in ("CUDADriverError", "CUDARuntimeError"):
+            raise
+        raise SpliceError(f"{what} failed on the GPU: {e}. The CUDA context is lost, so the probe "
+                          "stops here; a cut that reads or writes out of bounds? (run the same "
+                          "command under compute-sanitizer to find the access)", str(where)) from None
 
 
 def _function_ptr(k) -> int:

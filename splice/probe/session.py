@@ -340,9 +340,13 @@ def _harness_pair(spec, build: BuildStage, dev, i: int, hc, blocks: int, threads
             dev.launch_bound(name, blocks, (int(ins.data.ptr), int(o.data.ptr)), hc.dynamic_smem, st)
             mem[side] = memory.snapshot(dev, st)
         else:
-            k = cp.RawModule(path=str(path)).get_function(ENTRY)
-            with st:
-                k((blocks,), tuple(spec.block), (ins, o))
+            from .device import gpu_errors
+
+            with gpu_errors(f"the harness{i}:{side} module", spec.source):
+                k = cp.RawModule(path=str(path)).get_function(ENTRY)
+                with st:
+                    k((blocks,), tuple(spec.block), (ins, o))
+                st.synchronize()
         st.synchronize()
         outs[side] = cp.asnumpy(o)
     return outs, mem
@@ -369,8 +373,11 @@ def timing_stage(spec, dev, opt: ProbeOptions, ui) -> TimingStage:
     t0 = time.perf_counter()
     step = ui.task(f"timing ({opt.runs} runs{' + graph replay' if opt.graph else ''})",
                    opt.runs * (2 if opt.graph else 1))
-    tm = time_interleaved(dev.cp, dev.stream, {n: dev.launcher(n) for n in ("original", "spliced")},
-                          opt.runs, opt.warmup, opt.graph, progress=step)
+    from .device import gpu_errors
+
+    with gpu_errors("timing the original and spliced modules", spec.source):
+        tm = time_interleaved(dev.cp, dev.stream, {n: dev.launcher(n) for n in ("original", "spliced")},
+                              opt.runs, opt.warmup, opt.graph, progress=step)
     res = {n: {k: v for k, v in d.items() if k != "times_ms"} for n, d in tm.items()}
     for n in tm:
         res[n]["times_ms"] = [round(x, 5) for x in tm[n]["times_ms"]]

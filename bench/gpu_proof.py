@@ -54,6 +54,7 @@ ROWS = [
     ("gemm_e1_identity_harness", ["tests/data/recipes/gemm_e1_identity.yaml", "--runs", "0", "--harness"], 0, 90),
     ("gemm_e1_wrong_swap", ["tests/data/recipes/gemm_e1_wrong_swap.yaml", "--runs", "0", "--stages", "cut",
                             "--harness"], 1, 90),
+    ("gemm_e1_fault", ["tests/data/recipes/gemm_e1_fault.yaml", "--runs", "0"], 2, 90),
 ]
 
 

@@ -226,6 +226,14 @@ def gpu_errors(what: str, where):
                           "command under compute-sanitizer to find the access)", str(where)) from None
 
 
+def set_pointer(cp, module, symbol: str, address: int) -> None:
+    """Write ``address`` into the module's ``.global .u64 symbol`` (the instrumented modules'
+    host-set buffer pointer: the stages' dump, the profile's stamps)."""
+    host = np.array([int(address)], dtype=np.uint64)
+    g = module.get_global(symbol)
+    cp.cuda.runtime.memcpy(int(g.ptr), int(host.ctypes.data), 8, cp.cuda.runtime.memcpyHostToDevice)
+
+
 def _function_ptr(k) -> int:
     """CUfunction of a cupy RawKernel (``.kernel`` is the loaded cupy Function)."""
     for obj in (getattr(k, "kernel", None), k):

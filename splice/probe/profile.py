@@ -211,9 +211,8 @@ def prepare(pair, spec) -> Profiling:
 def run(prof: Profiling, dev, built, entry: str, runs: int, warmup: int, report_dir=None,
         plain_sha: Optional[dict] = None) -> dict:
     """One stamped launch per module, the analysis, and instrumented vs plain frame time."""
-    import numpy as np
 
-    from .device import digest
+    from .device import digest, set_pointer
     from .timing import time_interleaved
 
     cp = dev.cp
@@ -222,10 +221,7 @@ def run(prof: Profiling, dev, built, entry: str, runs: int, warmup: int, report_
         name = f"profile:{side}"
         mod = dev.load(name, built[name].path, entry)
         buf = cp.zeros(plan.warps * plan.n, dtype=cp.uint64)
-        host_ptr = np.array([int(buf.data.ptr)], dtype=np.uint64)
-        g = mod.get_global(PTR)
-        cp.cuda.runtime.memcpy(int(g.ptr), int(host_ptr.ctypes.data), 8,
-                               cp.cuda.runtime.memcpyHostToDevice)
+        set_pointer(cp, mod, PTR, int(buf.data.ptr))
         sha = digest(dev.render(name))
         out[side] = {**plan.as_dict(), **analyse(plan, cp.asnumpy(buf)),
                      "frame_sha256": sha,

@@ -241,7 +241,7 @@ def outputs_stage(spec, dev, repeat: int, ui) -> OutputsStage:
 
 def stages_stage(spec, pair: Pair, build: BuildStage, dev, outputs: OutputsStage, ui) -> StagesStage:
     """Instrumented modules dump each stage into a probe-owned buffer; compare stage by stage."""
-    from .device import digest
+    from .device import digest, set_pointer
     from .stages import PTR, compare as stage_compare, first_divergence
 
     cp, sp = dev.cp, build.stage_plan
@@ -251,10 +251,8 @@ def stages_stage(spec, pair: Pair, build: BuildStage, dev, outputs: OutputsStage
             for side in ("original", "spliced")}
     buf = cp.empty(max(sp.total, 256), dtype=cp.uint8)
     saved = cp.empty_like(buf)
-    host_ptr = np.array([int(buf.data.ptr)], dtype=np.uint64)
     for m in mods.values():
-        g = m.get_global(PTR)
-        cp.cuda.runtime.memcpy(int(g.ptr), int(host_ptr.ctypes.data), 8, cp.cuda.runtime.memcpyHostToDevice)
+        set_pointer(cp, m, PTR, int(buf.data.ptr))
     step()
     with dev.stream:
         buf.fill(0xFF)

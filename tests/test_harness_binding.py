@@ -215,3 +215,22 @@ def test_single_exit_keeps_inner_branches_and_redirects_the_rest():
     assert "@%p1 bra $Lin;" in out and f"@!%p2 bra {END};" in out and f"\tbra {END};" in out
     assert out.endswith(f"\n{END}:\n") and out.count(f"{END}:") == 1
     assert _single_exit("\tadd.s32 %r1, %r1, 1;\n") == "\tadd.s32 %r1, %r1, 1;\n"
+
+
+def test_shared_layout_fills_every_array_and_one_dynamic_region():
+    from splice.probe.epilogue_harness import EpilogueCase, _dump_rows, _prologue, _shared_layout
+    from splice.ptx.builder import NameScope
+
+    arrays = [("a_smem", 100, "a_smem", ".shared", ""), ("tbl", 64, "tbl", ".global", ""),
+              ("b_smem", 4096, "b_smem", ".shared", ""), ("dyn0", 0, "dyn0", ".shared", ""),
+              ("dyn1", 0, "dyn1", ".shared", "")]
+    layout, dyn = _shared_layout(arrays, 1024)
+    assert layout == [("a_smem", "a_smem", 100), ("b_smem", "b_smem", 4096), ("dyn0", "dyn0", 1024)]
+    assert dyn == 1024 and _shared_layout(arrays, 0) == ([layout[0], layout[1]], 0)
+    ec = EpilogueCase(1, "t", None, [], [], smem_bytes=104 + 4096 + 1024, smem_layout=layout, blocks=2)
+    assert _dump_rows(ec, 128) == 1 + 8 + 2
+    text = _prologue(ec, 256, 128, None, NameScope("%g"), {})
+    assert [ln.split()[-1] for ln in text.splitlines() if ln.strip().startswith("mov.u32") and "smem" in ln
+            or "dyn0" in ln] == ["a_smem;", "b_smem;", "dyn0;"]
+    assert text.count("+104];") == 8 and text.count("+4200];") == 2   # b_smem after a_smem's 104 bytes, dyn0 after both
+    assert text.count("@%g_p") == 2                            # a_smem's 25 words: one guarded ld/st round

@@ -65,7 +65,8 @@ class EpilogueCase(HarnessCase):
     reloaded: list = field(default_factory=list)     # [(reg, type, (space, bytes, address form))]
     replay: list = field(default_factory=list)       # the kernel's statements recomputing live-ins
     shared: dict = field(default_factory=dict)       # short name -> the array's symbol
-    smem_bytes: int = 0
+    smem_bytes: int = 0                              # one block's image: every array, 8-aligned
+    smem_layout: list = field(default_factory=list)  # [(symbol, short name, bytes)] in image order
     dynamic_smem: int = 0                            # bytes of an .extern .shared array
     blocks: int = 0
     bound: bool = True                               # launch with the spec's arguments
@@ -287,21 +288,17 @@ def epilogue_case(pair, kernel, c, hc, header: str, decls: list, spec, blocks: i
     if "ctx" not in cache:
         cache["ctx"], cache["arrays"] = _context(kernel, spec), module_arrays(kernel)
     ctx, arrays = cache["ctx"], cache["arrays"]
-    smem = [a for a in arrays if a[3] == ".shared"]
-    if len(smem) > 1:
-        hc.skipped = "more than one .shared array: the harness binds one"
-        return hc
     touches_smem = bool(re.search(r"\.shared\b|\bbar\.sync|\bbarrier\.sync", orig + spl))
-    dyn = spec.shared_dynamic if smem and smem[0][1] == 0 else 0
-    smem_bytes = (smem[0][1] or dyn) if smem and touches_smem else 0
+    layout, dyn = _shared_layout(arrays, spec.shared_dynamic) if touches_smem else ([], 0)
+    smem_bytes = sum(-(-n // 8) * 8 for _sym, _s, n in layout)
     threads_blk = spec.block[0] * spec.block[1] * spec.block[2]
     ec = EpilogueCase(hc.cut, hc.title, hc.phase, [(r, t, "in") for r, t, _k in loaded],
                       list(hc.live_out), loaded=loaded, computed=computed, reloaded=reloaded,
                       replay=[_statement_text(kernel, p) for p in sorted(replayed)],
-                      shared={s: sym for sym, _n, s, _sp, _d in smem}, smem_bytes=smem_bytes,
-                      dynamic_smem=dyn, blocks=blocks)
-    rows = -(-smem_bytes // 4 // threads_blk)
-    ec.live_out = list(hc.live_out) + [(f"smem[{k}·T+tid]", ".b32", "smem") for k in range(rows)]
+                      shared={s: sym for sym, _n, s, sp, _d in arrays if sp == ".shared"},
+                      smem_bytes=smem_bytes, smem_layout=layout, dynamic_smem=dyn, blocks=blocks)
+    ec.live_out = list(hc.live_out) + [(f"{short}[{k}·T+tid]", ".b32", "smem")
+                                       for _sym, short, n in layout for k in range(_rows(n, threads_blk))]
     _build(ec, pair, c, kernel, header, decls, arrays, ctx, (orig, spl), threads_blk)
     ec.notes.append(f"bound harness: the entry's {len(ctx.params)} parameters (the spec's arguments), "
                     f"{len(loaded)} live-ins random by provenance, {len(computed)} computed, "
@@ -350,8 +347,30 @@ def _single_exit(body: str) -> str:
     return out + (f"\n{END}:\n" if out != body.rstrip("\n") else "\n")
 
 
+def _rows(nbytes: int, tb: int) -> int:
+    """Dump rows of one shared array: word ``k·T + tid`` in row k."""
+    words = -(-nbytes // 4)
+    return -(-words // tb)
+
+
 def _dump_rows(ec, tb: int) -> int:
-    return -(-ec.smem_bytes // 4 // tb)
+    return sum(_rows(n, tb) for _sym, _s, n in ec.smem_layout)
+
+
+def _shared_layout(arrays: list, dynamic: int) -> tuple:
+    """([(symbol, short name, bytes)], dynamic bytes) of the shared arrays the harness fills and
+    dumps.  Every ``.extern .shared`` array starts at the same address (the dynamic region), so
+    the first one stands for all of them, with the spec's dynamic size."""
+    out, dyn = [], 0
+    for sym, n, short, space, _decl in arrays:
+        if space != ".shared":
+            continue
+        if n == 0:
+            if dyn or not dynamic:
+                continue
+            n = dyn = dynamic
+        out.append((sym, short, n))
+    return out, dyn
 
 
 def _context(kernel, spec) -> BindContext:
@@ -526,13 +545,15 @@ def _block_thread(b: Builder) -> str:
     return t
 
 
-def _smem_words(b: Builder, ec, tb: int, regs: dict, load: bool, out_row: int = 0,
-                threads: int = 0) -> None:
-    """Copy the block's shared array in (from its input slice) or out (to the dump rows):
-    word ``k·T + tid`` per thread, the last round guarded when the size is not a multiple."""
+def _smem_words(b: Builder, sym: str, nbytes: int, image_off: int, tb: int, regs: dict, load: bool,
+                out_row: int = 0, threads: int = 0) -> None:
+    """Copy one shared array in (from the block's input slice, at ``image_off``) or out (to
+    the dump rows from ``out_row``): word ``k·T + tid`` per thread, the last round guarded when
+    the size is not a multiple."""
     sc = b.scope
-    words = -(-ec.smem_bytes // 4)
-    idx, a64, w, sa = sc.reg(".b32"), sc.reg(".b64"), sc.reg(".b32"), sc.reg(".b32")
+    words = -(-nbytes // 4)
+    idx, a64, w, sa, base = sc.reg(".b32"), sc.reg(".b64"), sc.reg(".b32"), sc.reg(".b32"), sc.reg(".b32")
+    b.ins("mov.u32", base, sym)
     for k in range(-(-words // tb)):
         guard = ""
         b.ins("add.u32", idx, regs["t"], k * tb)
@@ -540,11 +561,11 @@ def _smem_words(b: Builder, ec, tb: int, regs: dict, load: bool, out_row: int = 
             p = sc.reg(".pred")
             b.ins("setp.lt.u32", p, idx, words)
             guard = "@" + p
-        b.ins("mad.lo.u32", sa, idx, 4, regs["sym"])
+        b.ins("mad.lo.u32", sa, idx, 4, base)
         if load:
             b.ins("mul.wide.u32", a64, idx, 4)
             b.ins("add.s64", a64, a64, regs["image"])
-            b.ins("ld.global.b32", w, addr(a64), guard=guard)
+            b.ins("ld.global.b32", w, addr(a64, image_off), guard=guard)
             b.ins("st.shared.b32", addr(sa), w, guard=guard)
         else:
             wide = sc.reg(".b64")
@@ -570,8 +591,7 @@ def _prologue(ec: EpilogueCase, threads: int, tb: int, ctx: BindContext, scope: 
     if ec.smem_bytes:
         b.comment("---- the block's shared image from its input slice ----")
         regs["t"] = _block_thread(b)
-        regs["sym"], regs["image"] = scope.reg(".b32"), scope.reg(".b64")
-        b.ins("mov.u32", regs["sym"], next(iter(ec.shared.values())))
+        regs["image"] = scope.reg(".b64")
         blk = scope.reg(".b32")
         b.ins("mov.u32", blk, "%ctaid.x")
         b.ins("sub.s64", regs["image"], "%sphx_rd0", "%sphx_rd2")
@@ -579,7 +599,10 @@ def _prologue(ec: EpilogueCase, threads: int, tb: int, ctx: BindContext, scope: 
         wide = scope.reg(".b64")
         b.ins("mul.wide.u32", wide, blk, -(-ec.smem_bytes // 8) * 8)
         b.ins("add.s64", regs["image"], regs["image"], wide)
-        _smem_words(b, ec, tb, regs, load=True)
+        off = 0
+        for sym, _short, n in ec.smem_layout:
+            _smem_words(b, sym, n, off, tb, regs, load=True)
+            off += -(-n // 8) * 8
         b.ins("bar.sync", 0)
     b.comment("---- the cut ----")
     return b.text()
@@ -592,5 +615,8 @@ def _epilogue(ec: EpilogueCase, threads: int, tb: int, n_out: int, scope: NameSc
     b = Builder(scope)
     b.comment("---- bound harness: dump this block's shared memory ----")
     b.ins("bar.sync", 0)
-    _smem_words(b, ec, tb, regs or {}, load=False, out_row=n_out, threads=threads)
+    row = n_out
+    for sym, _short, n in ec.smem_layout:
+        _smem_words(b, sym, n, 0, tb, regs or {}, load=False, out_row=row, threads=threads)
+        row += _rows(n, tb)
     return b.text()

@@ -148,7 +148,10 @@ def test_unsupported_epilogue_named():
     assert "atom.global.add.u32" in _unsupported("atom.global.add.u32 %r1, [%rd1], 1;")
     assert "red.global.add.f32" in _unsupported("red.global.add.f32 [%rd1], %f1;")
     assert "st.local.u32" in _unsupported("st.local.u32 [%rd1], %r1;")
-    assert "cp.async" in _unsupported("cp.async.ca.shared.global [%r1], [%rd1], 16;")
+    assert _unsupported("cp.async.ca.shared.global [%r1], [%rd1], 16;\ncp.async.wait_group 0;") is None
+    assert "cp.async.bulk" in _unsupported("cp.async.bulk.shared::cluster.global [%r1], [%rd1], 16, [%r2];")
+    assert _unsupported("wgmma.wait_group.sync.aligned 0;") is None
+    assert "wgmma.mma_async" in _unsupported("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1}, %rd1, %rd2, 1;")
 
 
 def test_stages_cut_around_an_epilogue_cut(wrong_e9):

@@ -399,8 +399,8 @@ def _unsupported(text: str):
            if not _bound_op(op) and not op.startswith("bra")]     # branches: _single_exit
     if bad:
         return ("the cut " + ", ".join(sorted(set(bad))[:5]) + ": the frame and the stages cover it "
-                "(the harness binds loads, stores, tex/sust, parameters and shared memory; not "
-                "atomics, local memory, async copies or indirect branches)")
+                "(the harness binds loads, stores, tex/sust, parameters, shared memory and cp.async; "
+                "not atomics, local memory, TMA bulk copies, wgmma.mma_async or indirect branches)")
     return None
 
 
@@ -413,6 +413,10 @@ def _bound_op(op: str) -> bool:
         return not (parts & {"local"})
     if fam == "st":
         return not (parts & {"local", "param", "async"})
+    if fam == "wgmma":               # the phase's fence/commit/wait: no-ops with nothing in flight
+        return bool(parts & {"fence", "commit_group", "wait_group"})
+    if fam == "cp":                  # per-thread async copies global -> shared (not TMA bulk)
+        return "async" in parts and not (parts & {"bulk", "tensor", "reduce"})
     return False
 
 

@@ -78,10 +78,16 @@ def _header(source: str) -> str:
 
 
 def _reg_decls(kernel) -> list:
-    src = kernel.module.source if hasattr(kernel.module, "source") else None
-    fn = kernel.fn
-    text = src[fn.span[0]:fn.span[1]] if (src is not None and fn.span) else ""
-    return [ln.strip() for ln in text.splitlines() if re.match(r"\s*\.reg\s+[^;{}]+;\s*$", ln)]
+    """The entry's own top-level ``.reg`` declarations (a nested scope's declarations stay in
+    their block: cuts take whole blocks, and hoisting them would declare a name twice)."""
+    from ..ptx import model as m
+
+    src = kernel.module.source
+    body = kernel.fn.body
+    if body is None:
+        return []
+    return [src[d.span[0]:d.span[1]].strip() for d in body.items
+            if isinstance(d, m.Decl) and d.space == ".reg" and d.span is not None]
 
 
 def _width(t: str) -> int:

@@ -16,8 +16,10 @@ Errors are ``PtxSyntaxError`` with file:line:col, the line and a caret.
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import re
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Optional
 
@@ -520,7 +522,8 @@ def parse(text: str, path: str = "<string>", fast: bool = True, cache: bool = Tr
         hit = _MEMO.get(key)
         if hit is not None:
             return hit
-    module = _parse_fast(text, path) if fast else _parse_slow(text, path)
+    with _gc_paused():
+        module = _parse_fast(text, path) if fast else _parse_slow(text, path)
     if key is not None:
         if len(_MEMO) >= _MEMO_LIMIT:
             _MEMO.pop(next(iter(_MEMO)))
@@ -559,7 +562,25 @@ def parse_entry(text: str, path: str, choose) -> m.Module:
     one entry of a module of hundreds (``splice spec --entry``): the cost is the skeleton plus
     that entry, not the whole file.  The result is for analysis only — it is not memoised and is
     never emitted (its other bodies are empty)."""
-    return _parse_fast(text, path, choose)
+    with _gc_paused():
+        return _parse_fast(text, path, choose)
+
+
+@contextmanager
+def _gc_paused():
+    """The cyclic garbage collector off while a model is built.  A parse allocates millions of
+    small nodes that live as long as the model and form no cycles; with the collector on, every
+    700 allocations trigger a pass that re-scans the growing young heap and, ever more often,
+    the whole model (thrust.ptx: a third of the parse).  Restored on the way out, errors
+    included; a caller that had it off keeps it off."""
+    was_on = gc.isenabled()
+    if was_on:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def _parse_fast(text: str, path: str, choose=None) -> m.Module:

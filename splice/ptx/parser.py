@@ -48,9 +48,22 @@ def _grammar_text() -> str:
 def lark_parser() -> Lark:
     """The LALR parser.  (lark-cython was tried: its tokens are not ``str`` subclasses, which the
     span bookkeeping relies on, and with the shape cache Lark sees few statements anyway.)"""
-    return Lark(_grammar_text(), parser="lalr", lexer="contextual",
+    lark = Lark(_grammar_text(), parser="lalr", lexer="contextual",
                 start=["module", "top_chunk", "body_items", "section_items"], propagate_positions=True,
                 maybe_placeholders=False, cache=True)
+    _build_scanners(lark)
+    return lark
+
+
+def _build_scanners(lark: Lark) -> None:
+    """Compile every parser state's lexer now, with the grammar.  Lark compiles the contextual
+    lexer's per-state regex unions lazily, on the first token lexed in each state: ~30 ms of
+    ``re.compile`` that otherwise lands inside the first parse (a third of a 1000-line
+    module's cold parse).  Lark's own attributes are read defensively: a Lark without them
+    just keeps compiling lazily."""
+    lexer = getattr(getattr(lark, "parser", None), "lexer", None)
+    for state_lexer in {id(x): x for x in getattr(lexer, "lexers", {}).values()}.values():
+        getattr(state_lexer, "scanner", None)
 
 
 # --------------------------------------------------------------------------------------------

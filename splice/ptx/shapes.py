@@ -22,6 +22,7 @@ from lark import Token
 
 from . import model as m
 from .build import TokInt
+from .direct import Reader
 from .operands import LEAVES, leaf_field
 
 _DIGIT_RUN = re.compile(r"[0-9]+")
@@ -41,9 +42,17 @@ def _shape(tail: str) -> str:
     return _DIGIT_RUN.sub("0", _IDENT_RUN.sub("a", tail))
 _VALS = re.compile(r'%[\w$]+(?:\.[xyzw](?![\w$]))?|-?[0-9][\w.]*'
                    r'|[A-Za-z_$][\w$]*(?:\.[xyzw](?![\w$]))?|"[^"\n]*"', re.ASCII)
-_LENGTH_SENSITIVE = re.compile(r"(?<![\w$%])-?0[fFdDbB]", re.ASCII)
-_HEXF = re.compile(r"-?0[fF][0-9a-fA-F]{8}|-?0[dD][0-9a-fA-F]{16}|-?0[bB][01]+[uU]?")
-_EXACT_ONLY = ("",)  # marker
+#: a number that starts with digits and holds a letter: its spelling decides its token
+_NUM_LETTER = re.compile(r"(?<![\w$%.])-?[0-9]+[A-Za-z_$]", re.ASCII)
+#: one number token exactly as the grammar's HEX_FLOAT, DEC_FLOAT and INT read it
+_NUMBER_TOKEN = re.compile(r"-?0[fF][0-9a-fA-F]{8}|-?0[dD][0-9a-fA-F]{16}|-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?"
+                           r"|-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)[uU]?")
+_DIGITS = frozenset("0123456789")
+_EXACT_ONLY = ("",)  # marker: this shape always goes to Lark (or the direct reader)
+_TEMPLATE = type(lambda: None)
+#: a shape is read directly (``direct.py``) until its COMPILE_AT-th statement, which compiles a
+#: template: compiling (~60 µs) pays off only for shapes that recur
+COMPILE_AT = 3
 
 
 class _Intern(dict):
@@ -67,10 +76,14 @@ class ShapeCache:
     def __init__(self, lark_fn):
         self._lark = lark_fn
         self._templates: dict = {}
-        self.hits = 0
-        self.misses = 0
+        self.hits = 0       # statements rebuilt by a compiled template
+        self.direct = 0     # statements read by direct.Reader (shape not compiled yet)
+        self.misses = 0     # statements Lark parsed
+        reg, sym, imm = _Intern(m.Reg), _Intern(m.Sym), _Intern(m.Imm)
+        self._direct = Reader(False, reg, sym, imm)
+        self._direct_tokens = Reader(True, reg, sym, imm)
         self._env = {
-            "R": _Intern(m.Reg), "S": _Intern(m.Sym), "I": _Intern(m.Imm),
+            "R": reg, "S": sym, "I": imm,
             "Instruction": m.Instruction, "Label": m.Label, "Guard": m.Guard, "Offset": m.Offset,
             "Not": m.Not, "Pair": m.Pair, "Vec": m.Vec, "Addr": m.Addr, "ParenList": m.ParenList,
             "Directive": m.Directive, "Decl": m.Decl, "Declarator": m.Declarator,
@@ -78,7 +91,8 @@ class ShapeCache:
         }
 
     def stats(self) -> dict:
-        return {"shapes": len(self._templates), "hits": self.hits, "misses": self.misses}
+        return {"shapes": len(self._templates), "hits": self.hits, "direct": self.direct,
+                "misses": self.misses}
 
     # ---------------------------------------------------------------------------------
     def statement(self, source: str, start: int, stop: int, line: int, path: str,
@@ -90,27 +104,46 @@ class ShapeCache:
         if rule != "body_items":
             key = rule + "\x02" + key
         tpl = self._templates.get(key)
-        if tpl is not None and tpl is not _EXACT_ONLY:
+        if tpl.__class__ is _TEMPLATE:
             vals = _VALS.findall(text)
-            if ("0f" in text or "0d" in text or "0b" in text or "0F" in text or "0D" in text
-                    or "0B" in text) and _LENGTH_SENSITIVE.search(text) and not _lengths_ok(vals):
-                return tuple(_detokenize(i) for i in self._lark(text, rule, source, path, start, line))
-            if len(vals) == tpl.nvals:   # the values the template was compiled with
+            if len(vals) == tpl.nvals and (_NUM_LETTER.search(text) is None or _numbers_ok(vals)):
                 self.hits += 1
                 return (tpl(vals, (start, stop), line),)
-        self.misses += 1
-        items = self._lark(text, rule, source, path, start, line)
-        if tpl is None:
-            self._templates[key] = self._compile(text, items, start, stop, line, vs, ve)
+        if rule == "body_items":
+            if tpl is None or tpl.__class__ is int and tpl < COMPILE_AT:
+                # a shape seen fewer than COMPILE_AT times: read directly, nothing compiled
+                node = self._direct.instruction(text, (start, stop), line)
+                if node is not None:
+                    self._templates[key] = 1 if tpl is None else tpl + 1
+                    self.direct += 1
+                    return (node,)
+            elif tpl is _EXACT_ONLY or tpl.__class__ is not int:
+                node = self._direct.instruction(text, (start, stop), line)
+                if node is not None:
+                    self.direct += 1
+                    return (node,)
+        items = None
+        if tpl.__class__ is int:   # the COMPILE_AT-th of its shape: compiled from its tokens
+            node = self._direct_tokens.instruction(text, (start, stop), line)
+            items = (node,) if node is not None else None
+        if items is None:
+            self.misses += 1
+            items = self._lark(text, rule, source, path, start, line)
+        if tpl is None or tpl.__class__ is int:
+            tpl, rebuilt = self._compile(text, items, start, stop, line, vs, ve)
+            self._templates[key] = tpl
+            if rebuilt is not None:
+                return (rebuilt,)
         return tuple(_detokenize(i) for i in items)
 
     # ---------------------------------------------------------------------------------
     def _compile(self, text, items, start, stop, line, vs, ve):
+        """(template, the node it rebuilds) or (_EXACT_ONLY, None)."""
         if len(items) != 1:
-            return _EXACT_ONLY
+            return _EXACT_ONLY, None
         node = items[0]
         if getattr(node, "span", (start, stop)) != (start, stop):
-            return _EXACT_ONLY
+            return _EXACT_ONLY, None
         posmap = {}
         vals = []
         for k, mt in enumerate(_VALS.finditer(text)):
@@ -119,14 +152,14 @@ class ShapeCache:
         try:
             expr = _codegen(node, posmap, (vs, ve), top=True)
         except _Uncacheable:
-            return _EXACT_ONLY
+            return _EXACT_ONLY, None
         fn = eval("lambda v, sp, ln: " + expr, dict(self._env))  # noqa: S307 - generated above
         fn.nvals = len(vals)
         # the template must rebuild exactly what Lark built
         rebuilt = fn(vals, (start, stop), line)
         if rebuilt != _detokenize(node) or getattr(rebuilt, "span", None) != getattr(node, "span", None):
-            return _EXACT_ONLY
-        return fn
+            return _EXACT_ONLY, None
+        return fn, rebuilt
 
 
 _FIRST_WORD = re.compile(r"[^ \t\r\n;]*")
@@ -162,11 +195,14 @@ def _key(text: str):
     return text[:e] + "\x00" + _shape(text[e:]), 0, e
 
 
-def _lengths_ok(vals) -> bool:
+def _numbers_ok(vals) -> bool:
+    """Every number value that holds a letter (``0x1F``, ``0f3F800000``, ``0b101``, ``12U``) is
+    one number token as the grammar reads it.  Collapsing digit runs gives ``10x1F`` the key
+    of ``0x1F`` and ``0f3F80000`` (7 digits) that of ``0f3F800000``: Lark rejects those."""
     for v in vals:
-        if len(v) > 1 and v.lstrip("-")[:2] in ("0f", "0F", "0d", "0D", "0b", "0B"):
-            if not _HEXF.fullmatch(v):
-                return False
+        c = v[0]
+        if (c in _DIGITS or c == "-" and v[1:2] in _DIGITS) and not v.isdigit() and not _NUMBER_TOKEN.fullmatch(v):
+            return False
     return True
 
 

@@ -1,0 +1,203 @@
+"""Instructions read without Lark: the shape cache's path for a shape it has not compiled yet.
+
+A cold parse of a 1000-line module meets a hundred statement shapes, and handing each to Lark
+(lexer, LALR driver, tree, transformer) costs ~0.3 ms: most of the parse.  This reader accepts
+exactly the grammar's ``instruction`` rule (``grammars/ptx.lark``)::
+
+    instruction: guard? IDENT modifier* [operand ("," operand)*] ";"
+
+with the grammar's own terminal regexes, tried in the order Lark's contextual lexer tries them
+(priority, then the rest), whitespace ignored as ``%ignore WS`` does.  It builds the node the
+way ``build.ModelBuilder`` does.  It is *strict*: anything else — a comment, a string, a
+label, a directive or declaration, a token the rule does not allow where it stands — returns
+None and the caller asks Lark, which stays the authority on what is PTX and on every error
+message.  Accepting only what the rule derives, token by token, is what makes its model equal
+to Lark's; tests compare the two on every statement of every corpus module.
+"""
+from __future__ import annotations
+
+import re
+
+from lark import Token
+
+from . import model as m
+
+_TOKEN = re.compile(
+    r"[ \t\f\r\n]*(?:"
+    r"(%[A-Za-z0-9_$]+(?:\.[xyzw](?![0-9a-zA-Z_$]))?)"                                   # 1 REG
+    r"|(-?0[fF][0-9a-fA-F]{8}(?![0-9a-zA-Z_$])|-?0[dD][0-9a-fA-F]{16}(?![0-9a-zA-Z_$]))"   # 2 HEX_FLOAT
+    r"|(-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?)"                                            # 3 DEC_FLOAT
+    r"|(-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)[uU]?(?![0-9a-zA-Z_$.]))"                # 4 INT
+    r"|([A-Za-z_$][A-Za-z0-9_$]*(?:\.[xyzw](?![0-9a-zA-Z_$]))?)"                          # 5 IDENT
+    r"|(\.[A-Za-z0-9_$]+(?:::[A-Za-z0-9_$]+)*)"                                           # 6 DOTNAME
+    r"|([@!,;{}\[\]()+|]))")                                                              # 7 punctuation
+_TYPES = (None, "REG", "HEX_FLOAT", "DEC_FLOAT", "INT", "IDENT", "DOTNAME", None)
+_NUMBER_TYPES = frozenset({"HEX_FLOAT", "DEC_FLOAT", "INT"})
+
+
+class _Refuse(Exception):
+    """Not (certainly) what the instruction rule derives: Lark decides."""
+
+
+def tokens(text: str):
+    """(type, text, start, end) of each token of ``text`` (punctuation has its own text as
+    type), or None where a character is none of the terminals the rule uses."""
+    out = []
+    pos = 0
+    n = len(text)
+    match = _TOKEN.match
+    while pos < n:
+        mt = match(text, pos)
+        if mt is None:
+            if text[pos:].strip(" \t\f\r\n"):
+                return None
+            break
+        k = mt.lastindex
+        if k is None:
+            break   # trailing whitespace
+        s = mt.group(k)
+        out.append((_TYPES[k] or s, s, mt.start(k), mt.end()))
+        pos = mt.end()
+    return out
+
+
+class Reader:
+    """Statement text -> an ``Instruction``, or None.  ``keep`` leaves Lark ``Token``s (with
+    positions in the statement) where ``ModelBuilder(keep_tokens=True)`` leaves them, for the
+    shape cache's template compiler; otherwise leaves are the interned operands (``reg``,
+    ``sym``, ``imm``: value -> object) and ``str``.  Holds no per-statement state, so one reader
+    serves any number of threads."""
+    __slots__ = ("keep", "reg", "sym", "imm")
+
+    def __init__(self, keep: bool, reg, sym, imm):
+        self.keep = keep
+        self.reg, self.sym, self.imm = reg, sym, imm
+
+    def instruction(self, text: str, span: tuple, line: int):
+        toks = tokens(text)
+        if not toks or toks[0][2] != 0 or toks[-1][0] != ";" or toks[-1][3] != len(text):
+            return None
+        cursor = _Cursor(self, toks)
+        try:
+            node = cursor._instruction(span, line)
+        except (_Refuse, IndexError):
+            return None
+        return node if cursor.i == len(toks) else None
+
+
+class _Cursor:
+    """The descent through one statement's tokens."""
+    __slots__ = ("toks", "i", "keep", "reg", "sym", "imm")
+
+    def __init__(self, reader: Reader, toks: list):
+        self.toks = toks
+        self.i = 0
+        self.keep = reader.keep
+        self.reg, self.sym, self.imm = reader.reg, reader.sym, reader.imm
+
+    def _leaf(self, t):
+        return Token(t[0], t[1], start_pos=t[2], end_pos=t[3]) if self.keep else t[1]
+
+    def _next(self):
+        t = self.toks[self.i]
+        self.i += 1
+        return t
+
+    def _instruction(self, span, line):
+        guard = None
+        t = self._next()
+        if t[0] == "@":
+            t = self._next()
+            negated = t[0] == "!"
+            if negated:
+                t = self._next()
+            if t[0] not in ("REG", "IDENT"):
+                raise _Refuse
+            guard = m.Guard(self._leaf(t), negated)
+            t = self._next()
+        if t[0] != "IDENT":
+            raise _Refuse
+        opcode = self._leaf(t)
+        mods = []
+        t = self._next()
+        while t[0] == "DOTNAME":
+            mods.append(self._leaf(t))
+            t = self._next()
+        operands = []
+        if t[0] != ";":
+            self.i -= 1
+            operands.append(self._operand())
+            t = self._next()
+            while t[0] == ",":
+                operands.append(self._operand())
+                t = self._next()
+        if t[0] != ";":
+            raise _Refuse
+        return m.Instruction(guard, opcode, tuple(mods), tuple(operands), span, line)
+
+    def _atom(self, t):
+        kind = t[0]
+        if kind == "REG":
+            return m.Reg(self._leaf(t)) if self.keep else self.reg[t[1]]
+        if kind == "IDENT":
+            return m.Sym(self._leaf(t)) if self.keep else self.sym[t[1]]
+        if kind in _NUMBER_TYPES:
+            return m.Imm(self._leaf(t)) if self.keep else self.imm[t[1]]
+        raise _Refuse
+
+    def _operand(self):
+        t = self._next()
+        kind = t[0]
+        if kind == "!":
+            return m.Not(self._atom(self._next()))
+        if kind == "{":
+            vec = m.Vec(self._list("}", self._operand))
+            if self.toks[self.i][0] == "|":
+                self.i += 1
+                return m.Pair(vec, self._atom(self._next()))
+            return vec
+        if kind == "[":
+            items = self._list("]", self._addr_item)
+            if not items:
+                raise _Refuse
+            return m.Addr(items)
+        if kind == "(":
+            return m.ParenList(self._list(")", self._operand))
+        atom = self._atom(t)
+        follow = self.toks[self.i][0]
+        if follow == "+":
+            return m.Offset(atom, self._int())
+        if follow == "|":
+            self.i += 1
+            return m.Pair(atom, self._atom(self._next()))
+        return atom
+
+    def _int(self):
+        self.i += 1
+        t = self._next()
+        if t[0] != "INT":
+            raise _Refuse
+        return self._leaf(t)
+
+    def _addr_item(self):
+        t = self._next()
+        if t[0] == "{":
+            return m.Vec(self._list("}", self._operand))
+        atom = self._atom(t)
+        if self.toks[self.i][0] == "+":
+            return m.Offset(atom, self._int())
+        return atom
+
+    def _list(self, close: str, item) -> tuple:
+        """``[item ("," item)*] close`` after the opening bracket."""
+        if self.toks[self.i][0] == close:
+            self.i += 1
+            return ()
+        out = [item()]
+        t = self._next()
+        while t[0] == ",":
+            out.append(item())
+            t = self._next()
+        if t[0] != close:
+            raise _Refuse
+        return tuple(out)

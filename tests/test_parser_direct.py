@@ -1,0 +1,154 @@
+"""The direct instruction reader (``splice.ptx.direct``) builds exactly Lark's model or declines.
+
+It is the shape cache's path for shapes not compiled yet (a cold parse of a small module meets
+mostly those), so it must agree with Lark on every statement it accepts: the same node, span
+and line, and it must never accept what Lark rejects.  Checked on every distinct statement of
+the bundled files (and, with ``-m corpus``, of the shared corpus), on hand-made edge cases, and
+through whole-module parses (fast path == plain Lark, errors at the same place)."""
+from __future__ import annotations
+
+import pytest
+
+from splice.ptx import PtxSyntaxError, parse, parser
+from splice.ptx.direct import Reader
+from splice.ptx.shapes import COMPILE_AT, _detokenize
+
+from .conftest import bundled_files, external_files
+from .test_parser_fuzz import _agree
+
+
+def _plain_reader():
+    from splice.ptx import model as m
+    from splice.ptx.shapes import _Intern
+
+    return Reader(False, _Intern(m.Reg), _Intern(m.Sym), _Intern(m.Imm))
+
+
+def _statements(path):
+    """Distinct one-statement lines of a file's bodies (what the line cutter hands over)."""
+    seen = set()
+    for raw in path.read_text(errors="surrogateescape").split("\n"):
+        s = raw.strip(" \t\f\r")
+        if s.endswith(";") and s.count(";") == 1 and "/" not in s and '"' not in s and s not in seen:
+            seen.add(s)
+            yield s
+
+
+def _lark_items(s):
+    return parser._lark(s, "body_items", s, "t.ptx", 0, base_line=7)
+
+
+def _check_file(path):
+    plain, tokens = _plain_reader(), Reader(True, None, None, None)
+    accepted = 0
+    for s in _statements(path):
+        node = plain.instruction(s, (0, len(s)), 7)
+        if node is None:
+            continue
+        accepted += 1
+        try:
+            items = _lark_items(s)
+        except PtxSyntaxError as exc:
+            raise AssertionError(f"direct reader accepted what Lark rejects: {s!r}: {exc}")
+        assert items == (node,), s
+        assert (items[0].span, items[0].line) == (node.span, node.line) == ((0, len(s)), 7), s
+        kept = tokens.instruction(s, (0, len(s)), 7)
+        assert _detokenize(kept) == node and kept.span == node.span, s
+    return accepted
+
+
+@pytest.mark.parametrize("path", [p for p in bundled_files() if p.stat().st_size < 400_000],
+                         ids=lambda p: p.name)
+def test_direct_reader_equals_lark_on_every_statement(path):
+    _check_file(path)
+
+
+def test_direct_reader_accepts_the_common_forms():
+    """Not vacuous: the reader takes the instructions real modules are made of."""
+    total = sum(_check_file(p) for p in bundled_files() if p.name in (
+        "cp_async_pipeline.ptx", "ldmatrix_stmatrix_mma.ptx", "tex_surf_objects.ptx"))
+    assert total >= 100
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", external_files(), ids=lambda p: p.name)
+def test_direct_reader_equals_lark_on_the_shared_corpus(path):
+    _check_file(path)
+
+
+# ---- edge cases, each as the first, the compiled and a templated statement of its shape ------
+
+_EDGES = [
+    "add.s32 %r1, %r2, 0x1F;", "add.s32 %r1, %r2, 10x1F;", "add.s32 %r1, %r2, 00x1F;",
+    "mov.f32 %f1, 0f3F800000;", "mov.f32 %f1, 0f3F80000;", "mov.f32 %f1, 0f3F800000x;",
+    "mov.f64 %fd1, 0d3FF0000000000000;", "mov.f64 %fd1, 0d3FF000000000000;",
+    "mov.b32 %r1, 0b101;", "mov.b32 %r1, 0b12;", "mov.u32 %r1, 12U;", "mov.u32 %r1, 12u3;",
+    "mov.f32 %f1, 1.5;", "mov.f32 %f1, 1.5e3;", "mov.f32 %f1, 1.5e;", "mov.f32 %f1, 1.;",
+    "mov.s32 %r1, -1;", "mov.s32 %r1, - 1;", "mov.s32 %r1, 1.5.3;",
+    "ld.global.u32 %r1, [%rd1+4];", "ld.global.u32 %r1, [%rd1+-4];", "ld.global.u32 %r1, [%rd1+1.5];",
+    "ld.global.u32 %r1, [%rd1-4];", "ld.global.u32 %r1, [];", "ld.global.u32 %r1, [%rd1+4+4];",
+    "ld.global .u32 %r1, [%rd1];", "st.shared::cta.b32 [%r1], %r2;", "ld.param.u64 %rd1, [p+0x10];",
+    "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tex0, {%f5, %f6}];", "mov.b64 %rd1, {%r1, %r2};",
+    "setp.lt.s32 %p1|%p2, %r1, %r2;", "vote.ballot.b32 {%r1, %r2}|%p1, %p2;", "not.pred %p1, !%p2;",
+    "not.pred %p1, !{%r1};", "not.pred %p1, !!%p2;", "mov.b32 %r1, %r2|{%r3};",
+    "call.uni (retval0), foo, (param0, param1);", "call.uni (), foo, ();", "call (%r1+4), f;",
+    "@!%p1 bra $L__BB0_1;", "@ %p1 bra L;", "@!p bra L;", "@%p1;", "@%p1 @%p2 bra L;", "@1 bra L;",
+    "mov.u32 %r1, %tid.x;", "foo.x %r1;", "foo.x.y %r1;", "mov.b32 %r1, sym.y;", "mov.b32 %r1, sym.xy;",
+    "mov.u32 %r1, $x;", "mov.u32 %r1, %;", "ret ;", "ret\t;", "exit;", "bar.sync 0;", "ret",
+    "add.s32 %r1,\n\t\t%r2, %r3;", "add.s32 %r1, %r2 %r3;", "add.s32 %r1, , %r3;", "add.s32 %r1, %r2,;",
+    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, {%f1,%f2,%f3,%f4};",
+    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4];",
+    "ld.global.v4.u32 {%r1, %r2, _, %r4}, [%rd1];", "mov.u32 %r1, function_name;", "mov.u32 %r1, .x;",
+    "add.s32 %r1, %r2, %r3; ", "mov.u32 %r1, 1 2;", "mov.u32 %r1, {};", "mov.u32 %r1, ();", "a.b.c;",
+    "mov.u32 %r1, {%r2, {%r3}};", "mov.u32 %r1, [{%r2}];", "mov.u32 %r1, [%r2|%r3];", "mov.u32 %r1, (%r2|%r3);",
+]
+
+_HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+
+
+@pytest.mark.parametrize("stmt", _EDGES)
+def test_fast_path_agrees_with_lark_on_edge_cases(stmt):
+    """The statement alone, then after COMPILE_AT+1 well-formed statements of the same key (so
+    it meets a compiled template), then once more after that: model and spans, or error
+    place, equal to plain Lark's every time."""
+    _agree(_HEAD + "\t" + stmt + "\n\tret;\n}\n")
+    good = {"0x1F": "0x1F", "10x1F": "0x2A", "00x1F": "0x2A", "0f3F80000;": "0f3F800001;",
+            "0d3FF000000000000;": "0d3FF0000000000001;", "0b12": "0b10", "12u3": "12U",
+            "0f3F800000x": "0f3F800000"}
+    twin = stmt
+    for bad, ok in good.items():
+        twin = twin.replace(bad, ok)
+    body = "".join(f"\t{twin}\n" for _ in range(COMPILE_AT + 2))
+    _agree(_HEAD + body + "\t" + stmt + "\n\t" + stmt + "\n\tret;\n}\n")
+
+
+def test_digit_collapsed_number_spellings_do_not_take_a_template():
+    """``10x1F`` has the key of ``0x1F`` (digit runs collapse); it used to reuse that
+    template and come out as ``Imm('10x1F')`` where Lark rejects it."""
+    body = "\tadd.s32 %r1, %r2, 0x1F;\n" * (COMPILE_AT + 2) + "\tadd.s32 %r1, %r2, 10x1F;\n"
+    with pytest.raises(PtxSyntaxError) as err:
+        parse(_HEAD + body + "\tret;\n}\n", "t.ptx", cache=False)
+    assert (err.value.line, err.value.column) == (6 + COMPILE_AT + 2, 20)
+
+
+def test_shapes_are_read_directly_then_compiled():
+    """A shape's first COMPILE_AT statements are read directly, the next compiles a template
+    from the direct reader's tokens, and the rest are template hits: no Lark at all."""
+    from splice.ptx.shapes import ShapeCache
+
+    cache = ShapeCache(lambda *a: pytest.fail("Lark was asked"))
+    src = "".join(f"add.s32 %r{k}, %r{k + 1}, {k};\n" for k in range(COMPILE_AT + 4))
+    pos, nodes = 0, []
+    for k, line in enumerate(src.split("\n")[:-1]):
+        nodes += cache.statement(src, pos, pos + len(line), k + 1, "t.ptx")
+        pos += len(line) + 1
+    assert cache.stats() == {"shapes": 1, "hits": 3, "direct": COMPILE_AT, "misses": 0}
+    assert [n.span for n in nodes] == [(a, a + len(x)) for a, x in _offsets(src)]
+    assert all(n == _lark_items(x)[0] for n, (_a, x) in zip(nodes, _offsets(src)))
+
+
+def _offsets(src):
+    pos = 0
+    for line in src.split("\n")[:-1]:
+        yield pos, line
+        pos += len(line) + 1

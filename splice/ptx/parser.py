@@ -216,8 +216,10 @@ def _mask(source: str, bodies) -> str:
     pos = 0
     for open_at, close_at, _kind in bodies:
         parts.append(source[pos:open_at + 1])
-        interior = source[open_at + 1:close_at]
-        parts.append("\n".join([" " * len(x) for x in interior.split("\n")]))
+        # Lark skips the interior as whitespace: only its length (positions after it) and its
+        # newline count (lines after it) matter, not where its newlines sit
+        newlines = source.count("\n", open_at + 1, close_at)
+        parts.append(" " * (close_at - open_at - 1 - newlines) + "\n" * newlines)
         pos = close_at
     parts.append(source[pos:])
     return "".join(parts)
@@ -392,14 +394,29 @@ class _BodyParser:
                 line_no += 1
                 continue
             c0 = s[0]
-            # the common case: one whole statement on its own line
-            if (sc.pending < 0 and s[-1] == ";" and c0 not in "{}" and s.find(";") == len(s) - 1
-                    and "/" not in s):
+            # the common cases: one whole statement on its own line, NVVM's inline-asm scope
+            # (`{cvt.f32.f16 %f1, %rs1;` then `}`), handled as _piece would, minus its generality
+            if sc.pending < 0 and (s[-1] == ";" and s.find(";") == len(s) - 1 and "/" not in s
+                                   or s == "}"):
                 lead = pos + raw.find(c0)
-                sc.stack[-1].extend(statement(source, lead, lead + len(s), line_no, path))
-                pos = nl + 1
-                line_no += 1
-                continue
+                if c0 not in "{}":
+                    sc.stack[-1].extend(statement(source, lead, lead + len(s), line_no, path))
+                    pos = nl + 1
+                    line_no += 1
+                    continue
+                if c0 == "}":
+                    sc.close(lead + 1)
+                    pos = nl + 1
+                    line_no += 1
+                    continue
+                rest = s[1:].lstrip(_WS)
+                if rest and rest[0] not in "{}" and ":" not in rest:
+                    sc.open(lead, line_no)
+                    sc.stack[-1].extend(statement(source, lead + len(s) - len(rest), lead + len(s),
+                                                  line_no, path))
+                    pos = nl + 1
+                    line_no += 1
+                    continue
             if "/*" in s:
                 raise _Fallback
             cut = s.find("//")

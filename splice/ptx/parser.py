@@ -394,26 +394,16 @@ class _BodyParser:
                 line_no += 1
                 continue
             c0 = s[0]
-            # the common cases: one whole statement on its own line, NVVM's inline-asm scope
-            # (`{cvt.f32.f16 %f1, %rs1;` then `}`), handled as _piece would, minus its generality
-            if sc.pending < 0 and (s[-1] == ";" and s.find(";") == len(s) - 1 and "/" not in s
-                                   or s == "}"):
-                lead = pos + raw.find(c0)
-                if c0 not in "{}":
+            # the common cases, handled here as _piece would handle them, minus its generality
+            if "/" not in s and (s.find(";") == s.rfind(";") or s == "}"):
+                if sc.pending < 0 and s[-1] == ";" and c0 not in "{}":
+                    # one whole statement on its own line
+                    lead = pos + raw.find(c0)
                     sc.stack[-1].extend(statement(source, lead, lead + len(s), line_no, path))
                     pos = nl + 1
                     line_no += 1
                     continue
-                if c0 == "}":
-                    sc.close(lead + 1)
-                    pos = nl + 1
-                    line_no += 1
-                    continue
-                rest = s[1:].lstrip(_WS)
-                if rest and rest[0] not in "{}" and ":" not in rest:
-                    sc.open(lead, line_no)
-                    sc.stack[-1].extend(statement(source, lead + len(s) - len(rest), lead + len(s),
-                                                  line_no, path))
+                if self._scope_line(sc, s, pos + raw.find(c0), line_no):
                     pos = nl + 1
                     line_no += 1
                     continue
@@ -437,6 +427,37 @@ class _BodyParser:
         if sc.pending >= 0 or len(sc.stack) != 1:
             raise _Fallback
         return m.Block(tuple(sc.stack[0]), (open_at, close_at + 1), sc.opens[0][1])
+
+    def _scope_line(self, sc: "_Scopes", s: str, lead: int, line_no: int) -> bool:
+        """The lines NVVM writes around inline asm and multi-line statements, when ``s`` holds
+        at most one ``;`` and no comment: ``{stmt;``, ``stmt;}``, ``{ stmt;}``, ``}``, and the
+        continuation lines of a statement (``{%r1, %r2},``, ``{%r3, %r4};``).  False when the
+        line is none of these (``_piece`` takes it)."""
+        if sc.pending >= 0:
+            if s[-1] == ";":
+                sc.stack[-1].extend(self.shapes.statement(self.source, sc.pending, lead + len(s),
+                                                          sc.pending_line, self.path))
+                sc.pending = -1
+                return True
+            return s[0] not in "{}" or s.startswith("{%") or s.startswith("{ %")
+        if s == "}":
+            sc.close(lead + 1)
+            return True
+        k = 0
+        if s[0] == "{":
+            k = len(s) - len(s[1:].lstrip(_WS))
+        e = len(s)
+        if s[-1] == "}":
+            e = len(s[:-1].rstrip(_WS))
+        text = s[k:e]
+        if not text or text[0] in "{}" or text[-1] != ";" or ":" in text:
+            return False
+        if k:
+            sc.open(lead, line_no)
+        sc.stack[-1].extend(self.shapes.statement(self.source, lead + k, lead + e, line_no, self.path))
+        if e < len(s):
+            sc.close(lead + len(s))
+        return True
 
     def _piece(self, sc: "_Scopes", s: str, lead: int, line_no: int) -> None:
         """One line, or one statement of a line that holds several: scope braces, a statement

@@ -152,3 +152,46 @@ def _offsets(src):
     for line in src.split("\n")[:-1]:
         yield pos, line
         pos += len(line) + 1
+
+
+# ---- the rest of the cold path -----------------------------------------------------------------
+
+def test_verbatim_repeats_take_the_memo_and_keep_their_own_spans():
+    """A statement repeated verbatim is rebuilt from the memo: equal to Lark's node, with the
+    span and line of where it stands."""
+    from splice.ptx.shapes import ShapeCache
+
+    cache = ShapeCache(lambda *a: pytest.fail("Lark was asked"))
+    stmt = "ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1+16];"
+    src = "\n".join([stmt] * (COMPILE_AT + 5)) + "\n"
+    nodes = [cache.statement(src, a, a + len(x), k + 1, "t.ptx")[0]
+             for k, (a, x) in enumerate(_offsets(src))]
+    # COMPILE_AT read directly, one compiles, one template hit fills the memo, three from it
+    assert cache.stats()["hits"] == 4 and len(cache._again) == 1
+    assert all(n == _lark_items(stmt)[0] for n in nodes)
+    assert [(n.span, n.line) for n in nodes] == [((a, a + len(x)), k + 1)
+                                                 for k, (a, x) in enumerate(_offsets(src))]
+
+
+def test_the_garbage_collector_is_restored_after_a_parse():
+    import gc
+
+    text = _HEAD + "\tret;\n}\n"
+    assert gc.isenabled()
+    parse(text, "t.ptx", cache=False)
+    assert gc.isenabled()
+    with pytest.raises(PtxSyntaxError):
+        parse(_HEAD + "\tret\n}\n", "t.ptx", cache=False)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        parse(text, "t.ptx", cache=False)
+        assert not gc.isenabled()   # a caller that had it off keeps it off
+    finally:
+        gc.enable()
+
+
+def test_lexers_are_compiled_with_the_grammar():
+    """No regex compile is left for the first parse to pay (Lark builds them lazily)."""
+    lexer = parser.lark_parser().parser.lexer
+    assert lexer.lexers and all(x._scanner is not None for x in lexer.lexers.values())

@@ -98,8 +98,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         files = [f for f in (args.files or DEFAULT + [init_module(Path(tmp))]) if f.exists()]
-        for d in args.corpus:
-            files += sorted(d.rglob("*.ptx"))
+        for d in args.corpus:   # a file given after --corpus is taken as a file
+            files += sorted(d.rglob("*.ptx")) if d.is_dir() else [d] if d.exists() else []
         base = _baseline_tree(args.baseline, Path(tmp)) if args.baseline else None
         return _report(files, args.json, not args.no_pyptx, max(1, args.repeat), base)
 

@@ -100,6 +100,7 @@ _EDGES = [
     "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4];",
     "ld.global.v4.u32 {%r1, %r2, _, %r4}, [%rd1];", "mov.u32 %r1, function_name;", "mov.u32 %r1, .x;",
     "add.s32 %r1, %r2, %r3; ", "mov.u32 %r1, 1 2;", "mov.u32 %r1, {};", "mov.u32 %r1, ();", "a.b.c;",
+    "function_name %r1;", "inlined_at;", "@function_name bra L;", "mov.u32 inlined_at, %r1;",
     "mov.u32 %r1, {%r2, {%r3}};", "mov.u32 %r1, [{%r2}];", "mov.u32 %r1, [%r2|%r3];", "mov.u32 %r1, (%r2|%r3);",
 ]
 

@@ -196,3 +196,31 @@ def test_lexers_are_compiled_with_the_grammar():
     """No regex compile is left for the first parse to pay (Lark builds them lazily)."""
     lexer = parser.lark_parser().parser.lexer
     assert lexer.lexers and all(x._scanner is not None for x in lexer.lexers.values())
+
+
+def test_dwarf_section_lines_with_notes_stay_on_the_fast_path(monkeypatch):
+    """`.b8 17   // DW_TAG_compile_unit`: the note is cut off as in bodies, the item goes
+    through the shape cache; equal to plain Lark, spans included."""
+    from splice.ptx import emit
+    from splice.ptx.model import Section
+
+    sec = ("\t.section\t.debug_abbrev\n\t{\n.b8 1                // Abbreviation Code\n"
+           ".b8 17 // DW_TAG_compile_unit\n$L__info_string0:   // label\n.b32 .debug_abbrev // off\n"
+           ".b8 0\n\t}\n")
+    text = _HEAD + "\tret;\n}\n" + sec
+    whole = []
+    real = parser._lark
+
+    def spy(text, start, *a, **k):
+        if start == "section_items" and not k.get("keep_tokens"):
+            whole.append(text)   # the whole section handed to Lark
+        return real(text, start, *a, **k)
+
+    monkeypatch.setattr(parser, "_lark", spy)
+    fast = parse(text, "t.ptx", cache=False)
+    assert whole == []
+    slow = parse(text, "t.ptx", fast=False, cache=False)
+    assert fast == slow and emit(fast) == text
+    (fs,), (ss,) = [[it for it in mod.items if isinstance(it, Section)] for mod in (fast, slow)]
+    assert [(type(i).__name__, getattr(i, "span", None)) for i in fs.items] == \
+        [(type(i).__name__, getattr(i, "span", None)) for i in ss.items]

@@ -369,9 +369,12 @@ class _BodyParser:
             raw = source[pos:nl]
             s = raw.strip(_WS)
             if s and not s.startswith("//"):
-                if "//" in s or "/*" in s or '"' in s:
+                if "/*" in s or '"' in s:
                     return tuple(_lark(source[open_at + 1:close_at], "section_items", source,
                                        self.path, open_at + 1))
+                cut = s.find("//")   # DWARF lines carry `// DW_AT_…` notes: not part of the item
+                if cut >= 0:
+                    s = s[:cut].rstrip(_WS)
                 lead = pos + (len(raw) - len(raw.lstrip(_WS)))
                 items.extend(self.shapes.statement(source, lead, lead + len(s), line_no,
                                                    self.path, "section_items"))

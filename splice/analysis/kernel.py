@@ -16,10 +16,11 @@ from typing import Optional
 
 from ..errors import SpliceError
 from ..ptx import model as m
-from ..ptx.index import SourceLines, Stmt, statement_index
+from ..ptx.index import SourceLines, Stmt, statement_ends, statement_index
 from . import roles
 
 _SPLIT = re.compile(r"^(.*?)(\d+)$")
+_UNSEEN = object()
 
 
 class Kernel:
@@ -57,68 +58,32 @@ class Kernel:
     def _build(self):
         src = self.module.source
         try:
-            index = statement_index(src, self.name, self._lines)
+            by_last = statement_ends(src, self.name, self._lines)
             self.numbering = "notes"
         except KeyError:
             # the index's line rules cannot find this entry's header (no "(" after the name,
             # a %-named entry …): number instructions and labels in program order instead
-            index = []
+            by_last = {}
             self.numbering = "sequential"
-        by_last = {}
-        for st in index:
-            by_last.setdefault(st.last_line, st.n)
-        # the end line of a node is found by bisection in the module's line starts
-        line_of = self._lines.line_of
-
         stmts: list = []
         scope_of: list = []
         parent = [None]            # scope id -> parent scope id; 0 is the body
         scope_names = [dict()]     # scope id -> {explicit name: type}
         scope_ranges = [dict()]    # scope id -> {prefix: [(count, type)]}
-        global_names: dict = {}    # module-level .reg (rare) — treated as body scope
-
-        seq = [0]
         seq_text = {}
-
-        Block, Instruction, Label, Decl = m.Block, m.Instruction, m.Label, m.Decl
-        stmts_append, scope_append = stmts.append, scope_of.append
-
-        def visit(items, depth, sid):
-            for it in items:
-                t = type(it)   # the model's node classes are final: type checks, not isinstance
-                if t is Block:
-                    parent.append(sid)
-                    scope_names.append({})
-                    scope_ranges.append({})
-                    visit(it.items, depth + 1, len(parent) - 1)
-                    continue
-                n = None
-                if (t is Instruction or t is Label) and it.span is not None:
-                    if index:
-                        n = by_last.get(line_of(it.span[1] - 1))
-                    else:
-                        seq[0] += 1
-                        n = seq[0]
-                        seq_text[n] = src[it.span[0]:it.span[1]]
-                elif t is Decl and it.space == ".reg":
-                    ty = it.type
-                    for d in it.declarators:
-                        if d.count is not None:
-                            scope_ranges[sid].setdefault(d.name, []).append((d.count, ty))
-                        else:
-                            scope_names[sid][d.name] = ty
-                stmts_append(Stmt(n, it.line, it, depth))
-                scope_append(sid)
-
-        visit(self.fn.body.items, 0, 0)
+        # an entry the rules find but give no statement (all on one line) is numbered in order
+        walk = _Walk(src, by_last or None, seq_text,
+                     stmts, scope_of, parent, scope_names, scope_ranges)
+        walk.visit(self.fn.body.items, 0, 0)
         self.stmts = stmts
         self._scope_of = scope_of
         self._parent = parent
         self._scope_names = scope_names
         self._scope_ranges = scope_ranges
-        self._global_names = global_names
+        self._global_names = {}    # module-level .reg (rare) — treated as body scope
+        self._resolved = [dict() for _ in parent]    # per scope: name -> _resolve's answer
         self._pos = {s.n: i for i, s in enumerate(stmts) if s.n is not None}
-        self._text = {st.n: st.text for st in index} if index else seq_text
+        self._text = None if by_last else seq_text   # the index's: built on first use
         self._numbers = [s.n for s in stmts]
         self._nested_declared = set()
         for sid in range(1, len(parent)):
@@ -126,6 +91,7 @@ class Kernel:
         self._nested_ranges = any(scope_ranges[sid] for sid in range(1, len(parent)))
         self._cache = {}
         self._du = None
+        self._defs = None
 
     def pos_of(self, n: int) -> int:
         """Index into ``stmts`` of statement number ``n`` (``sNNNN``)."""
@@ -146,6 +112,8 @@ class Kernel:
 
     def text(self, n: int) -> str:
         """The statement's text as the notes' index gives it (whitespace collapsed)."""
+        if self._text is None:      # the index's text is built only when a text is asked for
+            self._text = {st.n: st.text for st in statement_index(self.module.source, self.name, self._lines)}
         return " ".join(self._text.get(n, "").split())
 
     def cite(self, n: int) -> str:
@@ -173,7 +141,15 @@ class Kernel:
         return None
 
     def _resolve(self, name: str, sid: int):
-        """(key, type) of a register name used in scope ``sid``, or None if not a register."""
+        """(key, type) of a register name used in scope ``sid``, or None if not a register.
+        Kept per scope: provenance asks for the same few names thousands of times."""
+        memo = self._resolved[sid]
+        r = memo.get(name, _UNSEEN)
+        if r is _UNSEEN:
+            r = memo[name] = self._lookup(name, sid)
+        return r
+
+    def _lookup(self, name: str, sid: int):
         s = sid
         while s is not None:
             ty = self._declared_in(s, name)
@@ -225,6 +201,15 @@ class Kernel:
             out.append(r[0] if as_key else nm)
         return out
 
+    def defs(self):
+        """Per statement index: the register keys it defines, as ``du()[0]``; computed alone
+        when nothing asked for the uses (provenance and the loops need only the definitions)."""
+        if self._du is not None:
+            return self._du[0]
+        if self._defs is None:
+            self._defs = _compute_defs(self)
+        return self._defs
+
     def du(self):
         """Per statement index: (defs, uses, guarded) as internal keys; computed once."""
         if self._du is None:
@@ -234,6 +219,15 @@ class Kernel:
     # ------------------------------------------------------------------------------------
     # analyses (lazy)
     # ------------------------------------------------------------------------------------
+
+    @property
+    def blocks(self):
+        """The control-flow graph (``liveness.Blocks``), without the liveness dataflow."""
+        if "blocks" not in self._cache:
+            from .liveness import Blocks
+
+            self._cache["blocks"] = Blocks(self)
+        return self._cache["blocks"]
 
     @property
     def liveness(self):
@@ -291,6 +285,48 @@ class Kernel:
             if p.index == i:
                 return p
         raise SpliceError(f"{self.name}: no phase {i} (it has {len(self.phases)})", path=self.path)
+
+
+class _Walk:
+    """The body's statements in program order with their scopes and numbers (``Kernel._build``).
+
+    A node's number is the index statement ending on the node's last line; that line is the
+    node's first line plus the newlines inside its span (no search in the module's lines)."""
+
+    def __init__(self, src, by_last, seq_text, stmts, scope_of, parent, scope_names, scope_ranges):
+        self.src, self.by_last, self.seq_text = src, by_last, seq_text
+        self.stmts, self.scope_of, self.parent = stmts, scope_of, parent
+        self.scope_names, self.scope_ranges = scope_names, scope_ranges
+
+    def visit(self, items, depth, sid):
+        Block, Instruction, Label, Decl = m.Block, m.Instruction, m.Label, m.Decl
+        stmts_append, scope_append = self.stmts.append, self.scope_of.append
+        by_last, count, src = self.by_last, self.src.count, self.src
+        for it in items:
+            t = type(it)   # the model's node classes are final: type checks, not isinstance
+            if t is Block:
+                self.parent.append(sid)
+                self.scope_names.append({})
+                self.scope_ranges.append({})
+                self.visit(it.items, depth + 1, len(self.parent) - 1)
+                continue
+            n = None
+            if (t is Instruction or t is Label) and it.span is not None:
+                a, b = it.span
+                if by_last is not None:
+                    n = by_last.get(it.line + count("\n", a, b - 1))
+                else:
+                    n = len(self.seq_text) + 1
+                    self.seq_text[n] = src[a:b]
+            elif t is Decl and it.space == ".reg":
+                ty = it.type
+                for d in it.declarators:
+                    if d.count is not None:
+                        self.scope_ranges[sid].setdefault(d.name, []).append((d.count, ty))
+                    else:
+                        self.scope_names[sid][d.name] = ty
+            stmts_append(Stmt(n, it.line, it, depth))
+            scope_append(sid)
 
 
 class _BodyKeys(dict):
@@ -353,3 +389,28 @@ def _compute_du(k: Kernel):
             uses_l.append(scoped(u, scope_of[pos]))
         guarded_l.append(node.guard is not None)
     return defs_l, uses_l, guarded_l
+
+
+def _compute_defs(k: Kernel) -> list:
+    """The defs part of ``_compute_du`` (same keys, same order), without the uses."""
+    out: list = []
+    scope_of = k._scope_of
+    nested = k._nested_declared or k._nested_ranges
+    resolve = k._resolve
+    body = _BodyKeys(k._scope_names[0], k._scope_ranges[0]).__getitem__
+    raw = roles.raw_defs
+    Instruction = m.Instruction
+    empty = ()
+    for pos, st in enumerate(k.stmts):
+        node = st.node
+        if type(node) is not Instruction:
+            out.append(empty)
+            continue
+        d = raw(node)
+        if not d:
+            out.append(empty)
+        elif not nested or scope_of[pos] == 0:
+            out.append(tuple([x for x in map(body, d) if x]))
+        else:
+            out.append(tuple([r[0] for r in (resolve(x, scope_of[pos]) for x in d) if r is not None]))
+    return out

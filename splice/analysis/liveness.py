@@ -19,25 +19,28 @@ from . import roles
 USE, KILL = 1, 2
 
 
-class Liveness:
+class Blocks:
+    """The control-flow graph alone: basic blocks (``starts``/``ends``: statement indices,
+    ``block_of``: statement index -> block), ``succ`` and ``pred``.  Provenance and the loop
+    finder need only this; the dataflow of :class:`Liveness` is computed when asked for."""
+
     def __init__(self, k):
-        self.k = k
-        defs, uses, guarded = k.du()
         stmts = k.stmts
         n = len(stmts)
-        # ---- blocks ------------------------------------------------------------------------
         leaders = {0} if n else set()
         labels = {}
         term = {}
+        Label, Instruction = m.Label, m.Instruction
+        is_branch, is_exit = roles.is_branch, roles.is_exit
         for pos, st in enumerate(stmts):
             node = st.node
             t = type(node)
-            if t is m.Label:
+            if t is Label:
                 leaders.add(pos)
                 labels[node.name] = pos
-            elif t is m.Instruction:
-                nm = node.name
-                if roles.is_branch(nm) or roles.is_exit(nm):
+            elif t is Instruction:
+                op = node.opcode     # both tests read the first word alone (roles)
+                if is_branch(op) or is_exit(op):
                     term[pos] = node
                     if pos + 1 < n:
                         leaders.add(pos + 1)
@@ -48,38 +51,57 @@ class Liveness:
         for b, s in enumerate(starts):
             e = starts[b + 1] - 1 if b + 1 < len(starts) else n - 1
             ends.append(e)
-            for p in range(s, e + 1):
-                block_of[p] = b
+            block_of[s:e + 1] = [b] * (e + 1 - s)
         self.ends = ends
         self.block_of = block_of
-        label_block = {name: block_of[p] for name, p in labels.items()}
-        nb = len(starts)
-        succ = [[] for _ in range(nb)]
-        for b in range(nb):
-            e = ends[b]
-            node = term.get(e)
-            fall = b + 1 if b + 1 < nb else None
-            if node is None:
-                if fall is not None:
-                    succ[b].append(fall)
-                continue
-            nm = node.name
-            g = node.guard is not None
-            if roles.is_exit(nm):
-                if g and fall is not None:
-                    succ[b].append(fall)
-                continue
-            tgt = None
-            if nm.startswith("bra") and node.operands:
-                o = node.operands[0]
-                tgt = label_block.get(getattr(o, "name", None))
-            if tgt is not None:
-                succ[b].append(tgt)
-            else:  # brx.idx or an unknown target: any label
-                succ[b].extend(sorted(set(label_block.values())))
-            if g and fall is not None and fall not in succ[b]:
+        self.succ = _successors(starts, ends, term, {name: block_of[p] for name, p in labels.items()})
+        pred = [[] for _ in starts]
+        for b, ss in enumerate(self.succ):
+            for s in ss:
+                pred[s].append(b)
+        self.pred = pred
+
+
+def _successors(starts, ends, term, label_block) -> list:
+    nb = len(starts)
+    succ = [[] for _ in range(nb)]
+    for b in range(nb):
+        e = ends[b]
+        node = term.get(e)
+        fall = b + 1 if b + 1 < nb else None
+        if node is None:
+            if fall is not None:
                 succ[b].append(fall)
-        self.succ = succ
+            continue
+        nm = node.name
+        g = node.guard is not None
+        if roles.is_exit(nm):
+            if g and fall is not None:
+                succ[b].append(fall)
+            continue
+        tgt = None
+        if nm.startswith("bra") and node.operands:
+            o = node.operands[0]
+            tgt = label_block.get(getattr(o, "name", None))
+        if tgt is not None:
+            succ[b].append(tgt)
+        else:  # brx.idx or an unknown target: any label
+            succ[b].extend(sorted(set(label_block.values())))
+        if g and fall is not None and fall not in succ[b]:
+            succ[b].append(fall)
+    return succ
+
+
+class Liveness:
+    def __init__(self, k):
+        self.k = k
+        defs, uses, guarded = k.du()
+        n = len(k.stmts)
+        cfg = k.blocks
+        self.starts, self.ends, self.block_of = cfg.starts, cfg.ends, cfg.block_of
+        self.succ, self.pred = cfg.succ, cfg.pred
+        starts, ends, succ, pred = cfg.starts, cfg.ends, cfg.succ, cfg.pred
+        nb = len(starts)
         # ---- register numbering and events ----------------------------------------------------
         bit = {}
         ev_pos = {}
@@ -136,11 +158,6 @@ class Liveness:
         # ---- backward dataflow ----------------------------------------------------------------
         live_in = [0] * nb
         live_out = [0] * nb
-        pred = [[] for _ in range(nb)]
-        for b in range(nb):
-            for s in succ[b]:
-                pred[s].append(b)
-        self.pred = pred
         work = list(range(nb))
         inwork = [True] * nb
         while work:

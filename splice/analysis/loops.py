@@ -1,6 +1,6 @@
 """Loops of one entry and their static trip counts.
 
-A loop is a retreating edge of the control-flow graph (``Liveness``' blocks): a branch at the
+A loop is a retreating edge of the control-flow graph (``liveness.Blocks``): a branch at the
 end of block ``b`` to a block ``h`` that starts at or before ``b`` (compilers emit rotated,
 bottom-tested loops, so the header comes first in program order).  Its body is the natural
 loop: ``h`` plus every block that reaches ``b`` without passing through ``h``.
@@ -43,7 +43,7 @@ class Loop:
 
 def find_loops(k) -> list:
     """Every loop of the entry, outermost first (by extent)."""
-    live = k.liveness
+    live = k.blocks
     raw = []
     for b, ss in enumerate(live.succ):
         for h in ss:
@@ -73,7 +73,7 @@ def _body(live, h, b) -> set:
 
 
 def _defs_in(k, positions, reg):
-    defs, _u, _g = k.du()
+    defs = k.defs()
     return [p for p in positions if reg in defs[p]]
 
 
@@ -157,7 +157,7 @@ def _constant(k, positions, header_pos, op, allow_loop_def=False, hops=4):
     if type(op) is not m.Reg or hops == 0:
         return None
     inside = set(positions)
-    defs, _u, _g = k.du()
+    defs = k.defs()
     outside = [p for p in range(len(k.stmts)) if op.name in defs[p] and p not in inside]
     if not allow_loop_def and _defs_in(k, positions, op.name):
         return None

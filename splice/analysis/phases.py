@@ -116,7 +116,7 @@ def mma_runs(k) -> list:
         if st.n is None:
             continue
         node = st.node
-        is_mma = type(node) is m.Instruction and roles.is_mma(node.name)
+        is_mma = type(node) is m.Instruction and roles.is_mma(node.opcode)
         if is_mma and cur and st.n == last_n + 1:
             cur.append(pos)
         elif is_mma:
@@ -142,8 +142,8 @@ def wgmma_groups(k) -> list:
     cur: Optional[list] = None
     for pos, st in enumerate(k.stmts):
         node = st.node
-        if type(node) is not m.Instruction or not node.name.startswith("wgmma."):
-            continue
+        if type(node) is not m.Instruction or node.opcode != "wgmma" or not node.modifiers:
+            continue     # the name starts with "wgmma."
         nm = node.name
         if nm.startswith("wgmma.fence"):
             fence = pos if cur is None else fence
@@ -185,7 +185,7 @@ def find_phases(k) -> list:
     prov = k.provenance
     spans = [(run[0], run[-1], run, None) for run in mma_runs(k)] + wgmma_groups(k)
     spans.sort(key=lambda g: g[0])
-    loops = k.loops
+    loops = k.loops if spans else []     # an entry without mma needs no loop analysis
     phases = [_phase(k, prov, i, g, loops) for i, g in enumerate(spans, 1)]
     last_n = k.last_number
     for j, p in enumerate(phases):
@@ -305,7 +305,7 @@ def _annotate(k, ph, infos, run, first_pos, last_pos, wait, loops):
         ph.group = {"fence": st[first_pos].n if st[first_pos].node.name.startswith("wgmma.fence") else None,
                     "commit": st[last_pos].n if st[last_pos].node.name.startswith("wgmma.commit") else None,
                     "wait": st[wait].n if wait is not None else None}
-    ph.loop = _loop_of(loops, k.liveness.block_of[first_pos])
+    ph.loop = _loop_of(loops, k.blocks.block_of[first_pos])
 
 
 def _loop_of(loops, block):

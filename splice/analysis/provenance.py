@@ -150,6 +150,19 @@ def render(f: Optional[tuple]) -> str:
     return out
 
 
+_ACCESS_OPS = frozenset({"ld", "ldu", "st", "atom", "red", "tex", "tld4", "sust", "suld",
+                         "ldmatrix", "stmatrix", "cp"})
+
+
+def _mentions(f: tuple, field: str) -> bool:
+    """Does the form name ``field``, as an atom or inside a derived atom's text (a longer
+    field that contains it as text counts too: that only costs an evaluation)?"""
+    for a, _v in f:
+        if field in a:
+            return True
+    return False
+
+
 @dataclass
 class Access:
     """One memory access: ``ld``/``st``/``atom``/``red``/``tex``/``sust`` … at statement ``n``."""
@@ -189,7 +202,7 @@ def param_names(k) -> list:
 class Provenance:
     def __init__(self, k):
         self.k = k
-        defs, _uses, _g = k.du()
+        defs = k.defs()
         self._defs = defs
         dp: dict = {}
         for pos, ds in enumerate(defs):
@@ -197,6 +210,7 @@ class Provenance:
                 dp.setdefault(key, []).append(pos)
         self.def_pos = dp
         self._memo: dict = {}
+        self._truncated = False     # a value was cut at _MAX_DEPTH: values depend on the order
         fn = k.fn
         self.param_short = {}
         self._bounds = {TABLE_ATOM: TABLE_BOUND}   # per kernel: mask atoms -> upper bound
@@ -244,8 +258,8 @@ class Provenance:
         if i < 0:
             return None
         d = ps[i]
-        live = self.k.liveness
-        if len(ps) == 1 or live.block_of[d] == live.block_of[pos]:
+        block_of = self.k.blocks.block_of
+        if len(ps) == 1 or block_of[d] == block_of[pos]:
             return d
         return None
 
@@ -314,6 +328,7 @@ class Provenance:
         if mk in self._memo:
             return self._memo[mk]
         if depth > _MAX_DEPTH:
+            self._truncated = True
             return ((f"{key}#{d}", 1),)
         self._memo[mk] = ((f"{key}#{d}", 1),)  # cycle guard
         v = self._eval(key, d, depth)
@@ -439,38 +454,67 @@ class Provenance:
         out = []
         for pos, st in enumerate(self.k.stmts):
             node = st.node
-            if type(node) is not m.Instruction:
+            if type(node) is not m.Instruction or node.opcode not in _ACCESS_OPS:
                 continue
-            op = node.opcode
-            if op not in ("ld", "ldu", "st", "atom", "red", "tex", "tld4", "sust", "suld",
-                          "ldmatrix", "stmatrix", "cp"):
-                continue
-            name = node.name
-            addr_op = None
-            for o in node.operands:
-                if type(o) is m.Addr:
-                    addr_op = o
-                    break
-            if addr_op is None:
-                continue
-            if op in ("tex", "tld4"):
-                space = "tex"
-            elif op in ("sust", "suld"):
-                space = "surf"
-            else:
-                space = roles.mem_space(name)
-            addr = self._operand(addr_op, pos, 0)
-            if op in ("tex", "tld4", "sust", "suld") and addr is not None:
-                pass
-            regs = []
-            if op in ("st", "red", "sust", "stmatrix"):
-                for o in node.operands[1:]:
-                    roles._collect(o, regs)
-            elif op != "cp":
-                roles._writes_in_dest(node.operands[0], regs)
-            out.append(Access(pos, st.n, "ld" if op == "ldu" else op, space,
-                              roles.access_bytes(name), addr, tuple(regs)))
+            a = self._access(pos, st.n, node)
+            if a is not None:
+                out.append(a)
         return out
+
+    def _access(self, pos: int, n, node) -> Optional[Access]:
+        op = node.opcode
+        name = node.name
+        addr_op = None
+        for o in node.operands:
+            if type(o) is m.Addr:
+                addr_op = o
+                break
+        if addr_op is None:
+            return None
+        if op in ("tex", "tld4"):
+            space = "tex"
+        elif op in ("sust", "suld"):
+            space = "surf"
+        else:
+            space = roles.mem_space(name)
+        addr = self._operand(addr_op, pos, 0)
+        regs = []
+        if op in ("st", "red", "sust", "stmatrix"):
+            for o in node.operands[1:]:
+                roles._collect(o, regs)
+        elif op != "cp":
+            roles._writes_in_dest(node.operands[0], regs)
+        return Access(pos, n, "ld" if op == "ldu" else op, space,
+                      roles.access_bytes(name), addr, tuple(regs))
+
+    def _rescan_accesses(self, field: str, old: list) -> list:
+        """The accesses again once ``field`` is named ``W``: only those whose address mentions
+        the field are evaluated again (see ``_rename``)."""
+        out = []
+        stmts = self.k.stmts
+        for a in old:
+            if a.addr is not None and _mentions(a.addr, field):
+                a = self._access(a.pos, a.n, stmts[a.pos].node)
+            out.append(a)
+        return out
+
+    def _rename(self, field: str) -> None:
+        """Values change now that the weight field is named ``W``.  Reaching definitions
+        point strictly backwards, so without a cut at ``_MAX_DEPTH`` a value does not depend
+        on the order of evaluation: only the memoized values (and accesses) that mention the
+        field — as an atom or inside a derived one such as ``((param_0+8 + …)&12)`` — are
+        evaluated again, and they come out as a fresh evaluation would.  Otherwise (or if
+        the partial pass itself is cut) everything is evaluated again from scratch."""
+        old = self._accesses
+        if self._truncated or old is None:
+            self._memo = {}
+            self._accesses = None
+            return
+        self._memo = {mk: v for mk, v in self._memo.items() if not _mentions(v, field)}
+        self._accesses = self._rescan_accesses(field, old)
+        if self._truncated:
+            self._memo = {}
+            self._accesses = None
 
     def _find_weight_field(self) -> Optional[str]:
         """The parameter field most global loads hang off (the weight image ``W``)."""
@@ -484,8 +528,8 @@ class Provenance:
         # first choice: the field the mma B operands are loaded from
         cnt = Counter()
         for pos, st in enumerate(self.k.stmts):
-            node = st.node
-            if type(node) is m.Instruction and roles.is_mma(node.name) and len(node.operands) > 2:
+            node = st.node   # is_mma reads the first word alone
+            if type(node) is m.Instruction and roles.is_mma(node.opcode) and len(node.operands) > 2:
                 regs = []
                 roles._collect(node.operands[2], regs)
                 for r in regs:
@@ -505,8 +549,7 @@ class Provenance:
             del self._acc_by_pos
         # rename the field to W everywhere already computed
         self.weight_atom = field
-        self._memo = {}
-        self._accesses = None
+        self._rename(field)
         return field
 
     # ---- questions others ask ----------------------------------------------------------------

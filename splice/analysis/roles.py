@@ -150,18 +150,38 @@ def raw_defs_uses(instr):
     return defs, uses
 
 
+def raw_defs(instr) -> list:
+    """The defs of :func:`raw_defs_uses` alone (same names, same order)."""
+    ops = instr.operands
+    if not ops:
+        return []
+    role = role_of(instr.name)
+    if role == NONE:
+        return []
+    defs: list = []
+    if role == CALL:
+        if type(ops[0]) is ParenList:
+            written_in_dest(ops[0], defs)
+    else:
+        written_in_dest(ops[0], defs)
+    return defs
+
+
 # --- a few families other modules ask about ---------------------------------------------------
 
 def is_branch(name: str) -> bool:
+    """Also right for the opcode alone (``bra``, ``brx``): the test reads the first word."""
     return name.startswith("bra") or name.startswith("brx")
 
 
 def is_exit(name: str) -> bool:
+    """Also right for the opcode alone (``ret``, ``exit``, ``trap``)."""
     return name == "ret" or name.startswith("ret.") or name == "exit" or name.startswith("exit.") \
         or name == "trap" or name.startswith("trap.")
 
 
 def is_mma(name: str) -> bool:
+    """Also right for the opcode alone (``mma``)."""
     return name.startswith("mma.") or name == "mma"
 
 

@@ -125,10 +125,16 @@ def _type_bytes(t):
     return int(mm.group(1)) // 8 if mm else 1
 
 
-def build_spec(k, phases=True, epilogues=True, profile=None) -> dict:
-    """``profile``: a ``vocab.Profile`` naming parameter fields (None: the first profile whose
-    entry globs match, ``vocab.find_profile``; False: none)."""
+def _display_name(name):
     from .entries import display_name
+
+    return display_name(name)
+
+
+def build_spec(k, phases=True, epilogues=True, profile=None, display_name=None) -> dict:
+    """``profile``: a ``vocab.Profile`` naming parameter fields (None: the first profile whose
+    entry globs match, ``vocab.find_profile``; False: none).  ``display_name``: the entry's,
+    when the caller demangled every entry of the module at once (None: demangled here)."""
     from .vocab import field_names, find_profile, weight_evidence
 
     if profile is None:
@@ -136,7 +142,7 @@ def build_spec(k, phases=True, epilogues=True, profile=None) -> dict:
     profile = profile or None          # False: the caller looked and found none
     proven, why = weight_evidence(k)
 
-    d = {"entry": k.name, "display_name": display_name(k.name), "path": str(k.path),
+    d = {"entry": k.name, "display_name": display_name or _display_name(k.name), "path": str(k.path),
          "statements": k.last_number,
          "weight_field": k.provenance.weight_atom,
          "weight_image_bytes": weight_image_bytes(k),

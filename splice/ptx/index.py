@@ -129,12 +129,10 @@ def entry_line_range(source: str, entry: str, lines: Optional[SourceLines] = Non
     return start + 1, n
 
 
-def statement_index(source: str, entry: str, lines: Optional[SourceLines] = None) -> list:
-    """The numbered statements of ``entry`` in ``source`` (PTX text); see ``entry_line_range``
-    for ``lines``.  Only the entry's own lines are read."""
-    sl = lines if lines is not None else SourceLines(source)
-    first, last = entry_line_range(source, entry, sl)
-    out = []
+def _scan(sl: SourceLines, first: int, last: int, with_text: bool):
+    """Rules 2-3 over physical lines ``first``..``last``: yields (first line, last line, text)
+    per statement; ``text`` is None unless ``with_text`` (numbering a big entry needs the
+    lines alone, and joining every statement's text was a third of the cost)."""
     buf = []
     buf_line = 0
     label = _LABEL.match
@@ -154,15 +152,31 @@ def statement_index(source: str, entry: str, lines: Optional[SourceLines] = None
         if not s or s[0] == ".":
             continue
         if not buf and s[-1] == ":" and label(s):
-            out.append(IndexedStatement(len(out) + 1, ln, ln, s))
+            yield ln, ln, s
             continue
         if not buf:
             buf_line = ln
         buf.append(s)
         if s[-1] == ";":
-            out.append(IndexedStatement(len(out) + 1, buf_line, ln, " ".join(buf)))
+            yield buf_line, ln, (" ".join(buf) if with_text else None)
             buf = []
-    return out
+
+
+def statement_index(source: str, entry: str, lines: Optional[SourceLines] = None) -> list:
+    """The numbered statements of ``entry`` in ``source`` (PTX text); see ``entry_line_range``
+    for ``lines``.  Only the entry's own lines are read."""
+    sl = lines if lines is not None else SourceLines(source)
+    first, last = entry_line_range(source, entry, sl)
+    return [IndexedStatement(n, a, b, text)
+            for n, (a, b, text) in enumerate(_scan(sl, first, last, True), 1)]
+
+
+def statement_ends(source: str, entry: str, lines: Optional[SourceLines] = None) -> dict:
+    """{last physical line: sNNNN} of ``entry``'s statements: what pairs a model node with its
+    number (the node's last line), without building each statement's text."""
+    sl = lines if lines is not None else SourceLines(source)
+    first, last = entry_line_range(source, entry, sl)
+    return {b: n for n, (_a, b, _t) in enumerate(_scan(sl, first, last, False), 1)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,19 @@ from . import roles
 
 _SPLIT = re.compile(r"^(.*?)(\d+)$")
 _UNSEEN = object()
+_DIGITS = "0123456789"
+
+
+def _split_number(name: str):
+    """(prefix, number) of a name ending in digits (``%rd12`` -> ``('%rd', 12)``), else None:
+    what ``_SPLIT`` matches, without the regex for the ASCII names PTX writes."""
+    if not name.isascii():
+        mm = _SPLIT.match(name)
+        return (mm.group(1), int(mm.group(2))) if mm else None
+    head = name.rstrip(_DIGITS)
+    if len(head) == len(name):
+        return None
+    return head, int(name[len(head):])
 
 
 class Kernel:
@@ -76,6 +89,7 @@ class Kernel:
                      stmts, scope_of, parent, scope_names, scope_ranges)
         walk.visit(self.fn.body.items, 0, 0)
         self.stmts = stmts
+        self._by_opcode = walk.by_opcode
         self._scope_of = scope_of
         self._parent = parent
         self._scope_names = scope_names
@@ -92,6 +106,11 @@ class Kernel:
         self._cache = {}
         self._du = None
         self._defs = None
+
+    def indices_of(self, opcode: str) -> list:
+        """Statement indices of the instructions with this opcode (first word), in order: a
+        question about ``mma`` or the loads need not look at every statement."""
+        return self._by_opcode.get(opcode, [])
 
     def pos_of(self, n: int) -> int:
         """Index into ``stmts`` of statement number ``n`` (``sNNNN``)."""
@@ -133,10 +152,10 @@ class Kernel:
             return ty
         rs = self._scope_ranges[sid]
         if rs:
-            mm = _SPLIT.match(name)
-            if mm:
-                for cnt, t in rs.get(mm.group(1), ()):
-                    if int(mm.group(2)) < cnt:
+            sp = _split_number(name)
+            if sp:
+                for cnt, t in rs.get(sp[0], ()):
+                    if sp[1] < cnt:
                         return t
         return None
 
@@ -295,6 +314,7 @@ class _Walk:
 
     def __init__(self, src, by_last, seq_text, stmts, scope_of, parent, scope_names, scope_ranges):
         self.src, self.by_last, self.seq_text = src, by_last, seq_text
+        self.by_opcode: dict = {}     # opcode -> statement indices of its instructions
         self.stmts, self.scope_of, self.parent = stmts, scope_of, parent
         self.scope_names, self.scope_ranges = scope_names, scope_ranges
 
@@ -311,6 +331,11 @@ class _Walk:
                 self.visit(it.items, depth + 1, len(self.parent) - 1)
                 continue
             n = None
+            if t is Instruction:
+                ps = self.by_opcode.get(it.opcode)
+                if ps is None:
+                    ps = self.by_opcode[it.opcode] = []
+                ps.append(len(self.stmts))
             if (t is Instruction or t is Label) and it.span is not None:
                 a, b = it.span
                 if by_last is not None:
@@ -333,20 +358,25 @@ class _BodyKeys(dict):
     """Register name -> its key in the body scope, ``""`` for a name that is not a declared
     register; filled on first look-up (a dict subclass, so a hit costs one C-level lookup)."""
 
-    def __init__(self, names: dict, ranges: dict):
+    def __init__(self, names: dict, ranges: dict, special: bool = False):
+        """``special``: the names are ``Reg`` operands', and a special register
+        (``%tid.x``) is no register here (``operands.registers`` drops them)."""
         super().__init__()
         self._names = names
         self._ranges = ranges
+        self._special = special
 
     def __missing__(self, nm):
         key = ""
-        if nm in self._names:
+        if self._special and nm.startswith(m.SPECIAL_REGISTER_PREFIXES):
+            pass
+        elif nm in self._names:
             key = nm
         else:
-            mm = _SPLIT.match(nm)
-            if mm:
-                for cnt, _t in self._ranges.get(mm.group(1), ()):
-                    if int(mm.group(2)) < cnt:
+            sp = _split_number(nm)
+            if sp:
+                for cnt, _t in self._ranges.get(sp[0], ()):
+                    if sp[1] < cnt:
                         key = nm
                         break
         self[nm] = key
@@ -398,13 +428,21 @@ def _compute_defs(k: Kernel) -> list:
     nested = k._nested_declared or k._nested_ranges
     resolve = k._resolve
     body = _BodyKeys(k._scope_names[0], k._scope_ranges[0]).__getitem__
-    raw = roles.raw_defs
-    Instruction = m.Instruction
+    reg_key = _BodyKeys(k._scope_names[0], k._scope_ranges[0], special=True).__getitem__
+    raw, role_of = roles.raw_defs, roles.role_of_instr
+    Instruction, Reg = m.Instruction, m.Reg
+    writes_reg = (roles.WRITE0, roles.RW0, roles.MMA)
     empty = ()
     for pos, st in enumerate(k.stmts):
         node = st.node
         if type(node) is not Instruction:
             out.append(empty)
+            continue
+        ops = node.operands
+        if ops and type(ops[0]) is Reg and (not nested or scope_of[pos] == 0):
+            # the common case, as raw_defs reads it: one register written (or none)
+            key = reg_key(ops[0].name) if role_of(node) in writes_reg else ""
+            out.append((key,) if key else empty)
             continue
         d = raw(node)
         if not d:

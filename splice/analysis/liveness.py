@@ -31,7 +31,7 @@ class Blocks:
         labels = {}
         term = {}
         Label, Instruction = m.Label, m.Instruction
-        is_branch, is_exit = roles.is_branch, roles.is_exit
+        ends_block: dict = {}     # opcode -> branch or exit (both tests read the first word alone)
         for pos, st in enumerate(stmts):
             node = st.node
             t = type(node)
@@ -39,8 +39,11 @@ class Blocks:
                 leaders.add(pos)
                 labels[node.name] = pos
             elif t is Instruction:
-                op = node.opcode     # both tests read the first word alone (roles)
-                if is_branch(op) or is_exit(op):
+                op = node.opcode
+                e = ends_block.get(op)
+                if e is None:
+                    e = ends_block[op] = roles.is_branch(op) or roles.is_exit(op)
+                if e:
                     term[pos] = node
                     if pos + 1 < n:
                         leaders.add(pos + 1)

@@ -109,6 +109,8 @@ class Phase:
 
 def mma_runs(k) -> list:
     """[[stmt index, …], …] — maximal runs of mma/mma.sp statements with consecutive numbers."""
+    if not k.indices_of("mma"):
+        return []
     runs = []
     cur = []
     last_n = None
@@ -137,6 +139,8 @@ def wgmma_groups(k) -> list:
     """[(first index, last index, [wgmma indices], wait index | None)]: each group runs from its
     ``wgmma.fence`` (or first ``wgmma.mma_async``) to its ``wgmma.commit_group`` (or last
     ``wgmma.mma_async``); ``wait`` is the first ``wgmma.wait_group N`` that retires it."""
+    if not k.indices_of("wgmma"):
+        return []
     groups, pending = [], []
     fence = None
     cur: Optional[list] = None

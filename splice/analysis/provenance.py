@@ -37,6 +37,22 @@ def form(d: dict) -> tuple:
 
 
 def _add(a: tuple, b: tuple, sb: int = 1) -> tuple:
+    """``a + sb·b``.  Every value here is canonical (``form``'s: sorted by atom, no zero
+    coefficient), so adding one term is an insertion into ``a``: no dict, no sort."""
+    if not b:
+        return a
+    if len(b) == 1:
+        k, v = b[0]
+        v *= sb
+        if not v:
+            return a
+        for i, (ka, va) in enumerate(a):
+            if ka == k:
+                nv = va + v
+                return a[:i] + ((k, nv),) + a[i + 1:] if nv else a[:i] + a[i + 1:]
+            if ka > k:
+                return a[:i] + ((k, v),) + a[i:]
+        return a + ((k, v),)
     d = dict(a)
     for k, v in b:
         d[k] = d.get(k, 0) + sb * v
@@ -44,7 +60,12 @@ def _add(a: tuple, b: tuple, sb: int = 1) -> tuple:
 
 
 def _scale(a: tuple, c: int) -> tuple:
-    return form({k: v * c for k, v in a})
+    """``c·a`` of a canonical form: the atoms keep their order."""
+    if c == 1:
+        return a
+    if not c:
+        return ()
+    return tuple([(k, v * c) for k, v in a])
 
 
 def const_of(f: tuple) -> int:
@@ -99,7 +120,8 @@ def _disjoint(a: tuple, b: tuple, bounds: dict) -> bool:
 
 
 def _is_const(f: tuple):
-    return all(k == CONST for k, _ in f)
+    """A canonical form is constant when it is empty or its one atom is the constant's."""
+    return not f or (len(f) == 1 and f[0][0] == CONST)
 
 
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
@@ -150,6 +172,10 @@ def render(f: Optional[tuple]) -> str:
     return out
 
 
+_UNSEEN = object()
+# the opcodes _eval gives a value to (every other definition is opaque)
+_EVALUATED = frozenset({"mov", "cvt", "cvta", "add", "sub", "neg", "mul", "shl", "mad", "or",
+                        "xor", "and", "shr", "ld"})
 _ACCESS_OPS = frozenset({"ld", "ldu", "st", "atom", "red", "tex", "tld4", "sust", "suld",
                          "ldmatrix", "stmatrix", "cp"})
 
@@ -211,6 +237,10 @@ class Provenance:
         self.def_pos = dp
         self._memo: dict = {}
         self._truncated = False     # a value was cut at _MAX_DEPTH: values depend on the order
+        self._block_of = None       # the CFG's, on first need
+        self._consts: dict = {}     # immediate text -> its form (None: a float)
+        self._special: dict = {}    # register name -> is it a special register
+        self._by_name: dict = {}    # access opcode name -> (state space, bytes)
         fn = k.fn
         self.param_short = {}
         self._bounds = {TABLE_ATOM: TABLE_BOUND}   # per kernel: mask atoms -> upper bound
@@ -254,12 +284,17 @@ class Provenance:
         ps = self.def_pos.get(key)
         if not ps:
             return None
+        if len(ps) == 1:         # the only definition: it reaches when it comes first
+            d = ps[0]
+            return d if d < pos else None
         i = bisect_left(ps, pos) - 1
         if i < 0:
             return None
         d = ps[i]
-        block_of = self.k.blocks.block_of
-        if len(ps) == 1 or block_of[d] == block_of[pos]:
+        block_of = self._block_of
+        if block_of is None:
+            block_of = self._block_of = self.k.blocks.block_of
+        if block_of[d] == block_of[pos]:
             return d
         return None
 
@@ -294,16 +329,34 @@ class Provenance:
 
     def _operand(self, op, pos: int, depth: int) -> Optional[tuple]:
         t = type(op)
-        if t is m.Imm:
-            v = op.value
-            if isinstance(v, float):
-                return None
-            return ((CONST, int(v)),) if v else ()
         if t is m.Reg:
-            if op.special:
-                return ((op.name[1:], 1),)
-            key = self._key(op.name, pos)
-            return self.value_at(key, pos, depth + 1) if key else None
+            name = op.name
+            sp = self._special.get(name)
+            if sp is None:
+                sp = self._special[name] = op.special
+            if sp:
+                return ((name[1:], 1),)
+            # _key and value_at inlined: this is the hot path of a big module's accesses
+            k = self.k
+            sid = k._scope_of[pos]
+            r = k._resolved[sid].get(name, _UNSEEN)
+            if r is _UNSEEN:
+                r = k._resolve(name, sid)
+            if not r:
+                return None
+            key = r[0]
+            d = self.reaching_def(key, pos)
+            if d is None:
+                return ((key + "#in", 1),)
+            v = self._memo.get((key, d))
+            return v if v is not None else self._value_def(key, d, depth + 1)
+        if t is m.Imm:
+            text = op.text
+            f = self._consts.get(text, _UNSEEN)
+            if f is _UNSEEN:
+                v = op.value
+                f = self._consts[text] = None if isinstance(v, float) else (((CONST, int(v)),) if v else ())
+            return f
         if t is m.Sym:
             key = self._key(op.name, pos)
             if key:
@@ -325,8 +378,9 @@ class Provenance:
 
     def _value_def(self, key: str, d: int, depth: int) -> Optional[tuple]:
         mk = (key, d)
-        if mk in self._memo:
-            return self._memo[mk]
+        v = self._memo.get(mk)      # never None once set
+        if v is not None:
+            return v
         if depth > _MAX_DEPTH:
             self._truncated = True
             return ((f"{key}#{d}", 1),)
@@ -343,9 +397,10 @@ class Provenance:
             return None
         ops = node.operands
         op = node.opcode
-        name = node.name
+        if op not in _EVALUATED:
+            return None      # an opaque value (a load, a float op …): nothing below applies
         if not ops or type(ops[0]) not in (m.Reg, m.Sym):
-            if op == "ld" and ".param" in name and ops and type(ops[0]) is m.Vec:
+            if op == "ld" and ".param" in node.name and ops and type(ops[0]) is m.Vec:
                 return self._param_field(node, d, depth, key)
             return None
         src = ops[1:]
@@ -366,7 +421,7 @@ class Provenance:
         if op == "neg" and len(src) == 1:
             a = val(0)
             return _scale(a, -1) if a is not None else None
-        if op == "mul" and len(src) == 2 and ".hi" not in name and node.modifiers \
+        if op == "mul" and len(src) == 2 and ".hi" not in node.name and node.modifiers \
                 and node.modifiers[-1][1:2] in ("s", "u", "b"):
             a, b = val(0), val(1)
             if a is None or b is None:
@@ -381,7 +436,7 @@ class Provenance:
             if a is not None and b is not None and _is_const(b):
                 return _scale(a, 1 << const_of(b))
             return None
-        if op == "mad" and len(src) == 3 and (".lo" in name or ".wide" in name):
+        if op == "mad" and len(src) == 3 and (".lo" in node.name or ".wide" in node.name):
             a, b, c = val(0), val(1), val(2)
             if a is None or b is None or c is None:
                 return None
@@ -414,7 +469,7 @@ class Provenance:
             if op == "and" and c >= 0:
                 self._bounds[atom] = c
             return ((atom, 1),)
-        if op == "ld" and ".param" in name:
+        if op == "ld" and ".param" in node.name:
             return self._param_field(node, d, depth, key)
         return None
 
@@ -452,11 +507,12 @@ class Provenance:
 
     def _scan_accesses(self) -> list:
         out = []
-        for pos, st in enumerate(self.k.stmts):
-            node = st.node
-            if type(node) is not m.Instruction or node.opcode not in _ACCESS_OPS:
-                continue
-            a = self._access(pos, st.n, node)
+        k = self.k
+        stmts = k.stmts
+        at = sorted(p for op in _ACCESS_OPS for p in k.indices_of(op))   # in program order
+        for pos in at:
+            st = stmts[pos]
+            a = self._access(pos, st.n, st.node)
             if a is not None:
                 out.append(a)
         return out
@@ -471,12 +527,15 @@ class Provenance:
                 break
         if addr_op is None:
             return None
+        shape = self._by_name.get(name)
+        if shape is None:
+            shape = self._by_name[name] = (roles.mem_space(name), roles.access_bytes(name))
         if op in ("tex", "tld4"):
             space = "tex"
         elif op in ("sust", "suld"):
             space = "surf"
         else:
-            space = roles.mem_space(name)
+            space = shape[0]
         addr = self._operand(addr_op, pos, 0)
         regs = []
         if op in ("st", "red", "sust", "stmatrix"):
@@ -484,8 +543,7 @@ class Provenance:
                 roles._collect(o, regs)
         elif op != "cp":
             roles._writes_in_dest(node.operands[0], regs)
-        return Access(pos, n, "ld" if op == "ldu" else op, space,
-                      roles.access_bytes(name), addr, tuple(regs))
+        return Access(pos, n, "ld" if op == "ldu" else op, space, shape[1], addr, tuple(regs))
 
     def _rescan_accesses(self, field: str, old: list) -> list:
         """The accesses again once ``field`` is named ``W``: only those whose address mentions
@@ -527,9 +585,9 @@ class Provenance:
 
         # first choice: the field the mma B operands are loaded from
         cnt = Counter()
-        for pos, st in enumerate(self.k.stmts):
-            node = st.node   # is_mma reads the first word alone
-            if type(node) is m.Instruction and roles.is_mma(node.opcode) and len(node.operands) > 2:
+        for pos in self.k.indices_of("mma"):      # is_mma(name) is the opcode "mma"
+            node = self.k.stmts[pos].node
+            if len(node.operands) > 2:
                 regs = []
                 roles._collect(node.operands[2], regs)
                 for r in regs:

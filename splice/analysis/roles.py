@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..ptx.model import ParenList
+from ..ptx.model import ParenList, Reg
 from ..ptx.operands import read_in_dest, registers, written_in_dest
 
 WRITE0 = "write0"   # operand 0 written, the rest read
@@ -72,6 +72,20 @@ def role_of(name: str) -> str:
         if r is not None:
             return r
     return WRITE0
+
+
+# opcodes whose role depends on their modifiers (a dotted key of the table starts with them);
+# every other opcode's role is the table's entry for the opcode alone
+_BY_MODIFIERS = frozenset(k.split(".", 1)[0] for k in ROLE_TABLE if "." in k)
+
+
+def role_of_instr(instr) -> str:
+    """``role_of(instr.name)``, without joining the name when the opcode alone decides (the
+    def-use of a big module asks this for every instruction)."""
+    op = instr.opcode
+    if op in _BY_MODIFIERS:
+        return role_of(instr.name)
+    return ROLE_TABLE.get(op, WRITE0)
 
 
 _MMA_SHAPE = re.compile(r"^m(\d+)n(\d+)k(\d+)$")
@@ -124,7 +138,7 @@ def raw_defs_uses(instr):
     defs: list = []
     uses: list = []
     ops = instr.operands
-    role = role_of(instr.name)
+    role = role_of_instr(instr)
     if instr.guard is not None:
         uses.append(instr.guard.pred)
     if not ops:
@@ -155,9 +169,12 @@ def raw_defs(instr) -> list:
     ops = instr.operands
     if not ops:
         return []
-    role = role_of(instr.name)
+    role = role_of_instr(instr)
     if role == NONE:
         return []
+    d = ops[0]
+    if type(d) is Reg:      # the common case, as written_in_dest reads it
+        return [] if d.special else [d.name]
     defs: list = []
     if role == CALL:
         if type(ops[0]) is ParenList:

@@ -62,7 +62,9 @@ def synth_big(min_entries: int = 400) -> str:
     return "".join(parts)
 
 
-def time_spec(path: Path, repeat: int, tree: Path = ROOT):
+def time_spec(path: Path, repeat: int, tree: Path = ROOT, cpu_out=None):
+    """(walls, peak RSS) of ``repeat`` fresh ``splice spec PATH --json``; the CPU times go to
+    ``cpu_out`` (a list) when given: on a shared machine they are the figures to compare."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     walls, rss, cpus = [], [], []
     for _ in range(repeat):
@@ -71,25 +73,29 @@ def time_spec(path: Path, repeat: int, tree: Path = ROOT):
         rss.append(r)
         cpus.append(cpu)
     print(f"  {path.name}{' (baseline tree)' if tree != ROOT else ''}: CPU time {summary(cpus)}", flush=True)
+    if cpu_out is not None:
+        cpu_out[:] = cpus
     return walls, rss
 
 
 def series(tmp: Path, repeat: int, base) -> None:
     enc5 = (ROOT / "corpus" / "enc5.ptx").read_text()
-    prev = None
+    prev = prev_cpu = None
     for n in (1, 2, 4, 8):
         p = tmp / f"enc5x{n}.ptx"
         p.write_text(copies(enc5, n))
-        walls, rss = time_spec(p, repeat)
-        med = statistics.median(walls)
-        grow = f", ×{med / prev:.2f} the previous size (target ≤ 2.1)" if prev else ""
+        cpus: list = []
+        walls, rss = time_spec(p, repeat, cpu_out=cpus)
+        med, med_cpu = statistics.median(walls), statistics.median(cpus)
+        grow = (f", ×{med / prev:.2f} the previous size (target ≤ 2.1; CPU time "
+                f"×{med_cpu / prev_cpu:.2f})" if prev else "")
         old = ""
         if base:
             bw, _ = time_spec(p, repeat, base)
             old = f"; baseline tree {summary(bw)}, ratio old/new {statistics.median(bw) / med:.2f}"
         print(f"enc5 ×{n} ({p.read_text().count(chr(10))} lines): {summary(walls)}, "
               f"peak RSS {max(rss):.0f} MB{grow}{old}", flush=True)
-        prev = med
+        prev, prev_cpu = med, med_cpu
 
 
 def big(tmp: Path, path, repeat: int, base) -> None:
@@ -98,14 +104,17 @@ def big(tmp: Path, path, repeat: int, base) -> None:
         path.write_text(synth_big())
     text = Path(path).read_text()
     n_ent = len(re.findall(r"\.entry\s", text))
-    walls, rss = time_spec(Path(path), repeat)
+    cpus: list = []
+    walls, rss = time_spec(Path(path), repeat, cpu_out=cpus)
     print(f"{Path(path).name} ({n_ent} entries, {text.count(chr(10))} lines): {summary(walls)}, "
           f"peak RSS {max(rss):.0f} MB (targets ≤ 20 s, ≤ 600 MB on the 463-entry thrust module: "
           f"ratios {statistics.median(walls) / 20:.2f}, {max(rss) / 600:.2f})", flush=True)
     if base:
-        bw, brss = time_spec(Path(path), 1, base)
+        bcpus: list = []
+        bw, brss = time_spec(Path(path), 1, base, cpu_out=bcpus)
         print(f"  baseline tree: {summary(bw)}, peak RSS {max(brss):.0f} MB; "
-              f"ratio old/new {statistics.median(bw) / statistics.median(walls):.2f}")
+              f"ratio old/new {statistics.median(bw) / statistics.median(walls):.2f} "
+              f"(CPU time {statistics.median(bcpus) / statistics.median(cpus):.2f})")
 
 
 def main(argv=None) -> int:

@@ -106,26 +106,37 @@ def _entry_start(sl: SourceLines, entry: str) -> int:
     raise KeyError(f"no entry {entry!r}")
 
 
+_BRACE = re.compile(r"[{}]")
+
+
 def entry_line_range(source: str, entry: str, lines: Optional[SourceLines] = None) -> tuple:
     """(first, last) 1-based physical lines of ``entry``'s text, per rule 1.  ``lines`` is the
-    module's :class:`SourceLines` when the caller indexes several entries of one text."""
+    module's :class:`SourceLines` when the caller indexes several entries of one text.
+
+    The running count only changes on lines holding a brace, so only those are visited (the
+    braces found by one regex from the entry's first line): the cost follows the entry's
+    braces, not its lines, and never the rest of the file."""
     sl = lines if lines is not None else SourceLines(source)
     start = _entry_start(sl, entry)
-    n = len(sl.starts)
+    starts, n = sl.starts, len(sl.starts)
     depth = 0
     seen_open = False
-    ln = start           # 0-based line being counted
-    step = 256
-    while ln < n:        # chunks that double in size: the cost follows the entry, not the file
-        hi = min(n, ln + step)
-        for line in sl.lines(ln + 1, hi):
-            depth += line.count("{") - line.count("}")
-            if not seen_open and "{" in line:
-                seen_open = True
+    ln = start                                       # 0-based line of the braces being counted
+    line_end = starts[ln + 1] if ln + 1 < n else len(sl.source) + 1   # first offset past it
+    for mt in _BRACE.finditer(sl.source, starts[start]):
+        off = mt.start()
+        if off >= line_end:                          # the count at the end of line ``ln``
             if seen_open and depth == 0:
                 return start + 1, ln + 1
-            ln += 1
-        step *= 2
+            ln = sl.line_of(off) - 1
+            line_end = starts[ln + 1] if ln + 1 < n else len(sl.source) + 1
+        if mt.group() == "{":
+            depth += 1
+            seen_open = True
+        else:
+            depth -= 1
+    if seen_open and depth == 0:
+        return start + 1, ln + 1
     return start + 1, n
 
 

@@ -320,8 +320,10 @@ class _Walk:
 
     def visit(self, items, depth, sid):
         Block, Instruction, Label, Decl = m.Block, m.Instruction, m.Label, m.Decl
-        stmts_append, scope_append = self.stmts.append, self.scope_of.append
-        by_last, count, src = self.by_last, self.src.count, self.src
+        stmts = self.stmts
+        stmts_append, scope_append = stmts.append, self.scope_of.append
+        by_last, count, src, by_opcode = self.by_last, self.src.count, self.src, self.by_opcode
+        make = tuple.__new__      # Stmt(n, line, node, depth) without the Python-level __new__
         for it in items:
             t = type(it)   # the model's node classes are final: type checks, not isinstance
             if t is Block:
@@ -332,10 +334,10 @@ class _Walk:
                 continue
             n = None
             if t is Instruction:
-                ps = self.by_opcode.get(it.opcode)
+                ps = by_opcode.get(it.opcode)
                 if ps is None:
-                    ps = self.by_opcode[it.opcode] = []
-                ps.append(len(self.stmts))
+                    ps = by_opcode[it.opcode] = []
+                ps.append(len(stmts))
             if (t is Instruction or t is Label) and it.span is not None:
                 a, b = it.span
                 if by_last is not None:
@@ -350,7 +352,7 @@ class _Walk:
                         self.scope_ranges[sid].setdefault(d.name, []).append((d.count, ty))
                     else:
                         self.scope_names[sid][d.name] = ty
-            stmts_append(Stmt(n, it.line, it, depth))
+            stmts_append(make(Stmt, (n, it.line, it, depth)))
             scope_append(sid)
 
 

@@ -233,7 +233,11 @@ class Provenance:
         dp: dict = {}
         for pos, ds in enumerate(defs):
             for key in ds:
-                dp.setdefault(key, []).append(pos)
+                ps = dp.get(key)
+                if ps is None:
+                    dp[key] = [pos]
+                else:
+                    ps.append(pos)
         self.def_pos = dp
         self._memo: dict = {}
         self._truncated = False     # a value was cut at _MAX_DEPTH: values depend on the order

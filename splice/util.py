@@ -282,13 +282,16 @@ def signals_deferred() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
+def collector_paused(freeze: bool = False) -> Iterator[None]:
     """Cyclic garbage collection off while a big model is built, back on (as it was) after.
 
     A parsed 800k-line module is millions of small objects that form no cycles; every
     collection the allocations trigger walks all of those made so far, which made parsing
     CuPy's thrust PTX about 1.5x slower than the work itself.  Reference counting still frees
-    everything as usual."""
+    everything as usual.  ``freeze``: what is alive at the end (the model) leaves the
+    collector's view (``gc.freeze``) before the collector comes back -- otherwise its first
+    collection walks the whole model, still in the youngest generation (0.7 s on thrust);
+    use it inside :func:`heap_frozen`, which gives the objects back."""
     import gc
 
     was = gc.isenabled()
@@ -296,16 +299,20 @@ def collector_paused() -> Iterator[None]:
     try:
         yield
     finally:
+        if freeze:
+            gc.freeze()
         if was:
             gc.enable()
 
 
 @contextlib.contextmanager
 def heap_frozen() -> Iterator[None]:
-    """Everything alive on entry (a parsed module) kept out of the collector's view until the
-    block ends, so the many small allocations of per-entry analyses do not make the
-    collector re-walk the whole model again and again (``gc.freeze``; ``gc.unfreeze`` on exit,
-    so a library caller's later collections see it again)."""
+    """Everything alive on entry, or frozen inside the block (a parsed module, see
+    :func:`collector_paused`), kept out of the collector's view until the block ends, so the
+    many small allocations of per-entry analyses do not make the collector re-walk the whole
+    model again and again (``gc.freeze``; ``gc.unfreeze`` on exit, so a library caller's later
+    collections see it again -- the block should hold the output too: a command's process
+    then exits before any collection walks the model)."""
     import gc
 
     gc.freeze()

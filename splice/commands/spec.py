@@ -16,16 +16,16 @@ def _kernels(args):
     from ..analysis import Kernel
     from ..ptx import parse_file
     from ..ptx.index import SourceLines
-    from ..util import collector_paused, heap_frozen
+    from ..util import collector_paused
 
     if args.entry:   # only that entry's body is parsed: one kernel of a huge module is cheap
         from .frontend import _module
 
-        with collector_paused():
+        with collector_paused(freeze=True):
             mod, name = _module(args)
         yield Kernel(mod, name)
         return
-    with collector_paused():
+    with collector_paused(freeze=True):
         mod = parse_file(args.file)
     ents = [f.name for f in mod.entries() if f.body is not None]
     if not ents:
@@ -33,9 +33,8 @@ def _kernels(args):
     if args.abi is not None:
         ents = ents[:1]
     lines = SourceLines(mod.source)
-    with heap_frozen():
-        for e in ents:
-            yield Kernel(mod, e, lines)
+    for e in ents:
+        yield Kernel(mod, e, lines)
 
 
 def _display_names(module) -> dict:
@@ -48,6 +47,15 @@ def _display_names(module) -> dict:
 
 
 def cmd_spec(args) -> int:
+    """The model is frozen out of the collector's view from its parse to the end of the output
+    (``_kernels``, ``util.heap_frozen``)."""
+    from ..util import heap_frozen
+
+    with heap_frozen():
+        return _spec(args)
+
+
+def _spec(args) -> int:
     from ..analysis.abi import parse_abi_spec
     from ..analysis.spec import build_spec
 

@@ -287,8 +287,9 @@ def collector_paused(freeze: bool = False) -> Iterator[None]:
 
     A parsed 800k-line module is millions of small objects that form no cycles; every
     collection the allocations trigger walks all of those made so far, which made parsing
-    CuPy's thrust PTX about 1.5x slower than the work itself.  Reference counting still frees
-    everything as usual.  ``freeze``: what is alive at the end (the model) leaves the
+    CuPy's thrust PTX about 1.5x slower than the work itself (the parser pauses it too; this
+    keeps it off past the parse).  Reference counting still frees everything as usual.
+    ``freeze``: what is alive at the end (the model) leaves the
     collector's view (``gc.freeze``) before the collector comes back -- otherwise its first
     collection walks the whole model, still in the youngest generation (0.7 s on thrust);
     use it inside :func:`heap_frozen`, which gives the objects back."""

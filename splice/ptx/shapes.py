@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any
 
 from lark import Token
 
@@ -114,7 +115,7 @@ class ShapeCache:
         key, vs, ve = _key(text)
         if rule != "body_items":
             key = rule + "\x02" + key
-        tpl = self._templates.get(key)
+        tpl: Any = self._templates.get(key)   # an int (times seen) or a compiled template
         if tpl.__class__ is _TEMPLATE:
             vals = _VALS.findall(text)
             if len(vals) == tpl.nvals and (not tpl.numbers or _numbers_ok(vals)):

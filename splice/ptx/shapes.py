@@ -50,7 +50,7 @@ _NUMBER_TOKEN = re.compile(r"-?0[fF][0-9a-fA-F]{8}|-?0[dD][0-9a-fA-F]{16}|-?[0-9
                            r"|-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)[uU]?")
 _DIGITS = frozenset("0123456789")
 _EXACT_ONLY = ("",)  # marker: this shape always goes to Lark (or the direct reader)
-_TEMPLATE = type(lambda: None)
+_TEMPLATE: Any = type(lambda: None)      # compiled templates are plain functions
 #: a shape is read directly (``direct.py``) until its COMPILE_AT-th statement, which compiles a
 #: template: compiling (~60 µs) pays off only for shapes that recur
 COMPILE_AT = 3
@@ -115,7 +115,7 @@ class ShapeCache:
         key, vs, ve = _key(text)
         if rule != "body_items":
             key = rule + "\x02" + key
-        tpl: Any = self._templates.get(key)   # an int (times seen) or a compiled template
+        tpl = self._templates.get(key)
         if tpl.__class__ is _TEMPLATE:
             vals = _VALS.findall(text)
             if len(vals) == tpl.nvals and (not tpl.numbers or _numbers_ok(vals)):

@@ -115,7 +115,7 @@ class ShapeCache:
         key, vs, ve = _key(text)
         if rule != "body_items":
             key = rule + "\x02" + key
-        tpl = self._templates.get(key)
+        tpl: Any = self._templates.get(key)    # times seen (int) or a compiled template
         if tpl.__class__ is _TEMPLATE:
             vals = _VALS.findall(text)
             if len(vals) == tpl.nvals and (not tpl.numbers or _numbers_ok(vals)):

@@ -75,3 +75,115 @@ def test_jobs_on_processes_same_records_same_order(tmp_path, capsys):
     assert main(["roundtrip", str(d), "--json", "--jobs", "2"]) == 1
     two = _json_lines(capsys.readouterr().out)
     assert one == two and len(one) == 7 and one[-1]["parsed"] is False
+
+
+# --------------------------------------------------------------------------------------------
+# --jobs N: a big file is checked as a skeleton item and body items (roundtrip_split)
+# --------------------------------------------------------------------------------------------
+
+def _big_module(n: int, bad_at: int = -1, extra: str = "") -> str:
+    """A module of ``n`` functions whose bodies vary in layout (comments, a nested scope, a
+    statement over two lines); function ``bad_at`` has a statement the grammar rejects."""
+    out = [".version 8.0\n.target sm_90\n.address_size 64\n", extra]
+    for k in range(n):
+        bad = "\tadd.s32 %r2, %r1 %r1;\n" if k == bad_at else ""
+        out.append(f"// f{k}\n.visible .func (.param .b32 r) f{k}(.param .b32 p)\n{{\n"
+                   f"\t.reg .b32 %r<4>;  // regs\n\tld.param.b32 %r1, [p];\n{bad}"
+                   f"\t{{ add.s32 %r2, %r1, {k}; }}\n\tmul.lo.s32 %r3,\n\t\t%r2, %r2;\n"
+                   f"$L{k}: /* c */ st.param.b32 [r], %r3;\n\tret;\n}}\n\n")
+    return "".join(out)
+
+
+def _corpus_with_big_files(d):
+    d.mkdir()
+    (d / "a_big.ptx").write_text(_big_module(300))
+    (d / "b_big_bad.ptx").write_text(_big_module(300, bad_at=250))
+    (d / "c_big_crlf.ptx").write_bytes(_big_module(300).replace("\n", "\r\n").encode())
+    for f in sorted(MODERN.glob("*.ptx"))[:4]:
+        shutil.copy(f, d / f.name)
+    shutil.copy(FAIL, d / "zz_bad.ptx")
+
+
+def test_jobs_split_big_files_same_records(tmp_path, capsys):
+    """Big files are split into a skeleton and body items; every record (verdict, message,
+    line count in the table) is the one a whole-file check gives, in input order."""
+    from splice.commands import roundtrip_split as S
+
+    d = tmp_path / "d"
+    _corpus_with_big_files(d)
+    work = [(p, False, None, None) for p in sorted(d.iterdir())]
+    sched = S.Scheduler(work, 2, split=True)
+    assert sched.split_files == (0, 1, 2), "the three big files are split"
+    list(sched.results())
+    sk = S.skeleton_job(d / "a_big.ptx", 2000)
+    assert isinstance(sk, S.Skeleton) and len(sk.groups) > 4
+    assert all(S.bodies_job(d / "a_big.ptx", sk.digest, g) for g in sk.groups)
+    assert main(["roundtrip", str(d), "--json", "--jobs", "1"]) == 1
+    one = _json_lines(capsys.readouterr().out)
+    for jobs in ("2", "3"):
+        assert main(["roundtrip", str(d), "--json", "--jobs", jobs]) == 1
+        assert _json_lines(capsys.readouterr().out) == one
+    bad = [r for r in one if not r["parsed"]]
+    assert [r["path"].rsplit("/", 1)[-1] for r in bad] == ["b_big_bad.ptx", "zz_bad.ptx"]
+    line = (d / "b_big_bad.ptx").read_text()[:(d / "b_big_bad.ptx").read_text().index("%r1 %r1")].count("\n") + 1
+    assert bad[0]["error"].startswith(f"{d / 'b_big_bad.ptx'}:{line}:")
+
+
+def test_split_results_equal_whole_file_results(tmp_path):
+    from splice.commands import roundtrip as rt
+
+    d = tmp_path / "d"
+    _corpus_with_big_files(d)
+    files = rt.collect([d])
+    assert list(rt.check_files(files, False, jobs=2)) == [rt.check_file(f, False) for f in files]
+
+
+def test_a_failing_piece_hands_the_file_to_the_whole_check(tmp_path, monkeypatch):
+    """A body item that fails (here: a parser whose blocks end one byte early) does not decide
+    the verdict: the file is checked whole and gets the whole check's record."""
+    from splice.commands import roundtrip as rt
+    from splice.commands import roundtrip_split as S
+    from splice.ptx import model as m
+
+    d = tmp_path / "d"
+    _corpus_with_big_files(d)
+    real = S._body_parser
+    calls = []
+
+    def short(text, path):
+        parse = real(text, path)
+
+        def body(o, c, line):
+            calls.append(o)
+            b = parse(o, c, line)
+            return m.Block(b.items, (o, c), b.line)
+        return body
+
+    monkeypatch.setattr(S, "_body_parser", short)
+    sk = S.skeleton_job(d / "a_big.ptx", 2000)
+    assert not S.bodies_job(d / "a_big.ptx", sk.digest, sk.groups[0]) and calls
+    files = rt.collect([d])   # the forked workers inherit the broken body parser
+    assert list(rt.check_files(files, False, jobs=2)) == [rt.check_file(f, False) for f in files]
+
+
+def test_split_refuses_what_it_cannot_decide(tmp_path):
+    """Sections, a syntax error, or bytes that changed since the skeleton: the whole check."""
+    from splice.commands import roundtrip as rt
+    from splice.commands import roundtrip_split as S
+
+    sec = tmp_path / "sec.ptx"
+    sec.write_text(_big_module(20) + ".section .debug_str\n{\n$L1:\n.b8 65\n}\n")
+    assert S.skeleton_job(sec, 100) == rt.check_file(sec, False)
+    bad = tmp_path / "bad.ptx"
+    bad.write_text(_big_module(20, bad_at=3))
+    r = S.skeleton_job(bad, 100)
+    if isinstance(r, S.Skeleton):   # the skeleton is fine: the bad body fails its own item
+        assert not all(S.bodies_job(bad, r.digest, g) for g in r.groups)
+    else:
+        assert r == rt.check_file(bad, False)
+    ok = tmp_path / "ok.ptx"
+    ok.write_text(_big_module(20))
+    sk = S.skeleton_job(ok, 100)
+    assert S.bodies_job(ok, sk.digest, sk.groups[0])
+    ok.write_text(_big_module(20).replace("mul.lo", "mul.hi"))
+    assert not S.bodies_job(ok, sk.digest, sk.groups[0])

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional
@@ -138,36 +137,20 @@ def _check(job) -> RoundTrip:
 
 
 def check_files(files, sass: bool, arch: Optional[str] = None, cache=None, jobs: int = 1):
-    """An iterator of RoundTrip results in the order of ``files``.  With ``jobs > 1`` every file
-    is submitted to the worker processes here, before the caller starts a progress display's
-    thread (forking a process that runs threads is unsafe)."""
+    """An iterator of RoundTrip results in the order of ``files``.  With ``jobs > 1`` the
+    worker processes are started here, before the caller starts a progress display's thread
+    (forking a process that runs threads is unsafe); a file much bigger than its share of the
+    corpus is checked function body by function body (``splice.commands.roundtrip_split``)."""
     work = [(p, sass, arch, cache) for p in files]
     if jobs <= 1 or len(files) <= 1:
         return map(_check, work)
     from ..ptx.parser import lark_parser
+    from .roundtrip_split import Scheduler
 
     lark_parser()  # build the grammar once; forked workers inherit it
     if cache is not None:
         cache.warm()
-    pool = ProcessPoolExecutor(min(jobs, len(files)))
-    futures: list = [None] * len(work)
-    for i in sorted(range(len(work)), key=lambda i: -_size(work[i][0])):
-        futures[i] = pool.submit(_check, work[i])  # biggest first: no big file left for last
-
-    def drain():
-        try:
-            for f in futures:
-                yield f.result()
-        finally:
-            pool.shutdown(cancel_futures=True)
-    return drain()
-
-
-def _size(path) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
+    return Scheduler(work, jobs, split=not sass).results()
 
 
 def run_roundtrip(args) -> int:

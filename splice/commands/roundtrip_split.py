@@ -1,0 +1,302 @@
+"""``splice roundtrip --jobs N``: files, and the function bodies of big files, as work items.
+
+One file can be most of a corpus (gpuocelot's thrust ``Sort.ptx`` is 58 % of the shared
+corpus' bytes), so a pool that hands out whole files ends when that file ends, whatever N is.
+A file bigger than its share of the corpus is checked in pieces instead, which the parser's
+own structure allows: ``parse`` is the skeleton (declarations and every function's signature,
+bodies masked) followed by each body cut into statements on its own.  So
+
+1. a *skeleton* item parses the skeleton (``parse_entry`` choosing no entry) and checks that it
+   re-emits the file with every body left as source text;
+2. *body* items, a few bodies each, parse those bodies and check that each re-emits its own
+   source bytes.
+
+When every piece passes, ``emit(parse(text)) == text`` holds for the whole file (``emit``
+writes each spanned node's text and copies the text between them, so the file's emit is the
+skeleton's with each body's emit in its place).  When any piece fails, or the file is anything
+but the plain case (a syntax error anywhere, ``.section`` blocks, the file changed between two
+reads), the file is checked whole by ``check_file``: its verdict and message are exactly the
+ones a whole-file check gives, because they are made by it.  Only the lossless check is split;
+``--sass`` needs the whole module's canonical print and keeps one item per file.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+
+from ..ptx import PtxSyntaxError, emit
+from ..ptx import model as m
+from .roundtrip import RoundTrip, _check, check_file
+
+#: a file is split when it is bigger than 1/(SHARE × jobs) of the corpus' bytes, into body items
+#: of decreasing size down to 1/(8 × SHARE × jobs) of it: small enough that the run ends evenly
+SHARE = 4
+
+
+@dataclasses.dataclass(frozen=True)
+class Skeleton:
+    """What a skeleton item hands back: the text's digest (a body item re-reads the file and
+    must see the same bytes), its line count, and the bodies as (open, close, line) groups."""
+    digest: bytes
+    lines: int
+    groups: tuple
+
+
+def skeleton_job(path, chunk: int):
+    """Worker: the skeleton of ``path`` and its body groups, or the whole file's RoundTrip
+    when the file is not the plain case (see the module docstring)."""
+    try:
+        text, digest = _read(path)
+    except OSError:
+        return check_file(path, False)
+    chosen = []
+    try:
+        from ..ptx.parser import parse_entry
+
+        # ``choose`` is only called once the skeleton went through the chunked path
+        mod = parse_entry(text, str(path), lambda names: chosen.append(names))
+    except PtxSyntaxError:
+        return check_file(path, False)
+    fns = [k for k, it in enumerate(mod.items) if isinstance(it, m.Function) and it.body is not None]
+    if (not chosen or any(isinstance(it, m.Section) for it in mod.items)
+            or any(mod.items[k].body.items or mod.items[k].body.span is None for k in fns)):
+        return check_file(path, False)
+    items = list(mod.items)
+    for k in fns:   # a function without its body is written as its source text
+        items[k] = dataclasses.replace(items[k], body=None)
+    if emit(m.Module(tuple(items), text, str(path))) != text:
+        return check_file(path, False)
+    spans = [(mod.items[k].body.span[0], mod.items[k].body.span[1] - 1, mod.items[k].body.line)
+             for k in fns]
+    return Skeleton(digest, text.count("\n"), _groups(spans, chunk))
+
+
+def _groups(spans, chunk: int) -> tuple:
+    """Consecutive bodies (neighbouring functions share statement shapes, so a group learns
+    few) packed into groups of decreasing size: a third of what is left, down to ``chunk``
+    characters.  Taken biggest first, the last items of a run are the smallest ones, so the
+    workers end together."""
+    left = sum(c - o for o, c, _line in spans)
+    groups, cur, size = [], [], 0
+    for o, c, line in spans:
+        cur.append((o, c, line))
+        size += c - o
+        if size >= max(chunk, left // 3):
+            groups.append(tuple(cur))
+            left -= size
+            cur, size = [], 0
+    if cur:
+        groups.append(tuple(cur))
+    return tuple(groups)
+
+
+def _read(path):
+    """(text, digest) of ``path``: the digest is of its bytes, so that a body item knows it
+    sees the bytes the skeleton saw."""
+    from ..util import ENCODING, ERRORS
+
+    with open(path, "rb") as fh:
+        data = fh.read()
+    return data.decode(ENCODING, ERRORS), hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _body_parser(text: str, path: str):
+    """``parse``'s own per-body step (the parser's line cutter with the process' shape cache):
+    (open, close, line) -> Block, exactly as ``parse`` builds each body of a chunked module."""
+    from ..ptx.parser import _SHAPES, _BodyParser
+
+    return _BodyParser(text, path, _SHAPES).parse_body
+
+
+def bodies_job(path, digest: bytes, spans) -> bool:
+    """Worker: True when every body in ``spans`` parses and re-emits its own source bytes."""
+    from ..ptx.printer import _emit_node
+
+    try:
+        text, seen = _read(path)
+    except OSError:
+        return False
+    if seen != digest:
+        return False
+    parse_body = _body_parser(text, str(path))
+    for o, c, line in spans:
+        try:
+            block = parse_body(o, c, line)
+        except PtxSyntaxError:
+            return False
+        if block.span != (o, c + 1) or _emit_node(text, block) != text[o:c + 1]:
+            return False
+    return True
+
+
+def _size(path) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+#: the cost of a file beyond its bytes (reading it, a fresh skeleton, new statement shapes),
+#: in bytes: measured on the shared corpus, 250 small files cost about 4 kB of a big one each
+FILE_COST = 4096
+#: items queued per worker: one running and one waiting, so a worker never idles on the parent
+IN_FLIGHT = 2
+
+
+def _serve(conn) -> None:
+    """A worker process' loop: run each ``(fn, args)`` that comes down the pipe and send back
+    ``(True, result)`` or ``(False, exception)``; ``None`` or a closed pipe ends it."""
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:
+            return
+        if job is None:
+            return
+        fn, args = job
+        try:
+            out = (True, fn(*args))
+        except Exception as exc:  # handed to the parent, which raises it where results are read
+            out = (False, exc)
+        conn.send(out)
+
+
+class _Worker:
+    """One worker process with its own pipe (so the scheduler chooses which worker runs what,
+    and no thread of the parent's moves items), the directory it is on and its queued items."""
+    __slots__ = ("proc", "conn", "family", "queue")
+
+    def __init__(self):
+        import multiprocessing
+
+        self.conn, child = multiprocessing.Pipe()
+        self.proc = multiprocessing.Process(target=_serve, args=(child,), daemon=True)
+        self.proc.start()
+        child.close()
+        self.family = None
+        self.queue: list = []      # (handler, index) of the items sent, in order
+
+    def send(self, handler, i, fn, args) -> None:
+        self.conn.send((fn, args))
+        self.queue.append((handler, i))
+
+    def stop(self, wait: bool) -> None:
+        if wait:
+            try:
+                self.conn.send(None)
+            except OSError:
+                pass
+        else:
+            self.proc.terminate()
+        self.proc.join()
+        self.conn.close()
+
+
+class Scheduler:
+    """The workers and the bookkeeping of one run.
+
+    Items are queued by directory (*family*): files of one directory share statement shapes
+    (the parser learns each shape once per process), so a worker stays on a directory until it
+    is done, then takes the biggest family nobody is on, then helps with the biggest item left.
+    Big files' skeletons go first, their body items join their family when the skeleton comes
+    back.  Results are handed out in input order as soon as each is known."""
+
+    def __init__(self, work, jobs: int, split: bool):
+        self.work = work
+        self.done: list = [None] * len(work)
+        self.parts: dict = {}     # index -> [skeleton, items left, all passed]
+        self.todo: dict = {}      # family -> [(cost, handler, index, fn, args)]
+        sizes = [_size(w[0]) for w in work]
+        total = sum(sizes) + FILE_COST * len(work)
+        big = total / (SHARE * jobs) if split else float("inf")
+        self.chunk = max(1, int(total / (8 * SHARE * jobs)))
+        self.split_files = tuple(i for i, size in enumerate(sizes) if size > big)
+        for i, size in enumerate(sizes):
+            if size > big:
+                self._add(i, size, self._skeleton_done, skeleton_job, work[i][0], self.chunk)
+            else:
+                self._add_whole(i, size + FILE_COST)
+        self.workers = [_Worker() for _ in range(min(jobs, len(work)))]
+        self._feed()   # every worker process is forked here, before the caller starts threads
+
+    def _add(self, i, cost, handler, fn, *args) -> None:
+        family = os.path.dirname(os.path.abspath(self.work[i][0]))
+        self.todo.setdefault(family, []).append((cost, handler, i, fn, args))
+
+    def _add_whole(self, i, cost) -> None:
+        self._add(i, cost, self._whole_done, _check, self.work[i])
+
+    def _feed(self) -> None:
+        for w in self.workers:
+            while len(w.queue) < IN_FLIGHT and self.todo:
+                _cost, handler, i, fn, args = self._pick(w)
+                w.send(handler, i, fn, args)
+
+    def _pick(self, w: _Worker):
+        """The next item for ``w``: the biggest of its own family, else of the biggest family
+        no other worker is on, else of the biggest family left."""
+        if w.family not in self.todo:
+            taken = {x.family for x in self.workers if x is not w}
+            weight = {f: sum(it[0] for it in items) for f, items in self.todo.items()}
+            free = [f for f in weight if f not in taken] or list(weight)
+            w.family = max(free, key=lambda f: (weight[f], f))
+        items = self.todo[w.family]
+        k = max(range(len(items)), key=lambda k: (items[k][0], -items[k][2]))
+        item = items.pop(k)
+        if not items:
+            del self.todo[w.family]
+        return item
+
+    def _whole_done(self, i, result: RoundTrip) -> None:
+        self.done[i] = result
+
+    def _skeleton_done(self, i, result) -> None:
+        if isinstance(result, RoundTrip):
+            self.done[i] = result
+            return
+        self.parts[i] = [result, len(result.groups), True]
+        for group in result.groups:
+            cost = sum(c - o for o, c, _line in group)
+            self._add(i, cost, self._bodies_done, bodies_job, self.work[i][0], result.digest, group)
+        if not result.groups:
+            self._finish(i)
+
+    def _bodies_done(self, i, passed: bool) -> None:
+        state = self.parts[i]
+        state[1] -= 1
+        state[2] = state[2] and passed
+        if state[1] == 0:
+            self._finish(i)
+
+    def _finish(self, i) -> None:
+        skeleton, _left, passed = self.parts.pop(i)
+        if not passed:   # the whole-file check says what failed, exactly as without the split
+            self._add_whole(i, _size(self.work[i][0]))
+            return
+        self.done[i] = RoundTrip(str(self.work[i][0]), True, True, None, None, skeleton.lines)
+
+    def results(self):
+        ended = False
+        try:
+            for i in range(len(self.work)):
+                while self.done[i] is None:
+                    self._step()
+                yield self.done[i]
+            ended = True
+        finally:
+            for w in self.workers:
+                w.stop(wait=ended)
+
+    def _step(self) -> None:
+        from multiprocessing.connection import wait
+
+        busy = {w.conn: w for w in self.workers if w.queue}
+        for conn in wait(list(busy)):
+            w = busy[conn]
+            ok, result = conn.recv()
+            handler, i = w.queue.pop(0)
+            if not ok:
+                raise result
+            handler(i, result)
+        self._feed()

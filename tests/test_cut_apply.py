@@ -195,3 +195,43 @@ def test_enc5_refuses_a_different_corpus(tmp_path):
     with pytest.raises(SpliceError) as ei:
         make_plan(load_recipe(tmp_path / "r.yaml", search_path=[]))
     assert "weight_bytes" in ei.value.detail
+
+
+def test_planning_pauses_the_collector_and_restores_it(tmp_path, monkeypatch):
+    """run_apply plans with the cyclic collector off (the spliced compile waits for the plan)
+    and leaves the collector as it found it, also when the plan fails."""
+    import gc
+
+    from splice.cut import pipeline
+
+    setup(tmp_path)
+    seen = []
+    real = pipeline.gc_paused
+
+    def spy():
+        cm = real()
+
+        class Spy:
+            def __enter__(self):
+                cm.__enter__()
+                seen.append(gc.isenabled())
+
+            def __exit__(self, *exc):
+                return cm.__exit__(*exc)
+        return Spy()
+
+    monkeypatch.setattr(pipeline, "gc_paused", spy)
+    assert gc.isenabled()
+    p, val, _out, _t = pipeline.run_apply(str(tmp_path / "r.yaml"), ptxas=False)
+    assert val is None and p.cuts and seen == [False] and gc.isenabled()
+    setup(tmp_path, extra="    expect: {mma: 3}\n")
+    with pytest.raises(SpliceError):
+        pipeline.run_apply(str(tmp_path / "r.yaml"), ptxas=False)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with real():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -115,9 +115,10 @@ def test_jobs_split_big_files_same_records(tmp_path, capsys):
     sched = S.Scheduler(work, 2, split=True)
     assert sched.split_files == (0, 1, 2), "the three big files are split"
     list(sched.results())
-    sk = S.skeleton_job(d / "a_big.ptx", 2000)
+    big = {0: (d / "a_big.ptx").read_text()}
+    sk = S.skeleton_job(big, 0, d / "a_big.ptx", 2000)
     assert isinstance(sk, S.Skeleton) and len(sk.groups) > 4
-    assert all(S.bodies_job(d / "a_big.ptx", sk.digest, g) for g in sk.groups)
+    assert all(S.bodies_job(big, 0, d / "a_big.ptx", g) for g in sk.groups)
     assert main(["roundtrip", str(d), "--json", "--jobs", "1"]) == 1
     one = _json_lines(capsys.readouterr().out)
     for jobs in ("2", "3"):
@@ -160,30 +161,36 @@ def test_a_failing_piece_hands_the_file_to_the_whole_check(tmp_path, monkeypatch
         return body
 
     monkeypatch.setattr(S, "_body_parser", short)
-    sk = S.skeleton_job(d / "a_big.ptx", 2000)
-    assert not S.bodies_job(d / "a_big.ptx", sk.digest, sk.groups[0]) and calls
+    big = {0: (d / "a_big.ptx").read_text()}
+    sk = S.skeleton_job(big, 0, d / "a_big.ptx", 2000)
+    assert not S.bodies_job(big, 0, d / "a_big.ptx", sk.groups[0]) and calls
     files = rt.collect([d])   # the forked workers inherit the broken body parser
     assert list(rt.check_files(files, False, jobs=2)) == [rt.check_file(f, False) for f in files]
 
 
 def test_split_refuses_what_it_cannot_decide(tmp_path):
-    """Sections, a syntax error, or bytes that changed since the skeleton: the whole check."""
+    """Sections or a skeleton syntax error: the whole check's record; a bad body fails its
+    own item; every item reads the text the parent read once, not the file."""
     from splice.commands import roundtrip as rt
     from splice.commands import roundtrip_split as S
 
+    def job(path):
+        return S.skeleton_job({0: path.read_text()}, 0, path, 100)
+
     sec = tmp_path / "sec.ptx"
     sec.write_text(_big_module(20) + ".section .debug_str\n{\n$L1:\n.b8 65\n}\n")
-    assert S.skeleton_job(sec, 100) == rt.check_file(sec, False)
+    assert job(sec) == rt.check_file(sec, False)
+    head = tmp_path / "head.ptx"
+    head.write_text(_big_module(20).replace(".address_size 64", ".address_size 64 64"))
+    assert job(head) == rt.check_file(head, False) and not job(head).parsed
     bad = tmp_path / "bad.ptx"
     bad.write_text(_big_module(20, bad_at=3))
-    r = S.skeleton_job(bad, 100)
-    if isinstance(r, S.Skeleton):   # the skeleton is fine: the bad body fails its own item
-        assert not all(S.bodies_job(bad, r.digest, g) for g in r.groups)
-    else:
-        assert r == rt.check_file(bad, False)
+    r = job(bad)
+    assert isinstance(r, S.Skeleton)   # the skeleton is fine: the bad body fails its own item
+    assert [S.bodies_job({0: bad.read_text()}, 0, bad, g) for g in r.groups].count(False) == 1
     ok = tmp_path / "ok.ptx"
     ok.write_text(_big_module(20))
-    sk = S.skeleton_job(ok, 100)
-    assert S.bodies_job(ok, sk.digest, sk.groups[0])
-    ok.write_text(_big_module(20).replace("mul.lo", "mul.hi"))
-    assert not S.bodies_job(ok, sk.digest, sk.groups[0])
+    texts = {0: ok.read_text()}
+    sk = S.skeleton_job(texts, 0, ok, 100)
+    ok.write_text("garbage")
+    assert all(S.bodies_job(texts, 0, ok, g) for g in sk.groups)

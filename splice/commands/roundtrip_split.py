@@ -4,7 +4,8 @@ One file can be most of a corpus (gpuocelot's thrust ``Sort.ptx`` is 58 % of the
 corpus' bytes), so a pool that hands out whole files ends when that file ends, whatever N is.
 A file bigger than its share of the corpus is checked in pieces instead, which the parser's
 own structure allows: ``parse`` is the skeleton (declarations and every function's signature,
-bodies masked) followed by each body cut into statements on its own.  So
+bodies masked) followed by each body cut into statements on its own.  So, with the file's
+text read once by the parent before the workers are forked (every item sees the same bytes),
 
 1. a *skeleton* item parses the skeleton (``parse_entry`` choosing no entry) and checks that it
    re-emits the file with every body left as source text;
@@ -14,15 +15,13 @@ bodies masked) followed by each body cut into statements on its own.  So
 When every piece passes, ``emit(parse(text)) == text`` holds for the whole file (``emit``
 writes each spanned node's text and copies the text between them, so the file's emit is the
 skeleton's with each body's emit in its place).  When any piece fails, or the file is anything
-but the plain case (a syntax error anywhere, ``.section`` blocks, the file changed between two
-reads), the file is checked whole by ``check_file``: its verdict and message are exactly the
+but the plain case (a syntax error anywhere, ``.section`` blocks), the file is checked whole by ``check_file``: its verdict and message are exactly the
 ones a whole-file check gives, because they are made by it.  Only the lossless check is split;
 ``--sass`` needs the whole module's canonical print and keeps one item per file.
 """
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 
 from ..ptx import PtxSyntaxError, emit
@@ -36,20 +35,17 @@ SHARE = 4
 
 @dataclasses.dataclass(frozen=True)
 class Skeleton:
-    """What a skeleton item hands back: the text's digest (a body item re-reads the file and
-    must see the same bytes), its line count, and the bodies as (open, close, line) groups."""
-    digest: bytes
+    """What a skeleton item hands back: the file's line count and its bodies as groups of
+    (open, close, line)."""
     lines: int
     groups: tuple
 
 
-def skeleton_job(path, chunk: int):
-    """Worker: the skeleton of ``path`` and its body groups, or the whole file's RoundTrip
-    when the file is not the plain case (see the module docstring)."""
-    try:
-        text, digest = _read(path)
-    except OSError:
-        return check_file(path, False)
+def skeleton_job(texts: dict, i: int, path, chunk: int):
+    """Worker: the skeleton of file ``i`` (its text read once, by the parent, in ``texts``)
+    and its body groups, or the whole file's RoundTrip when the file is not the plain case
+    (see the module docstring)."""
+    text = texts[i]
     chosen = []
     try:
         from ..ptx.parser import parse_entry
@@ -69,7 +65,7 @@ def skeleton_job(path, chunk: int):
         return check_file(path, False)
     spans = [(mod.items[k].body.span[0], mod.items[k].body.span[1] - 1, mod.items[k].body.line)
              for k in fns]
-    return Skeleton(digest, text.count("\n"), _groups(spans, chunk))
+    return Skeleton(text.count("\n"), _groups(spans, chunk))
 
 
 def _groups(spans, chunk: int) -> tuple:
@@ -91,16 +87,6 @@ def _groups(spans, chunk: int) -> tuple:
     return tuple(groups)
 
 
-def _read(path):
-    """(text, digest) of ``path``: the digest is of its bytes, so that a body item knows it
-    sees the bytes the skeleton saw."""
-    from ..util import ENCODING, ERRORS
-
-    with open(path, "rb") as fh:
-        data = fh.read()
-    return data.decode(ENCODING, ERRORS), hashlib.blake2b(data, digest_size=16).digest()
-
-
 def _body_parser(text: str, path: str):
     """``parse``'s own per-body step (the parser's line cutter with the process' shape cache):
     (open, close, line) -> Block, exactly as ``parse`` builds each body of a chunked module."""
@@ -109,16 +95,12 @@ def _body_parser(text: str, path: str):
     return _BodyParser(text, path, _SHAPES).parse_body
 
 
-def bodies_job(path, digest: bytes, spans) -> bool:
-    """Worker: True when every body in ``spans`` parses and re-emits its own source bytes."""
+def bodies_job(texts: dict, i: int, path, spans) -> bool:
+    """Worker: True when every body in ``spans`` of file ``i`` parses and re-emits its own
+    source bytes."""
     from ..ptx.printer import _emit_node
 
-    try:
-        text, seen = _read(path)
-    except OSError:
-        return False
-    if seen != digest:
-        return False
+    text = texts[i]
     parse_body = _body_parser(text, str(path))
     for o, c, line in spans:
         try:
@@ -128,6 +110,21 @@ def bodies_job(path, digest: bytes, spans) -> bool:
         if block.span != (o, c + 1) or _emit_node(text, block) != text[o:c + 1]:
             return False
     return True
+
+
+def _texts(work, big) -> dict:
+    """index -> text of the files to split, read here, once, before the workers are forked:
+    every item of a file sees the same bytes, and none reads the file again.  A file that
+    cannot be read is left to the whole-file check, which says why."""
+    from ..util import read_text
+
+    texts = {}
+    for i in big:
+        try:
+            texts[i] = read_text(work[i][0])
+        except OSError:
+            pass
+    return texts
 
 
 def _size(path) -> int:
@@ -144,9 +141,14 @@ FILE_COST = 4096
 IN_FLIGHT = 2
 
 
-def _serve(conn) -> None:
-    """A worker process' loop: run each ``(fn, args)`` that comes down the pipe and send back
-    ``(True, result)`` or ``(False, exception)``; ``None`` or a closed pipe ends it."""
+def _whole(texts: dict, job) -> RoundTrip:
+    return _check(job)
+
+
+def _serve(conn, texts: dict) -> None:
+    """A worker process' loop: run each ``(fn, args)`` that comes down the pipe as
+    ``fn(texts, *args)`` and send back ``(True, result)`` or ``(False, exception)``; ``None``
+    or a closed pipe ends it.  ``texts`` (the big files' texts) came with the fork."""
     while True:
         try:
             job = conn.recv()
@@ -156,7 +158,7 @@ def _serve(conn) -> None:
             return
         fn, args = job
         try:
-            out = (True, fn(*args))
+            out = (True, fn(texts, *args))
         except Exception as exc:  # handed to the parent, which raises it where results are read
             out = (False, exc)
         conn.send(out)
@@ -167,11 +169,11 @@ class _Worker:
     and no thread of the parent's moves items), the directory it is on and its queued items."""
     __slots__ = ("proc", "conn", "family", "queue")
 
-    def __init__(self):
+    def __init__(self, texts: dict):
         import multiprocessing
 
         self.conn, child = multiprocessing.Pipe()
-        self.proc = multiprocessing.Process(target=_serve, args=(child,), daemon=True)
+        self.proc = multiprocessing.Process(target=_serve, args=(child, texts), daemon=True)
         self.proc.start()
         child.close()
         self.family = None
@@ -211,13 +213,14 @@ class Scheduler:
         total = sum(sizes) + FILE_COST * len(work)
         big = total / (SHARE * jobs) if split else float("inf")
         self.chunk = max(1, int(total / (8 * SHARE * jobs)))
-        self.split_files = tuple(i for i, size in enumerate(sizes) if size > big)
+        texts = _texts(work, [i for i, size in enumerate(sizes) if size > big])
+        self.split_files = tuple(texts)
         for i, size in enumerate(sizes):
-            if size > big:
-                self._add(i, size, self._skeleton_done, skeleton_job, work[i][0], self.chunk)
+            if i in texts:
+                self._add(i, size, self._skeleton_done, skeleton_job, i, work[i][0], self.chunk)
             else:
                 self._add_whole(i, size + FILE_COST)
-        self.workers = [_Worker() for _ in range(min(jobs, len(work)))]
+        self.workers = [_Worker(texts) for _ in range(min(jobs, len(work)))]
         self._feed()   # every worker process is forked here, before the caller starts threads
 
     def _add(self, i, cost, handler, fn, *args) -> None:
@@ -225,7 +228,7 @@ class Scheduler:
         self.todo.setdefault(family, []).append((cost, handler, i, fn, args))
 
     def _add_whole(self, i, cost) -> None:
-        self._add(i, cost, self._whole_done, _check, self.work[i])
+        self._add(i, cost, self._whole_done, _whole, self.work[i])
 
     def _feed(self) -> None:
         for w in self.workers:
@@ -258,7 +261,7 @@ class Scheduler:
         self.parts[i] = [result, len(result.groups), True]
         for group in result.groups:
             cost = sum(c - o for o, c, _line in group)
-            self._add(i, cost, self._bodies_done, bodies_job, self.work[i][0], result.digest, group)
+            self._add(i, cost, self._bodies_done, bodies_job, i, self.work[i][0], group)
         if not result.groups:
             self._finish(i)
 

@@ -112,8 +112,11 @@ def test_jobs_split_big_files_same_records(tmp_path, capsys):
     d = tmp_path / "d"
     _corpus_with_big_files(d)
     work = [(p, False, None, None) for p in sorted(d.iterdir())]
+    import gc
+
     sched = S.Scheduler(work, 2, split=True)
     assert sched.split_files == (0, 1, 2), "the three big files are split"
+    assert gc.get_freeze_count() == 0, "the workers were forked frozen, the parent is not left so"
     list(sched.results())
     big = {0: (d / "a_big.ptx").read_text()}
     sk = S.skeleton_job(big, 0, d / "a_big.ptx", 2000)

@@ -195,6 +195,19 @@ class _Worker:
         self.conn.close()
 
 
+def _fork_workers(n: int, texts: dict) -> list:
+    """``n`` workers, forked with the parent's objects out of the collector's sight
+    (``gc.freeze``): a worker's collections then never walk (and so never copy, page by page)
+    the modules, grammar and texts it inherited.  The parent's collector is as it was after."""
+    import gc
+
+    gc.freeze()
+    try:
+        return [_Worker(texts) for _ in range(n)]
+    finally:
+        gc.unfreeze()
+
+
 class Scheduler:
     """The workers and the bookkeeping of one run.
 
@@ -220,7 +233,7 @@ class Scheduler:
                 self._add(i, size, self._skeleton_done, skeleton_job, i, work[i][0], self.chunk)
             else:
                 self._add_whole(i, size + FILE_COST)
-        self.workers = [_Worker(texts) for _ in range(min(jobs, len(work)))]
+        self.workers = _fork_workers(min(jobs, len(work)), texts)
         self._feed()   # every worker process is forked here, before the caller starts threads
 
     def _add(self, i, cost, handler, fn, *args) -> None:

@@ -148,7 +148,21 @@ def _whole(texts: dict, job) -> RoundTrip:
 def _serve(conn, texts: dict) -> None:
     """A worker process' loop: run each ``(fn, args)`` that comes down the pipe as
     ``fn(texts, *args)`` and send back ``(True, result)`` or ``(False, exception)``; ``None``
-    or a closed pipe ends it.  ``texts`` (the big files' texts) came with the fork."""
+    or a closed pipe ends it.  ``texts`` (the big files' texts) came with the fork.
+
+    Ctrl-C is the parent's to handle (it stops the workers); a SIGTERM from the parent unwinds
+    the item like ``splice``'s own handler does (ptxas killed, temporary files removed) and the
+    worker ends quietly: no traceback from a worker reaches the user."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        _loop(conn, texts)
+    except KeyboardInterrupt:   # splice.util.Terminated (SIGTERM, SIGHUP) is one
+        return
+
+
+def _loop(conn, texts: dict) -> None:
     while True:
         try:
             job = conn.recv()

@@ -197,3 +197,35 @@ def test_split_refuses_what_it_cannot_decide(tmp_path):
     sk = S.skeleton_job(texts, 0, ok, 100)
     ok.write_text("garbage")
     assert all(S.bodies_job(texts, 0, ok, g) for g in sk.groups)
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT"])
+def test_jobs_stopped_by_a_signal_leaves_no_traceback_and_no_worker(tmp_path, how):
+    """Stopping ``roundtrip --jobs 2`` (SIGTERM to it, Ctrl-C to its process group) ends it
+    with splice's status and message; no worker prints a traceback or outlives it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    d = tmp_path / "d"
+    d.mkdir()
+    text = _big_module(5000)   # 6 × 1.2 MB: seconds of work, so the signal comes mid-run
+    for k in range(6):
+        (d / f"big{k}.ptx").write_text(text)
+    sig = getattr(signal, how)
+    proc = subprocess.Popen([sys.executable, "-m", "splice.cli", "roundtrip", str(d), "--json", "--jobs", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(0.8)
+    if how == "SIGINT":
+        os.killpg(proc.pid, sig)
+    else:
+        os.kill(proc.pid, sig)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    assert b"Traceback" not in err
+    time.sleep(0.2)
+    with pytest.raises(ProcessLookupError):
+        os.killpg(proc.pid, 0)    # nothing of its process group is left

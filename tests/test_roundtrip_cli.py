@@ -229,3 +229,23 @@ def test_jobs_stopped_by_a_signal_leaves_no_traceback_and_no_worker(tmp_path, ho
     time.sleep(0.2)
     with pytest.raises(ProcessLookupError):
         os.killpg(proc.pid, 0)    # nothing of its process group is left
+
+
+def _die(*_args):
+    import os
+
+    os._exit(9)
+
+
+def test_a_worker_that_dies_is_an_error_naming_the_file(tmp_path, capsys, monkeypatch):
+    """A worker killed mid-item (here its skeleton item exits) is exit 2 with a message naming
+    the file, not a traceback."""
+    from splice.commands import roundtrip_split as S
+
+    d = tmp_path / "d"
+    _corpus_with_big_files(d)
+    monkeypatch.setattr(S, "skeleton_job", _die)
+    assert main(["roundtrip", str(d), "--json", "--jobs", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "worker process ended" in err and "exit code 9" in err and "Traceback" not in err
+    assert "_big" in err.split(":")[0]

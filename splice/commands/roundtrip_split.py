@@ -261,7 +261,10 @@ class Scheduler:
         for w in self.workers:
             while len(w.queue) < IN_FLIGHT and self.todo:
                 _cost, handler, i, fn, args = self._pick(w)
-                w.send(handler, i, fn, args)
+                try:
+                    w.send(handler, i, fn, args)
+                except OSError:
+                    raise self._died(w, i) from None
 
     def _pick(self, w: _Worker):
         """The next item for ``w``: the biggest of its own family, else of the biggest family
@@ -318,14 +321,26 @@ class Scheduler:
             for w in self.workers:
                 w.stop(wait=ended)
 
+    def _died(self, w: _Worker, i: int):
+        """The error for a worker that is gone (the OOM killer, a signal to it alone): exit 2
+        naming the file it had, never a result missing from the report."""
+        from ..errors import SpliceError
+
+        w.proc.join()
+        return SpliceError(f"a worker process ended while checking this file (exit code "
+                           f"{w.proc.exitcode}); rerun with --jobs 1", str(self.work[i][0]))
+
     def _step(self) -> None:
         from multiprocessing.connection import wait
 
         busy = {w.conn: w for w in self.workers if w.queue}
         for conn in wait(list(busy)):
             w = busy[conn]
-            ok, result = conn.recv()
             handler, i = w.queue.pop(0)
+            try:
+                ok, result = conn.recv()
+            except (EOFError, OSError):
+                raise self._died(w, i) from None
             if not ok:
                 raise result
             handler(i, result)

@@ -65,6 +65,8 @@ def skeleton_job(texts: dict, i: int, path, chunk: int):
         return check_file(path, False)
     spans = [(mod.items[k].body.span[0], mod.items[k].body.span[1] - 1, mod.items[k].body.line)
              for k in fns]
+    if any(text[o] != "{" or text[c] != "}" for o, c, _line in spans):
+        return check_file(path, False)   # a body span that is not its braces: not the plain case
     return Skeleton(text.count("\n"), _groups(spans, chunk))
 
 

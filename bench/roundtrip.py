@@ -48,7 +48,8 @@ def main(argv=None) -> int:
     print(f"speed-up jobs {args.jobs} vs 1: {sp_med:.2f} (medians), {sp_min:.2f} (mins); target ≥ 1.8 "
           f"{'ok' if sp_med >= 1.8 else 'MISSED'}")
     print("(CPU/wall is the number of cores the command kept busy: on a machine loaded by other "
-          "processes the wall-time speed-up is bounded by the cores it can get)")
+          "processes the wall-time speed-up is bounded by the cores it can get; "
+          "bench/roundtrip_cpu.py estimates the idle speed-up from CPU times)")
     return 0
 
 

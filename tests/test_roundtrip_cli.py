@@ -249,3 +249,17 @@ def test_a_worker_that_dies_is_an_error_naming_the_file(tmp_path, capsys, monkey
     err = capsys.readouterr().err
     assert "worker process ended" in err and "exit code 9" in err and "Traceback" not in err
     assert "_big" in err.split(":")[0]
+
+
+def test_one_big_file_alone_is_split_across_the_workers(tmp_path, capsys):
+    from splice.commands import roundtrip_split as S
+
+    f = tmp_path / "one.ptx"
+    f.write_text(_big_module(400))
+    sched = S.Scheduler([(f, False, None, None)], 2, split=True)
+    assert sched.split_files == (0,) and len(sched.workers) == 2
+    (r,) = list(sched.results())
+    assert main(["roundtrip", str(f), "--json", "--jobs", "1"]) == 0
+    one = _json_lines(capsys.readouterr().out)
+    assert main(["roundtrip", str(f), "--json", "--jobs", "2"]) == 0
+    assert _json_lines(capsys.readouterr().out) == one and one[0]["identical"] and r.identical

@@ -142,7 +142,7 @@ def check_files(files, sass: bool, arch: Optional[str] = None, cache=None, jobs:
     (forking a process that runs threads is unsafe); a file much bigger than its share of the
     corpus is checked function body by function body (``splice.commands.roundtrip_split``)."""
     work = [(p, sass, arch, cache) for p in files]
-    if jobs <= 1 or len(files) <= 1:
+    if jobs <= 1 or (len(files) <= 1 and sass):   # one file alone is split when not --sass
         return map(_check, work)
     from ..ptx.parser import lark_parser
     from .roundtrip_split import Scheduler

@@ -249,7 +249,7 @@ class Scheduler:
                 self._add(i, size, self._skeleton_done, skeleton_job, i, work[i][0], self.chunk)
             else:
                 self._add_whole(i, size + FILE_COST)
-        self.workers = _fork_workers(min(jobs, len(work)), texts)
+        self.workers = _fork_workers(jobs if texts else min(jobs, len(work)), texts)
         self._feed()   # every worker process is forked here, before the caller starts threads
 
     def _add(self, i, cost, handler, fn, *args) -> None:

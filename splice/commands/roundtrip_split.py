@@ -102,11 +102,14 @@ def bodies_job(texts: dict, i: int, path, spans) -> bool:
     source bytes."""
     from ..ptx.printer import _emit_node
 
+    from ..ptx.parser import _gc_paused
+
     text = texts[i]
     parse_body = _body_parser(text, str(path))
     for o, c, line in spans:
         try:
-            block = parse_body(o, c, line)
+            with _gc_paused():   # as ``parse`` builds a model
+                block = parse_body(o, c, line)
         except PtxSyntaxError:
             return False
         if block.span != (o, c + 1) or _emit_node(text, block) != text[o:c + 1]:

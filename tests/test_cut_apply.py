@@ -206,7 +206,7 @@ def test_planning_pauses_the_collector_and_restores_it(tmp_path, monkeypatch):
 
     setup(tmp_path)
     seen = []
-    real = pipeline.gc_paused
+    real = pipeline.collector_paused
 
     def spy():
         cm = real()
@@ -220,7 +220,7 @@ def test_planning_pauses_the_collector_and_restores_it(tmp_path, monkeypatch):
                 return cm.__exit__(*exc)
         return Spy()
 
-    monkeypatch.setattr(pipeline, "gc_paused", spy)
+    monkeypatch.setattr(pipeline, "collector_paused", spy)
     assert gc.isenabled()
     p, val, _out, _t = pipeline.run_apply(str(tmp_path / "r.yaml"), ptxas=False)
     assert val is None and p.cuts and seen == [False] and gc.isenabled()

@@ -5,12 +5,12 @@ it lives in splice.cut, below both commands; it prints nothing and writes nothin
 """
 from __future__ import annotations
 
-import contextlib
 import difflib
-import gc
 import os
 import time
 from pathlib import Path
+
+from ..util import collector_paused
 
 DIFF_CONTEXT = 2
 
@@ -29,32 +29,17 @@ def recipe_inputs(recipe) -> list:
     return [recipe.path, recipe.module, *(c.native for c in recipe.cuts)]
 
 
-@contextlib.contextmanager
-def gc_paused():
-    """The cyclic garbage collector off while a plan is built, as it was before afterwards.
-
-    Planning builds the module's model and the kernel's analyses, hundreds of thousands of
-    objects that all stay alive until the plan is done; every full collection on the way walks
-    all of them and frees almost nothing (on enc5 about 15 % of the planning's CPU time, which
-    is on the critical path: the spliced compile starts when the plan is done)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def run_apply(recipe_path: str, output=None, ptxas: bool = True, cache=None):
     """Load, plan, validate.  Returns (plan, validation or None, output path, timings).
     Writes nothing (except ptxas results into ``cache``, a splice.ptx.cache.CompileCache).
 
     Everything before the spliced module's compile is on the critical path (the original's
-    compile runs meanwhile), so it runs with the collector paused (``gc_paused``)."""
+    compile runs meanwhile), so it runs with the collector paused (``collector_paused``: the
+    plan's objects all stay alive until it is done, so a collection would walk them for
+    nothing); the analyses after the parse get that too, not only the parse."""
     pool = None
     try:
-        with gc_paused():
+        with collector_paused():
             from ..util import check_output
             from .recipe import load_recipe
             from .splice import plan as make_plan

@@ -102,13 +102,13 @@ def bodies_job(texts: dict, i: int, path, spans) -> bool:
     source bytes."""
     from ..ptx.printer import _emit_node
 
-    from ..ptx.parser import _gc_paused
+    from ..util import collector_paused
 
     text = texts[i]
     parse_body = _body_parser(text, str(path))
     for o, c, line in spans:
         try:
-            with _gc_paused():   # as ``parse`` builds a model
+            with collector_paused():   # as ``parse`` builds a model
                 block = parse_body(o, c, line)
         except PtxSyntaxError:
             return False

@@ -15,8 +15,9 @@ text read once by the parent before the workers are forked (every item sees the 
 When every piece passes, ``emit(parse(text)) == text`` holds for the whole file (``emit``
 writes each spanned node's text and copies the text between them, so the file's emit is the
 skeleton's with each body's emit in its place).  When any piece fails, or the file is anything
-but the plain case (a syntax error anywhere, ``.section`` blocks), the file is checked whole by ``check_file``: its verdict and message are exactly the
-ones a whole-file check gives, because they are made by it.  Only the lossless check is split;
+but the plain case (a syntax error anywhere, ``.section`` blocks), the file is checked whole
+by ``check_file``: its verdict and message are exactly the ones a whole-file check gives,
+because they are made by it.  Only the lossless check is split;
 ``--sass`` needs the whole module's canonical print and keeps one item per file.
 """
 from __future__ import annotations

@@ -344,10 +344,11 @@ class Scheduler:
             w = busy[conn]
             handler, i = w.queue.pop(0)
             try:
-                ok, result = conn.recv()
+                ok, result = w.conn.recv()
             except (EOFError, OSError):
                 raise self._died(w, i) from None
             if not ok:
+                assert isinstance(result, BaseException), result    # the worker sends its exception
                 raise result
             handler(i, result)
         self._feed()

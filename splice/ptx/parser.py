@@ -27,6 +27,7 @@ from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from . import model as m
+from . import top as _top
 from .build import ModelBuilder
 from .errors import PtxSyntaxError, line_col, source_line
 from .shapes import ShapeCache
@@ -646,7 +647,9 @@ def _parse_fast(text: str, path: str, choose=None) -> m.Module:
     if inits:
         masked = _mask_inits(masked, inits)
     try:
-        items = list(_lark(masked, "top_chunk", text if masked is text else masked, path, 0))
+        items = _top.read(masked)
+        if items is None:   # something the skeleton reader declines: Lark reads it
+            items = list(_lark(masked, "top_chunk", text if masked is text else masked, path, 0))
     except PtxSyntaxError:
         # a body may hold an earlier error than the skeleton's: plain Lark finds the first
         return _parse_slow(text, path)

@@ -1,0 +1,298 @@
+"""The module skeleton read without Lark: the chunked parser's path for the top level.
+
+Once function bodies and numeric initializers are masked out (``parser._mask``), what is left
+is a handful of item kinds that NVVM, nvcc and Triton write the same way every time: ``.version``,
+``.target``, ``.address_size``, ``.file`` lines, module-level declarations and function headers
+(``.visible .entry name(.param …, …) .maxntid …`` and an empty ``{ }``), and ``.section`` heads.
+Lark on that skeleton cost a third or more of a small module's cold parse (bfs.ptx: 25 ms of
+its function headers' mangled parameter lists).  This reader accepts exactly what the grammar's
+``top_chunk`` rule derives for those kinds, with the grammar's own terminal regexes, and builds
+the nodes as ``build.ModelBuilder`` does.  It is *strict*: anything else (``.loc``, ``.pragma``,
+``.alias``, a block comment, a symbolic initializer, a keyword where the rule does not expect
+it, any error) makes it decline the whole skeleton, and Lark — the authority on syntax and on
+every error message — parses it as before.  Tests compare the two on every corpus module.
+"""
+from __future__ import annotations
+
+import re
+
+from . import model as m
+
+_TOKEN = re.compile(
+    # whitespace and comments, taken atomically (a lookahead is never re-entered): a `//`
+    # comment must not give back its tail to the token alternatives below
+    r"(?=((?:[ \t\f\r\n]+|//[^\n]*)*))\1(?:"
+    r'("[^"\n]*")'                                                                        # 2 STRING
+    r"|(-?0[fF][0-9a-fA-F]{8}(?![0-9a-zA-Z_$])|-?0[dD][0-9a-fA-F]{16}(?![0-9a-zA-Z_$]))"   # 3 HEX_FLOAT
+    r"|(-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?)"                                            # 4 DEC_FLOAT
+    r"|(-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)[uU]?(?![0-9a-zA-Z_$.]))"                # 5 INT
+    r"|(%[A-Za-z0-9_$]+(?:\.[xyzw](?![0-9a-zA-Z_$]))?)"                                   # 6 REG
+    r"|([A-Za-z_$][A-Za-z0-9_$]*(?:\.[xyzw](?![0-9a-zA-Z_$]))?)"                          # 7 IDENT
+    r"|(\.[A-Za-z0-9_$]+(?:::[A-Za-z0-9_$]+)*)"                                           # 8 DOTNAME
+    r"|([,;{}\[\]()<>=]))")                                                               # 9 punctuation
+_TYPES = (None, None, "STRING", "HEX_FLOAT", "DEC_FLOAT", "INT", "REG", "IDENT", "DOTNAME", None)
+_NUMBERS = frozenset({"HEX_FLOAT", "DEC_FLOAT", "INT"})
+_TRAILING = re.compile(r"(?:[ \t\f\r\n]+|//[^\n]*)*\Z")
+
+_LINKAGE = frozenset({".visible", ".extern", ".weak", ".common"})
+_SPACES = frozenset({".reg", ".shared", ".global", ".const", ".local", ".param", ".tex", ".sreg",
+                     ".generic"})
+_KINDS = frozenset({".entry", ".func"})
+#: the performance directives read here (``.abi_preserve`` is left to Lark: it is a prefix of
+#: ``.abi_preserve_control``, and which one the grammar's regex takes is Lark's business)
+_PERF = frozenset({".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg", ".noreturn",
+                   ".explicitcluster", ".reqnctapercluster", ".maxclusterrank", ".blocksareclusters"})
+#: every dotted keyword of the grammar: one of these where the rule wants a DOTNAME is declined
+_KEYWORDS = _LINKAGE | _SPACES | _KINDS | _PERF | frozenset({
+    ".version", ".target", ".address_size", ".file", ".loc", ".pragma", ".alias", ".section",
+    ".align", ".ptr", ".callprototype", ".branchtargets", ".calltargets", ".abi_preserve",
+    ".abi_preserve_control"})
+_ATTR_KEYWORDS = frozenset({".ptr", ".global", ".shared", ".const", ".local"})
+
+
+class _Refuse(Exception):
+    """Not (certainly) what ``top_chunk`` derives: Lark decides."""
+
+
+def tokens(text: str):
+    """(type, text, start, end) of each token (punctuation has its own text as type), or None
+    where the text holds something this reader does not lex (a block comment, a stray byte)."""
+    out = []
+    pos = 0
+    n = len(text)
+    match = _TOKEN.match
+    while pos < n:
+        mt = match(text, pos)
+        k = mt.lastindex if mt is not None else None
+        if k is None or k == 1:
+            return out if _TRAILING.match(text, pos) else None
+        s = mt.group(k)
+        out.append((_TYPES[k] or s, s, mt.start(k), mt.end()))
+        pos = mt.end()
+    return out
+
+
+def read(text: str):
+    """The items of a masked module skeleton exactly as ``_lark(text, "top_chunk", …)`` gives
+    them (bodies and sections empty), or None where this reader declines."""
+    toks = tokens(text)
+    if toks is None:
+        return None
+    try:
+        return _Reader(text, toks).items()
+    except (_Refuse, IndexError):
+        return None
+
+
+class _Reader:
+    __slots__ = ("text", "toks", "i", "_at", "_line")
+
+    def __init__(self, text: str, toks: list):
+        self.text = text
+        self.toks = toks + [("$END", "", len(text), len(text))]
+        self.i = 0
+        self._at = 0
+        self._line = 1
+
+    # -- helpers ----------------------------------------------------------------------------
+    def line(self, pos: int) -> int:
+        """Line of ``pos``; positions are asked in increasing order, so the count is running."""
+        self._line += self.text.count("\n", self._at, pos)
+        self._at = pos
+        return self._line
+
+    def next(self):
+        t = self.toks[self.i]
+        self.i += 1
+        return t
+
+    def peek(self):
+        return self.toks[self.i]
+
+    def expect(self, kind: str):
+        t = self.next()
+        if t[0] != kind:
+            raise _Refuse
+        return t
+
+    def _int(self) -> int:
+        return int(m.parse_number(self.expect("INT")[1]))
+
+    # -- items ------------------------------------------------------------------------------
+    def items(self) -> list:
+        out = []
+        while self.peek()[0] != "$END":
+            out.append(self.item())
+        return out
+
+    def item(self):
+        t = self.peek()
+        word = t[1] if t[0] == "DOTNAME" else None
+        if word in (".version", ".target", ".address_size", ".file"):
+            return self.directive(word)
+        if word == ".section":
+            return self.section()
+        if word in _LINKAGE or word in _SPACES or word in _KINDS:
+            return self.decl_or_function()
+        raise _Refuse
+
+    def directive(self, word: str) -> m.Directive:
+        first = self.next()
+        line = self.line(first[2])
+        args = []
+        if word == ".version":
+            args.append(self.expect("DEC_FLOAT")[1])
+        elif word == ".address_size":
+            args.append(self.expect("INT")[1])
+        elif word == ".target":
+            args.append(self.expect("IDENT")[1])
+            while self.peek()[0] == ",":
+                args.append(self.next()[1])
+                args.append(self.expect("IDENT")[1])
+        else:   # .file INT STRING ("," INT)*
+            args.append(self.expect("INT")[1])
+            args.append(self.expect("STRING")[1])
+            while self.peek()[0] == ",":
+                args.append(self.next()[1])
+                args.append(self.expect("INT")[1])
+        last = self.toks[self.i - 1]
+        return m.Directive(word, tuple(args), (first[2], last[3]), line, False)
+
+    def section(self) -> m.Section:
+        first = self.next()
+        line = self.line(first[2])
+        name = self.expect("DOTNAME")[1]
+        self.expect("{")
+        close = self.expect("}")
+        return m.Section(name, (), (first[2], close[3]), line)
+
+    def decl_or_function(self):
+        first = self.peek()
+        line = self.line(first[2])
+        linkage = []
+        while self.peek()[1] in _LINKAGE and self.peek()[0] == "DOTNAME":
+            linkage.append(self.next()[1])
+        head = self.next()
+        if head[0] != "DOTNAME":
+            raise _Refuse
+        if head[1] in _KINDS:
+            return self.function(first, line, tuple(linkage), head[1])
+        if head[1] not in _SPACES:
+            raise _Refuse
+        attrs = self.attrs()
+        decls = [self.declarator()]
+        while self.peek()[0] == ",":
+            self.i += 1
+            decls.append(self.declarator())
+        end = self.expect(";")
+        return m.Decl(tuple(linkage), head[1], attrs, tuple(decls), (first[2], end[3]), line)
+
+    def attrs(self) -> tuple:
+        """``decl_attr*``: ``.align INT``, ``.ptr``, a state space word, or any other DOTNAME."""
+        out = []
+        while self.peek()[0] == "DOTNAME":
+            word = self.next()[1]
+            if word == ".align":
+                out.append(word)
+                out.append(self.expect("INT")[1])
+            elif word in _KEYWORDS and word not in _ATTR_KEYWORDS:
+                raise _Refuse
+            else:
+                out.append(word)
+        return tuple(out)
+
+    def declarator(self) -> m.Declarator:
+        t = self.next()
+        if t[0] not in ("IDENT", "REG"):
+            raise _Refuse
+        count = None
+        dims = []
+        init = None
+        if self.peek()[0] == "<":
+            self.i += 1
+            count = self._int()
+            self.expect(">")
+        while self.peek()[0] == "[":
+            self.i += 1
+            if self.peek()[0] == "]":
+                dims.append(None)
+            else:
+                dims.append(self._int())
+            self.expect("]")
+        if self.peek()[0] == "=":
+            self.i += 1
+            init = self.init()
+        return m.Declarator(t[1], count, tuple(dims), init)
+
+    def init(self):
+        """``init_list`` of numbers (nested) or one number; symbols and the rest are Lark's."""
+        t = self.next()
+        if t[0] in _NUMBERS:
+            return t[1]
+        if t[0] != "{":
+            raise _Refuse
+        out = []
+        if self.peek()[0] != "}":
+            out.append(self.init())
+            while self.peek()[0] == ",":
+                self.i += 1
+                out.append(self.init())
+        self.expect("}")
+        return tuple(out)
+
+    # -- functions --------------------------------------------------------------------------
+    def function(self, first, line: int, linkage: tuple, kind: str) -> m.Function:
+        returns = params = None
+        if self.peek()[0] == "(":
+            returns = self.params()
+        t = self.next()
+        if t[0] not in ("IDENT", "REG"):
+            raise _Refuse
+        name = t[1]
+        if self.peek()[0] == "(":
+            params = self.params()
+        perf = []
+        while self.peek()[0] == "DOTNAME" and self.peek()[1] in _PERF:
+            perf.append(self.perf())
+        body = None
+        end = self.toks[self.i - 1][3]
+        if self.peek()[0] == "{":
+            o = self.next()
+            close = self.expect("}")
+            body = m.Block((), (o[2], close[3]), self.line(o[2]))
+            end = close[3]
+        elif self.peek()[0] == ";":
+            end = self.next()[3]
+        return m.Function(kind, linkage, name, returns, params, tuple(perf), body, (first[2], end), line)
+
+    def params(self) -> tuple:
+        """``param_list``: ``(`` [param ("," param)*] ``)``, param = space decl_attr* declarator?"""
+        self.expect("(")
+        out = []
+        if self.peek()[0] != ")":
+            out.append(self.param())
+            while self.peek()[0] == ",":
+                self.i += 1
+                out.append(self.param())
+        self.expect(")")
+        return tuple(out)
+
+    def param(self) -> m.Param:
+        t = self.next()
+        if t[0] != "DOTNAME" or t[1] not in _SPACES:
+            raise _Refuse
+        attrs = self.attrs()
+        decl = self.declarator() if self.peek()[0] in ("IDENT", "REG") else None
+        return m.Param(t[1], attrs, decl)
+
+    def perf(self) -> m.Directive:
+        first = self.next()
+        line = self.line(first[2])
+        args = []
+        if self.peek()[0] == "INT":
+            args.append(self.next()[1])
+            while self.peek()[0] == ",":
+                args.append(self.next()[1])
+                args.append(self.expect("INT")[1])
+        last = self.toks[self.i - 1]
+        return m.Directive(first[1], tuple(args), (first[2], last[3]), line, False)

@@ -1,0 +1,114 @@
+"""The skeleton reader (``splice.ptx.top``) builds exactly Lark's ``top_chunk`` items or declines.
+
+It reads the masked module skeleton (directives, declarations, function headers, section heads)
+on every fast parse, so it must agree with Lark on everything it accepts: the same items, spans
+and lines, and it must never accept what Lark rejects.  Checked on the skeleton of every bundled
+file (and, with ``-m corpus``, of the shared corpus), on hand-made edge cases, and through
+whole-module parses (fast path == plain Lark, errors at the same place)."""
+from __future__ import annotations
+
+import pytest
+
+from splice.ptx import PtxSyntaxError, parser, top
+
+from .conftest import bundled_files, external_files
+from .test_parser import _spans
+from .test_parser_fuzz import _agree
+
+
+def _skeleton(text):
+    bodies = parser._function_bodies(text, "t.ptx")
+    if bodies is None:
+        return None
+    masked = parser._mask(text, bodies) if bodies else text
+    inits = parser._numeric_inits(text, bodies)
+    return parser._mask_inits(masked, inits) if inits else masked
+
+
+def _check(masked) -> bool:
+    """True when the reader accepted ``masked`` (and then equals Lark on it)."""
+    got = top.read(masked)
+    if got is None:
+        return False
+    try:
+        want = list(parser._lark(masked, "top_chunk", masked, "t.ptx", 0))
+    except PtxSyntaxError as exc:
+        raise AssertionError(f"skeleton reader accepted what Lark rejects: {exc}")
+    assert got == want
+    assert _spans(got, []) == _spans(want, [])
+    return True
+
+
+def _check_file(path) -> bool:
+    masked = _skeleton(path.read_text(errors="surrogateescape"))
+    return masked is not None and _check(masked)
+
+
+@pytest.mark.parametrize("path", [p for p in bundled_files() if p.stat().st_size < 400_000],
+                         ids=lambda p: p.name)
+def test_skeleton_reader_equals_lark_on_every_bundled_file(path):
+    _check_file(path)
+
+
+def test_skeleton_reader_accepts_the_common_forms():
+    """Not vacuous: the reader takes the skeletons of the modern generated modules (Triton,
+    CUTLASS DSL, nvcc -G with DWARF sections, rdc linkage)."""
+    names = ("triton_matmul_wgmma_sm90a.ptx", "debug_full_G.ptx", "rdc_linkage.ptx",
+             "tex_surf_objects.ptx", "cutlass_dsl_gemm_tma_wgmma_sm90a.ptx")
+    files = [p for p in bundled_files() if p.name in names]
+    assert len(files) == len(names) and all(_check_file(p) for p in files)
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", external_files(), ids=lambda p: p.name)
+def test_skeleton_reader_equals_lark_on_the_shared_corpus(path):
+    _check_file(path)
+
+
+_HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n"
+_BODY = "\n{\n\tret;\n}\n"
+
+_EDGES = [
+    ".version 8.0", ".version 8", ".version 8.0;", ".target sm_90a, texmode_independent", ".target sm_90,",
+    ".target", ".address_size 64", ".address_size 6.4", ".address_size 0x40",
+    '.file 1 "a.cu"', '.file 1 "a.cu", 1700000000, 1234', '.file 1 "a.cu",', ".file 1 a.cu",
+    '.file "a.cu"', '.file 1 "a//b.cu" // c', ".global .u32 g;", ".global .u32 g", ".global g;",
+    ".global .align 4 .b8 t[16];", ".global .align .b8 t[16];", ".global .align 4 .b8 t[];",
+    ".global .u32 a, b, c;", ".global .u32 a, ;", ".global .u32 a<4>;", ".global .u32 a<4>[2][3];",
+    ".global .u32 a = 5;", ".global .u32 a = -5;", ".global .f32 a = 0f3F800000;", ".global .f32 a = 1.5;",
+    ".global .u32 a[2] = {1, 2};", ".global .u32 a[2] = {1, 2,};", ".global .u32 a[2][2] = {{1, 2}, {3, 4}};",
+    ".global .u32 a[2] = {};", ".global .u64 a = b;", ".global .u64 a[1] = {b};", ".global .u64 a = b + 4;",
+    ".extern .shared .align 16 .b8 smem[];", ".visible .global .ptr .u64 p;", ".weak .const .u32 w;",
+    ".global .visible .u32 v;", ".global .entry .u32 v;", ".global .texref t;", ".tex .u32 t;",
+    ".global .u32 %r1;", ".global .u32 a.x;", ".global .u32 function_name;", ".common .global .u32 c;",
+    ".visible .entry k()" + _BODY, ".visible .entry k" + _BODY, ".entry k(.param .u64 a)" + _BODY,
+    ".entry k(.param .u64 a, .param .align 8 .b8 b[16])" + _BODY, ".entry k(.param .u64 a,)" + _BODY,
+    ".entry k(.param .u64)" + _BODY, ".entry k(.reg .u64 %r)" + _BODY, ".entry k(.param .u64 .ptr .global .align 16 a)" + _BODY,
+    ".entry k() .maxntid 128, 1, 1 .minnctapersm 2" + _BODY, ".entry k() .maxntid 128," + _BODY,
+    ".entry k() .maxnreg 32 .noreturn" + _BODY, ".entry k() .abi_preserve 1" + _BODY,
+    ".entry k() .maxntidx 1" + _BODY, '.entry k() .pragma "nounroll";' + _BODY,
+    ".func (.param .s32 r) f (.param .u64 p);", ".func (.param .s32 r) f (.param .u64 p)",
+    ".extern .func f;", ".weak .func (.reg .b32 r) f ()" + _BODY, ".func f (.param .b32 a) ;;",
+    ".entry %k()" + _BODY, ".entry 1k()" + _BODY, ".visible .func .entry k()" + _BODY,
+    '.loc 1 2 3', '.pragma "nounroll";', ".alias a, b;", ".global .u32 /* c */ g;",
+    ".global .u32 g; // c\n// d", "// only a comment", ".global .u32 g;\n}", "{\n}",
+]
+
+
+@pytest.mark.parametrize("item", _EDGES)
+def test_fast_path_agrees_with_lark_on_skeleton_edge_cases(item):
+    """Each item after the header, alone and before a kernel: model and spans, or the error
+    place, equal to plain Lark's."""
+    _agree(_HEAD + item + "\n")
+    _agree(_HEAD + item + "\n.visible .entry z()\n{\n\tret;\n}\n")
+    masked = _skeleton(_HEAD + item + "\n")
+    if masked is not None:
+        _check(masked)
+
+
+def test_the_skeleton_reader_declines_what_it_does_not_know():
+    assert top.read(_HEAD + '.loc 1 2 3\n') is None
+    assert top.read(_HEAD + ".global .u64 a = b;\n") is None
+    assert top.read(_HEAD + "/* c */\n") is None
+    assert top.read(_HEAD + ".global .u32 g\n") is None        # Lark reports the error
+    assert top.read(_HEAD) is not None and len(top.read(_HEAD)) == 3

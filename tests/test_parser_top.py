@@ -112,3 +112,70 @@ def test_the_skeleton_reader_declines_what_it_does_not_know():
     assert top.read(_HEAD + "/* c */\n") is None
     assert top.read(_HEAD + ".global .u32 g\n") is None        # Lark reports the error
     assert top.read(_HEAD) is not None and len(top.read(_HEAD)) == 3
+
+
+# ---- body statements that are not instructions: declarations, labels, .loc -------------------
+
+def _body_lines(path):
+    """Distinct lines of a file that hold one item the body reader may take."""
+    seen = set()
+    for raw in path.read_text(errors="surrogateescape").split("\n"):
+        s = raw.strip(" \t\f\r")
+        if s and s not in seen and (s[0] in ".$_%" or s.endswith(":")) and "/" not in s and '"' not in s:
+            seen.add(s)
+            yield s
+
+
+def _check_body_item(s) -> bool:
+    node = top.body_item(s, (0, len(s)), 7)
+    if node is None:
+        return False
+    try:
+        items = parser._lark(s, "body_items", s, "t.ptx", 0, base_line=7)
+    except PtxSyntaxError as exc:
+        raise AssertionError(f"body reader accepted what Lark rejects: {s!r}: {exc}")
+    assert items == (node,), s
+    assert (items[0].span, items[0].line) == ((0, len(s)), 7), s
+    return True
+
+
+def _check_body_file(path) -> int:
+    return sum(_check_body_item(s) for s in _body_lines(path))
+
+
+@pytest.mark.parametrize("path", [p for p in bundled_files() if p.stat().st_size < 400_000],
+                         ids=lambda p: p.name)
+def test_body_reader_equals_lark_on_every_bundled_file(path):
+    _check_body_file(path)
+
+
+def test_body_reader_accepts_the_common_forms():
+    files = [p for p in bundled_files() if p.name in ("triton_matmul_wgmma_sm90a.ptx", "lineinfo_inlined.ptx")]
+    assert _check_body_file(files[0]) >= 5 and _check_body_file(files[1]) >= 5
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", external_files(), ids=lambda p: p.name)
+def test_body_reader_equals_lark_on_the_shared_corpus(path):
+    _check_body_file(path)
+
+
+_BODY_EDGES = [
+    ".reg .b32 %r<10>;", ".reg .b32 %r<10>", ".reg .b32 %r<>;", ".reg .b32 %r<1.5>;", ".reg .pred %p;",
+    ".reg .b32 %r1, %r2;", ".shared .align 16 .b8 s[1024];", ".local .align 4 .b8 l[28];", ".reg %r;",
+    ".visible .reg .b32 r;", ".visible .func f;", ".entry k;", ".loc 1 2 3", ".loc 1 2 3;", ".loc 1 2",
+    ".loc 1 2 3, function_name f", ".loc 1 2 3, function_name f + 4", ".loc 1 2 3, inlined_at 4 5 6",
+    ".loc 1 2 3, function_name f, inlined_at 4 5 6", ".loc 1 2 3, function_namef", ".loc 1 2 3, function_name",
+    ".loc 1 2 3, inlined_at 4 5", ".loc 1 2 3, inlined_atx 4 5 6", ".loc 1 2 3, foo f", ".loc 1 2 3 4",
+    "$L__BB0_1:", "L:", "%l:", "L.x:", "L :", "L::", "L: ret;", "1L:", ".L:", "L", "$L__BB0_1: :",
+]
+
+
+@pytest.mark.parametrize("stmt", _BODY_EDGES)
+def test_fast_path_agrees_with_lark_on_body_edge_cases(stmt):
+    _check_body_item(stmt)
+    _agree(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\t" + stmt
+           + "\n\tret;\n}\n")
+    twin = "\n".join(["\t.reg .b32 %r<10>;", "\t.loc 1 2 3", "\t$L__BB0_1:"] * (3 + 2))
+    _agree(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n" + twin + "\n\t"
+           + stmt + "\n\t" + stmt + "\n\tret;\n}\n")

@@ -22,6 +22,7 @@ from typing import Any
 from lark import Token
 
 from . import model as m
+from . import top as _top
 from .build import TokInt
 from .direct import Reader
 from .operands import LEAVES, leaf_field
@@ -126,13 +127,15 @@ class ShapeCache:
         if rule == "body_items":
             if tpl is None or tpl.__class__ is int and tpl < COMPILE_AT:
                 # a shape seen fewer than COMPILE_AT times: read directly, nothing compiled
-                node = self._direct.instruction(text, (start, stop), line)
+                node = self._direct.instruction(text, (start, stop), line) or _top.body_item(
+                    text, (start, stop), line)
                 if node is not None:
                     self._templates[key] = 1 if tpl is None else tpl + 1
                     self.direct += 1
                     return (node,)
             elif tpl is _EXACT_ONLY or tpl.__class__ is not int:
-                node = self._direct.instruction(text, (start, stop), line)
+                node = self._direct.instruction(text, (start, stop), line) or _top.body_item(
+                    text, (start, stop), line)
                 if node is not None:
                     self.direct += 1
                     return (node,)

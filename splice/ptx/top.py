@@ -29,7 +29,7 @@ _TOKEN = re.compile(
     r"|(%[A-Za-z0-9_$]+(?:\.[xyzw](?![0-9a-zA-Z_$]))?)"                                   # 6 REG
     r"|([A-Za-z_$][A-Za-z0-9_$]*(?:\.[xyzw](?![0-9a-zA-Z_$]))?)"                          # 7 IDENT
     r"|(\.[A-Za-z0-9_$]+(?:::[A-Za-z0-9_$]+)*)"                                           # 8 DOTNAME
-    r"|([,;{}\[\]()<>=]))")                                                               # 9 punctuation
+    r"|([,;:{}\[\]()<>=+]))")                                                               # 9 punctuation
 _TYPES = (None, None, "STRING", "HEX_FLOAT", "DEC_FLOAT", "INT", "REG", "IDENT", "DOTNAME", None)
 _NUMBERS = frozenset({"HEX_FLOAT", "DEC_FLOAT", "INT"})
 _TRAILING = re.compile(r"(?:[ \t\f\r\n]+|//[^\n]*)*\Z")
@@ -70,6 +70,22 @@ def tokens(text: str):
         out.append((_TYPES[k] or s, s, mt.start(k), mt.end()))
         pos = mt.end()
     return out
+
+
+def body_item(text: str, span: tuple, line: int):
+    """One function-body statement that is a declaration (``.reg .b32 %r<10>;``), a label
+    (``$L__BB0_1:``) or a ``.loc`` line, exactly as ``_lark(text, "body_items", …)`` gives it,
+    or None.  The shape cache's path for these before their shape is compiled (the direct
+    instruction reader takes the instructions): each such shape used to cost a Lark parse."""
+    toks = tokens(text)
+    if not toks or toks[0][2] != 0 or toks[-1][3] != len(text):
+        return None
+    r = _Reader(text, toks)
+    try:
+        node = r.body_item(span, line)
+    except (_Refuse, IndexError):
+        return None
+    return node if r.i == len(toks) else None
 
 
 def read(text: str):
@@ -135,6 +151,42 @@ class _Reader:
         if word in _LINKAGE or word in _SPACES or word in _KINDS:
             return self.decl_or_function()
         raise _Refuse
+
+    def body_item(self, span: tuple, line: int):
+        t = self.peek()
+        if t[0] in ("IDENT", "REG") and self.toks[1][0] == ":":
+            self.i = 2
+            return m.Label(t[1], span, line)
+        if t[0] != "DOTNAME":
+            raise _Refuse
+        if t[1] == ".loc":
+            self.i = 1
+            return m.Directive(".loc", self.loc_args(), span, line, False)
+        if t[1] in _SPACES or t[1] in _LINKAGE:
+            item = self.decl_or_function()
+            if item.__class__ is not m.Decl:
+                raise _Refuse
+            return m.Decl(item.linkage, item.space, item.attrs, item.declarators, span, line)
+        raise _Refuse
+
+    def loc_args(self) -> tuple:
+        """``.loc INT INT INT loc_attr*``, loc_attr = ``, function_name IDENT (+ INT)?`` or
+        ``, inlined_at INT INT INT``: every token after ``.loc`` is an argument."""
+        args = [self.expect("INT")[1], self.expect("INT")[1], self.expect("INT")[1]]
+        while self.peek()[0] == ",":
+            args.append(self.next()[1])
+            word = self.expect("IDENT")[1]
+            args.append(word)
+            if word == "function_name":
+                args.append(self.expect("IDENT")[1])
+                if self.peek()[0] == "+":
+                    args.append(self.next()[1])
+                    args.append(self.expect("INT")[1])
+            elif word == "inlined_at":
+                args += [self.expect("INT")[1], self.expect("INT")[1], self.expect("INT")[1]]
+            else:
+                raise _Refuse
+        return tuple(args)
 
     def directive(self, word: str) -> m.Directive:
         first = self.next()

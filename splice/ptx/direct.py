@@ -74,6 +74,10 @@ class Reader:
         self.reg, self.sym, self.imm = reg, sym, imm
 
     def instruction(self, text: str, span: tuple, line: int):
+        if not self.keep:
+            node = _plain(self, text, span, line)
+            if node is not None:
+                return node
         toks = tokens(text)
         if not toks or toks[0][2] != 0 or toks[-1][0] != ";" or toks[-1][3] != len(text):
             return None
@@ -201,3 +205,76 @@ class _Cursor:
         if t[0] != close:
             raise _Refuse
         return tuple(out)
+
+
+# ---- the plain forms, by regex ------------------------------------------------------------------
+# Most statements are `[@[!]pred] opcode.mods operand, …;` with registers, symbols, numbers,
+# `[base]` / `[base+INT]` addresses and `{reg, …}` vectors, single-spaced.  One match for the
+# head and one per operand read them at a third of the tokenizer's cost.  The pieces are the
+# grammar's terminal regexes (as in ``_TOKEN``); anything else — a `.x` right after the opcode,
+# another separator, `!`, `|`, `+` outside brackets, parentheses, other whitespace — returns
+# None and the token reader above decides.
+_R = r"%[A-Za-z0-9_$]+(?:\.[xyzw](?![0-9a-zA-Z_$]))?"
+_ID = r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[xyzw](?![0-9a-zA-Z_$]))?"
+_NUM = (r"-?0[fF][0-9a-fA-F]{8}(?![0-9a-zA-Z_$])|-?0[dD][0-9a-fA-F]{16}(?![0-9a-zA-Z_$])"
+        r"|-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?|-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)[uU]?(?![0-9a-zA-Z_$.])")
+_INT = r"-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)[uU]?(?![0-9a-zA-Z_$.])"
+_PLAIN_HEAD = re.compile(r"(?:@(!?)(" + _R + "|" + _ID + r")[ \t]+)?([A-Za-z_$][A-Za-z0-9_$]*)"
+                         r"((?:\.[A-Za-z0-9_$]+(?:::[A-Za-z0-9_$]+)*)*)[ \t]*")
+_PLAIN_OPERAND = re.compile(
+    "(?:(" + _R + ")|(" + _NUM + ")|(" + _ID + r")|\[[ \t]*(?:(" + _R + ")|(" + _ID + r"))(?:[ \t]*\+[ \t]*("
+    + _INT + r"))?[ \t]*\]|\{[ \t]*((?:" + _R + "|" + _ID + r")(?:[ \t]*,[ \t]*(?:" + _R + "|" + _ID
+    + r"))*)[ \t]*\})[ \t]*([,;])[ \t]*")
+_VEC_ITEM = re.compile(_R + "|" + _ID)
+_AXIS = frozenset({".x", ".y", ".z", ".w"})
+
+
+def _plain(reader: Reader, text: str, span: tuple, line: int):
+    """The Instruction of ``text`` when it has only the plain forms, else None."""
+    if text[-1:] != ";":
+        return None
+    mt = _PLAIN_HEAD.match(text)
+    if mt is None:
+        return None
+    neg, pred, opcode, mods = mt.groups()
+    if mods:
+        mods = tuple(mods[1:].split(".")) if "::" not in mods else None
+        if mods is None:
+            return None
+        mods = tuple("." + x for x in mods)
+        if mods[0] in _AXIS:   # `foo.x`: the IDENT takes the axis (grammar), not a modifier
+            return None
+    else:
+        mods = ()
+    pos = mt.end()
+    n = len(text)
+    ops = []
+    if pos < n and text[pos] == ";":
+        if pos + 1 != n:
+            return None
+    else:
+        reg, sym, imm = reader.reg, reader.sym, reader.imm
+        match = _PLAIN_OPERAND.match
+        while True:
+            o = match(text, pos)
+            if o is None:
+                return None
+            r, num, ident, areg, aident, off, vec, sep = o.groups()
+            if r is not None:
+                ops.append(reg[r])
+            elif num is not None:
+                ops.append(imm[num])
+            elif ident is not None:
+                ops.append(sym[ident])
+            elif vec is not None:
+                ops.append(m.Vec(tuple(reg[v] if v[0] == "%" else sym[v] for v in _VEC_ITEM.findall(vec))))
+            else:
+                base = reg[areg] if areg is not None else sym[aident]
+                ops.append(m.Addr((m.Offset(base, off) if off is not None else base,)))
+            pos = o.end()
+            if sep == ";":
+                if pos != n:
+                    return None
+                break
+    guard = m.Guard(pred, neg == "!") if pred is not None else None
+    return m.Instruction(guard, opcode, mods, tuple(ops), span, line)

@@ -145,7 +145,8 @@ def test_shapes_are_read_directly_then_compiled():
     from splice.ptx.shapes import ShapeCache
 
     cache = ShapeCache(lambda *a: pytest.fail("Lark was asked"))
-    src = "".join(f"add.s32 %r{k}, %r{k + 1}, {k};\n" for k in range(COMPILE_AT + 4))
+    # a pair operand (`%p|%q`) is not one of the plain forms: the shape goes through templates
+    src = "".join(f"setp.lt.s32 %p{k}|%p{k + 1}, %r{k}, {k};\n" for k in range(COMPILE_AT + 4))
     pos, nodes = 0, []
     for k, line in enumerate(src.split("\n")[:-1]):
         nodes += cache.statement(src, pos, pos + len(line), k + 1, "t.ptx")
@@ -170,13 +171,30 @@ def test_verbatim_repeats_take_the_memo_and_keep_their_own_spans():
     from splice.ptx.shapes import ShapeCache
 
     cache = ShapeCache(lambda *a: pytest.fail("Lark was asked"))
-    stmt = "ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1+16];"
+    stmt = "setp.lt.s32 %p1|%p2, %r1, 16;"
     src = "\n".join([stmt] * (COMPILE_AT + 5)) + "\n"
     nodes = [cache.statement(src, a, a + len(x), k + 1, "t.ptx")[0]
              for k, (a, x) in enumerate(_offsets(src))]
     # COMPILE_AT read directly, one compiles, one template hit fills the memo, three from it
     assert cache.stats()["hits"] == 4 and len(cache._again) == 1
     assert all(n == _lark_items(stmt)[0] for n in nodes)
+    assert [(n.span, n.line) for n in nodes] == [((a, a + len(x)), k + 1)
+                                                 for k, (a, x) in enumerate(_offsets(src))]
+
+
+def test_plain_statements_skip_the_templates_and_repeat_from_the_memo():
+    """Plain statements (registers, symbols, numbers, addresses, vectors) are read by the regex
+    reader, nothing compiled; a verbatim repeat is rebuilt from the memo at its own place."""
+    from splice.ptx.shapes import ShapeCache
+
+    cache = ShapeCache(lambda *a: pytest.fail("Lark was asked"))
+    stmts = ["ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1+16];", "@!%p1 bra.uni $L__BB0_2;",
+             "add.s32 %r1, %r2, -4;", "mov.f32 %f1, 0f3F800000;"]
+    src = "\n".join(stmts * 3) + "\n"
+    nodes = [cache.statement(src, a, a + len(x), k + 1, "t.ptx")[0]
+             for k, (a, x) in enumerate(_offsets(src))]
+    assert cache.stats() == {"shapes": 0, "hits": 8, "direct": 4, "misses": 0}
+    assert all(n == _lark_items(x)[0] for n, (_a, x) in zip(nodes, _offsets(src)))
     assert [(n.span, n.line) for n in nodes] == [((a, a + len(x)), k + 1)
                                                  for k, (a, x) in enumerate(_offsets(src))]
 

@@ -24,7 +24,7 @@ from lark import Token
 from . import model as m
 from . import top as _top
 from .build import TokInt
-from .direct import Reader
+from .direct import Reader, _plain
 from .operands import LEAVES, leaf_field
 
 _DIGIT_RUN = re.compile(r"[0-9]+")
@@ -113,6 +113,14 @@ class ShapeCache:
             if again is not None:   # this very text was templated before: no key, no checks
                 self.hits += 1
                 return (again[0](again[1], (start, stop), line),)
+            # a plain instruction costs the regex reader no more than a template hit costs its
+            # key and values, and needs nothing compiled: cold, that is most of a module
+            node = _plain(self._direct, text, (start, stop), line)
+            if node is not None:
+                self.direct += 1
+                if len(self._again) < AGAIN_LIMIT:
+                    self._again[text] = (_moved, node)
+                return (node,)
         key, vs, ve = _key(text)
         if rule != "body_items":
             key = rule + "\x02" + key
@@ -179,6 +187,11 @@ class ShapeCache:
         if rebuilt != _detokenize(node) or getattr(rebuilt, "span", None) != getattr(node, "span", None):
             return _EXACT_ONLY, None
         return fn, rebuilt
+
+
+def _moved(node: m.Instruction, span: tuple, line: int) -> m.Instruction:
+    """``node`` as it stands at ``span``/``line`` (a verbatim repeat of a plainly read statement)."""
+    return m.Instruction(node.guard, node.opcode, node.modifiers, node.operands, span, line)
 
 
 _FIRST_WORD = re.compile(r"[^ \t\r\n;]*")

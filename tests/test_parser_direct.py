@@ -104,7 +104,7 @@ _EDGES = [
     "mov.b32 %r1, {%r2,%r3.x};", "st.global.v2.f32 [%rd1+-8], {%f1, %f2};", "ld.u32 %r1, [sym.x+4];",
     "ld.global.v4.u32 {%r1 , %r2}, [%rd1 + 4];", "mov.u32 %r1 ,%r2 ;", "mov.u32 %r1, 0f3F800000 ;",
     "add.s32 %r1,%r2,1.5e3;", "add.s32-1;", "mov.u32%r1, %r2;", "@%p1 bra.uni $L__BB0_2;", "@!%p1 ret;",
-    "foo.x;", "foo.x.y;", "foo.xy %r1;", "foo.x::a %r1;", "st.shared::cta.v2.b32 [%r1+0x10], {%r2, %r3};",
+    "foo.x;", "foo.x.y;", "foo.xy %r1;", "foo.x::a %r1;", "foo.x1 %r1;", "foo.y_ %r1;", "foo.w$ %r1;", "st.shared::cta.v2.b32 [%r1+0x10], {%r2, %r3};",
     "mov.u32 %r1, [%r2 + 4];", "mov.u32 %r1, [4];", "mov.u32 %r1, {%r2};", "mov.u32 %r1, { %r2 , _ };",
     "mov.u32 %r1, 1.5.3;", "mov.u32 %r1, 12u;", "mov.u32 %r1, 0x1Fu;", "mov.u32 %r1, 0b2;", "a %r1; ",
     "mov.u32 %r1, {%r2},;", "mov.u32 %r1, [%r2+4],;", "mov.u32 %r1, %r2 %r3;", "mov.u32 %r1, [%r2+%r3];",

@@ -67,11 +67,12 @@ class Reader:
     shape cache's template compiler; otherwise leaves are the interned operands (``reg``,
     ``sym``, ``imm``: value -> object) and ``str``.  Holds no per-statement state, so one reader
     serves any number of threads."""
-    __slots__ = ("keep", "reg", "sym", "imm")
+    __slots__ = ("keep", "reg", "sym", "imm", "mods")
 
     def __init__(self, keep: bool, reg, sym, imm):
         self.keep = keep
         self.reg, self.sym, self.imm = reg, sym, imm
+        self.mods = {}   # ".shared::cta.b32" -> (".shared::cta", ".b32"), shared by equal statements
 
     def instruction(self, text: str, span: tuple, line: int):
         if not self.keep:
@@ -221,60 +222,67 @@ _NUM = (r"-?0[fF][0-9a-fA-F]{8}(?![0-9a-zA-Z_$])|-?0[dD][0-9a-fA-F]{16}(?![0-9a-
 _INT = r"-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)[uU]?(?![0-9a-zA-Z_$.])"
 _PLAIN_HEAD = re.compile(r"(?:@(!?)(" + _R + "|" + _ID + r")[ \t]+)?([A-Za-z_$][A-Za-z0-9_$]*)"
                          r"((?:\.[A-Za-z0-9_$]+(?:::[A-Za-z0-9_$]+)*)*)[ \t]*")
-_PLAIN_OPERAND = re.compile(
-    "(?:(" + _R + ")|(" + _NUM + ")|(" + _ID + r")|\[[ \t]*(?:(" + _R + ")|(" + _ID + r"))(?:[ \t]*\+[ \t]*("
-    + _INT + r"))?[ \t]*\]|\{[ \t]*((?:" + _R + "|" + _ID + r")(?:[ \t]*,[ \t]*(?:" + _R + "|" + _ID
-    + r"))*)[ \t]*\})[ \t]*([,;])[ \t]*")
+_OPERAND_FORMS = ("(?:(" + _R + ")|(" + _NUM + ")|(" + _ID + r")|\[[ \t]*(?:(" + _R + ")|(" + _ID
+                  + r"))(?:[ \t]*\+[ \t]*(" + _INT + r"))?[ \t]*\]|\{[ \t]*((?:" + _R + "|" + _ID
+                  + r")(?:[ \t]*,[ \t]*(?:" + _R + "|" + _ID + r"))*)[ \t]*\})")
+_NO_GROUPS = _OPERAND_FORMS.replace("(?:", "\x00").replace("(?!", "\x01").replace("(", "(?:") \
+    .replace("\x00", "(?:").replace("\x01", "(?!")
+#: the whole operand list, checked in one match: operands, `,` between them, the `;`
+_PLAIN_LIST = re.compile(_NO_GROUPS + r"(?:[ \t]*,[ \t]*" + _NO_GROUPS + r")*[ \t]*;")
+#: then each operand's pieces, in one findall over the checked list
+_PLAIN_OPERAND = re.compile(_OPERAND_FORMS + r"[ \t]*[,;][ \t]*")
 _VEC_ITEM = re.compile(_R + "|" + _ID)
-_AXIS = frozenset({".x", ".y", ".z", ".w"})
+
+
+def _modifiers(mods: str) -> tuple:
+    """``.shared::cta.b32`` -> ``(".shared::cta", ".b32")``; ``()`` when the first is an axis the
+    opcode's IDENT takes (``foo.x.y``, ``foo.x::a``: the grammar's IDENT ends in ``.x`` unless a
+    word character follows)."""
+    if mods[1] in "xyzw" and (len(mods) == 2 or mods[2] not in _WORD):
+        return ()
+    return tuple("." + x for x in mods[1:].split("."))
+
+
+_WORD = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_$")
 
 
 def _plain(reader: Reader, text: str, span: tuple, line: int):
     """The Instruction of ``text`` when it has only the plain forms, else None."""
-    if text[-1:] != ";":
+    if text[-1:] != ";" or text.count(";") != 1:
         return None
     mt = _PLAIN_HEAD.match(text)
     if mt is None:
         return None
     neg, pred, opcode, mods = mt.groups()
     if mods:
-        mods = tuple(mods[1:].split(".")) if "::" not in mods else None
-        if mods is None:
+        split = reader.mods.get(mods)
+        if split is None:
+            split = reader.mods[mods] = _modifiers(mods)
+        if not split:
             return None
-        mods = tuple("." + x for x in mods)
-        if mods[0] in _AXIS:   # `foo.x`: the IDENT takes the axis (grammar), not a modifier
-            return None
+        mods = split
     else:
         mods = ()
     pos = mt.end()
-    n = len(text)
-    ops = []
-    if pos < n and text[pos] == ";":
-        if pos + 1 != n:
-            return None
+    if text[pos] == ";":
+        ops = ()
+    elif _PLAIN_LIST.fullmatch(text, pos) is None:
+        return None
     else:
         reg, sym, imm = reader.reg, reader.sym, reader.imm
-        match = _PLAIN_OPERAND.match
-        while True:
-            o = match(text, pos)
-            if o is None:
-                return None
-            r, num, ident, areg, aident, off, vec, sep = o.groups()
-            if r is not None:
+        ops = []
+        for r, num, ident, areg, aident, off, vec in _PLAIN_OPERAND.findall(text, pos):
+            if r:
                 ops.append(reg[r])
-            elif num is not None:
+            elif num:
                 ops.append(imm[num])
-            elif ident is not None:
+            elif ident:
                 ops.append(sym[ident])
-            elif vec is not None:
+            elif vec:
                 ops.append(m.Vec(tuple(reg[v] if v[0] == "%" else sym[v] for v in _VEC_ITEM.findall(vec))))
             else:
-                base = reg[areg] if areg is not None else sym[aident]
-                ops.append(m.Addr((m.Offset(base, off) if off is not None else base,)))
-            pos = o.end()
-            if sep == ";":
-                if pos != n:
-                    return None
-                break
+                base = reg[areg] if areg else sym[aident]
+                ops.append(m.Addr((m.Offset(base, off) if off else base,)))
+        ops = tuple(ops)
     guard = m.Guard(pred, neg == "!") if pred is not None else None
-    return m.Instruction(guard, opcode, mods, tuple(ops), span, line)
+    return m.Instruction(guard, opcode, mods, ops, span, line)

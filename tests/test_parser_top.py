@@ -179,3 +179,62 @@ def test_fast_path_agrees_with_lark_on_body_edge_cases(stmt):
     twin = "\n".join(["\t.reg .b32 %r<10>;", "\t.loc 1 2 3", "\t$L__BB0_1:"] * (3 + 2))
     _agree(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n" + twin + "\n\t"
            + stmt + "\n\t" + stmt + "\n\tret;\n}\n")
+
+
+# ---- .section lines (nvcc -G, Triton's DWARF) --------------------------------------------------
+
+def _check_section_item(s) -> bool:
+    node = top.section_item(s, (0, len(s)), 7)
+    if node is None:
+        return False
+    try:
+        items = parser._lark(s, "section_items", s, "t.ptx", 0, base_line=7)
+    except PtxSyntaxError as exc:
+        raise AssertionError(f"section reader accepted what Lark rejects: {s!r}: {exc}")
+    assert items == (node,), s
+    if hasattr(node, "span"):
+        assert (items[0].span, items[0].line) == ((0, len(s)), 7), s
+    return True
+
+
+def _section_lines(path):
+    seen, inside = set(), False
+    for raw in path.read_text(errors="surrogateescape").split("\n"):
+        s = raw.split("//")[0].strip(" \t\f\r")
+        if s.startswith(".section"):
+            inside = True
+        elif s == "}":
+            inside = False
+        elif inside and s and s not in seen:
+            seen.add(s)
+            yield s
+
+
+@pytest.mark.parametrize("path", [p for p in bundled_files() if p.stat().st_size < 400_000],
+                         ids=lambda p: p.name)
+def test_section_reader_equals_lark_on_every_bundled_file(path):
+    for s in _section_lines(path):
+        _check_section_item(s)
+
+
+def test_section_reader_accepts_the_common_forms():
+    path = [p for p in bundled_files() if p.name == "triton_matmul_wgmma_sm90a.ptx"][0]
+    assert sum(_check_section_item(s) for s in _section_lines(path)) >= 20
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", external_files(), ids=lambda p: p.name)
+def test_section_reader_equals_lark_on_the_shared_corpus(path):
+    for s in _section_lines(path):
+        _check_section_item(s)
+
+
+@pytest.mark.parametrize("stmt", [
+    ".b8 1", ".b8 1,2,3", ".b8 1,", ".b32 .debug_abbrev", ".b64 $L__func_begin0", ".b64 sym+4", ".b64 sym + 4",
+    ".b64 .debug_info+8", ".b64 sym-4", ".b64 a-b", '.b8 "str"', ".b8 0x1F", ".b8 -1", ".b32 1.5", ".b8",
+    ".global 1", "$L__info_string0:", "L :", "%r:", ".b8 1 2", ".b64 sym+", ".b64 sym+a", "b8 1"])
+def test_fast_path_agrees_with_lark_on_section_edge_cases(stmt):
+    _check_section_item(stmt)
+    twin = "\n".join(["\t.b8 1", "\t.b32 .debug_abbrev", "\t$L__x:", "\t.b64 sym+4"] * 5)
+    _agree(".version 8.0\n.target sm_90\n.address_size 64\n.section .debug_info\n{\n" + twin + "\n\t" + stmt
+           + "\n\t" + stmt + "\n}\n")

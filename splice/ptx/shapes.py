@@ -147,6 +147,14 @@ class ShapeCache:
                 if node is not None:
                     self.direct += 1
                     return (node,)
+        elif rule == "section_items" and (tpl is None or tpl is _EXACT_ONLY
+                                          or tpl.__class__ is int and tpl < COMPILE_AT):
+            node = _top.section_item(text, (start, stop), line)
+            if node is not None:
+                if tpl.__class__ is not tuple:
+                    self._templates[key] = 1 if tpl is None else tpl + 1
+                self.direct += 1
+                return (node,)
         items = None
         if tpl.__class__ is int:   # the COMPILE_AT-th of its shape: compiled from its tokens
             node = self._direct_tokens.instruction(text, (start, stop), line)

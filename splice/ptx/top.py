@@ -88,6 +88,21 @@ def body_item(text: str, span: tuple, line: int):
     return node if r.i == len(toks) else None
 
 
+def section_item(text: str, span: tuple, line: int):
+    """One line of a ``.section`` block — a label, or ``.b32 179`` / ``.b64 $L__func_begin0`` /
+    ``.b32 .debug_abbrev`` / ``.b64 sym+4`` (comma lists of those) — exactly as
+    ``_lark(text, "section_items", …)`` gives it, or None (strings, ``a-b``, anything else)."""
+    toks = tokens(text)
+    if not toks or toks[0][2] != 0 or toks[-1][3] != len(text):
+        return None
+    r = _Reader(text, toks)
+    try:
+        node = r.section_item(span, line)
+    except (_Refuse, IndexError):
+        return None
+    return node if r.i == len(toks) else None
+
+
 def read(text: str):
     """The items of a masked module skeleton exactly as ``_lark(text, "top_chunk", …)`` gives
     them (bodies and sections empty), or None where this reader declines."""
@@ -168,6 +183,30 @@ class _Reader:
                 raise _Refuse
             return m.Decl(item.linkage, item.space, item.attrs, item.declarators, span, line)
         raise _Refuse
+
+    def section_item(self, span: tuple, line: int):
+        t = self.next()
+        if t[0] in ("IDENT", "REG") and self.peek()[0] == ":":
+            self.i += 1
+            return m.Label(t[1], span, line)
+        if t[0] != "DOTNAME" or t[1] in _KEYWORDS:
+            raise _Refuse
+        values = [self.section_value()]
+        while self.peek()[0] == ",":
+            self.i += 1
+            values.append(self.section_value())
+        return m.SectionData(t[1], tuple(values))
+
+    def section_value(self):
+        t = self.next()
+        if t[0] in _NUMBERS:
+            return t[1]
+        if t[0] == "DOTNAME" and t[1] in _KEYWORDS or t[0] not in ("IDENT", "DOTNAME"):
+            raise _Refuse
+        if self.peek()[0] == "+":
+            self.i += 1
+            return m.Offset(m.Sym(t[1]), self.expect("INT")[1])
+        return t[1]
 
     def loc_args(self) -> tuple:
         """``.loc INT INT INT loc_attr*``, loc_attr = ``, function_name IDENT (+ INT)?`` or

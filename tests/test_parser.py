@@ -173,12 +173,12 @@ def test_every_statement_shape_is_templated(name):
     parse of the same text must not need Lark for any statement (a shape that silently stays
     'exact only' would regress to Lark)."""
     from splice.ptx import parser
-    from splice.ptx.shapes import COMPILE_AT
+    from splice.ptx.shapes import COMPILE_ITEM_AT
 
     from .conftest import MODERN
 
     text = (MODERN / name).read_text()
-    for _ in range(COMPILE_AT + 1):  # a shape is read directly until its COMPILE_AT-th statement
+    for _ in range(COMPILE_ITEM_AT + 1):  # a shape is read directly until its COMPILE_(ITEM_)AT-th
         parser.parse(text, name, cache=False)
     before = parser.shape_stats()["misses"]
     parser.parse(text, name, cache=False)

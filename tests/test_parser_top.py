@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from splice.ptx import PtxSyntaxError, parser, top
+from splice.ptx.shapes import COMPILE_ITEM_AT
 
 from .conftest import bundled_files, external_files
 from .test_parser import _spans
@@ -176,7 +177,7 @@ def test_fast_path_agrees_with_lark_on_body_edge_cases(stmt):
     _check_body_item(stmt)
     _agree(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\t" + stmt
            + "\n\tret;\n}\n")
-    twin = "\n".join(["\t.reg .b32 %r<10>;", "\t.loc 1 2 3", "\t$L__BB0_1:"] * (3 + 2))
+    twin = "\n".join(["\t.reg .b32 %r<10>;", "\t.loc 1 2 3", "\t$L__BB0_1:"] * (COMPILE_ITEM_AT + 2))
     _agree(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n" + twin + "\n\t"
            + stmt + "\n\t" + stmt + "\n\tret;\n}\n")
 
@@ -235,6 +236,6 @@ def test_section_reader_equals_lark_on_the_shared_corpus(path):
     ".global 1", "$L__info_string0:", "L :", "%r:", ".b8 1 2", ".b64 sym+", ".b64 sym+a", "b8 1"])
 def test_fast_path_agrees_with_lark_on_section_edge_cases(stmt):
     _check_section_item(stmt)
-    twin = "\n".join(["\t.b8 1", "\t.b32 .debug_abbrev", "\t$L__x:", "\t.b64 sym+4"] * 5)
+    twin = "\n".join(["\t.b8 1", "\t.b32 .debug_abbrev", "\t$L__x:", "\t.b64 sym+4"] * (COMPILE_ITEM_AT + 2))
     _agree(".version 8.0\n.target sm_90\n.address_size 64\n.section .debug_info\n{\n" + twin + "\n\t" + stmt
            + "\n\t" + stmt + "\n}\n")

@@ -55,6 +55,10 @@ _TEMPLATE: Any = type(lambda: None)      # compiled templates are plain function
 #: a shape is read directly (``direct.py``) until its COMPILE_AT-th statement, which compiles a
 #: template: compiling (~60 µs) pays off only for shapes that recur
 COMPILE_AT = 3
+#: the same for the body items ``top.body_item`` reads (declarations, labels, ``.loc``): their
+#: template is compiled from Lark's parse (~0.25 ms, a tenth of a 1000-line module's cold parse),
+#: so only shapes that recur this often get one
+COMPILE_ITEM_AT = 24
 #: how many distinct statement texts the shape cache remembers verbatim (~100 bytes each)
 AGAIN_LIMIT = 1 << 16
 
@@ -133,12 +137,15 @@ class ShapeCache:
                     self._again[text] = (tpl, vals)
                 return (tpl(vals, (start, stop), line),)
         if rule == "body_items":
-            if tpl is None or tpl.__class__ is int and tpl < COMPILE_AT:
-                # a shape seen fewer than COMPILE_AT times: read directly, nothing compiled
-                node = self._direct.instruction(text, (start, stop), line) or _top.body_item(
-                    text, (start, stop), line)
+            if tpl is None or tpl.__class__ is int:
+                # a shape seen fewer than COMPILE_AT times (COMPILE_ITEM_AT for declarations,
+                # labels and .loc, whose compile needs Lark's tokens): read directly
+                seen = 0 if tpl is None else tpl
+                node = self._direct.instruction(text, (start, stop), line) if seen < COMPILE_AT else None
+                if node is None and seen < COMPILE_ITEM_AT:
+                    node = _top.body_item(text, (start, stop), line)
                 if node is not None:
-                    self._templates[key] = 1 if tpl is None else tpl + 1
+                    self._templates[key] = seen + 1
                     self.direct += 1
                     return (node,)
             elif tpl is _EXACT_ONLY or tpl.__class__ is not int:
@@ -148,7 +155,7 @@ class ShapeCache:
                     self.direct += 1
                     return (node,)
         elif rule == "section_items" and (tpl is None or tpl is _EXACT_ONLY
-                                          or tpl.__class__ is int and tpl < COMPILE_AT):
+                                          or tpl.__class__ is int and tpl < COMPILE_ITEM_AT):
             node = _top.section_item(text, (start, stop), line)
             if node is not None:
                 if tpl.__class__ is not tuple:

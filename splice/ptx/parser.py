@@ -407,6 +407,14 @@ class _BodyParser:
                     pos = nl + 1
                     line_no += 1
                     continue
+                if (sc.pending < 0 and ";" not in s and "{" not in s and "}" not in s
+                        and (s[-1] == ":" or s.startswith((".loc", ".file")))):
+                    # a label or a `.loc` line on its own, as _piece would take it
+                    lead = pos + raw.find(c0)
+                    sc.stack[-1].extend(statement(source, lead, lead + len(s), line_no, path))
+                    pos = nl + 1
+                    line_no += 1
+                    continue
                 if self._scope_line(sc, s, pos + raw.find(c0), line_no):
                     pos = nl + 1
                     line_no += 1

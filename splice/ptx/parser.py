@@ -5,8 +5,9 @@ Two paths, one language:
 - ``parse(text, fast=False)`` hands the whole file to Lark (LALR, contextual lexer) and
   transforms the tree.  Simple and slow (tens of thousands of lines per second).
 - ``parse(text)`` (the default) is *chunked*: function bodies are masked out of the module
-  text (same length, newlines kept, so positions survive), the skeleton goes to Lark, and each
-  body is cut into statements line by line.  Each statement is looked up by its *shape* — the
+  text (same length, newlines kept, so positions survive), the skeleton is read by the strict
+  skeleton reader (``top.py``; Lark where it declines), and each body is cut into statements
+  line by line.  Each statement is looked up by its *shape* — the
   text with digit runs collapsed — in a cache of templates built from Lark's own parse of the
   first statement of that shape (``shapes.py``).  Anything the line cutter is not sure about
   (a ``/*`` comment, a brace it cannot place) goes to Lark whole.  Tests check that both

@@ -6,7 +6,9 @@ kept verbatim (modifiers like ``.m16n8k32`` carry meaning) and the rest with eve
 collapsed to ``0``; whitespace and punctuation are kept, so a key fixes the token sequence
 up to the spelling of registers, numbers and identifiers.
 
-On a miss, Lark parses the statement (the grammar is the authority) and the resulting node is
+A plain instruction (``direct._plain``: registers, symbols, numbers, simple addresses and
+vectors) is read by regex before any key is computed — that costs what a template hit costs —
+so templates serve the other shapes.  On a miss, Lark parses the statement (the grammar is the authority) and the resulting node is
 compiled into a template: a Python expression that rebuilds the same node from the new
 statement's variable tokens.  A node is only templated when every token carrying a digit is
 one of those variable tokens and nothing in it was *computed* from a token (an ``int`` parsed

@@ -264,13 +264,11 @@ def _plain(reader: Reader, text: str, span: tuple, line: int):
     else:
         mods = ()
     pos = mt.end()
-    if text[pos] == ";":
-        ops = ()
-    elif _PLAIN_LIST.fullmatch(text, pos) is None:
-        return None
-    else:
+    ops: list = []
+    if text[pos] != ";":
+        if _PLAIN_LIST.fullmatch(text, pos) is None:
+            return None
         reg, sym, imm = reader.reg, reader.sym, reader.imm
-        ops = []
         for r, num, ident, areg, aident, off, vec in _PLAIN_OPERAND.findall(text, pos):
             if r:
                 ops.append(reg[r])
@@ -283,6 +281,5 @@ def _plain(reader: Reader, text: str, span: tuple, line: int):
             else:
                 base = reg[areg] if areg else sym[aident]
                 ops.append(m.Addr((m.Offset(base, off) if off else base,)))
-        ops = tuple(ops)
     guard = m.Guard(pred, neg == "!") if pred is not None else None
-    return m.Instruction(guard, opcode, mods, ops, span, line)
+    return m.Instruction(guard, opcode, mods, tuple(ops), span, line)

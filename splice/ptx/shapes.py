@@ -8,12 +8,13 @@ up to the spelling of registers, numbers and identifiers.
 
 A plain instruction (``direct._plain``: registers, symbols, numbers, simple addresses and
 vectors) is read by regex before any key is computed — that costs what a template hit costs —
-so templates serve the other shapes.  On a miss, Lark parses the statement (the grammar is the authority) and the resulting node is
-compiled into a template: a Python expression that rebuilds the same node from the new
-statement's variable tokens.  A node is only templated when every token carrying a digit is
-one of those variable tokens and nothing in it was *computed* from a token (an ``int`` parsed
-from ``%r<10>``, a joined string); otherwise that shape always goes to Lark.  Hex-float and
-binary literals are validated on every hit, because collapsing digits changes their length.
+so templates serve the other shapes.  On a miss, Lark parses the statement (the grammar is the
+authority) and the resulting node is compiled into a template: a Python expression that
+rebuilds the same node from the new statement's variable tokens.  A node is only templated when
+every token carrying a digit is one of those variable tokens and nothing in it was *computed*
+from a token (an ``int`` parsed from ``%r<10>``, a joined string); otherwise that shape always
+goes to Lark.  Hex-float and binary literals are validated on every hit, because collapsing
+digits changes their length.
 """
 from __future__ import annotations
 
@@ -160,7 +161,7 @@ class ShapeCache:
                                           or tpl.__class__ is int and tpl < COMPILE_ITEM_AT):
             node = _top.section_item(text, (start, stop), line)
             if node is not None:
-                if tpl.__class__ is not tuple:
+                if tpl is None or isinstance(tpl, int):
                     self._templates[key] = 1 if tpl is None else tpl + 1
                 self.direct += 1
                 return (node,)

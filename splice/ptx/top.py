@@ -297,7 +297,7 @@ class _Reader:
         if t[0] not in ("IDENT", "REG"):
             raise _Refuse
         count = None
-        dims = []
+        dims: list = []
         init = None
         if self.peek()[0] == "<":
             self.i += 1
@@ -374,7 +374,7 @@ class _Reader:
             raise _Refuse
         attrs = self.attrs()
         decl = self.declarator() if self.peek()[0] in ("IDENT", "REG") else None
-        return m.Param(t[1], attrs, decl)
+        return m.Param(t[1], attrs, decl)  # type: ignore[arg-type]  # `declarator?`: None as Lark's
 
     def perf(self) -> m.Directive:
         first = self.next()

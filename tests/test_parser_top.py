@@ -34,7 +34,7 @@ def _check(masked) -> bool:
     try:
         want = list(parser._lark(masked, "top_chunk", masked, "t.ptx", 0))
     except PtxSyntaxError as exc:
-        raise AssertionError(f"skeleton reader accepted what Lark rejects: {exc}")
+        raise AssertionError(f"skeleton reader accepted what Lark rejects: {exc}") from None
     assert got == want
     assert _spans(got, []) == _spans(want, [])
     return True
@@ -84,7 +84,8 @@ _EDGES = [
     ".global .u32 %r1;", ".global .u32 a.x;", ".global .u32 function_name;", ".common .global .u32 c;",
     ".visible .entry k()" + _BODY, ".visible .entry k" + _BODY, ".entry k(.param .u64 a)" + _BODY,
     ".entry k(.param .u64 a, .param .align 8 .b8 b[16])" + _BODY, ".entry k(.param .u64 a,)" + _BODY,
-    ".entry k(.param .u64)" + _BODY, ".entry k(.reg .u64 %r)" + _BODY, ".entry k(.param .u64 .ptr .global .align 16 a)" + _BODY,
+    ".entry k(.param .u64)" + _BODY, ".entry k(.reg .u64 %r)" + _BODY,
+    ".entry k(.param .u64 .ptr .global .align 16 a)" + _BODY,
     ".entry k() .maxntid 128, 1, 1 .minnctapersm 2" + _BODY, ".entry k() .maxntid 128," + _BODY,
     ".entry k() .maxnreg 32 .noreturn" + _BODY, ".entry k() .abi_preserve 1" + _BODY,
     ".entry k() .maxntidx 1" + _BODY, '.entry k() .pragma "nounroll";' + _BODY,
@@ -128,13 +129,16 @@ def _body_lines(path):
 
 
 def _check_body_item(s) -> bool:
+    quick = top.quick_item(s, (0, len(s)), 7)
     node = top.body_item(s, (0, len(s)), 7)
+    if quick is not None:
+        assert node == quick and (node.span, node.line) == (quick.span, quick.line), s
     if node is None:
         return False
     try:
         items = parser._lark(s, "body_items", s, "t.ptx", 0, base_line=7)
     except PtxSyntaxError as exc:
-        raise AssertionError(f"body reader accepted what Lark rejects: {s!r}: {exc}")
+        raise AssertionError(f"body reader accepted what Lark rejects: {s!r}: {exc}") from None
     assert items == (node,), s
     assert (items[0].span, items[0].line) == ((0, len(s)), 7), s
     return True
@@ -169,6 +173,7 @@ _BODY_EDGES = [
     ".loc 1 2 3, function_name f, inlined_at 4 5 6", ".loc 1 2 3, function_namef", ".loc 1 2 3, function_name",
     ".loc 1 2 3, inlined_at 4 5", ".loc 1 2 3, inlined_atx 4 5 6", ".loc 1 2 3, foo f", ".loc 1 2 3 4",
     "$L__BB0_1:", "L:", "%l:", "L.x:", "L :", "L::", "L: ret;", "1L:", ".L:", "L", "$L__BB0_1: :",
+    ".loc\t16\t151\t0", ".loc 1 2 3u", ".loc 0x1 2 3", ".loc 1 2 -3", ".locx 1 2 3", ".loc  1\t2  3", "%:", "L\t:",
 ]
 
 
@@ -191,7 +196,7 @@ def _check_section_item(s) -> bool:
     try:
         items = parser._lark(s, "section_items", s, "t.ptx", 0, base_line=7)
     except PtxSyntaxError as exc:
-        raise AssertionError(f"section reader accepted what Lark rejects: {s!r}: {exc}")
+        raise AssertionError(f"section reader accepted what Lark rejects: {s!r}: {exc}") from None
     assert items == (node,), s
     if hasattr(node, "span"):
         assert (items[0].span, items[0].line) == ((0, len(s)), 7), s

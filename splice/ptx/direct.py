@@ -74,8 +74,9 @@ class Reader:
         self.reg, self.sym, self.imm = reg, sym, imm
         self.mods = {}   # ".shared::cta.b32" -> (".shared::cta", ".b32"), shared by equal statements
 
-    def instruction(self, text: str, span: tuple, line: int):
-        if not self.keep:
+    def instruction(self, text: str, span: tuple, line: int, plain: bool = True):
+        """``plain=False``: the caller tried ``_plain`` already (the shape cache does)."""
+        if plain and not self.keep:
             node = _plain(self, text, span, line)
             if node is not None:
                 return node

@@ -128,6 +128,10 @@ class ShapeCache:
                 if len(self._again) < AGAIN_LIMIT:
                     self._again[text] = (_moved, node)
                 return (node,)
+            node = _top.quick_item(text, (start, stop), line)
+            if node is not None:
+                self.direct += 1
+                return (node,)
         key, vs, ve = _key(text)
         if rule != "body_items":
             key = rule + "\x02" + key
@@ -144,7 +148,7 @@ class ShapeCache:
                 # a shape seen fewer than COMPILE_AT times (COMPILE_ITEM_AT for declarations,
                 # labels and .loc, whose compile needs Lark's tokens): read directly
                 seen = 0 if tpl is None else tpl
-                node = self._direct.instruction(text, (start, stop), line) if seen < COMPILE_AT else None
+                node = self._direct.instruction(text, (start, stop), line, False) if seen < COMPILE_AT else None
                 if node is None and seen < COMPILE_ITEM_AT:
                     node = _top.body_item(text, (start, stop), line)
                 if node is not None:
@@ -152,7 +156,7 @@ class ShapeCache:
                     self.direct += 1
                     return (node,)
             elif tpl is _EXACT_ONLY or tpl.__class__ is not int:
-                node = self._direct.instruction(text, (start, stop), line) or _top.body_item(
+                node = self._direct.instruction(text, (start, stop), line, False) or _top.body_item(
                     text, (start, stop), line)
                 if node is not None:
                     self.direct += 1

@@ -190,7 +190,10 @@ def test_fast_path_agrees_with_lark_on_body_edge_cases(stmt):
 # ---- .section lines (nvcc -G, Triton's DWARF) --------------------------------------------------
 
 def _check_section_item(s) -> bool:
+    quick = top.quick_section(s)
     node = top.section_item(s, (0, len(s)), 7)
+    if quick is not None:
+        assert node == quick, s
     if node is None:
         return False
     try:
@@ -238,7 +241,8 @@ def test_section_reader_equals_lark_on_the_shared_corpus(path):
 @pytest.mark.parametrize("stmt", [
     ".b8 1", ".b8 1,2,3", ".b8 1,", ".b32 .debug_abbrev", ".b64 $L__func_begin0", ".b64 sym+4", ".b64 sym + 4",
     ".b64 .debug_info+8", ".b64 sym-4", ".b64 a-b", '.b8 "str"', ".b8 0x1F", ".b8 -1", ".b32 1.5", ".b8",
-    ".global 1", "$L__info_string0:", "L :", "%r:", ".b8 1 2", ".b64 sym+", ".b64 sym+a", "b8 1"])
+    ".global 1", ".b16 65535", ".b8 1 ", ".b8\t007", ".b8 1u", ".b128 1",
+    "$L__info_string0:", "L :", "%r:", ".b8 1 2", ".b64 sym+", ".b64 sym+a", "b8 1"])
 def test_fast_path_agrees_with_lark_on_section_edge_cases(stmt):
     _check_section_item(stmt)
     twin = "\n".join(["\t.b8 1", "\t.b32 .debug_abbrev", "\t$L__x:", "\t.b64 sym+4"] * (COMPILE_ITEM_AT + 2))

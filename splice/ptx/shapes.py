@@ -132,6 +132,11 @@ class ShapeCache:
             if node is not None:
                 self.direct += 1
                 return (node,)
+        elif rule == "section_items":
+            node = _top.quick_section(text)
+            if node is not None:
+                self.direct += 1
+                return (node,)
         key, vs, ve = _key(text)
         if rule != "body_items":
             key = rule + "\x02" + key

@@ -87,6 +87,16 @@ def quick_item(text: str, span: tuple, line: int):
     return m.Label(mt.group(1), span, line) if mt else None
 
 
+_QUICK_DATA = re.compile(r"(\.b(?:8|16|32|64))[ \t]+([0-9]+)")
+
+
+def quick_section(text: str):
+    """A DWARF number line (``.b8 1``, ``.b32 179``: most of a section) by one regex match, or
+    None (``section_item`` takes the other forms)."""
+    mt = _QUICK_DATA.fullmatch(text)
+    return m.SectionData(mt.group(1), (mt.group(2),)) if mt else None
+
+
 def body_item(text: str, span: tuple, line: int):
     """One function-body statement that is a declaration (``.reg .b32 %r<10>;``), a label
     (``$L__BB0_1:``) or a ``.loc`` line, exactly as ``_lark(text, "body_items", …)`` gives it,

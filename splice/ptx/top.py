@@ -102,27 +102,25 @@ def body_item(text: str, span: tuple, line: int):
     (``$L__BB0_1:``) or a ``.loc`` line, exactly as ``_lark(text, "body_items", …)`` gives it,
     or None.  The shape cache's path for these before their shape is compiled (the direct
     instruction reader takes the instructions): each such shape used to cost a Lark parse."""
-    toks = tokens(text)
-    if not toks or toks[0][2] != 0 or toks[-1][3] != len(text):
-        return None
-    r = _Reader(text, toks)
-    try:
-        node = r.body_item(span, line)
-    except (_Refuse, IndexError):
-        return None
-    return node if r.i == len(toks) else None
+    return _whole(text, lambda r: r.body_item(span, line))
 
 
 def section_item(text: str, span: tuple, line: int):
     """One line of a ``.section`` block — a label, or ``.b32 179`` / ``.b64 $L__func_begin0`` /
     ``.b32 .debug_abbrev`` / ``.b64 sym+4`` (comma lists of those) — exactly as
     ``_lark(text, "section_items", …)`` gives it, or None (strings, ``a-b``, anything else)."""
+    return _whole(text, lambda r: r.section_item(span, line))
+
+
+def _whole(text: str, read):
+    """``read(reader)`` over every token of ``text``, or None when the reader refuses or
+    leaves tokens over (the caller then asks Lark, which also gives every error message)."""
     toks = tokens(text)
     if not toks or toks[0][2] != 0 or toks[-1][3] != len(text):
         return None
     r = _Reader(text, toks)
     try:
-        node = r.section_item(span, line)
+        node = read(r)
     except (_Refuse, IndexError):
         return None
     return node if r.i == len(toks) else None

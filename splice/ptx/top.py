@@ -214,11 +214,7 @@ class _Reader:
             return m.Label(t[1], span, line)
         if t[0] != "DOTNAME" or t[1] in _KEYWORDS:
             raise _Refuse
-        values = [self.section_value()]
-        while self.peek()[0] == ",":
-            self.i += 1
-            values.append(self.section_value())
-        return m.SectionData(t[1], tuple(values))
+        return m.SectionData(t[1], tuple(self.separated(self.section_value)))
 
     def section_value(self):
         t = self.next()
@@ -294,10 +290,7 @@ class _Reader:
         if head[1] not in _SPACES:
             raise _Refuse
         attrs = self.attrs()
-        decls = [self.declarator()]
-        while self.peek()[0] == ",":
-            self.i += 1
-            decls.append(self.declarator())
+        decls = self.separated(self.declarator)
         end = self.expect(";")
         return m.Decl(tuple(linkage), head[1], attrs, tuple(decls), (first[2], end[3]), line)
 
@@ -338,6 +331,20 @@ class _Reader:
             init = self.init()
         return m.Declarator(t[1], count, tuple(dims), init)
 
+    def separated(self, item) -> list:
+        """``item ("," item)*``."""
+        out = [item()]
+        while self.peek()[0] == ",":
+            self.i += 1
+            out.append(item())
+        return out
+
+    def closed_list(self, close: str, item) -> tuple:
+        """``[item ("," item)*] close`` (the opening token already taken)."""
+        out = self.separated(item) if self.peek()[0] != close else []
+        self.expect(close)
+        return tuple(out)
+
     def init(self):
         """``init_list`` of numbers (nested) or one number; symbols and the rest are Lark's."""
         t = self.next()
@@ -345,14 +352,7 @@ class _Reader:
             return t[1]
         if t[0] != "{":
             raise _Refuse
-        out = []
-        if self.peek()[0] != "}":
-            out.append(self.init())
-            while self.peek()[0] == ",":
-                self.i += 1
-                out.append(self.init())
-        self.expect("}")
-        return tuple(out)
+        return self.closed_list("}", self.init)
 
     # -- functions --------------------------------------------------------------------------
     def function(self, first, line: int, linkage: tuple, kind: str) -> m.Function:
@@ -382,14 +382,7 @@ class _Reader:
     def params(self) -> tuple:
         """``param_list``: ``(`` [param ("," param)*] ``)``, param = space decl_attr* declarator?"""
         self.expect("(")
-        out = []
-        if self.peek()[0] != ")":
-            out.append(self.param())
-            while self.peek()[0] == ",":
-                self.i += 1
-                out.append(self.param())
-        self.expect(")")
-        return tuple(out)
+        return self.closed_list(")", self.param)
 
     def param(self) -> m.Param:
         t = self.next()

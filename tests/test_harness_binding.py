@@ -234,3 +234,14 @@ def test_shared_layout_fills_every_array_and_one_dynamic_region():
             or "dyn0" in ln] == ["a_smem;", "b_smem;", "dyn0;"]
     assert text.count("+104];") == 8 and text.count("+4200];") == 2   # b_smem after a_smem's 104 bytes, dyn0 after both
     assert text.count("@%g_p") == 2                            # a_smem's 25 words: one guarded ld/st round
+
+
+def test_parameter_fields_are_read_as_the_kernel_reads_them():
+    from pathlib import Path
+
+    from splice.analysis import Kernel
+
+    k = Kernel.load(str(Path(__file__).resolve().parents[1] / "corpus/enc5.ptx"), None)
+    t = k.provenance.field_types()
+    assert t["param_0+80"] == ".u16" and t["param_0+82"] == ".u16"      # ld.param.v2.u16 or two u16
+    assert t["param_0+0"] == ".u32" and t["param_0+88"] == ".u64"        # extents; the texture handle

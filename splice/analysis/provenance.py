@@ -29,6 +29,7 @@ from . import roles
 CONST = ""
 _SHARED_TAIL = re.compile(r"E\d+([A-Za-z_]\w*)$")
 _MAX_DEPTH = 300
+_FIELD_TYPE = re.compile(r"\.([bsuf])(8|16|32|64)\b")
 
 
 def form(d: dict) -> tuple:
@@ -643,6 +644,28 @@ class Provenance:
         if not hasattr(self, "_acc_by_pos"):
             self._acc_by_pos = {a.pos: a for a in self.accesses}
         return self._acc_by_pos.get(pos)
+
+    def field_types(self) -> dict:
+        """{'param_0+88': '.u64', …}: the type each parameter field is read with (``ld.param``;
+        a vector load gives each element its own field), so a harness reads a field exactly as
+        wide and extends it with the same signedness."""
+        out: dict = {}
+        for a in self.accesses:
+            if a.space != "param" or a.kind != "ld" or not a.addr:
+                continue
+            base = [k for k, _v in a.addr if k != CONST]
+            if len(base) != 1 or not base[0].startswith("&"):
+                continue
+            name = self.k.stmts[a.pos].node.name
+            found = _FIELD_TYPE.findall(name)
+            if not found:
+                continue
+            kind, bits = found[-1]
+            n = max(1, len(a.regs))
+            per = roles.access_bytes(name) // n
+            for i in range(n):
+                out.setdefault(f"{base[0][1:]}+{const_of(a.addr) + i * per}", f".{'s' if kind == 's' else 'u'}{bits}")
+        return out
 
     def fields_read(self) -> list:
         """[(field, statement number)] of every ``ld.param`` of the entry."""

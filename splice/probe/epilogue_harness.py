@@ -216,34 +216,6 @@ def constant_bits(kernel, reg, pos, lits) -> int | None:
     return h if t.endswith("16") else h | (h << 16)
 
 
-_TYPE = re.compile(r"\.([bsuf])(8|16|32|64)\b")
-
-
-def param_field_types(kernel) -> dict:
-    """{'param_0+88': '.u64', …}: the type each parameter field is read with (``ld.param``),
-    so the harness reads a field exactly as wide, and extends it with the same signedness."""
-    from ..analysis.roles import access_bytes
-
-    prov = kernel.provenance
-    out: dict = {}
-    for a in prov.accesses:
-        if a.space != "param" or a.kind != "ld" or not a.addr:
-            continue
-        base = [k for k, _v in a.addr if k != CONST]
-        if len(base) != 1 or not base[0].startswith("&"):
-            continue
-        name = kernel.stmts[a.pos].node.name
-        found = _TYPE.findall(name)
-        if not found:
-            continue
-        kind, bits = found[-1]
-        per = access_bytes(name) // max(1, len(a.regs) or 1)
-        off0 = dict(a.addr).get(CONST, 0)
-        for i in range(max(1, len(a.regs))):
-            out.setdefault(f"{base[0][1:]}+{off0 + i * per}", f".{'s' if kind == 's' else 'u'}{bits}")
-    return out
-
-
 # ---- the case ------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -375,7 +347,7 @@ def _shared_layout(arrays: list, dynamic: int) -> tuple:
 
 def _context(kernel, spec) -> BindContext:
     prov = kernel.provenance
-    return BindContext({v: k for k, v in prov.param_short.items()}, param_field_types(kernel),
+    return BindContext({v: k for k, v in prov.param_short.items()}, prov.field_types(),
                        prov.weight_atom, {v: k for k, v in prov.shared.items()}, tuple(spec.grid))
 
 

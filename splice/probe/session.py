@@ -345,7 +345,7 @@ def _harness_pair(spec, build: BuildStage, dev, i: int, hc, blocks: int, threads
                 with st:
                     k((blocks,), tuple(spec.block), (ins, o))
                 st.synchronize()
-        st.synchronize()
+        st.synchronize()               # the snapshot copies (bound) are done before anything reads them
         outs[side] = cp.asnumpy(o)
     return outs, mem
 

@@ -263,3 +263,13 @@ def test_one_big_file_alone_is_split_across_the_workers(tmp_path, capsys):
     one = _json_lines(capsys.readouterr().out)
     assert main(["roundtrip", str(f), "--json", "--jobs", "2"]) == 0
     assert _json_lines(capsys.readouterr().out) == one and one[0]["identical"] and r.identical
+
+
+@pytest.mark.parametrize("jobs", ["0", "-3"])
+def test_jobs_below_one_is_refused(tmp_path, capsys, jobs):
+    """No silent clamp to one worker: the user asked for something that cannot be."""
+    f = tmp_path / "m.ptx"
+    f.write_text(".version 8.0\n.target sm_90\n.address_size 64\n")
+    assert main(["roundtrip", "--jobs", jobs, str(f)]) == 2
+    err = capsys.readouterr().err
+    assert f"--jobs {jobs}: must be 1 or more" in err and "m.ptx" in err and "Traceback" not in err

@@ -122,6 +122,8 @@ def _check_args(args) -> None:
     for p in args.paths:
         if not os.path.lexists(p):
             raise SpliceError("no such file or directory", p)
+    if args.jobs < 1:
+        raise SpliceError(f"--jobs {args.jobs}: must be 1 or more (worker processes)", args.paths[0])
     if args.arch is not None:
         try:
             args.arch = normalize_arch(args.arch)
@@ -162,7 +164,7 @@ def run_roundtrip(args) -> int:
         print(f"splice roundtrip: no .ptx files in {', '.join(args.paths)}", file=sys.stderr)
         return 2
     cache = default_cache(not args.no_cache) if args.sass else None
-    rows = check_files(files, args.sass, args.arch, cache, max(1, args.jobs))
+    rows = check_files(files, args.sass, args.arch, cache, args.jobs)
     results = []
     if args.json:
         for r in rows:

@@ -150,3 +150,16 @@ def test_no_cupy_is_said_before_any_cubin(monkeypatch, capsys):
     assert main(["probe", str(ROOT / "recipes/gemm_f16f32_p1.yaml")]) == 2
     err = capsys.readouterr().err
     assert "needs cupy and a CUDA GPU" in err and "Traceback" not in err
+    assert "gemm_f16f32_p1.yaml: splice probe needs cupy" in err          # the file asked for
+
+
+def test_missing_cupy_names_the_file_even_where_cupy_exists(monkeypatch):
+    import sys
+
+    from splice.errors import SpliceError
+    from splice.probe.device import import_cupy
+
+    monkeypatch.setitem(sys.modules, "cupy", None)          # `import cupy` raises ImportError
+    with pytest.raises(SpliceError) as e:
+        import_cupy("probes/enc5.yaml")
+    assert str(e.value).startswith("probes/enc5.yaml: splice probe needs cupy")

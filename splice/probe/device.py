@@ -34,19 +34,21 @@ _CHANNELS = {"rgba16f": (16, 16, 16, 16, "float"), "rg16f": (16, 16, 0, 0, "floa
              "rgba8": (8, 8, 8, 8, "unsigned")}
 
 
-def import_cupy():
-    """cupy and a device, or a SpliceError saying which is missing (before any cubin is built)."""
+def import_cupy(where=None):
+    """cupy and a device, or a SpliceError saying which is missing (before any cubin is built),
+    naming ``where`` (the recipe or spec the user asked to run)."""
+    w = str(where) if where is not None else None
     try:
         import cupy  # noqa: PLC0415
     except ImportError:
         raise SpliceError("splice probe needs cupy and a CUDA GPU: cupy is not installed "
-                          "(pip install -e '.[gpu]', or cupy-cuda13x)") from None
+                          "(pip install -e '.[gpu]', or cupy-cuda13x)", w) from None
     try:
         n = cupy.cuda.runtime.getDeviceCount()
     except Exception as e:  # noqa: BLE001 - cupy raises its own CUDARuntimeError
-        raise SpliceError(f"splice probe needs a CUDA GPU: {type(e).__name__}: {e}") from None
+        raise SpliceError(f"splice probe needs a CUDA GPU: {type(e).__name__}: {e}", w) from None
     if n < 1:
-        raise SpliceError("splice probe needs a CUDA GPU: no device found")
+        raise SpliceError("splice probe needs a CUDA GPU: no device found", w)
     return cupy
 
 
@@ -64,7 +66,7 @@ class Loaded:
 
 class Device:
     def __init__(self, spec: ProbeSpec, cp=None, cluster: Optional[tuple] = None):
-        self.cp = cp = cp or import_cupy()
+        self.cp = cp = cp or import_cupy(spec.source)
         self.spec = spec
         self.cluster = cluster
         self.keep: list = []

@@ -78,7 +78,7 @@ class Probe:
         from .modules import compile_one
         from .session import probe_arch
 
-        cp = import_cupy()
+        cp = import_cupy(spec.source)
         ptx = Path(ptx or spec.ptx)
         text = ptx.read_text()
         decl = check(spec, text, str(ptx))

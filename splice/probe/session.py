@@ -445,7 +445,7 @@ def run_probe(pair: Pair, opt: ProbeOptions, ui=None, cp=None) -> ProbeRun:
     spec = load_spec(pair.spec_path)
     res = _header(pair, opt)
     chk = check_stage(spec, pair)                       # before cupy, cubins or the GPU
-    cp = cp or import_cupy()
+    cp = cp or import_cupy(pair.recipe.path if pair.recipe is not None else pair.spec_path)
     arch = probe_arch(spec, device_arch(cp), chk.decl.target)
     res["build_arch"] = arch
     build = build_stage(pair, spec, opt, ui, arch, chk.decl.target)

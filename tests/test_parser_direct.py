@@ -250,3 +250,40 @@ def test_dwarf_section_lines_with_notes_stay_on_the_fast_path(monkeypatch):
     (fs,), (ss,) = [[it for it in mod.items if isinstance(it, Section)] for mod in (fast, slow)]
     assert [(type(i).__name__, getattr(i, "span", None)) for i in fs.items] == \
         [(type(i).__name__, getattr(i, "span", None)) for i in ss.items]
+
+
+_CONTINUED = [
+    # hand-written PTX (ZLUDA's tests) names registers without `%`: continuation lines open
+    # with `{d0` and are vectors, not scopes
+    "\tmma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32\n\t\t{d0, d1, d2, d3},\n\t\t{a0, a1, a2, a3},\n"
+    "\t\t{b0, b1},\n\t\t{c0, c1, c2, c3};\n",
+    "\tmov.v4.u16 input,\n\t\t{in0, in1, in2, in3};\n",
+    "\tst.global.v2.u32 [p],\n\t{\n\t\tx, y\n\t};\n",
+    "\tadd.s32 %r1, %r2, %r3\n\t{\n\t\tmov.u32 %r4, 1;\n\t}\n",      # a missing `;`: Lark's error
+    "\tmov.b32 %r1,\n\t}\n",                                             # a `}` inside a statement
+]
+
+
+@pytest.mark.parametrize("body", _CONTINUED)
+def test_continuation_lines_opening_with_a_brace(body, monkeypatch):
+    """A line that opens with ``{`` inside a statement spanning lines is part of it (a vector or
+    an initializer): the model equals Lark's, errors land where Lark puts them, and a
+    well-formed body stays on the line cutter (no whole-body Lark parse)."""
+    text = _HEAD + body + "\tret;\n}\n"
+    _agree(text)
+    fell_back = []
+    real = parser._BodyParser._cut
+
+    def cut(self, *a):
+        try:
+            return real(self, *a)
+        except parser._Fallback:
+            fell_back.append(a)
+            raise
+
+    monkeypatch.setattr(parser._BodyParser, "_cut", cut)
+    try:
+        parse(text, "t.ptx", cache=False)
+    except PtxSyntaxError:
+        return
+    assert not fell_back

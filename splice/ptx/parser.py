@@ -452,7 +452,10 @@ class _BodyParser:
                                                           sc.pending_line, self.path))
                 sc.pending = -1
                 return True
-            return s[0] not in "{}" or s.startswith("{%") or s.startswith("{ %")
+            # a statement cannot hold a block: a line that opens with `{` inside one is a
+            # vector or initializer (`{d0, d1, d2, d3},`, hand-written PTX names registers
+            # without `%`); only a leading `}` is left to Lark
+            return s[0] != "}"
         if s == "}":
             sc.close(lead + 1)
             return True
@@ -481,7 +484,7 @@ class _BodyParser:
             if s.endswith(";"):
                 sc.stack[-1].extend(self.shapes.statement(source, sc.pending, stop, sc.pending_line, self.path))
                 sc.pending = -1
-            elif s[0] in "{}" and not s.startswith("{%") and not s.startswith("{ %"):
+            elif s[0] == "}":
                 raise _Fallback
             return
         # scope braces before the statement ({ or } at the start of a line) ...

@@ -47,6 +47,8 @@ _KEYWORDS = _LINKAGE | _SPACES | _KINDS | _PERF | frozenset({
     ".version", ".target", ".address_size", ".file", ".loc", ".pragma", ".alias", ".section",
     ".align", ".ptr", ".callprototype", ".branchtargets", ".calltargets", ".abi_preserve",
     ".abi_preserve_control"})
+#: the grammar's bare-word keywords (``.loc`` attributes): Lark's lexer may read them as such
+_LOC_WORDS = frozenset({"function_name", "inlined_at"})
 _ATTR_KEYWORDS = frozenset({".ptr", ".global", ".shared", ".const", ".local"})
 
 
@@ -346,13 +348,32 @@ class _Reader:
         return tuple(out)
 
     def init(self):
-        """``init_list`` of numbers (nested) or one number; symbols and the rest are Lark's."""
+        """``init_list`` (nested) of numbers and symbols, or one of those: ``init_symbol``
+        (``x``, ``x+8``) and ``init_generic`` (``generic(x)+8``) as ``ModelBuilder`` joins
+        them.  Tables of function or array addresses (``= {_Z2f1, _Z2f2}``) are common in
+        nvcc output.  ZLUDA's ``init_op`` (``IDENT DOTNAME…``) and the ``.loc`` keywords are
+        Lark's."""
         t = self.next()
         if t[0] in _NUMBERS:
             return t[1]
-        if t[0] != "{":
+        if t[0] == "{":
+            return self.closed_list("}", self.init)
+        if t[0] != "IDENT" or t[1] in _LOC_WORDS:
             raise _Refuse
-        return self.closed_list("}", self.init)
+        text = t[1]
+        if self.peek()[0] == "(":
+            self.i += 1
+            inner = self.expect("IDENT")[1]
+            if inner in _LOC_WORDS:
+                raise _Refuse
+            self.expect(")")
+            text = f"{text}({inner})"
+        elif self.peek()[0] == "DOTNAME":
+            raise _Refuse
+        if self.peek()[0] == "+":
+            self.i += 1
+            text += "+" + self.expect("INT")[1]
+        return text
 
     # -- functions --------------------------------------------------------------------------
     def function(self, first, line: int, linkage: tuple, kind: str) -> m.Function:

@@ -7,10 +7,12 @@ is a handful of item kinds that NVVM, nvcc and Triton write the same way every t
 Lark on that skeleton cost a third or more of a small module's cold parse (bfs.ptx: 25 ms of
 its function headers' mangled parameter lists).  This reader accepts exactly what the grammar's
 ``top_chunk`` rule derives for those kinds, with the grammar's own terminal regexes, and builds
-the nodes as ``build.ModelBuilder`` does.  It is *strict*: anything else (``.loc``, ``.pragma``,
-``.alias``, a block comment, a symbolic initializer, a keyword where the rule does not expect
-it, any error) makes it decline the whole skeleton, and Lark — the authority on syntax and on
-every error message — parses it as before.  Tests compare the two on every corpus module.
+the nodes as ``build.ModelBuilder`` does; ``.pragma`` lines, block comments and symbolic
+initializers (nvcc's tables of function addresses) are read too.  It is *strict*: anything else
+(``.loc`` or ``.alias`` at module level, ZLUDA's ``= ld.b64 %3`` initializers, a keyword where
+the rule does not expect it, any error) makes it decline the whole skeleton, and Lark — the
+authority on syntax and on every error message — parses it as before.  Tests compare the two
+on every corpus module.
 """
 from __future__ import annotations
 
@@ -19,9 +21,10 @@ import re
 from . import model as m
 
 _TOKEN = re.compile(
-    # whitespace and comments, taken atomically (a lookahead is never re-entered): a `//`
-    # comment must not give back its tail to the token alternatives below
-    r"(?=((?:[ \t\f\r\n]+|//[^\n]*)*))\1(?:"
+    # whitespace and comments (the grammar's WS, COMMENT and BLOCK_COMMENT, which ends at the
+    # first `*/`), taken atomically (a lookahead is never re-entered): a comment must not give
+    # back its tail to the token alternatives below
+    r"(?=((?:[ \t\f\r\n]+|//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/)*))\1(?:"
     r'("[^"\n]*")'                                                                        # 2 STRING
     r"|(-?0[fF][0-9a-fA-F]{8}(?![0-9a-zA-Z_$])|-?0[dD][0-9a-fA-F]{16}(?![0-9a-zA-Z_$]))"   # 3 HEX_FLOAT
     r"|(-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?)"                                            # 4 DEC_FLOAT
@@ -32,7 +35,7 @@ _TOKEN = re.compile(
     r"|([,;:{}\[\]()<>=+]))")                                                               # 9 punctuation
 _TYPES = (None, None, "STRING", "HEX_FLOAT", "DEC_FLOAT", "INT", "REG", "IDENT", "DOTNAME", None)
 _NUMBERS = frozenset({"HEX_FLOAT", "DEC_FLOAT", "INT"})
-_TRAILING = re.compile(r"(?:[ \t\f\r\n]+|//[^\n]*)*\Z")
+_TRAILING = re.compile(r"(?:[ \t\f\r\n]+|//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/)*\Z")
 
 _LINKAGE = frozenset({".visible", ".extern", ".weak", ".common"})
 _SPACES = frozenset({".reg", ".shared", ".global", ".const", ".local", ".param", ".tex", ".sreg",
@@ -188,6 +191,10 @@ class _Reader:
             return self.directive(word)
         if word == ".section":
             return self.section()
+        if word == ".pragma":
+            first = self.next()
+            args = self.pragma_args()
+            return m.Directive(word, args, (first[2], self.toks[self.i - 1][3]), self.line(first[2]), True)
         if word in _LINKAGE or word in _SPACES or word in _KINDS:
             return self.decl_or_function()
         raise _Refuse
@@ -202,6 +209,9 @@ class _Reader:
         if t[1] == ".loc":
             self.i = 1
             return m.Directive(".loc", self.loc_args(), span, line, False)
+        if t[1] == ".pragma":   # `.pragma "nounroll";` before nvcc's loops
+            self.i = 1
+            return m.Directive(".pragma", self.pragma_args(), span, line, True)
         if t[1] in _SPACES or t[1] in _LINKAGE:
             item = self.decl_or_function()
             if item.__class__ is not m.Decl:
@@ -228,6 +238,16 @@ class _Reader:
             self.i += 1
             return m.Offset(m.Sym(t[1]), self.expect("INT")[1])
         return t[1]
+
+    def pragma_args(self) -> tuple:
+        """``STRING ("," STRING)* ";"`` after ``.pragma``: the strings and commas (``!pragma``
+        keeps every token; the ``;`` ends the directive)."""
+        args = [self.expect("STRING")[1]]
+        while self.peek()[0] == ",":
+            args.append(self.next()[1])
+            args.append(self.expect("STRING")[1])
+        self.expect(";")
+        return tuple(args)
 
     def loc_args(self) -> tuple:
         """``.loc INT INT INT loc_attr*``, loc_attr = ``, function_name IDENT (+ INT)?`` or

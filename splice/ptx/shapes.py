@@ -153,7 +153,9 @@ class ShapeCache:
                 # a shape seen fewer than COMPILE_AT times (COMPILE_ITEM_AT for declarations,
                 # labels and .loc, whose compile needs Lark's tokens): read directly
                 seen = 0 if tpl is None else tpl
-                node = self._direct.instruction(text, (start, stop), line, False) if seen < COMPILE_AT else None
+                # an instruction opens with a guard or its opcode, never with a `.`
+                node = (self._direct.instruction(text, (start, stop), line, False)
+                        if seen < COMPILE_AT and text[0] != "." else None)
                 if node is None and seen < COMPILE_ITEM_AT:
                     node = _top.body_item(text, (start, stop), line)
                 if node is not None:

@@ -81,15 +81,37 @@ _QUICK_LOC = re.compile(r"\.loc[ \t]+([0-9]+)[ \t]+([0-9]+)[ \t]+([0-9]+)")
 _QUICK_LABEL = re.compile(r"(%[A-Za-z0-9_$]+|[A-Za-z_$][A-Za-z0-9_$]*)[ \t]*:")
 
 
+#: ``.reg .b32 %r<10>;``, ``.shared .align 16 .b8 smem[1024];``, ``.param .b64 param0;``: the
+#: declarations every body opens with, as nvcc, NVVM and Triton write them (one declarator,
+#: single-spaced or tab-separated, decimal numbers); any other form is ``body_item``'s
+_QUICK_DECL = re.compile(
+    r"(\.reg|\.shared|\.local|\.param)"
+    r"((?:[ \t]+\.align[ \t]+[0-9]+)?(?:[ \t]+\.(?:[bsuf](?:8|16|32|64)|f16x2|bf16x2|bf16|pred|v2|v4))+)"
+    r"[ \t]+(%[A-Za-z0-9_$]+|[A-Za-z_$][A-Za-z0-9_$]*)(?:<([0-9]+)>|\[([0-9]*)\])?;")
+
+
 def quick_item(text: str, span: tuple, line: int):
-    """A label (``$L__BB0_3:``) or a plain ``.loc 1 2 3`` by one regex match, or None: a
-    1000-line module from nvcc holds a hundred of each, and tokenizing them was the rest of
-    their cost.  (``body_item`` takes the other forms.)"""
+    """A label (``$L__BB0_3:``), a plain ``.loc 1 2 3`` or a plain declaration by one regex
+    match, or None: a 1000-line module from nvcc holds a hundred labels and ``.loc`` lines and
+    every body opens with its ``.reg`` lines; tokenizing them was the rest of their cost (a
+    small module's declarations are all first of their shape).  (``body_item`` takes the
+    other forms.)"""
     if text[0] == ".":
         mt = _QUICK_LOC.fullmatch(text)
-        return m.Directive(".loc", mt.groups(), span, line, False) if mt else None
+        if mt:
+            return m.Directive(".loc", mt.groups(), span, line, False)
+        mt = _QUICK_DECL.fullmatch(text)
+        return _quick_decl(mt, span, line) if mt else None
     mt = _QUICK_LABEL.fullmatch(text)
     return m.Label(mt.group(1), span, line) if mt else None
+
+
+def _quick_decl(mt, span: tuple, line: int) -> m.Decl:
+    space, attrs, name, count, dim = mt.groups()
+    words = attrs.split()   # `.align`, its number and the type words, as ``attrs()`` keeps them
+    dims = () if dim is None else ((int(dim) if dim else None),)
+    return m.Decl((), space, tuple(words), (m.Declarator(name, None if count is None else int(count), dims),),
+                  span, line)
 
 
 _QUICK_DATA = re.compile(r"(\.b(?:8|16|32|64))[ \t]+([0-9]+)")

@@ -39,26 +39,39 @@ class _Refuse(Exception):
     """Not (certainly) what the instruction rule derives: Lark decides."""
 
 
-def tokens(text: str):
-    """(type, text, start, end) of each token of ``text`` (punctuation has its own text as
-    type), or None where a character is none of the terminals the rule uses."""
+#: a group of a lexer regex that matches what the grammar ignores (whitespace, comments)
+IGNORED = "\x00ignored"
+
+
+def scan(text: str, match, types: tuple, rest_ok):
+    """The one lexer loop of the readers that bypass Lark (this one and ``top``).  ``match`` is
+    a compiled regex whose numbered groups are the grammar's terminals, named by ``types``
+    (None: the punctuation's own text is its type; ``IGNORED``: nothing to keep).  Gives
+    (type, text, start, end) per token; where no terminal matches, ``rest_ok(text, pos)`` says
+    whether the rest is only what the grammar ignores (the tokens so far) or not (None: the
+    caller hands the text to Lark)."""
     out = []
     pos = 0
     n = len(text)
-    match = _TOKEN.match
     while pos < n:
         mt = match(text, pos)
-        if mt is None:
-            if text[pos:].strip(" \t\f\r\n"):
-                return None
-            break
-        k = mt.lastindex
-        if k is None:
-            break   # trailing whitespace
+        k = mt.lastindex if mt is not None else None
+        if k is None or types[k] is IGNORED:
+            return out if rest_ok(text, pos) else None
         s = mt.group(k)
-        out.append((_TYPES[k] or s, s, mt.start(k), mt.end()))
+        out.append((types[k] or s, s, mt.start(k), mt.end()))
         pos = mt.end()
     return out
+
+
+def _blank_rest(text: str, pos: int) -> bool:
+    return not text[pos:].strip(" \t\f\r\n")
+
+
+def tokens(text: str):
+    """(type, text, start, end) of each token of ``text`` (punctuation has its own text as
+    type), or None where a character is none of the terminals the rule uses."""
+    return scan(text, _TOKEN.match, _TYPES, _blank_rest)
 
 
 class Reader:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from . import model as m
+from .direct import IGNORED, scan
 
 _TOKEN = re.compile(
     # whitespace and comments (the grammar's WS, COMMENT and BLOCK_COMMENT, which ends at the
@@ -33,7 +34,7 @@ _TOKEN = re.compile(
     r"|([A-Za-z_$][A-Za-z0-9_$]*(?:\.[xyzw](?![0-9a-zA-Z_$]))?)"                          # 7 IDENT
     r"|(\.[A-Za-z0-9_$]+(?:::[A-Za-z0-9_$]+)*)"                                           # 8 DOTNAME
     r"|([,;:{}\[\]()<>=+]))")                                                               # 9 punctuation
-_TYPES = (None, None, "STRING", "HEX_FLOAT", "DEC_FLOAT", "INT", "REG", "IDENT", "DOTNAME", None)
+_TYPES = (None, IGNORED, "STRING", "HEX_FLOAT", "DEC_FLOAT", "INT", "REG", "IDENT", "DOTNAME", None)
 _NUMBERS = frozenset({"HEX_FLOAT", "DEC_FLOAT", "INT"})
 _TRAILING = re.compile(r"(?:[ \t\f\r\n]+|//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/)*\Z")
 
@@ -61,20 +62,13 @@ class _Refuse(Exception):
 
 def tokens(text: str):
     """(type, text, start, end) of each token (punctuation has its own text as type), or None
-    where the text holds something this reader does not lex (a block comment, a stray byte)."""
-    out = []
-    pos = 0
-    n = len(text)
-    match = _TOKEN.match
-    while pos < n:
-        mt = match(text, pos)
-        k = mt.lastindex if mt is not None else None
-        if k is None or k == 1:
-            return out if _TRAILING.match(text, pos) else None
-        s = mt.group(k)
-        out.append((_TYPES[k] or s, s, mt.start(k), mt.end()))
-        pos = mt.end()
-    return out
+    where the text holds something this reader does not lex (an unterminated block comment, a
+    stray byte)."""
+    return scan(text, _TOKEN.match, _TYPES, _trailing_ok)
+
+
+def _trailing_ok(text: str, pos: int) -> bool:
+    return _TRAILING.match(text, pos) is not None
 
 
 _QUICK_LOC = re.compile(r"\.loc[ \t]+([0-9]+)[ \t]+([0-9]+)[ \t]+([0-9]+)")

@@ -226,3 +226,18 @@ def test_operand_spans_on_demand():
                 assert len(operand_spans(big, st)) == len(st.operands)
                 n += 1
     assert n > 8000
+
+
+def test_a_jump_table_after_its_label():
+    """``$L_tbl: .branchtargets …;`` (the PTX ISA's ``brx.idx`` form, LLVM's dense switches):
+    after a label a DOTNAME may also follow (a section's data line), and the keyword used to
+    lose that tie in Lark's lexer; on its own line the fast path read it and Lark did not."""
+    head = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u32 i)\n{\n"
+    tail = "\tbrx.idx %r1, $L_tbl;\n$L_c0:\n$L_c1:\n\tret;\n}\n"
+    for table in ("$L_tbl: .branchtargets $L_c0, $L_c1;\n", "$L_tbl:\n\t.branchtargets $L_c0, $L_c1;\n"):
+        text = head + "\t.reg .b32 %r<2>;\n" + table + tail
+        for fast in (True, False):
+            items = parse(text, "t.ptx", fast=fast, cache=False).items[-1].body.items
+            assert items[1] == Label("$L_tbl") and items[2].name == ".branchtargets"
+            assert items[2].args == ("$L_c0", ",", "$L_c1")
+        assert emit(parse(text, "t.ptx")) == text

@@ -193,6 +193,8 @@ _BODY_EDGES = [
     ".reg .b128 q;", ".reg .b32 %r<007>;", ".reg .b32 %1;", ".reg\t.b32\t%r<3>;", ".reg .b32 function_name;",
     ".shared .align 16 .b8 s[4096];", ".shared .align16 .b8 s[4];", ".local .align 4 .b8 d[];", ".reg .v2 .f32 v;",
     ".reg .b32 %r<>;", ".reg .b32 r[-1];", ".reg .pred %p<4>", ".reg .f16x2 h<2>;", ".sreg .b32 s;",
+    "$L_tbl: .branchtargets $L_c0, $L_c1;", ".branchtargets $L_c0;", "t: .calltargets f, g;",
+    ".branchtargetsx a;", ".branchtargets;", "L: .branchtargets a,;", "L: .callprototype _ ();",
     '.pragma "nounroll";', '.pragma "nounroll"', '.pragma "a", "b";', '.pragma "a",;', '.pragma ;',
     '.pragma nounroll;', '.pragma "a" "b";', '.pragma\t"used_bytes_mask 15";', '.pragmax "a";',
     ".loc\t16\t151\t0", ".loc 1 2 3u", ".loc 0x1 2 3", ".loc 1 2 -3", ".locx 1 2 3", ".loc  1\t2  3", "%:", "L\t:",

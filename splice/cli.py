@@ -125,7 +125,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--entry", help="probe init: the entry (default: the first)")
     p.add_argument("-o", "--output", help="probe init: where to write the spec skeleton")
     p.set_defaults(func=_lazy("splice.commands.probe", "cmd_probe"))
+    for cmd in sub.choices.values():
+        _refuse_empty(cmd)
     return ap
+
+
+def _nonempty(value: str) -> str:
+    if not value.strip():
+        raise argparse.ArgumentTypeError("an empty value names nothing")
+    return value
+
+
+def _refuse_empty(p: argparse.ArgumentParser) -> None:
+    """Every text option and argument of ``p`` refuses an empty value (exit 2, naming the
+    option): ``-o ''`` would otherwise mean "no -o" (stdout), ``--entry ''`` every entry,
+    ``--range ''`` every statement -- a silent fallback where a shell variable was unset.
+    ``--abi`` reports its own empty range, naming the module."""
+    for action in p._actions:
+        if action.type is None and action.nargs != 0 and action.dest not in ("abi", "help"):
+            action.type = _nonempty
 
 
 def _lazy(module: str, name: str):

@@ -214,10 +214,10 @@ def parse_abi_spec(k, spec: str):
 
     s = spec.strip()
     if s.startswith("phase:"):
-        if not re.fullmatch(r"\d+", s[6:].strip()):
+        if not re.fullmatch(r"[0-9]+", s[6:].strip()):
             raise SpliceError(f"bad --abi {spec!r}: expected phase:N", path=k.path)
         return phase_abi(k, int(s[6:]))
-    mt = re.fullmatch(r"[sS]?(\d+)(?:\s*-\s*[sS]?(\d+))?", s)
+    mt = re.fullmatch(r"[sS]?([0-9]+)(?:\s*-\s*[sS]?([0-9]+))?", s)
     if not mt:
         raise SpliceError(f"bad --abi {spec!r}: expected sA-sB, sA or phase:N", path=k.path)
     a = int(mt.group(1))

@@ -469,27 +469,31 @@ class Facts:
             size = el
             for dd in p.declarator.dims or ():
                 size *= dd or 0
-            covered = [False] * size
+            read = []
             for f, _n, nb in fields:
                 base, _, off = f.rpartition("+")
-                if base != short:
-                    continue
-                for i in range(int(off), min(size, int(off) + nb)):
-                    if i >= 0:
-                        covered[i] = True
-            gaps = []
-            i = 0
-            while i < size:
-                if not covered[i]:
-                    j = i
-                    while j < size and not covered[j]:
-                        j += 1
-                    gaps.append((i, j))
-                    i = j
-                else:
-                    i += 1
+                if base == short:
+                    read.append((int(off), int(off) + nb))
+            gaps = _gaps(size, read)
             out.append((short, size, gaps))
         return out
+
+
+def _gaps(size: int, read) -> list:
+    """The [lo, hi) byte ranges of ``0..size`` that no ``read`` range covers, from the ranges
+    alone: the size is the module's own declaration (``.b8 p[N]``, any N a user typed), so
+    nothing may be allocated or walked per byte of it."""
+    gaps, at = [], 0
+    for lo, hi in sorted(read):
+        lo, hi = min(max(lo, 0), size), min(hi, size)
+        if hi <= lo:
+            continue
+        if lo > at:
+            gaps.append((at, lo))
+        at = max(at, hi)
+    if at < size:
+        gaps.append((at, size))
+    return gaps
 
 
 def _strip(addr):

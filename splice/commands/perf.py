@@ -13,6 +13,13 @@ def cmd_pressure(args, kernels) -> int:
     from ..analysis.pressure import pressure
     from ..report.plot_pressure import pressure_png, print_pressure
 
+    from ..util import check_output
+    from . import checked_arch
+
+    args.arch = checked_arch(args.arch, args.file)
+    inputs = [args.file, getattr(args, "profile", None)]
+    if args.png not in (None, "none"):
+        check_output(args.png, inputs)    # before the analysis: nothing runs for a refused PNG
     out = []
     usage = {}
     for k in kernels:
@@ -23,7 +30,7 @@ def cmd_pressure(args, kernels) -> int:
             d["ptxas"] = usage.get(k.name)
         if args.png != "none":
             png = args.png or str(Path("build") / f"{Path(args.file).stem}_{k.name}_pressure.png")
-            d["png"] = pressure_png(d, png)
+            d["png"] = pressure_png(d, png, inputs)
         out.append(d)
     if args.json:
         json.dump({"path": args.file, "entries": out}, sys.stdout)
@@ -46,9 +53,9 @@ def _all_usage(path, arch) -> dict:
 def cmd_sass_mix(args) -> int:
     """``splice sass-mix RECIPE|FILE``: SASS instruction mix per cut (original vs spliced) or,
     for a plain module, per phase and epilogue."""
-    from ..ptx.sass import normalize_arch
+    from . import checked_arch
 
-    arch = normalize_arch(args.arch or "sm_90")
+    arch = checked_arch(args.arch, args.target, "sm_90")
     if str(args.target).endswith((".yaml", ".yml")):
         data = _recipe_mix(args.target, arch)
     else:

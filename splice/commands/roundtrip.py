@@ -117,19 +117,17 @@ def _check_args(args) -> None:
     """Refuse what cannot be right before any file is read: a path that is not there, an
     ``--arch`` ptxas would reject only after the whole corpus was parsed."""
     from ..errors import SpliceError
-    from ..ptx.sass import normalize_arch
+    from . import checked_arch, max_jobs
 
     for p in args.paths:
         if not os.path.lexists(p):
             raise SpliceError("no such file or directory", p)
     if args.jobs < 1:
         raise SpliceError(f"--jobs {args.jobs}: must be 1 or more (worker processes)", args.paths[0])
-    if args.arch is not None:
-        try:
-            args.arch = normalize_arch(args.arch)
-        except ValueError:
-            raise SpliceError(f"--arch {args.arch!r}: not a GPU architecture (expected e.g. sm_90 or "
-                              "sm_90a)", args.paths[0]) from None
+    if args.jobs > max_jobs():
+        raise SpliceError(f"--jobs {args.jobs}: at most {max_jobs()} worker processes here "
+                          "(4 per CPU)", args.paths[0])
+    args.arch = checked_arch(args.arch, args.paths[0])
 
 
 def _check(job) -> RoundTrip:

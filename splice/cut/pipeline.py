@@ -10,6 +10,7 @@ import os
 import time
 from pathlib import Path
 
+from ..errors import SpliceError
 from ..util import collector_paused
 
 DIFF_CONTEXT = 2
@@ -20,6 +21,10 @@ def search_path(recipe_path: str) -> list:
     from .recipe import default_search_path
 
     extra = [p for p in os.environ.get("SPLICE_CORPUS", "").split(os.pathsep) if p]
+    for p in extra:
+        if not os.path.isdir(os.path.expanduser(p)):   # a typo would silently find the stand-in
+            raise SpliceError(f"SPLICE_CORPUS names {p!r}, which is not a directory (the corpus "
+                              "directories, separated by " + repr(os.pathsep) + ")", recipe_path)
     return default_search_path(Path(recipe_path).parent, extra)
 
 

@@ -92,7 +92,9 @@ def _range(text, path, at, prefix=""):
         return (text, text)
     s = str(text).strip()
     p = f"(?:{prefix})?" if prefix else ""
-    mt = re.fullmatch(rf"{p}(\d+)\s*(?:-|\.\.|–)\s*{p}(\d+)", s, re.I) or re.fullmatch(rf"{p}(\d+)", s, re.I)
+    # re.A: \d is 0-9 only, not every script's digits ('s١' is not s1)
+    mt = (re.fullmatch(rf"{p}(\d+)\s*(?:-|\.\.|–)\s*{p}(\d+)", s, re.I | re.A)
+          or re.fullmatch(rf"{p}(\d+)", s, re.I | re.A))
     if not mt:
         want = f"{prefix}A-{prefix}B" if prefix else "A-B"
         raise SpliceError(f"expected a range like {want}, got {s!r}", path, *at)
@@ -118,10 +120,25 @@ def _phase_list(v, path, at) -> tuple:
     for part in str(v).split(","):
         rng, slash, step = part.strip().partition("/")
         lo, hi = _range(rng.strip(), path, at)
-        if slash and not (step.strip().isdigit() and int(step) > 0):
+        if slash and not (re.fullmatch(r"[0-9]+", step.strip()) and int(step) > 0):
             raise SpliceError(f"expected a step like 23-59/2, got {part.strip()!r}", path, *at)
-        out.extend(range(lo, hi + 1, int(step) if slash else 1))
+        numbers = range(lo, hi + 1, int(step) if slash else 1)
+        if len(out) + _length(numbers) > MAX_PHASES:
+            raise SpliceError(f"phases: {part.strip()!r} lists more than {MAX_PHASES} phases", path, *at)
+        out.extend(numbers)
     return tuple(out)
+
+
+#: the most phase numbers one ``phases:`` may list: a range is expanded, so ``1-99999999999``
+#: must be refused before it becomes a list (no kernel has this many mma phases)
+MAX_PHASES = 1 << 16
+
+
+def _length(numbers: range) -> int:
+    """``len`` of a range too long for a C size (``len`` itself raises OverflowError)."""
+    if numbers.stop <= numbers.start:
+        return 0
+    return (numbers.stop - numbers.start + numbers.step - 1) // numbers.step
 
 
 def resolve_module(spec: str, recipe_dir: Path, search_path, entry: Optional[str] = None) -> Optional[Path]:
@@ -199,6 +216,15 @@ def _arch(data: YMap, path: str) -> str:
                           *data.vat("arch")) from None
 
 
+def _output(data: YMap, path: str) -> str:
+    """The recipe's ``output:``: a file name, nothing else.  ``str()`` of a null or a list would
+    be a file named ``None`` or ``['a']`` written beside the recipe."""
+    raw = data["output"]
+    if not isinstance(raw, str) or not raw.strip():
+        raise SpliceError(f"output: expected a file name, got {raw!r}", path, *data.vat("output"))
+    return raw
+
+
 def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
     path = str(path)
     data = load_yaml_marked(_read_text(path, "recipe"), path)
@@ -230,7 +256,7 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
     if output:
         out = Path(output)
     elif "output" in data:
-        out = rdir / str(data["output"])
+        out = rdir / _output(data, path)
     else:
         out = Path("build") / (Path(path).stem + ".ptx")
     cuts_y = data["cuts"]
@@ -327,6 +353,8 @@ def _load_cut(i: int, cy, at0, path: str, rdir: Path) -> Cut:
     at = {k: cy.at(k) for k in cy}
     at.update({f"expect.{k}": exp.at(k) for k in exp})
     at.update({f"params.{k}": params.at(k) for k in params})
-    native = rdir / str(cy["native"])
+    if not isinstance(cy["native"], str) or not cy["native"].strip():   # str(None) is a file 'None'
+        raise SpliceError(f"cut {i}: native: expected a file name, got {cy['native']!r}", path, *cy.vat("native"))
+    native = rdir / cy["native"]
     return Cut(i, sel, targets, native, str(native), abi, dict(params), vals,
                dict(exp), thr, sync, cy.get("name"), at0[0], at)

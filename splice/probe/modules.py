@@ -114,6 +114,9 @@ def resolve(target: str, module: Optional[str] = None) -> Pair:
     mp = Path(module)
     if not mp.exists():
         raise SpliceError("no such module", module)
+    if not orig.is_file():   # named by the spec: the error is the spec's, at its ptx: line
+        raise SpliceError(f"ptx: {spec.ptx!r} is not a file (looked next to the spec, above it and in "
+                          "the repository)", str(t), *spec.where("ptx"))
     return Pair(f"{spec.name}-{mp.stem}", t, orig, read_text(orig), read_text(mp), str(mp),
                 spec.entry, spec.arch)
 

@@ -637,6 +637,9 @@ def parse_spec(data: Any, source: str = "<spec>", base: Optional[Path] = None) -
     entry = c.need(data, "entry", "")
     if not isinstance(entry, str) or not entry:
         raise c.err("entry", "expected the .entry name", data, "entry")
+    ptx = c.need(data, "ptx", "")
+    if not isinstance(ptx, str) or not ptx.strip():
+        raise c.err("ptx", f"expected the module's file name, got {ptx!r}", data, "ptx")
     params, legacy = _params(c, data, base)
     seen: dict = {}
     for f in (f for p in params for f in p.fields):
@@ -647,7 +650,7 @@ def parse_spec(data: Any, source: str = "<spec>", base: Optional[Path] = None) -
     fields = tuple(f for p in params for f in p.fields)
     frame, frames = _frame(c, data, fields)
     return ProbeSpec(
-        name=str(name), ptx=str(c.need(data, "ptx", "")), entry=entry,
+        name=str(name), ptx=ptx, entry=entry,
         arch=str(data.get("arch", "")), launch=_launch(c, data, params), params=params,
         frame=frame, frames=frames, seed=c.int(data, "seed", "seed", 0, 0),
         notes=str(data.get("notes", "")), source=source,

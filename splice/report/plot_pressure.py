@@ -9,8 +9,9 @@ from .plot import EPILOGUE, PHASE, LinePlot, render_line_plot
 THRESHOLDS = ((168, "168: 3 BLOCKS/SM", (44, 160, 44)), (128, "128: 4 BLOCKS/SM", (148, 103, 189)))
 
 
-def pressure_png(d: dict, path) -> str:
-    """Write the curve of one entry's pressure dict (``Pressure.as_dict`` + ``ptxas``)."""
+def pressure_png(d: dict, path, inputs=()) -> str:
+    """Write the curve of one entry's pressure dict (``Pressure.as_dict`` + ``ptxas``); never onto
+    one of the command's ``inputs`` (``--png`` naming the module must not replace it)."""
     from ..util import write_atomic
     from .png import encode
 
@@ -28,7 +29,7 @@ def pressure_png(d: dict, path) -> str:
                             ("D+C FRAGMENTS", [a + b for a, b in zip(c["by_role"]["D"], c["by_role"]["C"])]),
                             ("A+B FRAGMENTS", [a + b for a, b in zip(c["by_role"]["A"], c["by_role"]["B"])]),
                             ("PREDICATES", c["predicates"])])
-    write_atomic(str(path), encode(render_line_plot(plot)))
+    write_atomic(str(path), encode(render_line_plot(plot)), inputs=inputs)
     return str(path)
 
 

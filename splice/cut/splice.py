@@ -383,6 +383,15 @@ def plan(recipe: Recipe, kernel=None) -> Plan:
                 {"load": t1 - t0, "bind": t2 - t1, "assemble": t3 - t2}, shared)
 
 
+def _line_break_before_rest(source: str, end: int) -> str:
+    """A newline when the cut's last line goes on after the cut (inline asm writes
+    ``...; mma ...; }`` on one line): the site ends in a ``// splice: end cut`` comment, which
+    would otherwise swallow the rest of that line (a scope's closing brace)."""
+    eol = source.find("\n", end)
+    rest = source[end:eol if eol >= 0 else len(source)]
+    return "\n" if rest.strip() else ""
+
+
 def _assemble(source, module, fn, plans, recipe):
     order = sorted(plans, key=lambda p: p.region)
     for a, b in zip(order, order[1:]):
@@ -418,6 +427,7 @@ def _assemble(source, module, fn, plans, recipe):
             ind += source[k]
             k += 1
         text = "\n".join((ind + ln) if ln else ln for ln in indent_src)
+        text += _line_break_before_rest(source, e)
         del lead, first_line_start
         chunks.append((text, "site", p.binding.site_origin, p))
         pos = e

@@ -1,0 +1,197 @@
+"""Regressions from the unseen-kernel sweep (docs/results/unseen-kernels.md): PTX written by
+nvcc, Triton, CUTLASS and LLVM that the stand-ins never showed.  Each test names the cause it
+pins; the kernels are in tests/data/ptx/modern (manifest.yaml, regen.sh, gen_triton_more.py)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from splice.analysis import Kernel
+from splice.ptx import model as m
+from splice.ptx import parse
+
+ROOT = Path(__file__).resolve().parents[1]
+MODERN = ROOT / "tests" / "data" / "ptx" / "modern"
+MISC = MODERN / "mma_shapes_misc.ptx"
+SCOPED = MODERN / "mbarrier_scoped_labels_sm90.ptx"
+INT8 = MODERN / "triton_matmul_int8_sm80.ptx"
+
+
+def _identity_recipe(tmp_path, module, entry, select, native_text, arch="sm_90"):
+    (tmp_path / "n.ptx").write_text(native_text)
+    r = tmp_path / "r.yaml"
+    r.write_text(f"module: {module}\nentry: '{entry}'\narch: {arch}\noutput: out.ptx\n"
+                 f"cuts:\n  - {select}\n    native: n.ptx\n")
+    return r
+
+
+def _plan(recipe):
+    from splice.cut.recipe import load_recipe
+    from splice.cut.splice import plan
+
+    return plan(load_recipe(str(recipe), [recipe.parent]))
+
+
+# ---- a cut whose last line goes on: inline asm `...; mma ...; }` ---------------------------------
+
+def test_cut_keeps_the_rest_of_its_last_line(tmp_path):
+    """nvcc copies inline asm verbatim: the tf32 mma shares its line with the scope's closing
+    ``}``.  The site ends in a ``// splice: end cut`` comment, which used to swallow that brace
+    (ptxas: "Parsing error near '.entry'")."""
+    from splice.cut.extract import extract
+
+    k = Kernel.load(MISC, "tf32_k8")
+    ph = k.phases[0]
+    line = MISC.read_text().splitlines()[k.stmt(ph.first).line - 1]
+    assert line.rstrip().endswith("}"), "the sample no longer has the brace on the mma's line"
+    rec = _identity_recipe(tmp_path, MISC, k.name, "phase: 1", extract(k, phase=1)["text"])
+    p = _plan(rec)
+    body = p.text[p.text.index(".entry " + k.name):]
+    body = body[:body.index("\n.visible .entry", 1)] if "\n.visible .entry" in body[1:] else body
+    opened = sum(ln.count("{") - ln.count("}") for ln in body.splitlines() if not ln.lstrip().startswith("//"))
+    assert opened == 0
+    assert any(ln.strip() == "}" for ln in p.text[p.text.index("// splice: end cut 1"):].splitlines()[1:2])
+    parse(p.text, "spliced.ptx")     # the whole module still parses (the next .entry included)
+
+
+@pytest.mark.needs("ptxas", "disassembler")
+def test_every_mma_form_of_the_sample_round_trips_through_a_cut():
+    from splice.cut.identity import run_module
+
+    trials = run_module(str(MISC), "sm_90", 3, ())
+    assert len({t.entry for t in trials}) == 5
+    bad = [(t.entry, t.kind, t.target, t.stage, t.reason) for t in trials if not t.identical]
+    assert not bad
+
+
+def test_phase_shapes_follow_the_instruction():
+    mod = parse(MISC.read_text(), str(MISC))
+    got = {}
+    for fn in mod.entries():
+        for p in Kernel(mod, fn.name).phases:
+            got.setdefault(fn.name, set()).add((p.instr["shape"], p.instr["types"]["a"], p.tile))
+    shapes = {s for v in got.values() for s in v}
+    assert shapes == {("m16n8k8", "tf32", (16, 8, 8)), ("m16n8k32", "s8", (16, 8, 32)),
+                      ("m8n8k4", "f16", (8, 8, 4)), ("m8n8k4", "f64", (8, 8, 4)),
+                      ("m16n8k256", "b1", (16, 8, 256)), ("m8n8k32", "s4", (8, 8, 32))}
+
+
+# ---- labels repeated in nested scopes (CUTLASS's mbarrier wait) -----------------------------------
+
+def _branches(k):
+    for pos, s in enumerate(k.stmts):
+        nd = s.node
+        if isinstance(nd, m.Instruction) and nd.opcode == "bra" and nd.operands[0].name in ("DONE", "LAB_WAIT"):
+            yield pos, s, nd.operands[0].name
+
+
+def test_a_branch_goes_to_the_label_of_its_own_scope():
+    """Every wait block defines LAB_WAIT:/DONE:; the control flow used to send every branch to
+    the last definition, skipping the code between the waits."""
+    k = Kernel.load(SCOPED)
+    b = k.blocks
+    seen = 0
+    for pos, s, name in _branches(k):
+        want = s.line + 2 if name == "DONE" else s.line - 3     # this scope's DONE: / LAB_WAIT:
+        targets = {k.stmts[b.starts[t]].line for t in b.succ[b.block_of[pos]]}
+        assert want in targets and all(abs(t - s.line) <= 3 for t in targets), (s.line, name, targets)
+        seen += 1
+    assert seen >= 20
+
+
+def test_liveness_across_scoped_waits():
+    """The loop body between two waits: what it reads before the first wait and writes after the
+    second is in the ABI (it used to miss %r4, read between the waits, and two live-outs)."""
+    k = Kernel.load(SCOPED)
+    first = next(s.n for s in k.stmts if isinstance(s.node, m.Label) and s.node.name == "$L__BB0_5")
+    dones = [s.n for s in k.stmts if isinstance(s.node, m.Label) and s.node.name == "DONE"]
+    abi = k.abi(first + 1, dones[1])
+    between = k.stmt(dones[0] + 1).node          # ld.shared.f32 %f13, [%r4]: between the waits
+    _d, used = k.defs_uses(between)
+    live_in = {r.reg for r in abi.live_in}
+    assert set(used) <= live_in | abi.defs
+    later = k.stmt(dones[0] + 2).node            # add.f32 %f14, …: read after the cut
+    defs, _u = k.defs_uses(later)
+    assert set(defs) <= {r.reg for r in abi.live_out}
+
+
+def test_verify_sees_the_wait_loops(tmp_path):
+    """verify flattens nested scopes: a wait's ``bra LAB_WAIT`` is a loop of its own scope, not a
+    forward jump to the next scope's label of that name."""
+    from splice.cut.extract import extract
+    from splice.verify.compare import verify_plan
+
+    k = Kernel.load(SCOPED)
+    first = next(s.n for s in k.stmts if isinstance(s.node, m.Label) and s.node.name == "$L__BB0_5")
+    dones = [s.n for s in k.stmts if isinstance(s.node, m.Label) and s.node.name == "DONE"]
+    text = extract(k, statements=(first + 1, dones[1]))["text"]
+    rec = _identity_recipe(tmp_path, SCOPED, k.name, f"statements: s{first + 1}-s{dones[1]}", text)
+    [r] = verify_plan(_plan(rec))
+    assert r.verdict == "not proven" and r.reason.startswith("loop"), (r.verdict, r.reason)
+
+
+# ---- narrow values in wide registers (LLVM's ld.shared.b8 into a .b16) ----------------------------
+
+def test_triton_int8_epilogue_binds(tmp_path):
+    """Triton's int8 matmul moves bytes through ``ld.shared.b8 %rs1`` (a ``.b16``): PTX allows a
+    data register wider than the type of ld/st/cvt (ISA 5.2.3); binding used to refuse it."""
+    from splice.cut.extract import extract
+
+    k = Kernel.load(INT8)
+    e = k.epilogues[0]
+    text = extract(k, statements=(e.first, e.last))["text"]
+    assert any(".b8" in ln and "ld.shared" in ln for ln in text.splitlines())
+    rec = _identity_recipe(tmp_path, INT8, k.name, f"statements: s{e.first}-s{e.last}", text, "sm_80")
+    assert _plan(rec).cuts
+
+
+@pytest.mark.parametrize("line, ok", [
+    ("ld.shared.b8 %x16, [%a];", True),          # wider data register: allowed
+    ("st.shared.b8 [%a], %x32;", True),
+    ("cvt.u32.u8 %x32, %x16;", True),
+    ("cvt.f32.f16 %f, %x32;", True),             # ptxas 13.0 takes it
+    ("ld.shared.b32 %x16, [%a];", False),        # narrower: refused
+    ("cvt.f32.bf16 %f, %x32;", False),           # ptxas refuses a .b32 for bf16
+    ("cvt.rn.satfinite.e4m3x2.f16x2 %x32, %x32;", False),
+])
+def test_wider_registers_follow_ptxas(line, ok):
+    from splice.cut.binding.abi import _check_types
+    from splice.cut.binding.operands import check_operands
+    from splice.cut.native import parse_native
+    from splice.errors import SpliceError
+
+    nat = parse_native(line + "\n", "n.ptx")
+    types = {"%x16": ".b16", "%x32": ".b32", "%f": ".f32", "%a": ".b32"}
+    if ok:
+        _check_types(nat, types)
+        check_operands(nat, types)
+        return
+    with pytest.raises(SpliceError):
+        _check_types(nat, types)
+        check_operands(nat, types)
+
+
+# ---- the module's own target for the SASS views -------------------------------------------------
+
+@pytest.mark.needs("ptxas", "disassembler")
+def test_sass_mix_compiles_for_the_module_target(capsys):
+    """An sm_90a module (wgmma) used to be compiled for sm_90 by sass-mix and spec --pressure."""
+    from splice.cli import main
+
+    path = MODERN / "wgmma_sm90a.ptx"
+    assert main(["sass-mix", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["arch"] == "sm_90a"
+    assert main(["spec", str(path), "--pressure", "--png", "none", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["entries"][0]["ptxas"]["arch"] == "sm_90a"
+
+
+def test_module_target_reads_the_target_line():
+    from splice.commands.perf import module_target
+
+    assert module_target(".version 8.0\n.target sm_90a\n") == ("sm_90a", 3)
+    assert module_target(".version 8.0\n.target sm_80\n") == ("sm_90", 3)
+    assert module_target(".version 8.0\n.target sm_90, debug\n") == ("sm_90", 0)
+    assert module_target(".target sm_90a\n", "sm_100a") == ("sm_100a", 3)

@@ -73,7 +73,7 @@ def test_phase_shapes_follow_the_instruction():
         for p in Kernel(mod, fn.name).phases:
             got.setdefault(fn.name, set()).add((p.instr["shape"], p.instr["types"]["a"], p.tile))
     shapes = {s for v in got.values() for s in v}
-    assert shapes == {("m16n8k8", "tf32", (16, 8, 8)), ("m16n8k32", "s8", (16, 8, 32)),
+    assert shapes == {("m16n8k8", "tf32", (16, 8, 8)), ("m16n8k32", "s8", (16, 8, 32)),   # tile of the opcode
                       ("m8n8k4", "f16", (8, 8, 4)), ("m8n8k4", "f64", (8, 8, 4)),
                       ("m16n8k256", "b1", (16, 8, 256)), ("m8n8k32", "s4", (8, 8, 32))}
 
@@ -195,3 +195,28 @@ def test_module_target_reads_the_target_line():
     assert module_target(".version 8.0\n.target sm_80\n") == ("sm_90", 3)
     assert module_target(".version 8.0\n.target sm_90, debug\n") == ("sm_90", 0)
     assert module_target(".target sm_90a\n", "sm_100a") == ("sm_100a", 3)
+
+
+# ---- one dot, accumulators zeroed between its mma (LLVM) --------------------------------------
+
+def test_accumulator_initialisation_does_not_split_a_phase():
+    """Triton's QK^T zeroes each accumulator right before its first mma; the phase is the whole
+    16x32x32 dot (1x4x2 m16n8k16), not runs of one mma and an irregular rest."""
+    k = Kernel.load(MODERN / "triton_attn_fwd_sm80.ptx")
+    assert [(len(p.mma), p.shape, p.regular) for p in k.phases] == [(8, (16, 32, 32), True)] * 2
+    qk = k.phases[0]
+    between = [s for s in k.stmts if qk.first < (s.n or 0) < qk.last
+               and isinstance(s.node, m.Instruction) and not s.node.opcode == "mma"]
+    assert between and all(s.node.opcode == "mov" for s in between)
+    abi = k.phase_abi(1)
+    inits = {k.defs_uses(s.node)[0][0] for s in between}
+    assert not inits & {r.reg for r in abi.live_in}          # written inside, not inputs
+    assert inits <= {r.reg for r in abi.live_out}
+
+
+def test_joined_phases_keep_one_form():
+    """b1 m16n8k256 then s4 m8n8k32 with an accumulator initialised between: two phases."""
+    k = Kernel.load(MISC, "b1_xor_s4")
+    assert [p.instr["shape"] for p in k.phases] == ["m16n8k256", "m8n8k32"]
+    s8 = Kernel.load(MISC, "s8_k32").phases
+    assert [(len(p.mma), p.shape, p.tiles) for p in s8] == [(2, (16, 16, 32), (1, 2, 1))]

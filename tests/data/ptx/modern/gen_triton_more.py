@@ -1,9 +1,10 @@
 """More Triton kernels, compiled without a GPU (triton 3.9.0, PTX ISA pinned to 9.0 as in
 gen_triton.py), from the unseen-kernel sweep: flash-attention forward, layernorm, a generic
 matmul (fp8 e4m3 on sm_89, int8 / tf32 on sm_80, bf16 on sm_90a), a persistent TMA matmul and a
-kernel with many scalar parameters.  Only the int8 matmul ships here (its epilogue moves int8
-values through ``ld.shared.b8`` into ``.b16`` registers); the others are written by editing
-``main`` (the sweep's settings are in docs/results/unseen-kernels.md).
+kernel with many scalar parameters.  Two ship here: the sm_80 flash-attention forward (LLVM zeroes
+each accumulator just before its first mma) and the int8 matmul (its epilogue moves int8 values
+through ``ld.shared.b8`` into ``.b16`` registers); the others are written by editing ``main``
+(the sweep's settings are in docs/results/unseen-kernels.md).
 
 Usage: TRITON_PTXAS_PATH=$(which ptxas) TRITON_DEFAULT_FP_FUSION=1 python gen_triton_more.py [OUTDIR]
 """
@@ -128,6 +129,12 @@ def _compile(out_dir, fn, signature, constexprs, name, cap, div16=(), **options)
 
 
 def main(out_dir):
+    attn_sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32",
+                "stride_qm": "i32", "stride_kn": "i32", "stride_vn": "i32", "stride_om": "i32", "N_CTX": "i32",
+                "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "HEAD_DIM": "constexpr"}
+    d16 = ("Q", "K", "V", "Out", "stride_qm", "stride_kn", "stride_vn", "stride_om", "N_CTX")
+    _compile(out_dir, attn_fwd, attn_sig, {"BLOCK_M": 64, "BLOCK_N": 32, "HEAD_DIM": 32},
+             "triton_attn_fwd_sm80.ptx", 80, d16, num_warps=4, num_stages=2)
     mm = {"a_ptr": "*i8", "b_ptr": "*i8", "c_ptr": "*i32", "M": "i32", "N": "i32", "K": "i32",
           "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32",
           "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "ACC_INT": "constexpr"}

@@ -220,3 +220,24 @@ def test_joined_phases_keep_one_form():
     assert [p.instr["shape"] for p in k.phases] == ["m16n8k256", "m8n8k32"]
     s8 = Kernel.load(MISC, "s8_k32").phases
     assert [(len(p.mma), p.shape, p.tiles) for p in s8] == [(2, (16, 16, 32), (1, 2, 1))]
+
+
+# ---- probe init: a 64-bit parameter read as a value is not an unused pointer ----------------------
+
+def test_probe_init_passes_0_only_for_parameters_never_read():
+    """``many_params`` reads a ``.f64`` and a ``.u64`` as values (never dereferenced): they need
+    values (``null``, TODO), not the 0 the skeleton gives a parameter nothing reads."""
+    import yaml
+
+    from splice.probe.init import skeleton
+
+    path = MODERN / "control_misc.ptx"
+    text, _rows = skeleton(path.read_text(), str(path), "many_params")
+    params = {p["name"]: p for p in yaml.safe_load(text)["params"]}
+    assert params["param_10"]["dtype"] == "f64" and params["param_10"]["value"] is None
+    assert params["param_11"]["dtype"] == "u64" and params["param_11"]["value"] is None
+    assert params["param_19"]["kind"] == "struct" and params["param_19"]["align"] == 16
+    tri = MODERN / "triton_attn_fwd_sm80.ptx"        # Triton's two scratch pointers: never read
+    text, _rows = skeleton(tri.read_text(), str(tri), None)
+    zero = [p["name"] for p in yaml.safe_load(text)["params"] if p.get("value") == 0]
+    assert zero == ["param_10", "param_11"]

@@ -1,7 +1,8 @@
 """Phases: maximal runs of adjacent ``mma`` statements, with their true GEMM shape.
 
 Adjacent means consecutive statement numbers (declarations and ``.loc`` in between do not break
-a run).  Inside a phase:
+a run; nor do ``mov``s that initialise the next mma's accumulator, see ``_join_initialised``).
+Inside a phase:
 
 * a **chain** is a sequence of mma linked D -> C (an mma whose C registers are exactly the D
   registers another mma of the phase wrote last continues that mma's chain);

@@ -241,3 +241,61 @@ def test_probe_init_passes_0_only_for_parameters_never_read():
     text, _rows = skeleton(tri.read_text(), str(tri), None)
     zero = [p["name"] for p in yaml.safe_load(text)["params"] if p.get("value") == 0]
     assert zero == ["param_10", "param_11"]
+
+
+# ---- mma in a called .func: said, not silently "0 phases" -------------------------------------
+
+def test_mma_in_a_called_function_is_named(capsys):
+    from splice.cli import main
+
+    path = MODERN / "mma_in_func.ptx"
+    assert main(["spec", str(path), "--entry", "via_func", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)["entries"][0]
+    assert info["phases"] == []
+    [f] = info["mma_in_calls"]["functions"]
+    assert f["func"] == "_Z4tilePfjjjjjj" and f["mma"] == 1 and len(f["called_at"]) >= 2
+    assert main(["extract", str(path), "--entry", "via_func", "--phase", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "0 phases" in err and "mma in .func _Z4tilePfjjjjjj" in err and "entry bodies only" in err
+    inl = Kernel.load(path, "inline_mma")         # the same tile inlined: phases, nothing to say
+    from splice.analysis.calls import mma_in_calls
+
+    assert inl.phases and mma_in_calls(inl)["functions"] == []
+
+
+def test_indirect_call_is_named_when_a_phase_is_asked_for(capsys):
+    from splice.cli import main
+
+    assert main(["extract", str(MODERN / "control_misc.ptx"), "--entry", "recurse", "--phase", "1"]) == 2
+    assert "1 indirect call: its target is unknown to splice" in capsys.readouterr().err
+
+
+# ---- a module built for debugging (-G): recipes default to -O0 ----------------------------------
+
+def test_debug_module_recipe_defaults_to_O0(tmp_path):
+    from splice.cut.recipe import load_recipe
+
+    g = MODERN / "debug_full_G.ptx"
+    (tmp_path / "n.ptx").write_text("")
+    r = tmp_path / "r.yaml"
+    r.write_text(f"module: {g}\ncuts:\n  - statements: s5-s6\n    native: n.ptx\n")
+    assert load_recipe(str(r), []).opt_level == 0
+    r.write_text(f"module: {g}\nopt_level: 2\ncuts:\n  - statements: s5-s6\n    native: n.ptx\n")
+    assert load_recipe(str(r), []).opt_level == 2
+    r.write_text(f"module: {MISC}\ncuts:\n  - statements: s5-s6\n    native: n.ptx\n")
+    assert load_recipe(str(r), []).opt_level == 3
+
+
+@pytest.mark.needs("ptxas")
+def test_debug_module_identity_cut_assembles(tmp_path):
+    """``nvcc -G`` output: an identity cut applies and ptxas takes it (at -O0, the module's own)."""
+    from splice.cut.extract import extract
+    from splice.cut.validate import validate
+
+    g = MODERN / "debug_full_G.ptx"
+    k = Kernel.load(g)
+    a, b = 5, 12
+    rec = _identity_recipe(tmp_path, g, k.name, f"statements: s{a}-s{b}", extract(k, statements=(a, b))["text"])
+    p = _plan(rec)
+    assert p.recipe.opt_level == 0
+    validate(p)

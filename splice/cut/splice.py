@@ -241,7 +241,11 @@ def _targets(recipe: Recipe, cut: Cut, kernel):
         for idx in cut.targets:
             ph = _phase_by_index(kernel, idx)
             if ph is None:
-                raise recipe.error(f"phase {idx} does not exist (the kernel has {n} phases)", cut.select, cut)
+                from ..analysis.calls import describe, mma_in_calls
+
+                note = describe(mma_in_calls(kernel), indirect=True)
+                raise recipe.error(f"phase {idx} does not exist (the kernel has {n} phases)"
+                                   + (f"; {note}" if note else ""), cut.select, cut)
             yield f"phase {idx} s{ph.first}-s{ph.last}", ph, kernel.pos_of(ph.first), kernel.pos_of(ph.last)
         return
     lo, hi = cut.targets[0]

@@ -34,6 +34,7 @@ JOBS=(
   "mma_shapes_misc        sm_90   -O3                sm_90   -"
   "mbarrier_scoped_labels_sm90 sm_90 -O3             sm_90   -"
   "control_misc           sm_90   -O3                sm_90   -"
+  "mma_in_func            sm_90   -O3                sm_90   -"
 )
 for job in "${JOBS[@]}"; do
   read -r name arch flags parch pflags <<<"$job"

@@ -320,3 +320,36 @@ def test_brx_idx_jump_table_parses_and_its_targets_are_successors():
     targets = {k.stmts[k.blocks.starts[t]].node.name for t in k.blocks.succ[k.blocks.block_of[pos]]
                if isinstance(k.stmts[k.blocks.starts[t]].node, m.Label)}
     assert {"$L_c0", "$L_c1", "$L_c2", "$L_c3"} <= targets
+
+
+# ---- the WMMA API (wmma.mma) is a tensor-core form ---------------------------------------------
+
+@pytest.mark.parametrize("key, regs", [
+    # (form, shape, A type, C/D type) -> A, B, C, D registers per thread (PTX ISA 9.7.13.3)
+    (("wmma", "m16n16k16", "f16", "f32"), (8, 8, 8, 8)),     # f16: eight .f16x2, any shape
+    (("wmma", "m16n16k16", "f16", "f16"), (8, 8, 4, 4)),
+    (("wmma", "m32n8k16", "f16", "f32"), (8, 8, 8, 8)),
+    (("wmma", "m16n16k16", "bf16", "f32"), (4, 4, 8, 8)),
+    (("wmma", "m32n8k16", "bf16", "f32"), (8, 2, 8, 8)),
+    (("wmma", "m16n16k8", "tf32", "f32"), (4, 4, 8, 8)),
+    (("wmma", "m16n16k16", "s8", "s32"), (2, 2, 8, 8)),
+    (("wmma", "m8n8k4", "f64", "f64"), (1, 1, 2, 2)),
+])
+def test_wmma_layouts_follow_the_isa(key, regs):
+    from splice.analysis import mma_forms as mf
+
+    lay = mf.LAYOUTS[key]
+    assert (lay.a, lay.b, lay.c, lay.d) == regs
+
+
+def test_wmma_mma_are_phases():
+    """nvcc's WMMA code used to be "0 phases" with nothing said."""
+    path = MODERN / "wmma_gemm.ptx"
+    for entry, shape, a in (("wmma_f16", (16, 16, 16), "f16"), ("wmma_tf32", (16, 16, 8), "tf32")):
+        k = Kernel.load(path, entry)
+        assert k.phases and all(p.form == "wmma" and p.shape == shape and not p.notes for p in k.phases)
+        assert {p.instr["types"]["a"] for p in k.phases} == {a}
+        abi = k.phase_abi(1)
+        lay = k.phases[0].instr["layout"]
+        roles = [r.role for r in abi.live_in]
+        assert roles.count("a") == lay["a"] and roles.count("b") == lay["b"]

@@ -109,8 +109,9 @@ class Phase:
 
 
 def mma_runs(k) -> list:
-    """[[stmt index, …], …] — maximal runs of mma/mma.sp statements with consecutive numbers."""
-    if not k.indices_of("mma"):
+    """[[stmt index, …], …] — maximal runs of mma/mma.sp/wmma.mma statements with consecutive
+    numbers."""
+    if not k.indices_of("mma") and not k.indices_of("wmma"):
         return []
     runs = []
     cur = []
@@ -119,7 +120,8 @@ def mma_runs(k) -> list:
         if st.n is None:
             continue
         node = st.node
-        is_mma = type(node) is m.Instruction and roles.is_mma(node.opcode)
+        is_mma = type(node) is m.Instruction and (roles.is_mma(node.opcode) or (
+            node.opcode == "wmma" and node.name.startswith("wmma.mma")))
         if is_mma and cur and st.n == last_n + 1:
             cur.append(pos)
         elif is_mma:

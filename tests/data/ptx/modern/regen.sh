@@ -35,6 +35,7 @@ JOBS=(
   "mbarrier_scoped_labels_sm90 sm_90 -O3             sm_90   -"
   "control_misc           sm_90   -O3                sm_90   -"
   "mma_in_func            sm_90   -O3                sm_90   -"
+  "wmma_gemm              sm_90   -O3                sm_90   -"
 )
 for job in "${JOBS[@]}"; do
   read -r name arch flags parch pflags <<<"$job"

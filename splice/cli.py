@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--png", help="pressure curve PNG path ('none': no PNG; default build/)")
     p.add_argument("--top", type=int, default=8, help="pressure peaks shown")
     p.add_argument("--no-ptxas", action="store_true", help="pressure without running ptxas -v")
-    p.add_argument("--arch", default=None, help="ptxas arch for --pressure (default sm_90)")
+    p.add_argument("--arch", default=None, help="ptxas arch for --pressure (default: from .target, at least sm_90)")
     p.set_defaults(func=_lazy("splice.commands.spec", "cmd_spec"))
 
     p = _add_json(sub.add_parser("notes", help="draft Markdown notes in the shape of the user's own"))
@@ -106,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _add_json(sub.add_parser("sass-mix", help="SASS instruction mix per cut (recipe) or per region (module)"))
     p.add_argument("target", help="a recipe YAML, or a PTX module")
     p.add_argument("--entry")
-    p.add_argument("--arch", default=None, help="ptxas arch (default sm_90)")
+    p.add_argument("--arch", default=None,
+                   help="ptxas arch (default: the recipe's arch, or the module's .target, at least sm_90)")
     p.set_defaults(func=_lazy("splice.commands.perf", "cmd_sass_mix"))
 
     p = _add_json(sub.add_parser("probe", help="run original and spliced modules on the GPU and compare frames"))

@@ -208,7 +208,9 @@ cvt.rn.f16.f32 %out1, %f;
 @pytest.mark.parametrize("bad,message", [
     ("cvt.rn.satfinite.e4m3x2.f16x2 %h0, %in0;", None),
     ("cvt.rn.satfinite.e4m3x2.f16x2 %x, %in0;", "%x is .b32 but cvt.rn.satfinite.e4m3x2.f16x2 uses it as a 16-bit destination"),
-    ("cvt.f32.f16 %f, %in0;", "%in0 is .b32 but cvt.f32.f16 uses it as a 16-bit source"),
+    # ptxas takes cvt.f32.f16 from a .b32 (a wider register, PTX ISA 5.2.3) but not cvt.f32.bf16
+    ("cvt.f32.f16 %f, %in0;", None),
+    ("cvt.f32.bf16 %f, %in0;", "%in0 is .b32 but cvt.f32.bf16 uses it as a 16-bit source"),
     ("setp.gt.f32 %x, %f, 0f00000000;", "%x is .b32 but setp.gt.f32 needs a predicate as destination"),
     ("@%x bra $skip;", "%x is .b32 but bra needs a predicate as guard"),
     ("selp.b32 %out0, %x, %in1, %x;", "needs a predicate as selector"),

@@ -29,6 +29,8 @@ class Blocks:
         n = len(stmts)
         leaders = {0} if n else set()
         labels = {}
+        scoped: dict = {}         # a name defined more than once: {scope id: position}
+        scope_of = getattr(k, "_scope_of", None)
         term = {}
         Label, Instruction = m.Label, m.Instruction
         ends_block: dict = {}     # opcode -> branch or exit (both tests read the first word alone)
@@ -37,7 +39,10 @@ class Blocks:
             t = type(node)
             if t is Label:
                 leaders.add(pos)
-                labels[node.name] = pos
+                name = node.name
+                if name in labels and scope_of is not None:
+                    scoped.setdefault(name, {scope_of[labels[name]]: labels[name]})[scope_of[pos]] = pos
+                labels[name] = pos
             elif t is Instruction:
                 op = node.opcode
                 e = ends_block.get(op)
@@ -57,12 +62,43 @@ class Blocks:
             block_of[s:e + 1] = [b] * (e + 1 - s)
         self.ends = ends
         self.block_of = block_of
-        self.succ = _successors(starts, ends, term, {name: block_of[p] for name, p in labels.items()})
+        label_block = {name: block_of[p] for name, p in labels.items()}
+        if scoped:
+            label_block = _ScopedLabels(label_block, scoped, scope_of, k._parent, block_of)
+        self.succ = _successors(starts, ends, term, label_block)
         pred = [[] for _ in starts]
         for b, ss in enumerate(self.succ):
             for s in ss:
                 pred[s].append(b)
         self.pred = pred
+
+
+class _ScopedLabels(dict):
+    """Label name -> block, where a name is defined in several ``{ }`` scopes: a label is local
+    to its scope (PTX ISA 4.4), and CUTLASS's inline asm defines ``LAB_WAIT:``/``DONE:`` in every
+    one of its mbarrier-wait blocks, so a branch goes to the definition in its own scope or the
+    nearest enclosing one, never to another block's label of the same name."""
+
+    def __init__(self, label_block, scoped, scope_of, parent, block_of):
+        super().__init__(label_block)
+        self.scoped, self.scope_of, self.parent, self.block_of = scoped, scope_of, parent, block_of
+
+    def target(self, name, pos):
+        defs = self.scoped.get(name)
+        if defs is None:
+            return self.get(name)
+        sid = self.scope_of[pos]
+        while sid is not None:
+            if sid in defs:
+                return self.block_of[defs[sid]]
+            sid = self.parent[sid]
+        return None
+
+
+def _target(label_block, name, pos):
+    if type(label_block) is _ScopedLabels:
+        return label_block.target(name, pos)
+    return label_block.get(name)
 
 
 def _successors(starts, ends, term, label_block) -> list:
@@ -85,7 +121,7 @@ def _successors(starts, ends, term, label_block) -> list:
         tgt = None
         if nm.startswith("bra") and node.operands:
             o = node.operands[0]
-            tgt = label_block.get(getattr(o, "name", None))
+            tgt = _target(label_block, getattr(o, "name", None), e)
         if tgt is not None:
             succ[b].append(tgt)
         else:  # brx.idx or an unknown target: any label

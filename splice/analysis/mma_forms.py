@@ -35,13 +35,14 @@ TYPE_BITS = MappingProxyType({
 @dataclass(frozen=True)
 class FormDecl:
     """One row of the table: a family of forms sharing element types and thread count."""
-    form: str            # 'mma' | 'mma.sp' | 'wgmma' | 'wgmma.sp'
+    form: str            # 'mma' | 'mma.sp' | 'wgmma' | 'wgmma.sp' | 'wmma'
     shapes: tuple        # 'mMnNkK' strings
     ab: tuple            # A/B element types
     cd: tuple            # C/D element types
     threads: int         # threads sharing one matrix
     section: str         # PTX ISA section
     sparse: bool = False
+    ab_regs: int = 0     # fixed A/B registers (wmma f16: eight .f16x2 for every shape), 0: derived
 
 
 def _wg(k: int) -> tuple:
@@ -78,6 +79,14 @@ FORMS = (
     FormDecl("wgmma", _wg(32), ("e4m3", "e5m2"), ("f16", "f32"), 128, "9.7.15.5"),
     FormDecl("wgmma", _wg(32), ("s8", "u8"), ("s32",), 128, "9.7.15.5"),
     FormDecl("wgmma", _wg(256), ("b1",), ("s32",), 128, "9.7.15.5"),
+    # 9.7.13.3-4 wmma.mma (the CUDA C++ WMMA API, mma.h): a warp, fragments opaque but sized by
+    # the ISA; f16 A and B are eight .f16x2 registers for every shape (elements replicated)
+    FormDecl("wmma", ("m16n16k16", "m32n8k16", "m8n32k16"), ("f16",), ("f16", "f32"), 32, "9.7.13.3",
+             ab_regs=8),
+    FormDecl("wmma", ("m16n16k16", "m32n8k16", "m8n32k16"), ("bf16",), ("f32",), 32, "9.7.13.3"),
+    FormDecl("wmma", ("m16n16k8",), ("tf32",), ("f32",), 32, "9.7.13.3"),
+    FormDecl("wmma", ("m16n16k16", "m32n8k16", "m8n32k16"), ("s8", "u8"), ("s32",), 32, "9.7.13.3"),
+    FormDecl("wmma", ("m8n8k4",), ("f64",), ("f64",), 32, "9.7.13.3"),
     # 9.7.15.6 wgmma.mma_async.sp
     FormDecl("wgmma.sp", _wg(32), ("f16", "bf16"), ("f16", "f32"), 128, "9.7.15.6", True),
     FormDecl("wgmma.sp", _wg(16), ("tf32",), ("f32",), 128, "9.7.15.6", True),
@@ -125,8 +134,8 @@ def _build() -> Mapping:
             mm, nn, kk = dims
             for ab in decl.ab:
                 for cd in decl.cd:
-                    lay = Layout(_regs(mm, kk, ab, decl.threads, decl.sparse),
-                                 _regs(kk, nn, ab, decl.threads),
+                    lay = Layout(decl.ab_regs or _regs(mm, kk, ab, decl.threads, decl.sparse),
+                                 decl.ab_regs or _regs(kk, nn, ab, decl.threads),
                                  _regs(mm, nn, cd, decl.threads), _regs(mm, nn, cd, decl.threads),
                                  decl.threads, decl.section, decl.sparse)
                     out.setdefault((decl.form, shape, ab, cd), lay)
@@ -141,8 +150,10 @@ def layout(form: str, shape: str, ab: str, cd: str) -> Optional[Layout]:
 
 
 def is_tensor_core(name: str) -> bool:
-    """An instruction that multiplies matrices: ``mma`` (every variant) or ``wgmma.mma_async``."""
-    return name == "mma" or name.startswith("mma.") or name.startswith("wgmma.mma_async")
+    """An instruction that multiplies matrices: ``mma`` (every variant), ``wgmma.mma_async`` or
+    ``wmma.mma``."""
+    return (name == "mma" or name.startswith("mma.") or name.startswith("wgmma.mma_async")
+            or name.startswith("wmma.mma"))
 
 
 def is_wgmma_sync(name: str) -> bool:
@@ -178,6 +189,8 @@ class MmaInstr:
 
 def _form_of(name: str) -> str:
     parts = name.split(".")
+    if parts[0] == "wmma":
+        return "wmma"
     if parts[0] == "wgmma":
         return "wgmma.sp" if "sp" in parts[2:3] or ".sp." in name else "wgmma"
     return "mma.sp" if len(parts) > 1 and parts[1].startswith("sp") else "mma"
@@ -185,7 +198,7 @@ def _form_of(name: str) -> str:
 
 def _slots(form: str, nops: int, a_regs: bool, types: dict) -> list:
     """ISA operand names by position (PTX ISA 9.7.14 / 9.7.15 syntax blocks)."""
-    if form == "mma":
+    if form in ("mma", "wmma"):
         return ["d", "a", "b", "c"]
     if form == "mma.sp":
         return ["d", "a", "b", "c", "meta", "sel"]
@@ -216,6 +229,8 @@ def describe(instr) -> Optional[MmaInstr]:
         keys = ["d", "a", "b"]
     else:
         keys = ["d", "a", "b", "c"]
+    if form == "wmma" and len(tys) == 2:       # .dtype.ctype: A and B are f16 (9.7.13.3)
+        tys = [tys[0], "f16", "f16", tys[1]]
     types = dict(zip(keys, tys))
     if form.startswith("wgmma") and "d" in types:
         types["c"] = types["d"]

@@ -1,7 +1,8 @@
 """Phases: maximal runs of adjacent ``mma`` statements, with their true GEMM shape.
 
 Adjacent means consecutive statement numbers (declarations and ``.loc`` in between do not break
-a run).  Inside a phase:
+a run; nor do ``mov``s that initialise the next mma's accumulator, see ``_join_initialised``).
+Inside a phase:
 
 * a **chain** is a sequence of mma linked D -> C (an mma whose C registers are exactly the D
   registers another mma of the phase wrote last continues that mma's chain);
@@ -108,8 +109,9 @@ class Phase:
 
 
 def mma_runs(k) -> list:
-    """[[stmt index, …], …] — maximal runs of mma/mma.sp statements with consecutive numbers."""
-    if not k.indices_of("mma"):
+    """[[stmt index, …], …] — maximal runs of mma/mma.sp/wmma.mma statements with consecutive
+    numbers."""
+    if not k.indices_of("mma") and not k.indices_of("wmma"):
         return []
     runs = []
     cur = []
@@ -118,7 +120,8 @@ def mma_runs(k) -> list:
         if st.n is None:
             continue
         node = st.node
-        is_mma = type(node) is m.Instruction and roles.is_mma(node.opcode)
+        is_mma = type(node) is m.Instruction and (roles.is_mma(node.opcode) or (
+            node.opcode == "wmma" and node.name.startswith("wmma.mma")))
         if is_mma and cur and st.n == last_n + 1:
             cur.append(pos)
         elif is_mma:
@@ -132,7 +135,48 @@ def mma_runs(k) -> list:
         last_n = st.n
     if cur:
         runs.append(cur)
-    return runs
+    return _join_initialised(k, runs)
+
+
+def _join_initialised(k, runs) -> list:
+    """Join runs separated only by the initialisation of the next mma's accumulator.
+
+    LLVM (Triton) zeroes each accumulator just before its first mma (``mov.b32 %r93, %r80``
+    ×4, then the mma, then the next accumulator's movs …), which would cut one tile of a dot
+    into runs of one mma.  A gap is absorbed when the mma on both sides are the same instruction
+    and every statement in it is an unguarded ``mov`` writing a C register of the mma right
+    after the gap from a register or immediate that no mma of the joined run wrote: a copy into
+    a fresh accumulator, never a move of results."""
+    if len(runs) < 2:
+        return runs
+    out = [runs[0]]
+    for run in runs[1:]:
+        prev = out[-1]
+        if _initialises(k, prev, run):
+            out[-1] = prev + run
+        else:
+            out.append(run)
+    return out
+
+
+def _initialises(k, prev, run) -> bool:
+    stmts = k.stmts
+    gap = [stmts[p].node for p in range(prev[-1] + 1, run[0]) if stmts[p].n is not None]
+    if not gap or stmts[run[0]].node.name != stmts[prev[-1]].node.name:
+        return False     # one instruction form per joined phase
+    nxt = mma_forms.describe(stmts[run[0]].node)
+    c_regs = set(nxt.frags[3])
+    written = {r for p in prev for r in mma_forms.describe(stmts[p].node).frags[0]}
+    for node in gap:
+        if type(node) is not m.Instruction or node.opcode != "mov" or node.guard is not None \
+                or len(node.operands) != 2:
+            return False
+        dst, src = node.operands
+        if type(dst) is not m.Reg or dst.name not in c_regs:
+            return False
+        if type(src) is m.Reg and src.name in written or type(src) not in (m.Reg, m.Imm):
+            return False
+    return True
 
 
 def wgmma_groups(k) -> list:
@@ -235,10 +279,22 @@ def _tiling(chains, nm):
     return m_t, n_t, k_steps, regular
 
 
-def _regs(frags):
+def _defined_between(k, run) -> set:
+    """Registers written by the non-mma statements between a phase's mma (the accumulator
+    initialisations :func:`_join_initialised` absorbed)."""
+    out: set = set()
+    stmts = k.stmts
+    for p in range(run[0], run[-1] + 1):
+        node = stmts[p].node
+        if type(node) is m.Instruction and node.opcode == "mov":
+            out.update(k.defs_uses(node)[0])
+    return out
+
+
+def _regs(frags, inside=frozenset()):
     """(A, B, C inputs, D) register lists; C registers an earlier mma of the phase wrote are
-    chain links, not inputs."""
-    d_all = set()
+    chain links, not inputs, nor are those the phase's own initialisations (``inside``) wrote."""
+    d_all = set(inside)
     c_in = []
     for _pos, d, _a, _b, c in frags:
         for r in c:
@@ -263,7 +319,7 @@ def _phase(k, prov, index, group, loops) -> Phase:
     dist_b = _uniq(x[3] for x in frags)
     naive = (tile[0] * len(dist_a), tile[1] * len(dist_b), tile[2] * k_steps)
     grid = "full" if len(dist_a) * len(dist_b) * k_steps == nm else "band"
-    a_regs, b_regs, c_regs, d_regs = _regs(frags)
+    a_regs, b_regs, c_regs, d_regs = _regs(frags, _defined_between(k, run))
     wb, wloads, b_src, slot_b = _loaded_range(k, prov, run[0], b_regs)
     cb, cloads, c_src, slot_c = _loaded_range(k, prov, run[0], c_regs)
     st = stmts

@@ -155,6 +155,9 @@ def build_spec(k, phases=True, epilogues=True, profile=None, display_name=None) 
         d["mma_executed"] = (sum(len(p.mma) * e for p, e in zip(k.phases, ex))
                              if all(e is not None for e in ex) else None)
         d["phases_without_weight"] = [p.index for p in k.phases if p.weight_bytes is None]
+        from .calls import mma_in_calls
+
+        d["mma_in_calls"] = mma_in_calls(k)      # tensor-core code in called .func: not phases
     d["tables"] = table_loads(k)
     d["params"] = param_fields(k, field_names(k, profile))
     d["shared"] = shared_arrays(k)

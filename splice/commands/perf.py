@@ -12,7 +12,6 @@ def cmd_pressure(args, kernels) -> int:
     """Pressure curve and peaks of each kernel; ptxas -v next to it unless --no-ptxas."""
     from ..analysis.pressure import pressure
     from ..report.plot_pressure import pressure_png, print_pressure
-
     from ..util import check_output
     from . import checked_arch
 
@@ -26,7 +25,7 @@ def cmd_pressure(args, kernels) -> int:
         d = pressure(k, top=args.top).as_dict(curve=True)
         if not args.no_ptxas:
             if not usage:
-                usage = _all_usage(args.file, args.arch)
+                usage = _all_usage(args.file, args.arch, k.module.source)
             d["ptxas"] = usage.get(k.name)
         if args.png != "none":
             png = args.png or str(Path("build") / f"{Path(args.file).stem}_{k.name}_pressure.png")
@@ -40,11 +39,23 @@ def cmd_pressure(args, kernels) -> int:
     return 0
 
 
-def _all_usage(path, arch) -> dict:
+def module_target(text: str, arch=None) -> tuple:
+    """(arch, opt level) to compile a module with: ``--arch`` when given, else the module's own
+    ``.target`` when it is sm_90 or newer (an ``sm_90a`` module's wgmma/setmaxnreg do not
+    assemble for ``sm_90``), else sm_90; ``-O0`` for a ``debug`` target (ptxas refuses
+    optimised debugging), as ``splice roundtrip --sass`` does."""
+    from .roundtrip import ptxas_options
+
+    a, opt = ptxas_options(text, arch)
+    return a, (0 if opt is None else opt)
+
+
+def _all_usage(path, arch, text) -> dict:
     """entry -> ptxas -v figures (one ptxas run for the whole module)."""
     from ..ptx.sass import compile_ptx
 
-    c = compile_ptx(Path(path), arch or "sm_90")
+    arch, opt = module_target(text, arch)
+    c = compile_ptx(Path(path), arch, opt)
     return {name: {"arch": c.arch, "registers": r.registers, "spill_stores": r.spill_stores,
                    "spill_loads": r.spill_loads, "stack_frame": r.stack_frame}
             for name, r in c.resources.items()}
@@ -55,7 +66,7 @@ def cmd_sass_mix(args) -> int:
     for a plain module, per phase and epilogue."""
     from . import checked_arch
 
-    arch = checked_arch(args.arch, args.target, "sm_90")
+    arch = checked_arch(args.arch, args.target)   # None: the recipe's or the module's own target
     if str(args.target).endswith((".yaml", ".yml")):
         data = _recipe_mix(args.target, arch)
     else:
@@ -89,7 +100,8 @@ def _module_mix(path, entry, arch) -> dict:
     mod = parse_file(path)
     k = Kernel(mod, entry)
     regs = regions(k)
-    c, funcs = compile_marked(mod, arch)
+    arch, opt = module_target(mod.source, arch)
+    c, funcs = compile_marked(mod, arch, opt)
     lines = _region_lines(k, regs)
     counts = mix(funcs.get(k.name, []), lines)
     r = c.resources.get(k.name)
@@ -111,8 +123,10 @@ def _recipe_mix(recipe_path, arch) -> dict:
     plan, _val, out, _t = run_apply(recipe_path, None, ptxas=False)
     orig = parse(plan.source, path=str(plan.recipe.module))
     spl = parse(plan.text, path=str(out))
-    c0, f0 = compile_marked(orig, arch)
-    c1, f1 = compile_marked(spl, arch)
+    arch = arch or plan.recipe.arch      # the recipe's own ptxas target (sm_90a for wgmma)
+    opt = plan.recipe.opt_level
+    c0, f0 = compile_marked(orig, arch, opt)
+    c1, f1 = compile_marked(spl, arch, opt)
     cuts = []
     for cp in plan.cuts:
         before = mix(f0.get(plan.entry, []), [cp.lines])[0]

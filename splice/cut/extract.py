@@ -32,8 +32,11 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
     elif phase is not None:
         ph = _phase_by_index(kernel, phase)
         if ph is None:
-            raise SpliceError(f"phase {phase} does not exist (the kernel has {len(kernel.phases)} phases)",
-                              source_name)
+            from ..analysis.calls import describe, mma_in_calls
+
+            note = describe(mma_in_calls(kernel), indirect=True)
+            raise SpliceError(f"phase {phase} does not exist (the kernel has {len(kernel.phases)} phases)"
+                              + (f"; {note}" if note else ""), source_name)
         first, last = ph.first, ph.last
         abi = _phase_abi(kernel, ph)
     elif statements is not None:

@@ -2,7 +2,7 @@
 
     module: enc5.ptx                 # relative to the recipe, else found on the corpus search path
     entry: cuda_dldn_engine_swin_enc5_kernel
-    arch: sm_90                      # ptxas target (default sm_90), opt_level: 3
+    arch: sm_90                      # ptxas target (default sm_90), opt_level: 3 (0 for a debug target)
     output: ../build/enc5_p8.ptx     # default: build/<recipe stem>.ptx (relative to the cwd)
     cuts:
       - phase: 8                     # or  phases: 1-10 | statements: s7771-s7794 | lines: 12051-12206
@@ -250,7 +250,7 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
         raise SpliceError(f"module {data['module']!r} not found", path, line, col,
                           detail="looked next to the recipe and in: " + ", ".join(str(d) for d in sp))
     arch = _arch(data, path)
-    opt = data.get("opt_level", 3)
+    opt = data["opt_level"] if "opt_level" in data else _default_opt_level(mod)
     if not isinstance(opt, int) or isinstance(opt, bool) or not 0 <= opt <= 4:
         raise SpliceError("opt_level must be 0..4", path, *data.vat("opt_level"))
     if output:
@@ -265,6 +265,17 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
     cuts = [_load_cut(i, cy, cuts_y.item_at[i - 1], path, rdir) for i, cy in enumerate(cuts_y, 1)]
     return Recipe(path, mod, str(data["module"]), entry, arch, opt, out, cuts,
                   str(data.get("description", "")), {k: data.at(k) for k in data})
+
+
+def _default_opt_level(module: Path) -> int:
+    """3, or 0 for a module built for debugging (``.target sm_90, debug``, ``nvcc -G``): ptxas
+    refuses to optimise it ("Optimized debugging not supported"), as ``roundtrip --sass`` knows."""
+    import re
+
+    with open(module, "rb") as f:
+        head = f.read(1 << 16).decode("utf-8", "replace")
+    mt = re.search(r"^[ \t]*\.target[ \t]+([^\n/]*)", head, re.M)
+    return 0 if mt and "debug" in mt.group(1) else 3
 
 
 def _targets(i: int, cy: YMap, path: str, at0) -> tuple:

@@ -241,7 +241,11 @@ def _targets(recipe: Recipe, cut: Cut, kernel):
         for idx in cut.targets:
             ph = _phase_by_index(kernel, idx)
             if ph is None:
-                raise recipe.error(f"phase {idx} does not exist (the kernel has {n} phases)", cut.select, cut)
+                from ..analysis.calls import describe, mma_in_calls
+
+                note = describe(mma_in_calls(kernel), indirect=True)
+                raise recipe.error(f"phase {idx} does not exist (the kernel has {n} phases)"
+                                   + (f"; {note}" if note else ""), cut.select, cut)
             yield f"phase {idx} s{ph.first}-s{ph.last}", ph, kernel.pos_of(ph.first), kernel.pos_of(ph.last)
         return
     lo, hi = cut.targets[0]
@@ -383,6 +387,15 @@ def plan(recipe: Recipe, kernel=None) -> Plan:
                 {"load": t1 - t0, "bind": t2 - t1, "assemble": t3 - t2}, shared)
 
 
+def _line_break_before_rest(source: str, end: int) -> str:
+    """A newline when the cut's last line goes on after the cut (inline asm writes
+    ``...; mma ...; }`` on one line): the site ends in a ``// splice: end cut`` comment, which
+    would otherwise swallow the rest of that line (a scope's closing brace)."""
+    eol = source.find("\n", end)
+    rest = source[end:eol if eol >= 0 else len(source)]
+    return "\n" if rest.strip() else ""
+
+
 def _assemble(source, module, fn, plans, recipe):
     order = sorted(plans, key=lambda p: p.region)
     for a, b in zip(order, order[1:]):
@@ -418,6 +431,7 @@ def _assemble(source, module, fn, plans, recipe):
             ind += source[k]
             k += 1
         text = "\n".join((ind + ln) if ln else ln for ln in indent_src)
+        text += _line_break_before_rest(source, e)
         del lead, first_line_start
         chunks.append((text, "site", p.binding.site_origin, p))
         pos = e

@@ -118,6 +118,12 @@ def _io(regs, base: str, threads: int, load: bool) -> list:
     return out
 
 
+#: ``.loc`` lines of the cut: the harness has no ``.file`` table nor ``.debug_str`` section, and
+#: LLVM's ``.loc … function_name $L__info_stringN, inlined_at …`` names a label of that section
+#: (ptxas: "Unresolved label"); the line stays, empty, so the harness keeps the cut's line count
+_LOC = re.compile(r"^[ \t]*\.loc\b[^\n]*$", re.M)
+
+
 def harness_ptx(header: str, decls: list, body: str, live_in, live_out, threads: int,
                 prelude: str = "", shared_bytes: int = 0, entry_params: tuple | list = ()) -> str:
     """The harness entry: ``entry_params`` (a bound case: the kernel's own ``.param`` list,
@@ -149,7 +155,7 @@ def harness_ptx(header: str, decls: list, body: str, live_in, live_out, threads:
               "\tadd.s64 %sphx_rd0, %sphx_rd0, %sphx_rd2;",
               "\tadd.s64 %sphx_rd1, %sphx_rd1, %sphx_rd2;"]
     lines += _io(live_in, "%sphx_rd0", threads, True)
-    lines += ["\t// ---- the cut ----", body.rstrip("\n"), "\t// ---- end of the cut ----"]
+    lines += ["\t// ---- the cut ----", _LOC.sub("", body.rstrip("\n")), "\t// ---- end of the cut ----"]
     lines += _io(live_out, "%sphx_rd1", threads, False)
     lines += ["\tret;", "}", ""]
     return "\n".join(lines)

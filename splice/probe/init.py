@@ -205,6 +205,7 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
     k = Kernel(parse(text, path), entry)
     decl = entry_decl(text, k.name, path)
     uses = trace(k)
+    read = params_read(k)
     y = _Yaml()
     y.line(f"# Probe spec skeleton for {k.name} ({path}), written by `splice probe init`.")
     y.line("# Fill in every `null` (sizes, scalar values, grid); check each buffer's dtype and role.")
@@ -231,12 +232,30 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
     y.line("params:")
     rows = []
     for pp in decl.params:
-        rows.append(_param_yaml(y, pp, uses, decl))
+        rows.append(_param_yaml(y, pp, uses, decl, pp.index in read))
     y.line("frame: all                      # every output is compared bit for bit")
     return y.text(), rows
 
 
-def _param_yaml(y, pp, uses: dict, decl) -> dict:
+def params_read(kernel) -> set:
+    """Indices of the parameters the entry reads at all (``ld.param`` of it, or its address
+    taken by ``mov``/``cvta.param``): the others can be passed as 0 safely."""
+    from ..ptx import model as m
+
+    params = {p.name: i for i, p in enumerate(kernel.fn.params or ())}
+    out = set()
+    for st in kernel.stmts:
+        node = st.node
+        if type(node) is not m.Instruction:
+            continue
+        for o in node.operands:
+            name = getattr(o.base, "name", None) if type(o) is m.Addr else getattr(o, "name", None)
+            if name in params:
+                out.add(params[name])
+    return out
+
+
+def _param_yaml(y, pp, uses: dict, decl, read: bool = True) -> dict:
     short = pp.name[len(decl.name) + 1:] if pp.name.startswith(decl.name + "_") else pp.name
     if pp.is_array and pp.size != 8:
         fields = sorted((off, u) for (i, off), u in uses.items() if i == pp.index)
@@ -252,15 +271,22 @@ def _param_yaml(y, pp, uses: dict, decl) -> dict:
     if u is None or u.role is None:
         t = dt.lookup(pp.type)
         tname = t.name if t is not None else "b8"
-        if pp.size == 8 and not pp.is_array:
+        if not read:
             y.line(f"- {{name: {short}, kind: scalar, dtype: {tname}, value: 0}}   "
-                   "# never dereferenced here: passed as 0")
+                   "# never read by this entry: passed as 0")
+        elif pp.size == 8 and not pp.is_array and not t_is_float(t):
+            y.line(f"- {{name: {short}, kind: scalar, dtype: {tname}, value: null}}   "
+                   "# TODO: read as a value, never dereferenced here")
         else:
             y.line(f"- {{name: {short}, kind: scalar, dtype: {tname}, value: null}}   # TODO")
         return {"param": pp.index, "name": pp.name, "kind": "scalar", "dtype": tname}
     _object_yaml(y, short, u, 0, None)
     return {"param": pp.index, "name": pp.name, "kind": u.image or "buffer", "role": u.role,
             "dtype": u.element()[0]}
+
+
+def t_is_float(t) -> bool:
+    return t is not None and t.is_float
 
 
 def _object_yaml(y, name: str, u: Use, indent: int, offset) -> None:

@@ -135,9 +135,9 @@ def attributed_sass(cubin: bytes) -> dict:
     return funcs
 
 
-def compile_marked(module: m.Module, arch: str):
+def compile_marked(module: m.Module, arch: str, opt_level: int = 3):
     """(Compiled, {function: [(line, opcode)]}) of the marked module."""
-    c = compile_ptx(mark_lines(module), arch, extra=("-lineinfo",), name=module.path)
+    c = compile_ptx(mark_lines(module), arch, opt_level, extra=("-lineinfo",), name=module.path)
     return c, attributed_sass(c.cubin)
 
 

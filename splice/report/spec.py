@@ -35,6 +35,11 @@ def _summary(con, name, d):
               + ((f" ({run} executed)" if run is not None else " (some per loop iteration)") if looped else "")
               + field
               + (f", weight image {img} bytes (W = {d['weight_field']})" if img else ""))
+    from ..analysis.calls import describe
+
+    note = describe(d.get("mma_in_calls") or {})
+    if note:
+        con.print(f"[yellow]note:[/yellow] {note}")
 
 
 def _r(a, b):

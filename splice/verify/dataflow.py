@@ -178,10 +178,13 @@ class Evaluator:
             conds, mems = conds + [st.reach], mems + [st.mem]
         return self._select_chain(conds, mems), left
 
-    def _flatten(self, stmts, renames: dict, out: list, top: bool = False):
+    def _flatten(self, stmts, renames: dict, out: list, top: bool = False, labels=None):
         """Statements in program order.  A register declared in a nested ``{ }`` scope is another
-        register than a same-named one outside: it is renamed ``name@scope`` inside."""
+        register than a same-named one outside: it is renamed ``name@scope`` inside.  Labels are
+        local to their scope too (CUTLASS's inline asm repeats ``LAB_WAIT:``/``DONE:`` in every
+        wait block): a nested scope's labels become ``name@scope``, so a branch reaches its own."""
         local = {}
+        labels = dict(labels or {})
         for it in stmts:
             if isinstance(it, m.Decl) and it.space == ".reg":
                 for d in it.declarators:
@@ -189,13 +192,17 @@ class Evaluator:
                     for n in names:
                         local[n] = n if top else f"{n}@{len(self.declared)}"
                         self.declared.add(local[n])
+            elif isinstance(it, m.Label) and not top:
+                labels[it.name] = f"{it.name}@{id(stmts)}"
         inner = {**renames, **{k: v for k, v in local.items() if k != v}}
         for it in stmts:
             if isinstance(it, m.Block):
-                self._flatten(it.items, inner, out)
-            elif isinstance(it, m.Instruction) and inner:
-                new = rename_node(it, inner, {})
+                self._flatten(it.items, inner, out, labels=labels)
+            elif isinstance(it, m.Instruction) and (inner or labels):
+                new = rename_node(it, inner, labels)
                 out.append(m.Instruction(new.guard, new.opcode, new.modifiers, new.operands, it.span, it.line))
+            elif isinstance(it, m.Label) and it.name in labels:
+                out.append(m.Label(labels[it.name]))
             elif not isinstance(it, m.Decl):
                 out.append(it)
 

@@ -41,13 +41,15 @@ def original(plan, cp):
 def outside_entries(plan, cp, body) -> list:
     """Labels of the cut that the rest of the module names: a branch from outside may enter the
     cut there (apply keeps such labels), a second entry the checker does not follow.  Any
-    mention of the name outside the cut counts (conservative)."""
+    mention of the name outside the cut counts (conservative).  A label of a ``{ }`` scope that
+    lies wholly inside the cut is local to it (PTX ISA 4.4; CUTLASS repeats ``LAB_WAIT:`` in
+    every wait block): nothing outside can branch there."""
     import re
 
     start, end = cp.region
     src = plan.source
     out = []
-    for s in m.walk(body):
+    for s in body:
         if isinstance(s, m.Label):
             pat = re.compile(r"(?<![\w$.%])" + re.escape(s.name) + r"(?![\w$])")
             if pat.search(src, 0, start) or pat.search(src, end):

@@ -28,7 +28,7 @@ from ...ptx import model as m
 from ...ptx.operands import children
 from ..kernel import defs_uses
 from ..native import REG_WIDTH, NativePhase, labels_of, render, rename_node
-from .operands import check_operands
+from .operands import check_operands, relaxed
 
 ABIS = ("inline", "call", "call-shared")
 
@@ -87,6 +87,13 @@ def _sym(r) -> str:
 
 def _osym(r) -> str:
     return sym_name(r, True)
+
+
+def _wider_allowed(opcode: str, ty: str, have: Optional[int], want: int) -> bool:
+    """PTX ISA 5.2.3 (operand size exceeding instruction-type size): ``ld`` and ``st`` of a
+    plain type take data registers wider than it, so narrow values move through regular-width
+    registers (LLVM writes ``ld.shared.b8 %rs1`` into a ``.b16``)."""
+    return opcode in ("ld", "st", "ld.param", "st.param") and relaxed(ty) and have is not None and have > want
 
 
 def _width(t: Optional[str]) -> Optional[int]:
@@ -174,7 +181,7 @@ def _check_types(nat: NativePhase, types: dict):
                 if t == ".pred":
                     continue
                 want = 2 * w if (wide and (k == 0 or (st.opcode == "mad" and k == 3))) else w
-                if _width(t) != want:
+                if _width(t) != want and not _wider_allowed(st.opcode, tys[0], _width(t), want):
                     raise nat.error(f"{r.name} is {t} but {st.name} uses it as a {want}-bit operand", line)
 
 

@@ -27,12 +27,27 @@ def _regs(op) -> list:
     return []
 
 
-def _want(nat, st, reg, types, width, what):
+#: instruction types whose data registers may be wider than the type in ld/st/cvt (PTX ISA 5.2.3,
+#: "operand size exceeding instruction-type size"); ptxas 13.0 refuses it for the others
+#: (``cvt.f32.bf16`` from a ``.b32``, ``cvt.rn.satfinite.e4m3x2.f16x2`` into a ``.b32``)
+RELAXED_TYPES = frozenset(f".{k}{n}" for k in "bus" for n in (8, 16, 32, 64)) | {".f16", ".f32", ".f64"}
+
+
+def relaxed(t) -> bool:
+    """``ld``/``st``/``cvt`` of type ``t`` take wider registers: ``ld.shared.b8`` into a ``.b16``
+    (what LLVM writes), ``cvt.u32.u8 %r2, %rs1``, ``cvt.f32.f16 %f1, %r2``."""
+    return t in RELAXED_TYPES
+
+
+def _want(nat, st, reg, types, width, what, wider_ok=False):
+    """``wider_ok``: the register may be wider than ``width`` (see :func:`relaxed`)."""
     t = types.get(reg.name)
     if t is None or width is None:
         return
     if width == 1 and t != ".pred":
         raise nat.error(f"{reg.name} is {t} but {st.name} needs a predicate as {what}", nat.line(st))
+    if wider_ok and t != ".pred" and (_w(t) or 0) > width:
+        return
     if width != 1 and (t == ".pred" or _w(t) != width):
         raise nat.error(f"{reg.name} is {t} but {st.name} uses it as a {width}-bit {what}", nat.line(st))
 
@@ -52,10 +67,10 @@ def check_operands(nat, types: dict):
         tys = _types_of(st)
         if op == "cvt" and len(tys) == 2 and ops:
             for r in _regs(ops[0]):
-                _want(nat, st, r, types, _w(tys[0]), "destination")
+                _want(nat, st, r, types, _w(tys[0]), "destination", wider_ok=relaxed(tys[0]))
             for o in ops[1:]:
                 for r in _regs(o):
-                    _want(nat, st, r, types, _w(tys[1]), "source")
+                    _want(nat, st, r, types, _w(tys[1]), "source", wider_ok=relaxed(tys[1]))
         elif op in ("setp", "set") and ops:
             first = ops[0]
             dests = [first.first, first.second] if isinstance(first, m.Pair) else [first]

@@ -31,6 +31,11 @@ JOBS=(
   "coop_groups_misc       sm_90   -O3                sm_90   -"
   "half_bf16_math         sm_90   -O3                sm_90   -"
   "setmaxnreg_elect_sm90a sm_90a  -O3                sm_90a  -"
+  "mma_shapes_misc        sm_90   -O3                sm_90   -"
+  "mbarrier_scoped_labels_sm90 sm_90 -O3             sm_90   -"
+  "control_misc           sm_90   -O3                sm_90   -"
+  "mma_in_func            sm_90   -O3                sm_90   -"
+  "wmma_gemm              sm_90   -O3                sm_90   -"
 )
 for job in "${JOBS[@]}"; do
   read -r name arch flags parch pflags <<<"$job"

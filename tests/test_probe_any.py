@@ -93,6 +93,8 @@ def test_roofline_counts_static_loops_and_never_guesses():
     ("corpus/gemm/gemm_sm80.ptx", {0: ("input", "f16"), 1: ("input", "f16"), 2: ("output", "f32")}),
     ("corpus/triton/matmul_sm80.ptx", {0: ("input", "f16"), 1: ("input", "f16"), 2: ("output", "f16")}),
     ("corpus/triton/matmul_sm90.ptx", {0: ("input", "f16"), 1: ("input", "f16"), 2: ("output", "f16")}),
+    # the WMMA API reaches memory only through wmma.load / wmma.store (no ld/st on the pointers)
+    ("tests/data/ptx/modern/wmma_gemm.ptx", {0: ("input", "f16"), 1: ("input", "f16"), 2: ("output", "f32")}),
 ])
 def test_init_roles_and_element_types(module, roles):
     from splice.probe.init import skeleton

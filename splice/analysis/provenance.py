@@ -178,7 +178,9 @@ _UNSEEN = object()
 _EVALUATED = frozenset({"mov", "cvt", "cvta", "add", "sub", "neg", "mul", "shl", "mad", "or",
                         "xor", "and", "shr", "ld"})
 _ACCESS_OPS = frozenset({"ld", "ldu", "st", "atom", "red", "tex", "tld4", "sust", "suld",
-                         "ldmatrix", "stmatrix", "cp"})
+                         "ldmatrix", "stmatrix", "cp", "wmma"})
+#: the WMMA API's memory forms are a load and a store of a fragment (``wmma.mma`` is pure)
+_WMMA_ACCESS = {".load": "ld", ".store": "st"}
 
 
 def _mentions(f: tuple, field: str) -> bool:
@@ -524,6 +526,8 @@ class Provenance:
 
     def _access(self, pos: int, n, node) -> Optional[Access]:
         op = node.opcode
+        if op == "wmma":
+            op = _WMMA_ACCESS.get(node.modifiers[0] if node.modifiers else "", "")
         name = node.name
         addr_op = None
         for o in node.operands:

@@ -18,7 +18,7 @@ from ..ptx import model as m
 _SPECIALS = ("%tid", "%ntid", "%ctaid", "%laneid", "%nctaid")
 # families that are not pure functions of their register operands
 _IMPURE = ("ld", "ldu", "st", "atom", "red", "tex", "tld4", "suld", "sust", "sured", "suq", "txq",
-           "cp", "prefetch", "prefetchu", "ldmatrix", "stmatrix", "mma", "wgmma", "shfl", "vote", "match",
+           "cp", "prefetch", "prefetchu", "ldmatrix", "stmatrix", "mma", "wgmma", "wmma", "shfl", "vote", "match",
            "redux", "bar", "barrier", "membar", "fence", "bra", "brx", "call", "ret", "exit", "trap",
            "activemask", "elect", "mbarrier", "getctarank", "nanosleep", "alloca", "stacksave",
            "stackrestore", "setmaxnreg", "griddepcontrol", "tcgen05", "tensormap", "multimem", "isspacep",

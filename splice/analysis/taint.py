@@ -24,10 +24,10 @@ from ..ptx.operands import registers
 from . import roles
 
 # opcode families whose destination comes from memory (tainted unless the space is .param)
-_LOADS = ("ld", "ldu", "tex", "tld4", "suld", "ldmatrix", "atom", "mbarrier", "multimem")
+_LOADS = ("ld", "ldu", "tex", "tld4", "suld", "ldmatrix", "atom", "mbarrier", "multimem", "wmma")
 # opcode families that form addresses (every register inside their [...] is an address part)
 _ADDRESSED = ("ld", "ldu", "st", "tex", "tld4", "suld", "sust", "sured", "atom", "red", "ldmatrix",
-              "stmatrix", "cp", "prefetch", "prefetchu", "multimem", "mbarrier")
+              "stmatrix", "cp", "prefetch", "prefetchu", "multimem", "mbarrier", "wmma")
 
 
 @dataclass(frozen=True)

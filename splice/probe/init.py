@@ -24,6 +24,19 @@ _WRITE = {"st", "stmatrix", "sust"}
 _BOTH = {"atom", "red", "sured"}
 
 
+def _access(node) -> str:
+    """How an instruction touches memory through its address operands: "r", "w", "rw" or "".
+    The opcode decides, except for ``wmma``, whose first word after it does: the CUDA WMMA API's
+    ``wmma.load.a…`` reads and ``wmma.store.d…`` writes a global tile (``wmma.mma`` is pure)."""
+    op = node.opcode
+    if op == "wmma":
+        verb = node.modifiers[0] if node.modifiers else ""
+        return "r" if verb == ".load" else "w" if verb == ".store" else ""
+    if op in _BOTH:
+        return "rw"
+    return "r" if op in _READ or op == "cp" else "w" if op in _WRITE else ""
+
+
 @dataclass
 class Use:
     """What one parameter (or struct field) reaches."""
@@ -151,8 +164,9 @@ def _taint(kernel) -> tuple:
 
 def _record(u: Use, node) -> None:
     op = node.opcode
-    u.reads += op in _READ or op == "cp" or op in _BOTH
-    u.writes += op in _WRITE or op in _BOTH
+    how = _access(node)
+    u.reads += "r" in how
+    u.writes += "w" in how
     t = next((mm for mm in reversed(node.modifiers) if dt.lookup(mm) is not None), None)
     if t:
         u.types.append((t, next((int(mm[2:]) for mm in node.modifiers if mm in (".v2", ".v4", ".v8")), 1)))
@@ -171,7 +185,7 @@ def trace(kernel) -> dict:
     uses: dict = {}
     for pos, st in enumerate(kernel.stmts):
         node = st.node
-        if type(node) is not m.Instruction or node.opcode not in _READ | _WRITE | _BOTH | {"cp"}:
+        if type(node) is not m.Instruction or not _access(node):
             continue
         if any(sp in node.name for sp in (".param", ".shared", ".local", ".const")):
             continue

@@ -27,6 +27,39 @@ ROOT = Path(__file__).resolve().parents[1]
 _CORPUS_ENV = os.environ.get("SPLICE_TEST_CORPUS", "")
 PTX_CORPUS = Path(_CORPUS_ENV).resolve() if _CORPUS_ENV else ROOT.parent / "shared" / "ptx-corpus"
 DATA = ROOT / "tests" / "data"
+
+#: tiny.ptx's phase 1 with its two n-tiles swapped (D0/D1 <-> D2/D3): the native the cut, bad-input
+#: and hostile-input tests splice in (one text, so a change to tiny.ptx is made once)
+TINY_SWAPPED = """mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16
+\t{%d2, %d3},
+\t{%a0, %a1, %a2, %a3},
+\t{%b2, %b3},
+\t{%c0, %c0};
+mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16
+\t{%d0, %d1},
+\t{%a0, %a1, %a2, %a3},
+\t{%b0, %b1},
+\t{%c0, %c0};
+"""
+
+
+def tree_digest(work: Path) -> dict:
+    """Every entry under ``work`` (hidden ones included): path -> sha256, or a marker for a link or
+    a directory.  Equal before and after a run: inputs byte-identical, nothing created or left."""
+    import hashlib
+
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(work):
+        for n in dirnames + filenames:
+            p = Path(dirpath) / n
+            rel = str(p.relative_to(work))
+            if p.is_symlink():
+                out[rel] = "link -> " + os.readlink(p)
+            elif p.is_dir():
+                out[rel] = "dir"
+            else:
+                out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
 MODERN = DATA / "ptx" / "modern"
 THIRDPARTY = DATA / "ptx" / "thirdparty"
 STANDIN = ROOT / "corpus"

@@ -7,7 +7,6 @@ file, no partial output).
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,21 +16,12 @@ import pytest
 
 from splice.cli import main
 
+from .conftest import TINY_SWAPPED, tree_digest
+
 DATA = Path(__file__).parent / "data"
 TINY = (DATA / "recipes" / "tiny.ptx").read_text()
 
-NATIVE = """// tiny phase 1, n-tiles swapped
-mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16
-\t{%d2, %d3},
-\t{%a0, %a1, %a2, %a3},
-\t{%b2, %b3},
-\t{%c0, %c0};
-mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16
-\t{%d0, %d1},
-\t{%a0, %a1, %a2, %a3},
-\t{%b0, %b1},
-\t{%c0, %c0};
-"""
+NATIVE = "// tiny phase 1, n-tiles swapped\n" + TINY_SWAPPED
 BODY = NATIVE.split("\n", 1)[1]      # the statements alone, for files that start with a header
 RECIPE = "module: tiny.ptx\nentry: tiny\noutput: out.ptx\ncuts:\n  - phase: 1\n    native: n.ptx\n"
 HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n"
@@ -419,20 +409,6 @@ def _write(work: Path, files: dict) -> None:
             p.write_text(content)
 
 
-def _tree(work: Path) -> dict:
-    """Every entry under the work dir (hidden ones included): path -> sha256, or a marker."""
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(work):
-        for n in dirnames + filenames:
-            p = Path(dirpath) / n
-            rel = str(p.relative_to(work))
-            if p.is_symlink():
-                out[rel] = "link -> " + os.readlink(p)
-            elif p.is_dir():
-                out[rel] = "dir"
-            else:
-                out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
-    return out
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -447,7 +423,7 @@ def test_bad_input(case: Case, tmp_path, monkeypatch, capsys):
     _write(work, case.files)
     if case.setup:
         case.setup(work, monkeypatch)
-    before = _tree(work)
+    before = tree_digest(work)
     rc = main(case.argv)
     out, err = capsys.readouterr()
     monkeypatch.undo()
@@ -465,4 +441,4 @@ def test_bad_input(case: Case, tmp_path, monkeypatch, capsys):
         assert err.count(phrase) == 1, (phrase, err[:2000])
     for phrase in case.not_says:
         assert phrase not in err, (phrase, err[:2000])
-    assert _tree(work) == before        # inputs byte-identical, nothing created, nothing left
+    assert tree_digest(work) == before        # inputs byte-identical, nothing created, nothing left

@@ -9,22 +9,14 @@ from splice.cut.recipe import load_recipe
 from splice.cut.splice import plan as make_plan
 from splice.errors import SpliceError
 
+from .conftest import TINY_SWAPPED
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 TINY = DATA / "recipes" / "tiny.ptx"
 ENC5 = ROOT / "corpus" / "enc5.ptx"
 
-MMA4 = """mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16
-\t{%d2, %d3},
-\t{%a0, %a1, %a2, %a3},
-\t{%b2, %b3},
-\t{%c0, %c0};
-mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16
-\t{%d0, %d1},
-\t{%a0, %a1, %a2, %a3},
-\t{%b0, %b1},
-\t{%c0, %c0};
-"""
+MMA4 = TINY_SWAPPED
 
 
 def setup(tmp_path, native=MMA4, abi="inline", extra=""):

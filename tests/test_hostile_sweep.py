@@ -10,7 +10,6 @@ by this sweep has a case here that failed before it (see the ``regression:`` com
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import random
 from pathlib import Path
@@ -19,30 +18,14 @@ import pytest
 
 from splice.cli import main
 
-from .conftest import DATA
+from .conftest import DATA, TINY_SWAPPED, tree_digest
 
 TINY = (DATA / "recipes" / "tiny.ptx").read_text()
-NATIVE = """// tiny phase 1, n-tiles swapped
-mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%d2, %d3}, {%a0, %a1, %a2, %a3}, {%b2, %b3}, {%c0, %c0};
-mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%d0, %d1}, {%a0, %a1, %a2, %a3}, {%b0, %b1}, {%c0, %c0};
-"""
+NATIVE = "// tiny phase 1, n-tiles swapped\n" + TINY_SWAPPED
 RECIPE = "module: tiny.ptx\nentry: tiny\noutput: out.ptx\ncuts:\n  - phase: 1\n    native: n.ptx\n"
 BIG = "99999999999999999999"       # more than a C ssize_t
 
 
-def _tree(work: Path) -> dict:
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(work):
-        for n in dirnames + filenames:
-            p = Path(dirpath) / n
-            rel = str(p.relative_to(work))
-            if p.is_symlink():
-                out[rel] = "link -> " + os.readlink(p)
-            elif p.is_dir():
-                out[rel] = "dir"
-            else:
-                out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
-    return out
 
 
 def sweep(argv, files, tmp_path, monkeypatch, capsysbinary, allowed=(0, 2), outputs=(), named=None, setup=None):
@@ -59,14 +42,14 @@ def sweep(argv, files, tmp_path, monkeypatch, capsysbinary, allowed=(0, 2), outp
     monkeypatch.setenv("SPLICE_PROBE_CACHE", str(tmp_path / "probe-cache"))
     if setup:
         setup(work)
-    before = _tree(work)
+    before = tree_digest(work)
     try:
         rc = main(argv)
     except SystemExit as exc:     # argparse's own usage errors: status 2 and a message
         rc = exc.code
     out, err = (b.decode("utf-8", "replace") for b in capsysbinary.readouterr())   # bytes kept: not UTF-8
     monkeypatch.chdir(tmp_path)
-    after = _tree(work)
+    after = tree_digest(work)
     assert rc in allowed, (argv, rc, err[-1500:])
     assert "Traceback" not in out + err
     if rc == 2:

@@ -107,3 +107,17 @@ def test_stats_json(tmp_path, capsys):
     f = data["functions"][0]
     assert f["name"] == "k" and f["statements"] == 7 and f["labels"] == 1
     assert f["opcodes"]["mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16"] == 1
+
+
+def test_index_entry_is_named_as_everywhere_else(capsys):
+    """``index --entry`` takes what ``spec --entry`` takes: the exact name, the demangled one or
+    a unique substring; an unknown one is exit 2 listing the entries."""
+    from pathlib import Path
+
+    enc5 = str(Path(__file__).resolve().parents[1] / "corpus" / "enc5.ptx")
+    assert main(["index", enc5, "--entry", "cuda_dldn_engine_swin_enc5_kernel", "--range", "s1-s3"]) == 0
+    exact = capsys.readouterr().out
+    assert main(["index", enc5, "--entry", "swin_enc5", "--range", "s1-s3"]) == 0
+    assert capsys.readouterr().out == exact and exact.startswith("s1 L")
+    assert main(["index", enc5, "--entry", "dec1"]) == 2
+    assert "no entry 'dec1'" in capsys.readouterr().err

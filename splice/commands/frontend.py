@@ -68,7 +68,11 @@ def cmd_index(args) -> int:
 
     mod = parse_file(args.file)
     lines = SourceLines(mod.source)
-    names = [args.entry] if args.entry else [f.name for f in mod.entries()]
+    names = [f.name for f in mod.entries()]
+    if args.entry:   # exact, demangled or a unique substring, as every other --entry
+        from ..analysis.entries import resolve_name
+
+        names = [resolve_name(names, args.entry, args.file)]
     lo, hi = 1, None
     if args.range:
         from ..cut.recipe import _range

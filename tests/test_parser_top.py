@@ -144,20 +144,27 @@ def _body_lines(path):
             yield s
 
 
-def _check_body_item(s) -> bool:
-    quick = top.quick_item(s, (0, len(s)), 7)
-    node = top.body_item(s, (0, len(s)), 7)
+def _check_item(s, quick, node, rule: str) -> bool:
+    """``node`` (the reader's item for ``s``, or None) equals ``quick`` (the one-regex path's, or
+    None) and Lark's parse of ``s`` under ``rule``, spans and line included; False when the
+    reader declined."""
     if quick is not None:
-        assert node == quick and (node.span, node.line) == (quick.span, quick.line), s
+        where = [(getattr(x, "span", None), getattr(x, "line", None)) for x in (node, quick)]
+        assert node == quick and where[0] == where[1], s
     if node is None:
         return False
     try:
-        items = parser._lark(s, "body_items", s, "t.ptx", 0, base_line=7)
+        items = parser._lark(s, rule, s, "t.ptx", 0, base_line=7)
     except PtxSyntaxError as exc:
-        raise AssertionError(f"body reader accepted what Lark rejects: {s!r}: {exc}") from None
+        raise AssertionError(f"{rule} reader accepted what Lark rejects: {s!r}: {exc}") from None
     assert items == (node,), s
-    assert (items[0].span, items[0].line) == ((0, len(s)), 7), s
+    if hasattr(node, "span"):
+        assert (items[0].span, items[0].line) == ((0, len(s)), 7), s
     return True
+
+
+def _check_body_item(s) -> bool:
+    return _check_item(s, top.quick_item(s, (0, len(s)), 7), top.body_item(s, (0, len(s)), 7), "body_items")
 
 
 def _check_body_file(path) -> int:
@@ -214,20 +221,7 @@ def test_fast_path_agrees_with_lark_on_body_edge_cases(stmt):
 # ---- .section lines (nvcc -G, Triton's DWARF) --------------------------------------------------
 
 def _check_section_item(s) -> bool:
-    quick = top.quick_section(s)
-    node = top.section_item(s, (0, len(s)), 7)
-    if quick is not None:
-        assert node == quick, s
-    if node is None:
-        return False
-    try:
-        items = parser._lark(s, "section_items", s, "t.ptx", 0, base_line=7)
-    except PtxSyntaxError as exc:
-        raise AssertionError(f"section reader accepted what Lark rejects: {s!r}: {exc}") from None
-    assert items == (node,), s
-    if hasattr(node, "span"):
-        assert (items[0].span, items[0].line) == ((0, len(s)), 7), s
-    return True
+    return _check_item(s, top.quick_section(s), top.section_item(s, (0, len(s)), 7), "section_items")
 
 
 def _section_lines(path):

@@ -179,8 +179,6 @@ _EVALUATED = frozenset({"mov", "cvt", "cvta", "add", "sub", "neg", "mul", "shl",
                         "xor", "and", "shr", "ld"})
 _ACCESS_OPS = frozenset({"ld", "ldu", "st", "atom", "red", "tex", "tld4", "sust", "suld",
                          "ldmatrix", "stmatrix", "cp", "wmma"})
-#: the WMMA API's memory forms are a load and a store of a fragment (``wmma.mma`` is pure)
-_WMMA_ACCESS = {".load": "ld", ".store": "st"}
 
 
 def _mentions(f: tuple, field: str) -> bool:
@@ -527,7 +525,7 @@ class Provenance:
     def _access(self, pos: int, n, node) -> Optional[Access]:
         op = node.opcode
         if op == "wmma":
-            op = _WMMA_ACCESS.get(node.modifiers[0] if node.modifiers else "", "")
+            op = roles.wmma_memory(node)
         name = node.name
         addr_op = None
         for o in node.operands:
@@ -649,17 +647,23 @@ class Provenance:
             self._acc_by_pos = {a.pos: a for a in self.accesses}
         return self._acc_by_pos.get(pos)
 
+    def param_loads(self):
+        """(access, parameter name, byte offset) of every ``ld.param`` whose address is one
+        parameter's ``&param`` plus a constant: the reads of the entry's parameter fields, which
+        the spec's field table, the harness's field types and ``fields_read`` all start from."""
+        for a in self.accesses:
+            if a.space != "param" or a.kind != "ld" or not a.addr:
+                continue
+            base = [k for k, _v in a.addr if k != CONST]
+            if len(base) == 1 and base[0].startswith("&"):
+                yield a, base[0][1:], const_of(a.addr)
+
     def field_types(self) -> dict:
         """{'param_0+88': '.u64', …}: the type each parameter field is read with (``ld.param``;
         a vector load gives each element its own field), so a harness reads a field exactly as
         wide and extends it with the same signedness."""
         out: dict = {}
-        for a in self.accesses:
-            if a.space != "param" or a.kind != "ld" or not a.addr:
-                continue
-            base = [k for k, _v in a.addr if k != CONST]
-            if len(base) != 1 or not base[0].startswith("&"):
-                continue
+        for a, param, off in self.param_loads():
             name = self.k.stmts[a.pos].node.name
             found = _FIELD_TYPE.findall(name)
             if not found:
@@ -668,16 +672,9 @@ class Provenance:
             n = max(1, len(a.regs))
             per = roles.access_bytes(name) // n
             for i in range(n):
-                out.setdefault(f"{base[0][1:]}+{const_of(a.addr) + i * per}", f".{'s' if kind == 's' else 'u'}{bits}")
+                out.setdefault(f"{param}+{off + i * per}", f".{'s' if kind == 's' else 'u'}{bits}")
         return out
 
     def fields_read(self) -> list:
         """[(field, statement number)] of every ``ld.param`` of the entry."""
-        out = []
-        for a in self.accesses:
-            if a.space == "param" and a.kind == "ld" and a.addr:
-                base = [k for k, v in a.addr if k != CONST]
-                if len(base) == 1 and base[0].startswith("&"):
-                    off = const_of(a.addr)
-                    out.append((f"{base[0][1:]}+{off}", a.n, a.bytes))
-        return out
+        return [(f"{param}+{off}", a.n, a.bytes) for a, param, off in self.param_loads()]

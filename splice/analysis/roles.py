@@ -215,6 +215,15 @@ _VEC = re.compile(r"\.v(\d)\b")
 _WIDTH = re.compile(r"\.[bsuf](8|16|32|64|128)\b")
 
 
+def wmma_memory(node) -> str:
+    """``"ld"`` for ``wmma.load…``, ``"st"`` for ``wmma.store…``, ``""`` for any other node: the
+    CUDA WMMA API reaches memory only through these fragment loads and stores (``wmma.mma`` is
+    pure), so every pass that asks "does this touch memory" asks here."""
+    if node.opcode != "wmma" or not node.modifiers:
+        return ""
+    return {".load": "ld", ".store": "st"}.get(node.modifiers[0], "")
+
+
 def access_bytes(name: str) -> int:
     """Bytes one lane moves with a ld/st opcode (``ld.weak.global.ca.v4.u32`` -> 16)."""
     v = _VEC.search(name)

@@ -72,15 +72,8 @@ def param_fields(k, names=None):
     ``name`` from ``names`` (``vocab.field_names``: a profile's, ``W`` where proven)."""
     prov = k.provenance
     seen = {}
-    for a in prov.accesses:
-        if a.space != "param" or a.kind != "ld" or not a.addr:
-            continue
-        base = [x for x, _ in a.addr if x != CONST]
-        if len(base) != 1 or not base[0].startswith("&"):
-            continue
-        off = const_of(a.addr)
-        key = (base[0][1:], off)
-        f = seen.setdefault(key, {"param": base[0][1:], "offset": off, "bytes": a.bytes,
+    for a, param, off in prov.param_loads():
+        f = seen.setdefault((param, off), {"param": param, "offset": off, "bytes": a.bytes,
                                   "statements": [], "name": None})
         f["statements"].append(a.n)
     if names is None:

@@ -28,10 +28,11 @@ def _access(node) -> str:
     """How an instruction touches memory through its address operands: "r", "w", "rw" or "".
     The opcode decides, except for ``wmma``, whose first word after it does: the CUDA WMMA API's
     ``wmma.load.a…`` reads and ``wmma.store.d…`` writes a global tile (``wmma.mma`` is pure)."""
+    from ..analysis.roles import wmma_memory
+
     op = node.opcode
     if op == "wmma":
-        verb = node.modifiers[0] if node.modifiers else ""
-        return "r" if verb == ".load" else "w" if verb == ".store" else ""
+        return {"ld": "r", "st": "w"}.get(wmma_memory(node), "")
     if op in _BOTH:
         return "rw"
     return "r" if op in _READ or op == "cp" else "w" if op in _WRITE else ""

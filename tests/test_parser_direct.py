@@ -287,3 +287,18 @@ def test_continuation_lines_opening_with_a_brace(body, monkeypatch):
     except PtxSyntaxError:
         return
     assert not fell_back
+
+
+def test_only_a_big_model_is_promoted_past_the_young_generation(monkeypatch):
+    """Promoting asks ``gc.get_freeze_count``, which walks every frozen object (a forked
+    ``roundtrip --jobs`` worker's whole inherited heap): small modules skip it, big ones
+    (where the young pass it saves costs milliseconds) still take it."""
+    calls = []
+    monkeypatch.setattr(parser, "_promote_young", lambda: calls.append(1))
+    small = _HEAD + "\tret;\n}\n"
+    parse(small, "s.ptx", cache=False)
+    assert calls == []
+    big = _HEAD + "\tadd.s32 %r1, %r2, 1;\n" * (parser.PROMOTE_AT // 20) + "\tret;\n}\n"
+    assert len(big) >= parser.PROMOTE_AT
+    parse(big, "b.ptx", cache=False)
+    assert calls == [1]

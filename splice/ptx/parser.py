@@ -589,7 +589,7 @@ def parse(text: str, path: str = "<string>", fast: bool = True, cache: bool = Tr
         hit = _MEMO.get(key)
         if hit is not None:
             return hit
-    with _gc_paused():
+    with _gc_paused(len(text) >= PROMOTE_AT):
         module = _parse_fast(text, path) if fast else _parse_slow(text, path)
     if key is not None:
         if len(_MEMO) >= _MEMO_LIMIT:
@@ -629,17 +629,26 @@ def parse_entry(text: str, path: str, choose) -> m.Module:
     one entry of a module of hundreds (``splice spec --entry``): the cost is the skeleton plus
     that entry, not the whole file.  The result is for analysis only — it is not memoised and is
     never emitted (its other bodies are empty)."""
-    with _gc_paused():
+    with _gc_paused(len(text) >= PROMOTE_AT):
         return _parse_fast(text, path, choose)
 
 
+#: the text size (~1000 lines) from which a parse promotes its model past the young generation
+#: (see ``_promote_young``): below it the young pass the promotion saves (< 0.5 ms) costs less
+#: than asking whether promoting is safe -- ``gc.get_freeze_count`` walks every frozen object,
+#: ~0.8 ms in a ``roundtrip --jobs`` worker forked with a frozen heap, and asking for each of
+#: 300 small files cost the workers a fifth of their time
+PROMOTE_AT = 32 * 1024
+
+
 @contextmanager
-def _gc_paused():
+def _gc_paused(promote: bool = True):
     """The cyclic garbage collector off while a model is built.  A parse allocates millions of
     small nodes that live as long as the model and form no cycles; with the collector on, every
     700 allocations trigger a pass that re-scans the growing young heap and, ever more often,
     the whole model (thrust.ptx: a third of the parse).  Restored on the way out, errors
-    included; a caller that had it off keeps it off."""
+    included; a caller that had it off keeps it off.  ``promote``: hand a big model to the oldest
+    generation on the way out (``_promote_young``)."""
     was_on = gc.isenabled()
     if was_on:
         gc.disable()
@@ -647,7 +656,8 @@ def _gc_paused():
         yield
     finally:
         if was_on:
-            _promote_young()
+            if promote:
+                _promote_young()
             gc.enable()
 
 

@@ -218,10 +218,34 @@ def test_the_garbage_collector_is_restored_after_a_parse():
         gc.enable()
 
 
-def test_lexers_are_compiled_with_the_grammar():
+def test_build_grammar_compiles_every_lexer():
     """No regex compile is left for the first parse to pay (Lark builds them lazily)."""
-    lexer = parser.lark_parser().parser.lexer
+    lexer = parser.build_grammar().parser.lexer
     assert lexer.lexers and all(x._scanner is not None for x in lexer.lexers.values())
+
+
+def test_a_module_the_readers_take_whole_never_loads_lark():
+    """Lark is imported and the grammar built only when a statement needs them: a fresh
+    process parsing a module whose statements the readers take (plain ones read directly,
+    guarded and vector ones templated from the direct reader's own tokens) never imports
+    ``lark``; one statement only Lark reads does."""
+    import subprocess
+    import sys
+
+    body = "".join(f"\tst.shared.v2.u32 [%rd1+{4 * k}], {{%r{k}, 0}};\n\tmov.b64 %rd{k}, {{%r{k},%r{k}}};\n"
+                   f"\t@!%p1 bra $L__BB{k};\n" for k in range(40))
+    text = _HEAD + body + "\tret;\n}\n"
+    probe = ("import sys; from splice.ptx import parse, emit, parser; t = sys.stdin.read(); "
+             "m = parse(t, 'x.ptx', cache=False); assert emit(m) == t; "
+             "assert parser.shape_stats()['hits'] > 0; print('lark' in sys.modules)")
+
+    def lark_loaded(t):
+        return subprocess.run([sys.executable, "-c", probe], input=t, text=True, capture_output=True,
+                              check=True).stdout.strip()
+
+    assert lark_loaded(text) == "False"
+    odd = "\tprototype_0 : .callprototype (.param .b32 _) _ (.param .b32 _);\n"
+    assert lark_loaded(text.replace("\tret;", odd + "\tret;", 1)) == "True"
 
 
 def test_dwarf_section_lines_with_notes_stay_on_the_fast_path(monkeypatch):

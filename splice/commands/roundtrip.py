@@ -144,10 +144,10 @@ def check_files(files, sass: bool, arch: Optional[str] = None, cache=None, jobs:
     work = [(p, sass, arch, cache) for p in files]
     if jobs <= 1 or (len(files) <= 1 and sass):   # one file alone is split when not --sass
         return map(_check, work)
-    from ..ptx.parser import lark_parser
     from .roundtrip_split import Scheduler
 
-    lark_parser()  # build the grammar once; forked workers inherit it
+    # the grammar is not built here: most files never need it (``parser.lark_parser``), and a
+    # worker whose file does builds it there, in parallel with the others
     if cache is not None:
         cache.warm()
     return Scheduler(work, jobs, split=not sass).results()

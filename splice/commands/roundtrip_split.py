@@ -161,7 +161,10 @@ def _serve(conn, texts: dict) -> None:
     worker ends quietly: no traceback from a worker reaches the user."""
     import signal
 
+    import gc
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.disable()
     try:
         _loop(conn, texts)
     except KeyboardInterrupt:   # splice.util.Terminated (SIGTERM, SIGHUP) is one

@@ -11,19 +11,7 @@ from __future__ import annotations
 from lark import Token, Transformer, Tree, v_args
 
 from . import model as m
-
-
-class TokInt(int):
-    """An ``int`` read from one token, remembering where: lets the shape cache rebuild
-    ``%r<10>``-style counts from another statement's tokens."""
-    start_pos: int
-    text: str
-
-    def __new__(cls, value, start_pos, text):
-        obj = super().__new__(cls, value)
-        obj.start_pos = start_pos
-        obj.text = text
-        return obj
+from .tokens import TokInt
 
 
 def _flat_tokens(children):

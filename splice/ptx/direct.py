@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import re
 
-from lark import Token
-
 from . import model as m
+from .tokens import Tok
 
 _TOKEN = re.compile(
     r"[ \t\f\r\n]*(?:"
@@ -75,8 +74,8 @@ def tokens(text: str):
 
 
 class Reader:
-    """Statement text -> an ``Instruction``, or None.  ``keep`` leaves Lark ``Token``s (with
-    positions in the statement) where ``ModelBuilder(keep_tokens=True)`` leaves them, for the
+    """Statement text -> an ``Instruction``, or None.  ``keep`` leaves ``tokens.Tok``s (with
+    positions in the statement) where ``ModelBuilder(keep_tokens=True)`` leaves Lark tokens, for the
     shape cache's template compiler; otherwise leaves are the interned operands (``reg``,
     ``sym``, ``imm``: value -> object) and ``str``.  Holds no per-statement state, so one reader
     serves any number of threads."""
@@ -115,7 +114,7 @@ class _Cursor:
         self.reg, self.sym, self.imm = reader.reg, reader.sym, reader.imm
 
     def _leaf(self, t):
-        return Token(t[0], t[1], start_pos=t[2], end_pos=t[3]) if self.keep else t[1]
+        return Tok(t[0], t[1], t[2], t[3]) if self.keep else t[1]
 
     def _next(self):
         t = self.toks[self.i]

@@ -24,12 +24,8 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Optional
 
-from lark import Lark
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
-
 from . import model as m
 from . import top as _top
-from .build import ModelBuilder
 from .errors import PtxSyntaxError, line_col, source_line
 from .shapes import ShapeCache
 
@@ -47,22 +43,36 @@ def _grammar_text() -> str:
 
 
 @lru_cache(maxsize=1)
-def lark_parser() -> Lark:
-    """The LALR parser.  (lark-cython was tried: its tokens are not ``str`` subclasses, which the
-    span bookkeeping relies on, and with the shape cache Lark sees few statements anyway.)"""
-    lark = Lark(_grammar_text(), parser="lalr", lexer="contextual",
+def lark_parser():
+    """The LALR parser, built (and ``lark`` imported) the first time a statement needs it.
+
+    Most modules never get there -- the skeleton reader, the direct reader and the shape cache
+    read them (on the shared corpus, 18 files of 300 have a statement for Lark) -- and building
+    it costs ~70 ms (import, grammar from Lark's cache), a third of a small command's start-up.
+    Each parser state's lexer is compiled by Lark on the first token it lexes there;
+    :func:`build_grammar` compiles them all.  (lark-cython was tried: its tokens are not
+    ``str`` subclasses, which the span bookkeeping relies on, and with the shape cache Lark
+    sees few statements anyway.)"""
+    from lark import Lark
+
+    return Lark(_grammar_text(), parser="lalr", lexer="contextual",
                 start=["module", "top_chunk", "body_items", "section_items"], propagate_positions=True,
                 maybe_placeholders=False, cache=True)
+
+
+def build_grammar():
+    """:func:`lark_parser` with every parser state's lexer compiled now (~25 ms of
+    ``re.compile``), for a process about to parse much PTX through Lark, and for a benchmark's
+    untimed set-up: otherwise each state's regex union is compiled on the first token lexed
+    in it, inside a parse."""
+    lark = lark_parser()
     _build_scanners(lark)
     return lark
 
 
-def _build_scanners(lark: Lark) -> None:
-    """Compile every parser state's lexer now, with the grammar.  Lark compiles the contextual
-    lexer's per-state regex unions lazily, on the first token lexed in each state: ~30 ms of
-    ``re.compile`` that otherwise lands inside the first parse (a third of a 1000-line
-    module's cold parse).  Lark's own attributes are read defensively: a Lark without them
-    just keeps compiling lazily."""
+def _build_scanners(lark) -> None:
+    """Lark's own attributes are read defensively: a Lark without them just keeps compiling
+    lazily."""
     lexer = getattr(getattr(lark, "parser", None), "lexer", None)
     for state_lexer in {id(x): x for x in getattr(lexer, "lexers", {}).values()}.values():
         getattr(state_lexer, "scanner", None)
@@ -72,7 +82,7 @@ def _build_scanners(lark: Lark) -> None:
 # errors
 # --------------------------------------------------------------------------------------------
 
-def _describe_expected(exc: UnexpectedInput) -> str:
+def _describe_expected(exc) -> str:
     expected = getattr(exc, "expected", None) or getattr(exc, "allowed", None) or set()
     names = sorted(_pretty_terminal(e) for e in expected)
     if not names:
@@ -103,8 +113,10 @@ def _pretty_terminal(name: str) -> str:
     return name
 
 
-def _syntax_error(exc: UnexpectedInput, source: str, path: str, base_pos: int,
-                  text_len: int) -> PtxSyntaxError:
+def _syntax_error(exc, source: str, path: str, base_pos: int, text_len: int) -> PtxSyntaxError:
+    """Lark's ``UnexpectedInput`` -> the error splice reports, at file coordinates."""
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
     if isinstance(exc, UnexpectedEOF):
         pos = base_pos + text_len
         msg = "unexpected end of input, " + _describe_expected(exc)
@@ -129,6 +141,10 @@ def _syntax_error(exc: UnexpectedInput, source: str, path: str, base_pos: int,
 
 def _lark(text: str, start: str, source: str, path: str, base_pos: int, keep_tokens=False,
           base_line: Optional[int] = None):
+    from lark.exceptions import UnexpectedInput, VisitError
+
+    from .build import ModelBuilder
+
     try:
         tree = lark_parser().parse(text, start=start)
     except UnexpectedInput as exc:

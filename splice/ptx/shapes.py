@@ -22,13 +22,11 @@ import dataclasses
 import re
 from typing import Any
 
-from lark import Token
-
 from . import model as m
 from . import top as _top
-from .build import TokInt
 from .direct import Reader, _plain
 from .operands import LEAVES, leaf_field
+from .tokens import TokInt, token_types
 
 _DIGIT_RUN = re.compile(r"[0-9]+")
 # \w is ASCII here as in the grammar: a Unicode letter in a name must miss the cache and reach Lark
@@ -278,7 +276,7 @@ _VARIABLE_TYPES = frozenset({"IDENT", "REG", "INT", "HEX_FLOAT", "DEC_FLOAT", "S
 def _codegen(node, posmap, verbatim, top=False) -> str:
     """``verbatim`` is the (start, end) of the text kept exactly in the key; a negative end
     ``-n`` means: letters kept over the whole text, digit runs collapsed (``.loc`` keys)."""
-    if isinstance(node, Token):
+    if isinstance(node, token_types()):
         letters_kept = verbatim[1] < 0 or (verbatim[0] <= node.start_pos and node.end_pos <= verbatim[1])
         hit = posmap.get(node.start_pos)
         if hit is not None and hit[1] == str(node):
@@ -329,8 +327,8 @@ def _codegen(node, posmap, verbatim, top=False) -> str:
 
 
 def _detokenize(node):
-    """Plain ``str``/``int`` instead of Lark tokens everywhere in a node."""
-    if isinstance(node, Token):
+    """Plain ``str``/``int`` instead of positioned tokens everywhere in a node."""
+    if isinstance(node, token_types()):
         return str(node)
     if isinstance(node, TokInt):
         return int(node)

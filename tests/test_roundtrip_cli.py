@@ -273,3 +273,53 @@ def test_jobs_below_one_is_refused(tmp_path, capsys, jobs):
     assert main(["roundtrip", "--jobs", jobs, str(f)]) == 2
     err = capsys.readouterr().err
     assert f"--jobs {jobs}: must be 1 or more" in err and "m.ptx" in err and "Traceback" not in err
+
+
+def _cycle(texts, box):
+    """An item that leaves a reference cycle behind, as a caught error's traceback does."""
+    import weakref
+
+    class Node:
+        pass
+
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    box.append(weakref.ref(a))
+    return True
+
+
+class _Pipe:
+    """The worker's end of the pipe: ``n`` items, then the end."""
+
+    def __init__(self, jobs):
+        self.jobs = list(jobs) + [None]
+        self.sent = []
+
+    def recv(self):
+        return self.jobs.pop(0)
+
+    def send(self, out):
+        self.sent.append(out)
+
+
+def test_a_worker_collects_the_cycles_its_items_leave():
+    """Workers run with the collector off (``_serve``), so ``_loop`` collects every
+    COLLECT_EVERY items: the cycles of the items before the last pass are freed, those after
+    it are still there (nothing else freed them)."""
+    import gc
+
+    from splice.commands import roundtrip_split as R
+
+    box: list = []
+    n = R.COLLECT_EVERY + 3
+    pipe = _Pipe([[(_cycle, (box,))] * 2] * (n // 2) + [[(_cycle, (box,))]] * (n % 2))
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        R._loop(pipe, {})
+        alive = [r() is not None for r in box]
+    finally:
+        if was:
+            gc.enable()
+    assert pipe.sent == [(True, True)] * n
+    assert alive == [False] * R.COLLECT_EVERY + [True] * 3

@@ -323,3 +323,20 @@ def test_a_worker_collects_the_cycles_its_items_leave():
             gc.enable()
     assert pipe.sent == [(True, True)] * n
     assert alive == [False] * R.COLLECT_EVERY + [True] * 3
+
+
+def test_small_files_of_a_directory_are_batched_up_to_half_a_chunk(tmp_path):
+    """``_add_wholes``: consecutive files of one directory share a batch while its cost stays
+    within ``chunk // 2``; a file bigger than that goes alone; directories never mix."""
+    from splice.commands import roundtrip_split as R
+
+    s = R.Scheduler.__new__(R.Scheduler)
+    s.work = [(tmp_path / "a" / f"{k}.ptx", False, None, None) for k in range(7)] + \
+             [(tmp_path / "b" / "x.ptx", False, None, None)]
+    s.chunk, s.todo = 200, {}
+    s._add_wholes([(0, 30), (1, 30), (2, 30), (3, 500), (4, 60), (5, 20), (6, 30), (7, 10)])
+    got = {fam.rsplit("/", 1)[1]: [(cost, first, [it[1] for it in batch]) for cost, first, batch in items]
+           for fam, items in s.todo.items()}
+    assert got == {"a": [(90, 0, [0, 1, 2]), (500, 3, [3]), (80, 4, [4, 5]), (30, 6, [6])],
+                   "b": [(10, 7, [7])]}
+    assert all(it[2] is R._whole for items in s.todo.values() for _c, _f, batch in items for it in batch)

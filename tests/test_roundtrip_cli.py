@@ -96,9 +96,9 @@ def _big_module(n: int, bad_at: int = -1, extra: str = "") -> str:
 
 def _corpus_with_big_files(d):
     d.mkdir()
-    (d / "a_big.ptx").write_text(_big_module(300))
-    (d / "b_big_bad.ptx").write_text(_big_module(300, bad_at=250))
-    (d / "c_big_crlf.ptx").write_bytes(_big_module(300).replace("\n", "\r\n").encode())
+    (d / "a_big.ptx").write_text(_big_module(600))
+    (d / "b_big_bad.ptx").write_text(_big_module(600, bad_at=250))
+    (d / "c_big_crlf.ptx").write_bytes(_big_module(600).replace("\n", "\r\n").encode())
     for f in sorted(MODERN.glob("*.ptx"))[:4]:
         shutil.copy(f, d / f.name)
     shutil.copy(FAIL, d / "zz_bad.ptx")
@@ -340,3 +340,23 @@ def test_small_files_of_a_directory_are_batched_up_to_half_a_chunk(tmp_path):
     assert got == {"a": [(90, 0, [0, 1, 2]), (500, 3, [3]), (80, 4, [4, 5]), (30, 6, [6])],
                    "b": [(10, 7, [7])]}
     assert all(it[2] is R._whole for items in s.todo.values() for _c, _f, batch in items for it in batch)
+
+
+def test_only_a_file_above_half_a_workers_share_is_split(tmp_path):
+    """Splitting costs a skeleton and shapes learned twice: a file under half a worker's share
+    of the corpus stays one item (taken first, the others fill in around it)."""
+    from splice.commands import roundtrip_split as S
+
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "a_big.ptx").write_text(_big_module(600))
+    (d / "b_mid.ptx").write_text(_big_module(200))
+    for f in sorted(MODERN.glob("*.ptx"))[:4]:
+        shutil.copy(f, d / f.name)
+    work = [(p, False, None, None) for p in sorted(d.iterdir())]
+    costs = [p.stat().st_size + S.FILE_COST for p, *_ in work]
+    share = sum(costs) / (S.SHARE * 2)
+    assert costs[0] > share > costs[1], "the corpus straddles the threshold"
+    sched = S.Scheduler(work, 2, split=True)
+    assert sched.split_files == (0,)
+    assert all(r.ok for r in sched.results())

@@ -29,9 +29,14 @@ from ..ptx import PtxSyntaxError, emit
 from ..ptx import model as m
 from .roundtrip import RoundTrip, _check, check_file
 
-#: a file is split when it is bigger than 1/(SHARE × jobs) of the corpus' bytes, into body items
-#: of decreasing size down to 1/(8 × SHARE × jobs) of it: small enough that the run ends evenly
-SHARE = 4
+#: a file is split when it is bigger than 1/(SHARE × jobs) of the corpus' cost, half a worker's
+#: share: smaller files are whole items, taken biggest first, and the rest fill in around them;
+#: splitting one costs its skeleton and the statement shapes each worker learns anew (splitting
+#: everything above an eighth cost the workers 5 % more CPU on the shared corpus)
+SHARE = 2
+#: body items are of decreasing size down to 1/(CHUNKS × jobs) of the corpus' cost: small
+#: enough that the run ends evenly
+CHUNKS = 32
 
 
 @dataclasses.dataclass(frozen=True)
@@ -271,7 +276,7 @@ class Scheduler:
         sizes = [_size(w[0]) for w in work]
         total = sum(sizes) + FILE_COST * len(work)
         big = total / (SHARE * jobs) if split else float("inf")
-        self.chunk = max(1, int(total / (8 * SHARE * jobs)))
+        self.chunk = max(1, int(total / (CHUNKS * jobs)))
         texts = _texts(work, [i for i, size in enumerate(sizes) if size > big])
         self.split_files = tuple(texts)
         for i, size in enumerate(sizes):

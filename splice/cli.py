@@ -223,7 +223,7 @@ def main(argv=None) -> int:
     if not getattr(args, "func", None):
         ap.print_help()
         return 0
-    from .ptx.sass import SassToolError
+    from .errors import SassToolError
     from .util import Terminated, stop_on_signals
 
     try:

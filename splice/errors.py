@@ -53,3 +53,8 @@ class SpliceError(Exception):
             return None
         # the empty line after a final newline: where "unexpected end of file" points
         return "" if self.line == i + 1 and ln.endswith("\n") else None
+
+
+class SassToolError(RuntimeError):
+    """A CUDA binary tool could not be run or failed (base class of ``splice.ptx.sass``'s
+    errors; defined here so that the CLI can catch it without loading that module)."""

@@ -8,11 +8,11 @@ Imports flow one way: cli -> commands -> probe/cut -> analysis -> ptx; commands 
 def checked_arch(value, path, default=None):
     """``--arch`` normalised (``90`` -> ``sm_90``), or the error naming the file the command was
     given: ``normalize_arch``'s ValueError must not reach the user as a traceback."""
+    if value is None:   # before the imports: a command without --arch need not load ptxas' module
+        return default
     from ..errors import SpliceError
     from ..ptx.sass import normalize_arch
 
-    if value is None:
-        return default
     try:
         return normalize_arch(value)
     except ValueError:

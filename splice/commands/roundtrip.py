@@ -155,13 +155,15 @@ def check_files(files, sass: bool, arch: Optional[str] = None, cache=None, jobs:
 
 def run_roundtrip(args) -> int:
     _check_args(args)
-    from ..ptx.cache import default_cache
-
     files = collect(args.paths)
     if not files:
         print(f"splice roundtrip: no .ptx files in {', '.join(args.paths)}", file=sys.stderr)
         return 2
-    cache = default_cache(not args.no_cache) if args.sass else None
+    cache = None
+    if args.sass:
+        from ..ptx.cache import default_cache
+
+        cache = default_cache(not args.no_cache)
     rows = check_files(files, args.sass, args.arch, cache, args.jobs)
     results = []
     if args.json:

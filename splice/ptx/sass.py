@@ -38,6 +38,8 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Sequence, Union
 
+from ..errors import SassToolError  # defined there: the CLI catches it without loading this module
+
 __all__ = [
     "Compiled",
     "Diagnostic",
@@ -73,10 +75,6 @@ PtxInput = Union[str, bytes, os.PathLike]
 # --------------------------------------------------------------------------------------------
 # errors and results
 # --------------------------------------------------------------------------------------------
-
-
-class SassToolError(RuntimeError):
-    """A CUDA binary tool could not be run or failed (base class for this module's errors)."""
 
 
 class ToolNotFoundError(SassToolError, FileNotFoundError):

@@ -159,13 +159,13 @@ class ShapeCache:
                 if node is not None:
                     self._templates[key] = seen + 1
                     self.direct += 1
-                    return (node,)
+                    return node if node.__class__ is tuple else (node,)
             elif tpl is _EXACT_ONLY or tpl.__class__ is not int:
                 node = self._direct.instruction(text, (start, stop), line, False) or _top.body_item(
                     text, (start, stop), line)
                 if node is not None:
                     self.direct += 1
-                    return (node,)
+                    return node if node.__class__ is tuple else (node,)
         elif rule == "section_items" and (tpl is None or tpl is _EXACT_ONLY
                                           or tpl.__class__ is int and tpl < COMPILE_ITEM_AT):
             node = _top.section_item(text, (start, stop), line)

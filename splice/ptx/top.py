@@ -120,8 +120,9 @@ def quick_section(text: str):
 
 def body_item(text: str, span: tuple, line: int):
     """One function-body statement that is a declaration (``.reg .b32 %r<10>;``), a label
-    (``$L__BB0_1:``) or a ``.loc`` line, exactly as ``_lark(text, "body_items", …)`` gives it,
-    or None.  The shape cache's path for these before their shape is compiled (the direct
+    (``$L__BB0_1:``), a ``.loc`` line or a ``.callprototype`` (a tuple of the label and the
+    prototype for nvcc's ``prototype_4 : .callprototype …;``), exactly as ``_lark(text,
+    "body_items", …)`` gives it, or None.  The shape cache's path for these before their shape is compiled (the direct
     instruction reader takes the instructions): each such shape used to cost a Lark parse."""
     return _whole(text, lambda r: r.body_item(span, line))
 
@@ -219,9 +220,14 @@ class _Reader:
         t = self.peek()
         if t[0] in ("IDENT", "REG") and self.toks[1][0] == ":":
             self.i = 2
+            if self.peek()[1] == ".callprototype":   # nvcc: `prototype_4 : .callprototype …;`
+                label = m.Label(t[1], (span[0] + t[2], span[0] + self.toks[1][3]), line)
+                return label, self.callprototype(span[0], line)
             return m.Label(t[1], span, line)
         if t[0] != "DOTNAME":
             raise _Refuse
+        if t[1] == ".callprototype":
+            return self.callprototype(span[0], line)
         if t[1] == ".loc":
             self.i = 1
             return m.Directive(".loc", self.loc_args(), span, line, False)
@@ -234,6 +240,22 @@ class _Reader:
                 raise _Refuse
             return m.Decl(item.linkage, item.space, item.attrs, item.declarators, span, line)
         raise _Refuse
+
+    def callprototype(self, base: int, line: int) -> m.Directive:
+        """``.callprototype param_list? IDENT param_list ";"`` (the grammar's rule), the
+        parameter lists in their canonical spelling as ``ModelBuilder.callprototype`` writes
+        them; ``base``/``line``: where the statement's text starts."""
+        from .printer import canonical_params
+
+        first = self.expect("DOTNAME")
+        at = self.line(first[2]) + line - 1
+        args = []
+        if self.peek()[0] == "(":
+            args.append(canonical_params(self.params()))
+        args.append(self.expect("IDENT")[1])
+        args.append(canonical_params(self.params()))
+        end = self.expect(";")
+        return m.Directive(".callprototype", tuple(args), (base + first[2], base + end[3]), at, True)
 
     def section_item(self, span: tuple, line: int):
         t = self.next()

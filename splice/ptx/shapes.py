@@ -54,8 +54,11 @@ _DIGITS = frozenset("0123456789")
 _EXACT_ONLY = ("",)  # marker: this shape always goes to Lark (or the direct reader)
 _TEMPLATE: Any = type(lambda: None)      # compiled templates are plain functions
 #: a shape is read directly (``direct.py``) until its COMPILE_AT-th statement, which compiles a
-#: template: compiling (~60 µs) pays off only for shapes that recur
-COMPILE_AT = 3
+#: template: compiling, checking and keeping it (~0.15 ms cold) pays off only for shapes that
+#: recur; at 3, a 124-line hand-written module compiled six templates for 76 hits and parsed at
+#: 50-60k lines/s cold, at 8 at 72-74k, with modules of 1000+ lines unchanged (CPU time, every
+#: shared-corpus and bundled module, docs/results/cpu-speed.md)
+COMPILE_AT = 8
 #: the same for the body items ``top.body_item`` reads (declarations, labels, ``.loc``): their
 #: template is compiled from Lark's parse (~0.25 ms, a tenth of a 1000-line module's cold parse),
 #: so only shapes that recur this often get one

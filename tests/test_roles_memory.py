@@ -371,3 +371,22 @@ def test_spec_shared_arrays_count_a_copy_as_a_store():
     arrays = shared_arrays(k)
     (name, row), = arrays.items()
     assert (len(row["stores"]), len(row["loads"])) == (1, 1)
+
+
+def test_verify_wmma_load_observes_memory():
+    """Fix: the checker's own load list lacked ``wmma.load``, so a fragment load moved past a
+    store to its address was proved equal (the load was a pure function of its address)."""
+    from splice.verify.canon import Graph
+    from splice.verify.dataflow import Evaluator
+
+    load = "wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%o, %a1, %a2, %a3, %a4, %a5, %a6, %a7}, [%rd], 16;"
+
+    def value(text):
+        body = parse(".version 8.0\n.target sm_90\n.address_size 64\n.entry v()\n{\n" + text + "\n}\n",
+                     "<t>", cache=False).function("v").body.items
+        ev = Evaluator(g, lambda s: ("n", "<t>", s.line))
+        return ev.read(ev.run(body), "%o")
+
+    g = Graph()
+    assert value(load) == value(load)
+    assert value("st.global.u32 [%rd], %x; " + load) != value(load + " st.global.u32 [%rd], %x;")

@@ -16,6 +16,12 @@ else (STYLE.md, "per-opcode knowledge in one table").  The PTX manual's operand 
 
 Whatever the role, registers inside ``[...]`` (address registers, ``Offset`` bases, the
 coordinate vector of ``tex``/``sust``) are reads, and so is the guard predicate.
+
+The second table, ``MEMORY_TABLE``, says what an instruction does to memory: effect, which
+operand is the address (a copy's source, the mbarrier an async operation signals), which
+operands are data loaded or stored, the state space (from the modifiers), and whether it is a
+side effect that never moves.  Taint, slices, provenance, the probe's parameter trace, the
+epilogue stages and the checker's loads ask ``memory_access``/``is_impure``/``is_opaque`` here.
 """
 from __future__ import annotations
 

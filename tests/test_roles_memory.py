@@ -4,6 +4,8 @@ trace, the epilogue stages) agreeing on the same statements."""
 from __future__ import annotations
 
 import io
+import shutil
+import subprocess
 import tokenize
 from pathlib import Path
 from types import SimpleNamespace
@@ -27,6 +29,7 @@ HEAD = """.version 8.7
 """
 F8 = "{%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}"
 R4 = "{%r1, %r2, %r3, %r4}"
+R8 = "{%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}"
 
 
 def kernel_of(body: str) -> Kernel:
@@ -104,7 +107,7 @@ FAMILIES = [
      ("ld", READ, 1, "global", None, None, None, (0,), ()), False, False),
     (f"wmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd1], {F8}, 16;",
      ("st", WRITE, 0, "global", None, None, None, (), (1,)), True, False),
-    (f"wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {F8}, {R4}, {R4}, {F8};", None, False, True),
+    (f"wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {F8}, {R8}, {R8}, {F8};", None, False, True),
     ("tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];",
      ("tex", READ, 1, "tex", None, None, None, (0,), ()), False, False),
     ("tld4.r.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];",
@@ -136,6 +139,8 @@ FAMILIES = [
     ("mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], %r2;",
      ("", READ, 1, "shared", None, None, None, (0,), ()), True, False),
     ("mbarrier.pending_count.b64 %r1, %rd1;", None, False, False),
+    ("mbarrier.arrive_drop.shared::cta.b64 %rd1, [%r1];",
+     ("", READ_WRITE, 1, "shared", None, None, None, (0,), ()), True, False),
     ("fence.proxy.async.shared::cta;", None, True, False),
     ("fence.acq_rel.gpu;", None, True, False),
     ("membar.gl;", None, True, False),
@@ -153,6 +158,9 @@ FAMILIES = [
      ("", WRITE, 0, "shared", None, None, 1, (), ()), True, False),
     ("cvta.to.global.u64 %rd1, %rd2;", None, False, False),
     ("isspacep.global %p1, %rd1;", None, False, True),
+    ("istypep.texref %p1, %rd1;", None, False, False),
+    ("ld.global.nc.L1::no_allocate.u32 %r1, [%rd1];",
+     ("ld", READ, 1, "global", None, None, None, (0,), ()), False, False),
     ("alloca.u64 %rd1, 16;", None, True, True),
     ("stacksave.u64 %rd1;", None, True, True),
     ("stackrestore.u64 %rd1;", None, True, False),
@@ -180,6 +188,17 @@ def test_family_facts(line, facts, impure, opaque):
     assert roles.is_opaque(node) is opaque
 
 
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
+def test_family_statements_are_ptx(tmp_path):
+    """The facts are about real statements: ptxas assembles every one of them."""
+    body = "\n".join("  " + f[0] for f in FAMILIES if f[0] not in ("exit;", "trap;"))
+    src = tmp_path / "families.ptx"
+    src.write_text(HEAD.replace("sm_90a", "sm_100a") + body + "\n  ret;\n}\n")
+    r = subprocess.run(["ptxas", "-arch", "sm_100a", str(src), "-o", str(tmp_path / "f.cubin")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
 @pytest.mark.parametrize("line, index", [
     ("txq.width.b32 %r1, [%rd1];", 1),                        # an image handle, no data moved
     ("suq.width.b32 %r1, [%rd1];", 1),
@@ -199,7 +218,7 @@ def test_every_family_of_the_table_is_exercised():
                if not any(n == key or n.startswith(key + ".") for n in names)]
     assert sorted(missing) == sorted([     # no memory: register-only, collective or control rows
         "wgmma", "tcgen05", "barrier", "nanosleep", "vote", "match", "redux", "activemask", "elect",
-        "getctarank", "mapa", "bra", "brx", "call", "ret", "brkpt", "pmevent", "istypep", "mma"])
+        "getctarank", "mapa", "bra", "brx", "call", "ret", "brkpt", "pmevent", "mma"])
 
 
 def test_state_spaces_in_written_order():
@@ -304,7 +323,7 @@ def test_provenance_copy_and_surface_reduction():
 def test_taint_wmma_mma_is_not_a_load():
     """Fix: taint called every ``wmma`` a load, so an address computed from ``wmma.mma``'s D
     was "memory"; only ``wmma.load`` reads memory (``wmma.mma`` is register to register)."""
-    body = (f"  wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {F8}, {R4}, {R4}, {F8};\n"
+    body = (f"  wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {F8}, {R8}, {R8}, {F8};\n"
             "  cvt.rzi.u64.f32 %rd1, %f1;\n  ld.global.u32 %r9, [%rd1];\n"
             "  wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r11, %r12, %r13, %r14, %r15, %r16, %r17, %r18}, "
             "[%rd2], 16;\n  cvt.u64.u32 %rd3, %r11;\n  ld.global.u32 %r9, [%rd3];")

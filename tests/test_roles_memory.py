@@ -409,3 +409,23 @@ def test_verify_wmma_load_observes_memory():
     g = Graph()
     assert value(load) == value(load)
     assert value("st.global.u32 [%rd], %x; " + load) != value(load + " st.global.u32 [%rd], %x;")
+
+
+@pytest.mark.parametrize("line", [f[0] for f in FAMILIES if f[1] is not None and "%rd1" in f[0]])
+def test_probe_init_agrees_with_the_table(line):
+    """A parameter pointer that reaches a statement's caller-visible address is read, written
+    or both exactly as the table's effect says (a copy's source is read); any other use of it
+    gives the parameter no role."""
+    from splice.probe.init import trace
+
+    node = instr(line)
+    acc = roles.memory_access(node)
+    expect = set()
+    for i, space, effect in acc.addresses()[:2]:
+        regs: list = []
+        roles._collect(node.operands[i], regs)
+        if "%rd1" in regs and space in ("global", "generic", "tex", "surf"):
+            expect.add((effect != WRITE, effect != READ))
+    uses = trace(kernel_of("  ld.param.u64 %rd1, [k_param_0];\n  " + line))
+    got = {(u.reads > 0, u.writes > 0) for u in uses.values()}
+    assert got == expect

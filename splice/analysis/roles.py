@@ -338,6 +338,19 @@ def memory_op(name: str) -> MemOp:
     return _PURE
 
 
+# opcodes whose memory row depends on their modifiers; every other opcode's row is its own
+_MEM_BY_MODIFIERS = frozenset(k.split(".", 1)[0] for k in MEMORY_TABLE if "." in k)
+
+
+def _row_of(instr) -> MemOp:
+    """``memory_op(instr.name)`` without joining the name when the opcode alone decides (the
+    passes ask this of every instruction of a kernel)."""
+    op = instr.opcode
+    if op in _MEM_BY_MODIFIERS:
+        return memory_op(instr.name)
+    return MEMORY_TABLE.get(op, _PURE)
+
+
 _SPACES = {"global": "global", "shared": "shared", "shared::cta": "shared",
            "shared::cluster": "shared::cluster", "local": "local", "param": "param",
            "param::entry": "param", "param::func": "param", "const": "const"}
@@ -417,9 +430,9 @@ def _present(ops, idx: tuple) -> tuple:
 def memory_access(instr) -> Optional[MemoryAccess]:
     """What ``instr`` does to memory, or None when it reads and writes none (arithmetic,
     barriers, fences, queries, or a form whose address operand is not written as ``[...]``)."""
-    row, space, src_space = _resolved(instr.name)
-    if row.effect == NO_ACCESS:
+    if _row_of(instr).effect == NO_ACCESS:
         return None
+    row, space, src_space = _resolved(instr.name)
     ops = instr.operands
     addr = _addr_at(ops, row.addr)
     if addr is None:
@@ -432,7 +445,7 @@ def memory_access(instr) -> Optional[MemoryAccess]:
 def address_operand(instr) -> Optional[int]:
     """The index of the operand ``instr`` addresses memory or an image handle through (also for
     queries and hints that move no data: ``txq``, ``suq``, ``applypriority``), or None."""
-    return _addr_at(instr.operands, memory_op(instr.name).addr)
+    return _addr_at(instr.operands, _row_of(instr).addr)
 
 
 def address_operands(instr) -> tuple:
@@ -451,7 +464,7 @@ def is_impure(instr) -> bool:
     """A side effect that must never be moved, merged or removed: stores, atomics, async copies,
     mbarrier operations, barriers and fences, control flow and calls (``vprintf``), traps, and
     any access with memory-model semantics (``ld.volatile``, ``ld.acquire`` …)."""
-    row = memory_op(instr.name)
+    row = _row_of(instr)
     if row.side:
         return True
     return row.effect != NO_ACCESS and not _ORDERED_SEMANTICS.isdisjoint(instr.modifiers)
@@ -460,7 +473,7 @@ def is_impure(instr) -> bool:
 def is_opaque(instr) -> bool:
     """Results that are not a function of this thread's register operands (other lanes'
     values, hidden state, the address map): a replay elsewhere may compute something else."""
-    return memory_op(instr.name).opaque
+    return _row_of(instr).opaque
 
 
 def written_spaces(name: str) -> tuple:

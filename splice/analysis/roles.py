@@ -227,7 +227,7 @@ def access_bytes(name: str) -> int:
 # Taint, backward slices, provenance, the probe's parameter trace and the epilogue stages all
 # ask "does this touch memory, where, and may it move" here and nowhere else, so an opcode the
 # table learns is learnt by every pass at once.  Keys are matched like ROLE_TABLE's (longest
-# dotted prefix of the full name); section numbers are the PTX ISA 9.0's.
+# dotted prefix of the full name); the comments name the PTX ISA 9.0 sections the rows come from.
 
 READ = "read"
 WRITE = "write"
@@ -238,8 +238,8 @@ NO_ACCESS = "none"
 @dataclass(frozen=True, slots=True)
 class MemOp:
     """The memory facts of one opcode pattern (a row of MEMORY_TABLE).  Operand indices count
-    from 0 in the written operand list; one past the end (an optional operand left out) means
-    "absent"."""
+    from 0 in the written operand list; an index past its end (an optional operand left out)
+    means the operand is absent."""
     effect: str = NO_ACCESS        # what happens at ``addr``: READ, WRITE, READ_WRITE, NO_ACCESS
     addr: Optional[int] = None     # the address operand (a copy's destination)
     src: Optional[int] = None      # a copy's source address operand (always read)
@@ -261,23 +261,23 @@ def _store(kind="st", effect=WRITE, **kw) -> MemOp:
 
 
 _ORDERED = MemOp(side=True)                  # barriers, fences, control flow: no address
-_COLLECTIVE = MemOp(opaque=True)             # reads other lanes' registers or hidden state
-_ORDERED_COLLECTIVE = MemOp(side=True, opaque=True)
+_OPAQUE = MemOp(opaque=True)                 # other lanes' registers or hidden state
+_ORDERED_OPAQUE = MemOp(side=True, opaque=True)
 _COPY = MemOp(WRITE, addr=0, src=1, kind="cp", side=True)
 
 MEMORY_TABLE: dict = {
-    # 9.7.9.8-10 ld, ld.global.nc, ldu; 9.7.9.11-12 st, st.async; 9.7.9.13 st.bulk
+    # data movement (9.7.9): ld, ld.global.nc, ldu, st, st.async, st.bulk
     "ld": _load(), "ldu": _load(),
     "st": _store(), "st.async": _store(mbar=2), "st.bulk": MemOp(WRITE, addr=0, kind="st", side=True),
-    # 9.7.9.14-16 prefetch, applypriority, discard; 9.7.9.17 createpolicy (only names a policy)
+    # data movement: prefetch, applypriority, discard; createpolicy only names a cache policy
     "prefetch": MemOp(READ, addr=0), "prefetchu": MemOp(READ, addr=0),
     "applypriority": MemOp(NO_ACCESS, addr=0),        # a cache-line priority: no data changes
     "discard": MemOp(WRITE, addr=0, side=True),       # the line's contents become undefined
     "createpolicy": MemOp(),
-    # 9.7.9.18 isspacep, 9.7.9.19 cvta: address arithmetic, no access
-    "isspacep": _COLLECTIVE, "cvta": MemOp(),
-    # 9.7.9.25 cp.async (per thread) and its groups; 9.7.9.25.4 cp.async.bulk, .prefetch,
-    # .tensor; cp.reduce.async.bulk(.tensor): the destination is operand 0, the source 1
+    # data movement: isspacep, cvta — address arithmetic, no access
+    "isspacep": _OPAQUE, "cvta": MemOp(),
+    # data movement: cp.async (per thread) and its groups, cp.async.bulk(.prefetch)(.tensor),
+    # cp.reduce.async.bulk(.tensor): the destination is operand 0, the source 1
     "cp.async": _COPY, "cp.async.mbarrier.arrive": MemOp(READ_WRITE, addr=0, side=True),
     "cp.async.commit_group": _ORDERED, "cp.async.wait_group": _ORDERED, "cp.async.wait_all": _ORDERED,
     "cp.async.bulk": MemOp(WRITE, addr=0, src=1, mbar=3, kind="cp", side=True),
@@ -286,20 +286,20 @@ MEMORY_TABLE: dict = {
     "cp.async.bulk.commit_group": _ORDERED, "cp.async.bulk.wait_group": _ORDERED,
     "cp.reduce.async.bulk": MemOp(READ_WRITE, addr=0, src=1, mbar=3, kind="cp", side=True),
     "cp.reduce.async.bulk.tensor": MemOp(READ_WRITE, addr=0, src=1, kind="cp", side=True),
-    # 9.7.9.26-27 tensormap.replace (one field of the 128-byte object), tensormap.cp_fenceproxy
+    # data movement: tensormap.replace (one field of the 128-byte object), tensormap.cp_fenceproxy
     "tensormap.replace": MemOp(READ_WRITE, addr=0, data=(-1,), side=True),
     "tensormap.cp_fenceproxy": MemOp(WRITE, addr=0, src=1, side=True),
-    # 9.7.10 texture, 9.7.11 surface: the address is an image handle (and coordinates)
+    # texture (9.7.10), surface (9.7.11): the address is an image handle (and coordinates)
     "tex": _load("tex", space="tex"), "tld4": _load("tld4", space="tex"),
     "txq": MemOp(addr=1, space="tex", opaque=True), "istypep": MemOp(),   # a handle's static type
     "suld": _load("suld", space="surf"), "sust": _store("sust", space="surf"),
     "sured": _store("sured", READ_WRITE, space="surf"), "suq": MemOp(addr=1, space="surf", opaque=True),
-    # 9.7.13.5 atom, 9.7.13.6 red, red.async; 9.7.13.x multimem
+    # parallel synchronisation and communication (9.7.13): atom, red, red.async, multimem
     "atom": MemOp(READ_WRITE, addr=1, out=(0,), data=(2, 3), kind="atom", side=True),
     "red": _store("red", READ_WRITE), "red.async": _store("red", READ_WRITE, mbar=2),
     "multimem": MemOp(READ_WRITE, addr=0, side=True),
     "multimem.ld_reduce": _load(), "multimem.st": _store(), "multimem.red": _store("red", READ_WRITE),
-    # 9.7.13.15 mbarrier: the object lives in shared memory; arrive/test/try return its state
+    # parallel synchronisation: mbarrier, an object in shared memory; arrive/test/try return its state
     "mbarrier": MemOp(READ_WRITE, addr=1, out=(0,), side=True),
     "mbarrier.init": MemOp(WRITE, addr=0, data=(1,), side=True),
     "mbarrier.inval": MemOp(WRITE, addr=0, side=True),
@@ -308,20 +308,20 @@ MEMORY_TABLE: dict = {
     "mbarrier.test_wait": MemOp(READ, addr=1, out=(0,), side=True),
     "mbarrier.try_wait": MemOp(READ, addr=1, out=(0,), side=True),
     "mbarrier.pending_count": MemOp(),                # a function of the state operand
-    # 9.7.16 ldmatrix/stmatrix/movmatrix; 9.7.14.5 wmma.load/store (wmma.mma has no memory)
-    "ldmatrix": _load("ldmatrix"), "stmatrix": _store("stmatrix"), "movmatrix": _COLLECTIVE,
-    "wmma": _COLLECTIVE, "wmma.load": _load(), "wmma.store": _store(),
-    "mma": _COLLECTIVE, "wgmma": _ORDERED_COLLECTIVE, "tcgen05": _ORDERED_COLLECTIVE,
-    # 9.7.13 synchronisation: barriers, fences, cluster and grid control
-    "bar": _ORDERED_COLLECTIVE, "barrier": _ORDERED_COLLECTIVE, "membar": _ORDERED, "fence": _ORDERED,
+    # warp-level matrix instructions: ldmatrix/stmatrix/movmatrix, wmma.load/store (wmma.mma has no memory)
+    "ldmatrix": _load("ldmatrix"), "stmatrix": _store("stmatrix"), "movmatrix": _OPAQUE,
+    "wmma": _OPAQUE, "wmma.load": _load(), "wmma.store": _store(),
+    "mma": _OPAQUE, "wgmma": _ORDERED_OPAQUE, "tcgen05": _ORDERED_OPAQUE,
+    # parallel synchronisation: barriers, fences, cluster and grid control, warp collectives
+    "bar": _ORDERED_OPAQUE, "barrier": _ORDERED_OPAQUE, "membar": _ORDERED, "fence": _ORDERED,
     "griddepcontrol": _ORDERED, "nanosleep": _ORDERED, "setmaxnreg": _ORDERED,
     "clusterlaunchcontrol.try_cancel": MemOp(WRITE, addr=0, mbar=1, side=True),
-    "shfl": _COLLECTIVE, "vote": _COLLECTIVE, "match": _COLLECTIVE, "redux": _COLLECTIVE,
-    "activemask": _COLLECTIVE, "elect": _COLLECTIVE, "getctarank": _COLLECTIVE, "mapa": _COLLECTIVE,
-    # 9.7.12 control flow (a call may print: vprintf), 9.7.19 miscellaneous, 9.7.17 stack
+    "shfl": _OPAQUE, "vote": _OPAQUE, "match": _OPAQUE, "redux": _OPAQUE,
+    "activemask": _OPAQUE, "elect": _OPAQUE, "getctarank": _OPAQUE, "mapa": _OPAQUE,
+    # control flow (9.7.12; a call may print: vprintf), miscellaneous, stack manipulation
     "bra": _ORDERED, "brx": _ORDERED, "call": _ORDERED, "ret": _ORDERED, "exit": _ORDERED,
     "trap": _ORDERED, "brkpt": _ORDERED, "pmevent": _ORDERED,
-    "alloca": _ORDERED_COLLECTIVE, "stacksave": _ORDERED_COLLECTIVE, "stackrestore": _ORDERED,
+    "alloca": _ORDERED_OPAQUE, "stacksave": _ORDERED_OPAQUE, "stackrestore": _ORDERED,
 }
 _PURE = MemOp()
 
@@ -388,17 +388,9 @@ class MemoryAccess:
     out: tuple = ()                # operand indices loaded into
     data: tuple = ()               # operand indices stored
 
-    @property
-    def reads(self) -> bool:
-        return self.effect != WRITE or self.src is not None
-
-    @property
-    def writes(self) -> bool:
-        return self.effect != READ
-
     def addresses(self) -> tuple:
         """((operand index, space, effect), …): every address the instruction reaches."""
-        out = [(self.addr, self.space, self.effect)]
+        out: list = [(self.addr, self.space, self.effect)]
         if self.src is not None:
             out.append((self.src, self.src_space, READ))
         if self.mbar is not None:

@@ -109,8 +109,8 @@ def memory_writers(pair) -> list:
     """[(cut index, title)] of the cuts whose original statements or native code write memory
     (stores, surface writes, atomics, async copies, as the roles table declares them) outside
     shared memory.  When every register stage agrees and the outputs still differ, the
-    difference was written to memory by one of these: with one writer, the stages can name it (E61's nine-tap gather ends in a ``sust`` and has no
-    live-outs, so no register stage can)."""
+    difference was written to memory by one of these: with one writer, the stages can name it
+    (E61's nine-tap gather ends in a ``sust`` and has no live-outs, so no register stage can)."""
     from ..analysis.roles import is_shared, written_spaces
     from .harness import memory_ops
 

@@ -29,6 +29,7 @@ from typing import Optional
 
 from ..ptx import model as m
 from .provenance import TABLE_ATOM, coef
+from .roles import is_shared
 from .vocab import store_kinds
 
 FEATURES = [
@@ -174,7 +175,7 @@ def _classify(k, prov, index, rng, b_defs, c_defs, next_index) -> Epilogue:
             feats["movmatrix transpose"].stmts.append(n)
         if op == "shfl":
             feats["warp shuffles"].stmts.append(n)
-        if acc is not None and acc.space == "shared" or op in ("bar", "barrier"):
+        if acc is not None and is_shared(acc.space) or op in ("bar", "barrier"):
             feats["shared staging"].stmts.append(n)
         if pos in stores:
             feats[stores[pos]].stmts.append(n)

@@ -234,7 +234,7 @@ class Facts:
         if acc is not None:
             if acc.kind == "ld" and acc.space == "param":
                 return None
-            if acc.space == "shared":
+            if roles.is_shared(acc.space):
                 return "shared staging"
             if acc.kind == "ld" and acc.addr is not None and coef(acc.addr, "W") == 1:
                 nb = e.features.get("next-B loads")

@@ -177,8 +177,6 @@ _UNSEEN = object()
 # the opcodes _eval gives a value to (every other definition is opaque)
 _EVALUATED = frozenset({"mov", "cvt", "cvta", "add", "sub", "neg", "mul", "shl", "mad", "or",
                         "xor", "and", "shr", "ld"})
-_ACCESS_OPS = frozenset({"ld", "ldu", "st", "atom", "red", "tex", "tld4", "sust", "suld",
-                         "ldmatrix", "stmatrix", "cp", "wmma"})
 
 
 def _mentions(f: tuple, field: str) -> bool:
@@ -195,11 +193,14 @@ class Access:
     """One memory access: ``ld``/``st``/``atom``/``red``/``tex``/``sust`` … at statement ``n``."""
     pos: int
     n: Optional[int]
-    kind: str           # 'ld', 'st', 'atom', 'red', 'tex', 'sust', 'suld', 'ldmatrix', 'cp'
-    space: str          # 'global', 'shared', 'param', 'local', 'const', 'generic', 'tex', 'surf'
+    kind: str           # the roles table's kind: 'ld', 'st', 'atom', 'red', 'tex', 'tld4', 'sust',
+                        # 'suld', 'sured', 'ldmatrix', 'stmatrix', 'cp'
+    space: str          # at the address: 'global', 'shared', 'shared::cluster', 'param', 'local',
+                        # 'const', 'generic', 'tex', 'surf'
     bytes: int
     addr: Optional[tuple]
     regs: tuple         # registers written (loads) or stored (stores)
+    effect: str = "read"    # at the address, from the roles table: 'read', 'write', 'read-write'
 
     @property
     def text(self) -> str:
@@ -245,7 +246,7 @@ class Provenance:
         self._block_of = None       # the CFG's, on first need
         self._consts: dict = {}     # immediate text -> its form (None: a float)
         self._special: dict = {}    # register name -> is it a special register
-        self._by_name: dict = {}    # access opcode name -> (state space, bytes)
+        self._by_name: dict = {}    # access opcode name -> bytes
         fn = k.fn
         self.param_short = {}
         self._bounds = {TABLE_ATOM: TABLE_BOUND}   # per kernel: mask atoms -> upper bound
@@ -514,7 +515,7 @@ class Provenance:
         out = []
         k = self.k
         stmts = k.stmts
-        at = sorted(p for op in _ACCESS_OPS for p in k.indices_of(op))   # in program order
+        at = sorted(p for op in roles.ACCESS_OPCODES for p in k.indices_of(op))   # in program order
         for pos in at:
             st = stmts[pos]
             a = self._access(pos, st.n, st.node)
@@ -523,34 +524,23 @@ class Provenance:
         return out
 
     def _access(self, pos: int, n, node) -> Optional[Access]:
-        op = node.opcode
-        if op == "wmma":
-            op = roles.wmma_memory(node)
-        name = node.name
-        addr_op = None
-        for o in node.operands:
-            if type(o) is m.Addr:
-                addr_op = o
-                break
-        if addr_op is None:
+        """The data access of ``node`` as the roles table declares it (None for hints,
+        mbarrier objects and forms without a ``[...]`` address)."""
+        acc = roles.memory_access(node)
+        if acc is None or not acc.kind:
             return None
-        shape = self._by_name.get(name)
-        if shape is None:
-            shape = self._by_name[name] = (roles.mem_space(name), roles.access_bytes(name))
-        if op in ("tex", "tld4"):
-            space = "tex"
-        elif op in ("sust", "suld"):
-            space = "surf"
-        else:
-            space = shape[0]
-        addr = self._operand(addr_op, pos, 0)
-        regs = []
-        if op in ("st", "red", "sust", "stmatrix"):
-            for o in node.operands[1:]:
-                roles._collect(o, regs)
-        elif op != "cp":
-            roles._writes_in_dest(node.operands[0], regs)
-        return Access(pos, n, "ld" if op == "ldu" else op, space, shape[1], addr, tuple(regs))
+        ops = node.operands
+        name = node.name
+        size = self._by_name.get(name)
+        if size is None:
+            size = self._by_name[name] = roles.access_bytes(name)
+        addr = self._operand(ops[acc.addr], pos, 0)
+        regs: list = []                 # registers loaded into, else registers stored
+        for i in acc.out:
+            roles._writes_in_dest(ops[i], regs)
+        for i in acc.data if not acc.out else ():
+            roles._collect(ops[i], regs)
+        return Access(pos, n, acc.kind, acc.space, size, addr, tuple(regs), acc.effect)
 
     def _rescan_accesses(self, field: str, old: list) -> list:
         """The accesses again once ``field`` is named ``W``: only those whose address mentions

@@ -14,15 +14,9 @@ from __future__ import annotations
 from typing import Optional
 
 from ..ptx import model as m
+from . import roles
 
 _SPECIALS = ("%tid", "%ntid", "%ctaid", "%laneid", "%nctaid")
-# families that are not pure functions of their register operands
-_IMPURE = ("ld", "ldu", "st", "atom", "red", "tex", "tld4", "suld", "sust", "sured", "suq", "txq",
-           "cp", "prefetch", "prefetchu", "ldmatrix", "stmatrix", "mma", "wgmma", "wmma", "shfl", "vote", "match",
-           "redux", "bar", "barrier", "membar", "fence", "bra", "brx", "call", "ret", "exit", "trap",
-           "activemask", "elect", "mbarrier", "getctarank", "nanosleep", "alloca", "stacksave",
-           "stackrestore", "setmaxnreg", "griddepcontrol", "tcgen05", "tensormap", "multimem", "isspacep",
-           "mapa")
 LIMIT = 256
 
 
@@ -49,10 +43,11 @@ def _pure(node) -> Optional[str]:
     """None when ``node`` may be replayed, else why not."""
     if type(node) is not m.Instruction:
         return "not an instruction"
-    fam = node.opcode
-    if fam in ("ld", "ldu"):
-        return None if ".param" in node.name else f"{node.name} reads memory"
-    if fam in _IMPURE:
+    acc = roles.memory_access(node)
+    if acc is not None and acc.effect == roles.READ:
+        if acc.space != "param":        # parameters are the frame's values; memory is not
+            return f"{node.name} reads memory"
+    elif acc is not None or roles.is_impure(node) or roles.is_opaque(node):
         return f"{node.name} is not a pure function of its operands"
     for s in _specials(node):
         if not s.startswith(_SPECIALS):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from .provenance import CONST, TABLE_ATOM, coef, const_of, render
+from .roles import READ, is_shared
 
 
 
@@ -102,11 +103,11 @@ def shared_arrays(k):
                 sizes[prov.shared.get(d.name, d.name)] = n * el if d.dims else el
     out = {nm: {"bytes": sz, "stores": [], "loads": []} for nm, sz in sizes.items()}
     for a in prov.accesses:
-        if a.space != "shared" or a.addr is None:
+        if not is_shared(a.space) or a.addr is None:
             continue
         for atom, v in a.addr:
             if atom in out and v == 1:
-                key = "stores" if a.kind in ("st", "atom", "red", "stmatrix") else "loads"
+                key = "loads" if a.effect == READ else "stores"     # a copy writes its destination
                 out[atom][key].append(a.n)
     return out
 

@@ -23,13 +23,6 @@ from ..ptx import model as m
 from ..ptx.operands import registers
 from . import roles
 
-# opcode families whose destination comes from memory (tainted unless the space is .param)
-_LOADS = ("ld", "ldu", "tex", "tld4", "suld", "ldmatrix", "atom", "mbarrier", "multimem", "wmma")
-# opcode families that form addresses (every register inside their [...] is an address part)
-_ADDRESSED = ("ld", "ldu", "st", "tex", "tld4", "suld", "sust", "sured", "atom", "red", "ldmatrix",
-              "stmatrix", "cp", "prefetch", "prefetchu", "multimem", "mbarrier", "wmma")
-
-
 @dataclass(frozen=True)
 class AddressTaint:
     """A memory statement whose address depends on a seed register."""
@@ -44,23 +37,24 @@ class AddressTaint:
 
 
 def _addr_regs(node) -> list:
+    """Registers of every address the access forms (roles.address_operands)."""
     out: list = []
-    for op in node.operands:
-        if type(op) is m.Addr:
-            registers(op, out)
+    for op in roles.address_operands(node):
+        registers(op, out)
     return out
 
 
-def _family(name: str) -> str:
-    return name.split(".", 1)[0]
+def _loads_from_memory(node) -> bool:
+    """Does ``node`` write registers from memory the harness filled (not a ``.param`` read)?"""
+    acc = roles.memory_access(node)
+    return acc is not None and bool(acc.out) and acc.effect != roles.WRITE and acc.space != "param"
 
 
 def _taint_step(node, tainted: dict) -> bool:
     """Propagate through one instruction; True when ``tainted`` grew."""
     defs, uses = roles.raw_defs_uses(node)
-    fam = _family(node.name)
     src = next((tainted[u] for u in uses if u in tainted), None)
-    if src is None and fam in _LOADS and not (fam in ("ld", "ldu") and roles.mem_space(node.name) == "param"):
+    if src is None and _loads_from_memory(node):
         src = f"memory read by {node.name}"
     if src is None:
         return False
@@ -87,8 +81,6 @@ def address_taints(kernel, first: int, last: int, seeds) -> list:
             break
     out = []
     for n, node in instrs:
-        if _family(node.name) not in _ADDRESSED:
-            continue
         hit: Optional[str] = next((r for r in _addr_regs(node) if r in tainted), None)
         if hit is not None:
             out.append(AddressTaint(n, node.name, hit, tainted[hit]))

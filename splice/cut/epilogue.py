@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..analysis.roles import is_shared
 from ..ptx import model as m
 
 MEMORY_CLASSES = ("loads", "stores", "shared", "texture", "surface", "barriers")
@@ -144,7 +145,7 @@ def memory_classes(kernel, i: int, j: int) -> dict:
             out["texture"] += 1
         elif acc.kind in ("sust", "suld", "sured"):
             out["surface"] += 1
-        elif acc.space == "shared":
+        elif is_shared(acc.space):
             out["shared"] += 1
         elif acc.kind in ("ld", "ldu", "ldmatrix") and acc.space != "param":
             out["loads"] += 1

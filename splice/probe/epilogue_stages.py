@@ -105,15 +105,13 @@ def epilogue_stages(kernel, pair, epis, seen_cuts: set, stage_cls, end_line, out
     return out
 
 
-_STORES = ("st", "sust", "sured", "atom", "red", "cp", "stmatrix")
-
-
 def memory_writers(pair) -> list:
     """[(cut index, title)] of the cuts whose original statements or native code write memory
-    (stores, surface writes, atomics, async copies).  When every register stage agrees and the
-    outputs still differ, the difference was written to memory by one of these: with one
-    writer, the stages can name it (E61's nine-tap gather ends in a ``sust`` and has no
-    live-outs, so no register stage can)."""
+    (stores, surface writes, atomics, async copies, as the roles table declares them) outside
+    shared memory.  When every register stage agrees and the outputs still differ, the
+    difference was written to memory by one of these: with one writer, the stages can name it
+    (E61's nine-tap gather ends in a ``sust`` and has no live-outs, so no register stage can)."""
+    from ..analysis.roles import is_shared, written_spaces
     from .harness import memory_ops
 
     out = []
@@ -121,7 +119,7 @@ def memory_writers(pair) -> list:
         texts = (pair.original[c.region[0]:c.region[1]], "\n".join(c.binding.site),
                  "\n\n".join(c.binding.prelude))
         ops = [op for t in texts for op in memory_ops(t, allow_call_abi=True)]
-        if any(op.split(".", 1)[0] in _STORES and ".shared" not in op for op in ops):
+        if any(not is_shared(sp) for op in ops for sp in written_spaces(op)):
             out.append((c.cut.index, c.title))
     return out
 

@@ -19,23 +19,21 @@ from . import dtypes as dt
 
 _ARITH = {"mov", "add", "sub", "mad", "mul", "cvta", "cvt", "selp", "and", "or", "xor", "shl",
           "shr", "min", "max", "neg", "slct", "prmt"}
-_READ = {"ld", "ldu", "ldmatrix", "prefetch", "prefetchu", "tex", "suld", "tld4"}
-_WRITE = {"st", "stmatrix", "sust"}
-_BOTH = {"atom", "red", "sured"}
+# the spaces a parameter's pointer reaches the kernel's caller through (shared, local, const and
+# param accesses are the kernel's own business); 'tex'/'surf' are image handles
+_CALLER_SPACES = ("global", "generic", "tex", "surf")
+_IMAGES = {"tex": "texture", "surf": "surface"}
 
 
-def _access(node) -> str:
-    """How an instruction touches memory through its address operands: "r", "w", "rw" or "".
-    The opcode decides, except for ``wmma``, whose first word after it does: the CUDA WMMA API's
-    ``wmma.load.a…`` reads and ``wmma.store.d…`` writes a global tile (``wmma.mma`` is pure)."""
-    from ..analysis.roles import wmma_memory
+def _addresses(node) -> list:
+    """[(address operand, space, effect)] of the caller-visible addresses ``node`` reaches, from
+    the roles table: a copy's global source is read even when its destination is shared."""
+    from ..analysis import roles
 
-    op = node.opcode
-    if op == "wmma":
-        return {"ld": "r", "st": "w"}.get(wmma_memory(node), "")
-    if op in _BOTH:
-        return "rw"
-    return "r" if op in _READ or op == "cp" else "w" if op in _WRITE else ""
+    acc = roles.memory_access(node)
+    if acc is None:
+        return []
+    return [(node.operands[i], sp, eff) for i, sp, eff in acc.addresses()[:2] if sp in _CALLER_SPACES]
 
 
 @dataclass
@@ -103,19 +101,6 @@ def _through_address(kernel, node, pos: int, taint: dict):
     return None
 
 
-def _addr_regs(node) -> list:
-    from ..analysis import roles
-    from ..ptx import model as m
-
-    out = []
-    addrs = [o for o in node.operands if type(o) is m.Addr]
-    if node.opcode == "cp" and len(addrs) >= 2:
-        addrs = addrs[1:2]                    # cp.async: the source is the global side
-    for a in addrs:
-        roles._collect(a, out)
-    return out
-
-
 def _taint(kernel) -> tuple:
     """Forward def-use to a fixpoint: ({register key: {(param, offset)}}, {label: {scales}}).
     Only 64-bit parameter values are bases (32-bit ones are index arithmetic); an ``add`` of a
@@ -163,37 +148,37 @@ def _taint(kernel) -> tuple:
     return taint, scales
 
 
-def _record(u: Use, node) -> None:
-    op = node.opcode
-    how = _access(node)
-    u.reads += "r" in how
-    u.writes += "w" in how
+def _record(u: Use, node, space: str, effect: str) -> None:
+    from ..analysis.roles import READ, WRITE
+
+    u.reads += effect != WRITE
+    u.writes += effect != READ
     t = next((mm for mm in reversed(node.modifiers) if dt.lookup(mm) is not None), None)
     if t:
         u.types.append((t, next((int(mm[2:]) for mm in node.modifiers if mm in (".v2", ".v4", ".v8")), 1)))
-    if op in ("tex", "tld4"):
-        u.image = "texture"
-    elif op in ("sust", "suld", "sured"):
-        u.image = "surface"
+    if space in _IMAGES:
+        u.image = _IMAGES[space]
 
 
 def trace(kernel) -> dict:
     """{(param index, offset): Use} for every parameter value that reaches a global/generic
     address (shared, local, const and param accesses are the kernel's own business)."""
     from ..ptx import model as m
+    from ..ptx.operands import registers
 
     taint, scales = _taint(kernel)
     uses: dict = {}
     for pos, st in enumerate(kernel.stmts):
         node = st.node
-        if type(node) is not m.Instruction or not _access(node):
+        if type(node) is not m.Instruction:
             continue
-        if any(sp in node.name for sp in (".param", ".shared", ".local", ".const")):
-            continue
-        keys = [kernel._resolve(r, kernel._scope_of[pos]) for r in _addr_regs(node)]
-        for lab in frozenset().union(*(taint.get(k[0], frozenset()) for k in keys if k)):
-            if lab[0] != "&":
-                _record(uses.setdefault(lab, Use()), node)
+        for addr, space, effect in _addresses(node):
+            regs: list = []
+            registers(addr, regs)
+            keys = [kernel._resolve(r, kernel._scope_of[pos]) for r in regs]
+            for lab in frozenset().union(*(taint.get(k[0], frozenset()) for k in keys if k)):
+                if lab[0] != "&":
+                    _record(uses.setdefault(lab, Use()), node, space, effect)
     for lab, u in uses.items():
         u.scales = scales.get(lab, set())
         u.seed = 1 + lab[0] * 1000 + lab[1]

@@ -22,14 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..analysis.roles import CALL, MMA, NONE, RW0, access_bytes, is_branch, is_exit, mem_space, role_of
+from ..analysis.roles import (CALL, MMA, NONE, RW0, WRITE, access_bytes, is_branch, is_exit, mem_space,
+                              memory_access, role_of)
 from ..cut.native import REG_WIDTH, rename_node
 from ..ptx import model as m
 from .canon import Graph, int_add_width
 
 PRIVATE_SYMS = ("__splice_ret",)
 _TIME_REGS = ("%clock", "%globaltimer", "%pm")
-_BARRIERS = ("bar", "barrier", "membar", "fence", "atom", "red", "mbarrier", "cp", "griddepcontrol")
 
 
 class Unsupported(Exception):
@@ -573,7 +573,10 @@ def _ordered(s: m.Instruction) -> bool:
 
 
 def _reads_memory(s: m.Instruction) -> bool:
-    return s.opcode in ("ld", "ldu", "tex", "tld4", "suld", "atom", "ldmatrix", "multimem")
+    """Results loaded from memory (the roles table: ``wmma.load`` too), so they observe the
+    memory state and never move past a store."""
+    acc = memory_access(s)
+    return acc is not None and bool(acc.out) and acc.effect != WRITE
 
 
 def canonical_name(s: m.Instruction) -> str:

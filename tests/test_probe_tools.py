@@ -187,6 +187,18 @@ def test_harness_binds_memory_cuts():
 
     assert memory_ops("\tld.global.u32 %r1, [%rd1];\n\tmma.sync.x {%r2};") == ["ld.global.u32"]
     assert memory_ops("st.param.b32 [p], %r1;\n// ld.global in a comment\n", allow_call_abi=True) == []
+    # the roles memory table decides: every family that addresses memory, none that does not
+    bad = ("wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1}, [%rd1], %r2;",
+           "mbarrier.arrive.shared::cta.b64 %rd2, [%r1];", "multimem.st.global.f32 [%rd1], %f1;",
+           "discard.global.L2 [%rd1], 128;", "prefetchu.L1 [%rd1];", "@%p1 bra $L1;",
+           "tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd2;",
+           "txq.width.b32 %r1, [tex];", "cp.async.ca.shared.global [%r1], [%rd1], 4;", "bar.sync 0;")
+    for stmt in bad:
+        word = stmt.split()[1 if stmt.startswith("@") else 0]
+        assert memory_ops("\t" + stmt + "\n") == [word], stmt
+    fine = ("shfl.sync.bfly.b32 %r1, %r2, 1, 31, -1;", "cvta.to.global.u64 %rd1, %rd2;", "L1:",
+            "mov.u32 %r1, %tid.x;", "\tparam0,", "isspacep.shared %p1, %rd1;", "@!%p2 add.s32 %r1, %r1, 1;")
+    assert memory_ops("\n".join(fine)) == []
     pair = resolve(str(ROOT / "recipes/enc5_qkv_wave.yaml"))
     k = Kernel.load(str(pair.original_path), pair.entry)
     cs = cases(pair, k, load_spec(pair.spec_path))

@@ -28,8 +28,11 @@ from typing import Optional
 import numpy as np
 
 ENTRY = "splice_harness"
-MEM_RE = re.compile(r"^\s*(?:@!?%\w+\s+)?(ld|st|atom|red|tex|tld4|suld|sust|sured|cp|prefetch|bra|brx|"
-                    r"ldmatrix|stmatrix|wgmma|bar|barrier|ret|exit)\b([.\w]*)", re.M)
+#: a statement's opcode word and modifiers, after an optional guard, at the start of a line
+_OPCODE = re.compile(r"^[ \t]*(?:@!?%[\w$]+[ \t]+)?([A-Za-z_]\w*)((?:\.[\w:]+)*)", re.M)
+#: what random live-ins cannot replay besides memory (``roles.memory_op``): control flow leaves
+#: the cut, barriers wait for the whole block, wgmma/tcgen05 read shared-memory descriptors
+_CONTROL = frozenset({"bra", "brx", "ret", "exit", "trap", "bar", "barrier", "wgmma", "tcgen05"})
 
 
 @dataclass
@@ -51,10 +54,18 @@ def _strip_comments(text: str) -> str:
 
 
 def memory_ops(text: str, allow_call_abi: bool = False) -> list:
-    """Opcodes in ``text`` a harness cannot run on random inputs."""
+    """Opcodes in ``text`` a harness cannot run on random inputs: every one that addresses
+    memory by the roles memory table (loads, stores, atomics, copies, textures and surfaces,
+    wmma fragments, mbarriers, multimem, prefetch, discard, tensormaps), and control flow and
+    barriers.  Anything else (arithmetic, conversions, mma, shuffles) replays on any inputs."""
+    from ..analysis.roles import NO_ACCESS, memory_op
+
     bad = []
-    for m in MEM_RE.finditer(_strip_comments(text)):
+    for m in _OPCODE.finditer(_strip_comments(text)):
         op, suffix = m.group(1), m.group(2)
+        row = memory_op(op + suffix)
+        if op not in _CONTROL and row.effect == NO_ACCESS and row.addr is None and not row.kind:
+            continue
         if allow_call_abi:
             if op in ("ld", "st") and ".param" in suffix:
                 continue

@@ -140,3 +140,17 @@ def test_shared_corpus_no_crash(path):
     for e in ents[:3]:
         md = notes_markdown(Kernel(mod, e))
         assert md.startswith("# ") and "## 4. Uncharacterised" in md
+
+
+def test_texture_gathers_and_atomics_are_read_from_memory():
+    """A value's sources stop at what memory gave it: ``tld4`` (a gather, like ``tex``) and an
+    atomic's old value are reads by the roles memory table, as ``ld`` is."""
+    from splice.ptx import model as m
+
+    from .conftest import MODERN
+
+    k = Kernel.load(str(MODERN / "tex_surf_objects.ptx"), "_Z10tex_sampleyP6float4iif")
+    facts = Facts(k)
+    (n,) = [s.n for s in k.stmts if isinstance(s.node, m.Instruction) and s.node.opcode == "tld4"]
+    d = k.pos_of(n)
+    assert facts.sources(d) == frozenset({("ld", d)})   # was the handle's and coordinates' loads

@@ -23,6 +23,7 @@ from typing import Optional
 
 from ..ptx import model as m
 from . import roles
+from .roles import READ, READ_WRITE, WRITE
 from .provenance import CONST, TABLE_ATOM, coef, const_of, render
 
 SPECIAL = ("rcp", "rsqrt", "sqrt", "ex2", "lg2", "div", "sin", "cos", "tanh")
@@ -51,6 +52,12 @@ def f16_of(x: float):
     bits = struct.unpack("<H", b)[0]
     return bits, struct.unpack("<e", b)[0]
 
+
+
+def _stores(acc) -> bool:
+    """``acc`` (a provenance access, or None) puts a value into memory: a store, reduction,
+    atomic or surface write (the roles memory table's effect), not a copy (memory to memory)."""
+    return acc is not None and acc.effect in (WRITE, READ_WRITE) and acc.kind != "cp"
 
 class Facts:
     def __init__(self, k):
@@ -111,7 +118,7 @@ class Facts:
         if d in self.phase_at:
             return frozenset({("P", self.phase_at[d])})
         acc = self.prov.access_at(d)
-        if acc is not None and acc.kind in ("ld", "tex", "suld", "ldmatrix"):
+        if acc is not None and acc.effect in (READ, READ_WRITE):   # a value read from memory
             return frozenset({("ld", d)})
         return None
 
@@ -206,7 +213,7 @@ class Facts:
                     regs[(self.phase_at[u], role)].add(self.k.display(kk))
                     continue
                 acc = self.prov.access_at(u)
-                if acc is not None and acc.kind in ("st", "red", "atom", "sust", "stmatrix"):
+                if _stores(acc):
                     out[("st", acc.space, _base(acc.addr), self.region(u))] += 1
                     continue
                 if not self.guarded[u] and (node.opcode == "mov" or (
@@ -411,12 +418,7 @@ class Facts:
         n = self.n(u)
         if u in self.phase_at:
             return f"P{self.phase_at[u]}'s mma", n
-        acc = self.prov.access_at(u)
-        reg = self.region(u)
-        node = self.node(u)
-        if acc is not None and acc.kind in ("st", "red", "atom", "sust"):
-            return f"{reg}: {node.name}", n
-        return f"{reg}: {node.name}", n
+        return f"{self.region(u)}: {self.node(u).name}", n
 
     def io(self, e):
         k = self.k

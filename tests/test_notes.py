@@ -154,3 +154,7 @@ def test_texture_gathers_and_atomics_are_read_from_memory():
     (n,) = [s.n for s in k.stmts if isinstance(s.node, m.Instruction) and s.node.opcode == "tld4"]
     d = k.pos_of(n)
     assert facts.sources(d) == frozenset({("ld", d)})   # was the handle's and coordinates' loads
+    k = Kernel.load(str(MODERN / "warp_atomics_preds.ptx"), "_Z7atomicsPfPdPyPiS2_PjS2_PKf")
+    facts = Facts(k)
+    atoms = [k.pos_of(s.n) for s in k.stmts if isinstance(s.node, m.Instruction) and s.node.opcode == "atom"]
+    assert len(atoms) >= 5 and all(facts.sources(d) == frozenset({("ld", d)}) for d in atoms)

@@ -11,7 +11,7 @@ subprocess), so a traceback, a wrong exit status or a hang is seen as a user wou
 outcome is ``ok``, ``refused`` (exit 2 with a message: the message is shown, to judge whether it
 names what is unsupported), ``FAIL`` (any other status, a traceback, or a check below) or
 ``timeout``.  Checks beyond the exit status: ``roundtrip`` is byte-identical and SASS-equal; each
-phase's tile is its opcode's shape and a regular phase's M/N/K is tile × tiles; the identity
+phase's tile is its opcode's shape and a regular phase's M/N/K is tile × tiles of one opcode; the identity
 cut's SASS equals the original's.  docs/results/unseen-kernels.md records a run.
 """
 from __future__ import annotations
@@ -59,6 +59,8 @@ def phase_checks(phases) -> list:
             bad.append(f"phase {p['index']}: tile {p['tile']} but the opcode says {tile}")
         elif p["regular"] and tuple(p["shape"]) != tuple(t * n for t, n in zip(tile, p["tiles"])):
             bad.append(f"phase {p['index']}: shape {p['shape']} is not tile {tile} x tiles {p['tiles']}")
+        elif p["regular"] and any(n.startswith("mixed opcodes") for n in p.get("notes", [])):
+            bad.append(f"phase {p['index']}: regular with several tiles ({p['notes'][0]})")
     return bad
 
 

@@ -12,15 +12,28 @@ import re
 from ..ptx import model as m
 
 
-_TC = re.compile(r"^[ \t]*(?:@!?%?[\w$]+[ \t]+)?(?:mma|wgmma\.mma_async)\.", re.M)
+_TC = re.compile(r"^[ \t]*(?:@!?%?[\w$]+[ \t]+)?(?:mma|wgmma\.mma_async|wmma\.mma|tcgen05\.mma)\.", re.M)
+# tensor-core instructions of an entry's own body that are not phases, and why
+UNPHASED = {
+    ("tcgen05", ".mma"): "their M/N/K are in a run-time instruction descriptor and their operands and "
+                         "accumulators in shared and tensor memory, not in registers",
+}
 _CALL = re.compile(r"\bcall(?:\.uni)?\s([^;]*);")
 _NAME = re.compile(r"[\w$.]+")
+# the grammar's COMMENT and BLOCK_COMMENT; a block comment keeps its newlines (line anchors hold)
+_COMMENT = re.compile(r"//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/")
 
 
 def _text(module, fn) -> str:
-    """A function's source text: read from the module text, so a body the lazy parse left empty
-    (``splice spec --entry`` parses only the entry's) is still seen."""
-    return module.source[fn.span[0]:fn.span[1]] if fn.span is not None else ""
+    """A function's source text without its comments: read from the module text, so a body the
+    lazy parse left empty (``splice spec --entry`` parses only the entry's) is still seen; a
+    comment such as ``// indirect call with …`` is not a call."""
+    if fn.span is None:
+        return ""
+    text = module.source[fn.span[0]:fn.span[1]]
+    if "/" not in text:
+        return text
+    return _COMMENT.sub(lambda mt: "\n" * mt.group(0).count("\n"), text)
 
 
 def _tensor_core_count(text: str) -> int:
@@ -72,7 +85,20 @@ def mma_in_calls(k) -> dict:
                         "via": None if via == name else via})
         nested, _ind = _callees(text, funcs, declared)
         todo += [(callee, via) for callee in nested]
-    return {"functions": out, "indirect_calls": indirect}
+    return {"functions": out, "indirect_calls": indirect, "not_phases": not_phases(k)}
+
+
+def not_phases(k) -> list:
+    """``[{"opcode", "statements", "why"}]``: tensor-core instructions in the entry's own body
+    that the phase analysis does not model (sm_100's ``tcgen05.mma``), so an entry made of
+    them is never reported as "0 phases, 0 mma" with nothing said."""
+    out = []
+    for (op, first), why in UNPHASED.items():
+        at = [k.stmts[p].n for p in k.indices_of(op)
+              if k.stmts[p].node.modifiers[:1] == (first,) and k.stmts[p].n is not None]
+        if at:
+            out.append({"opcode": op + first, "statements": at, "why": why})
+    return out
 
 
 def describe(info: dict, indirect: bool = False) -> str:
@@ -88,8 +114,10 @@ def describe(info: dict, indirect: bool = False) -> str:
         n = info["indirect_calls"]
         tail = (f"{n} indirect calls: their targets are unknown to splice" if n > 1
                 else "1 indirect call: its target is unknown to splice")
+    own = [f"{len(u['statements'])} {u['opcode']} (s{u['statements'][0]}…) are not phases: {u['why']}"
+           for u in info.get("not_phases", [])]
     if not parts:
-        return tail
-    return ("; ".join(parts) + ": phases are found in entry bodies only, so these are not "
-            "analysed or cuttable (inline the function, e.g. __forceinline__, to cut them)"
-            + (f"; {tail}" if tail else ""))
+        return "; ".join(own + ([tail] if tail else []))
+    return "; ".join(own + ["; ".join(parts) + ": phases are found in entry bodies only, so these "
+                            "are not analysed or cuttable (inline the function, e.g. "
+                            "__forceinline__, to cut them)"] + ([tail] if tail else []))

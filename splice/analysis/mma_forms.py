@@ -43,6 +43,8 @@ class FormDecl:
     section: str         # PTX ISA section
     sparse: bool = False
     ab_regs: int = 0     # fixed A/B registers (wmma f16: eight .f16x2 for every shape), 0: derived
+    ab_bits: int = 0     # bits each A/B element occupies in its register, 0: the type's own
+                         # (.kind::f8f6f4 keeps 4- and 6-bit elements in 8-bit containers)
 
 
 def _wg(k: int) -> tuple:
@@ -66,6 +68,11 @@ FORMS = (
     FormDecl("mma", ("m8n8k128", "m16n8k128", "m16n8k256"), ("b1",), ("s32",), 32, "9.7.14.5.9"),
     # 9.7.14.5.10 fp8 (sm_89+)
     FormDecl("mma", ("m16n8k16", "m16n8k32"), ("e4m3", "e5m2"), ("f16", "f32"), 32, "9.7.14.5.10"),
+    # 9.7.14.5 (PTX 8.7+) sm_120 .kind::f8f6f4 / .kind::mxf8f6f4 (with .block_scale): every element
+    # in an 8-bit container; .kind::mxf4 / .kind::mxf4nvf4 (.block_scale): e2m1 packed, k64
+    FormDecl("mma", ("m16n8k32",), ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1"), ("f16", "f32"), 32,
+             "9.7.14.5 .kind", ab_bits=8),
+    FormDecl("mma", ("m16n8k64",), ("e2m1",), ("f32",), 32, "9.7.14.5 .kind"),
     # 9.7.14.6 mma.sp / mma.sp::ordered_metadata: A is 2:4 sparse (half its registers), plus
     # the metadata register and the sparsity selector
     FormDecl("mma.sp", ("m16n8k16", "m16n8k32"), ("f16", "bf16"), ("f16", "f32"), 32, "9.7.14.6", True),
@@ -119,8 +126,8 @@ def parse_shape(s: str) -> Optional[tuple]:
     return (int(mm.group(1)), int(mm.group(2)), int(mm.group(3))) if mm else None
 
 
-def _regs(rows: int, cols: int, ty: str, threads: int, halve: bool = False) -> int:
-    bits = rows * cols * TYPE_BITS[ty] // (2 if halve else 1)
+def _regs(rows: int, cols: int, ty: str, threads: int, halve: bool = False, elem_bits: int = 0) -> int:
+    bits = rows * cols * (elem_bits or TYPE_BITS[ty]) // (2 if halve else 1)
     reg_bits = 64 if ty == "f64" else 32
     return max(1, bits // (threads * reg_bits))
 
@@ -134,8 +141,8 @@ def _build() -> Mapping:
             mm, nn, kk = dims
             for ab in decl.ab:
                 for cd in decl.cd:
-                    lay = Layout(decl.ab_regs or _regs(mm, kk, ab, decl.threads, decl.sparse),
-                                 decl.ab_regs or _regs(kk, nn, ab, decl.threads),
+                    lay = Layout(decl.ab_regs or _regs(mm, kk, ab, decl.threads, decl.sparse, decl.ab_bits),
+                                 decl.ab_regs or _regs(kk, nn, ab, decl.threads, elem_bits=decl.ab_bits),
                                  _regs(mm, nn, cd, decl.threads), _regs(mm, nn, cd, decl.threads),
                                  decl.threads, decl.section, decl.sparse)
                     out.setdefault((decl.form, shape, ab, cd), lay)
@@ -196,8 +203,12 @@ def _form_of(name: str) -> str:
     return "mma.sp" if len(parts) > 1 and parts[1].startswith("sp") else "mma"
 
 
-def _slots(form: str, nops: int, a_regs: bool, types: dict) -> list:
-    """ISA operand names by position (PTX ISA 9.7.14 / 9.7.15 syntax blocks)."""
+def _slots(form: str, nops: int, a_regs: bool, types: dict, scaled: bool = False) -> list:
+    """ISA operand names by position (PTX ISA 9.7.14 / 9.7.15 syntax blocks); ``scaled``: an
+    ``mma…block_scale`` (sm_120), whose scale-factor registers and their ``{byte-id, thread-id}``
+    selectors follow C."""
+    if form == "mma" and scaled:
+        return ["d", "a", "b", "c", "scale_a", "sel_a", "scale_b", "sel_b"]
     if form in ("mma", "wmma"):
         return ["d", "a", "b", "c"]
     if form == "mma.sp":
@@ -237,7 +248,7 @@ def describe(instr) -> Optional[MmaInstr]:
     ops = instr.operands
     a_regs = len(ops) > 1 and type(ops[1]) is m.Vec
     operands, imms = {}, {}
-    for slot, op in zip(_slots(form, len(ops), a_regs, types), ops):
+    for slot, op in zip(_slots(form, len(ops), a_regs, types, "block_scale" in mods), ops):
         if type(op) is m.Imm:
             imms[slot] = op.text
         else:

@@ -110,7 +110,8 @@ class Phase:
 
 def mma_runs(k) -> list:
     """[[stmt index, …], …] — maximal runs of mma/mma.sp/wmma.mma statements with consecutive
-    numbers."""
+    numbers and one instruction form: a change of opcode (``m16n8k16.f64`` then ``m16n8k8.f64``,
+    ``s4`` then ``b1``) starts a new run, since a phase's M/N/K is its one tile times its tiles."""
     if not k.indices_of("mma") and not k.indices_of("wmma"):
         return []
     runs = []
@@ -122,7 +123,7 @@ def mma_runs(k) -> list:
         node = st.node
         is_mma = type(node) is m.Instruction and (roles.is_mma(node.opcode) or (
             node.opcode == "wmma" and node.name.startswith("wmma.mma")))
-        if is_mma and cur and st.n == last_n + 1:
+        if is_mma and cur and st.n == last_n + 1 and node.name == k.stmts[cur[-1]].node.name:
             cur.append(pos)
         elif is_mma:
             if cur:
@@ -315,6 +316,7 @@ def _phase(k, prov, index, group, loops) -> Phase:
     chains = _chains(frags)
     nm = len(run)
     m_t, n_t, k_steps, regular = _tiling(chains, nm)
+    regular = regular and all(stmts[p].node.name == name for p in run)   # one tile: one form
     dist_a = _uniq(x[2] for x in frags)
     dist_b = _uniq(x[3] for x in frags)
     naive = (tile[0] * len(dist_a), tile[1] * len(dist_b), tile[2] * k_steps)

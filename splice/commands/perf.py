@@ -52,10 +52,10 @@ def module_target(text: str, arch=None) -> tuple:
 
 def _all_usage(path, arch, text) -> dict:
     """entry -> ptxas -v figures (one ptxas run for the whole module)."""
-    from ..ptx.sass import compile_ptx
+    from ..ptx.sass import compile_any
 
     arch, opt = module_target(text, arch)
-    c = compile_ptx(Path(path), arch, opt)
+    c = compile_any(Path(path), arch, opt)
     return {name: {"arch": c.arch, "registers": r.registers, "spill_stores": r.spill_stores,
                    "spill_loads": r.spill_loads, "stack_frame": r.stack_frame}
             for name, r in c.resources.items()}

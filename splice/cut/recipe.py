@@ -202,11 +202,13 @@ def _read_text(path: str, what: str) -> str:
         raise SpliceError(f"{what} not found", path) from None
 
 
-def _arch(data: YMap, path: str) -> str:
-    """The recipe's ptxas target, checked here so a typo names its line, not a ptxas run."""
+def _arch(data: YMap, path: str, module: Path) -> str:
+    """The recipe's ptxas target, checked here so a typo names its line, not a ptxas run; by
+    default the module's own ``.target`` when it is sm_90 or newer (an ``sm_90a`` module's wgmma
+    or an ``sm_100a`` module's tcgen05 do not assemble for sm_90), else sm_90."""
     from ..ptx.sass import normalize_arch
 
-    raw = data.get("arch", "sm_90")
+    raw = data.get("arch", _default_arch(module))
     if isinstance(raw, bool) or not isinstance(raw, (str, int)):
         raise SpliceError(f"arch: expected an architecture like sm_90, got {raw!r}", path, *data.vat("arch"))
     try:
@@ -249,7 +251,7 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
         line, col = data.vat("module")
         raise SpliceError(f"module {data['module']!r} not found", path, line, col,
                           detail="looked next to the recipe and in: " + ", ".join(str(d) for d in sp))
-    arch = _arch(data, path)
+    arch = _arch(data, path, mod)
     opt = data["opt_level"] if "opt_level" in data else _default_opt_level(mod)
     if not isinstance(opt, int) or isinstance(opt, bool) or not 0 <= opt <= 4:
         raise SpliceError("opt_level must be 0..4", path, *data.vat("opt_level"))
@@ -267,15 +269,29 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
                   str(data.get("description", "")), {k: data.at(k) for k in data})
 
 
-def _default_opt_level(module: Path) -> int:
-    """3, or 0 for a module built for debugging (``.target sm_90, debug``, ``nvcc -G``): ptxas
-    refuses to optimise it ("Optimized debugging not supported"), as ``roundtrip --sass`` knows."""
+def _target_line(module: Path) -> str:
+    """The operands of the module's ``.target`` directive ('' when there is none)."""
     import re
 
     with open(module, "rb") as f:
         head = f.read(1 << 16).decode("utf-8", "replace")
     mt = re.search(r"^[ \t]*\.target[ \t]+([^\n/]*)", head, re.M)
-    return 0 if mt and "debug" in mt.group(1) else 3
+    return mt.group(1) if mt else ""
+
+
+def _default_opt_level(module: Path) -> int:
+    """3, or 0 for a module built for debugging (``.target sm_90, debug``, ``nvcc -G``): ptxas
+    refuses to optimise it ("Optimized debugging not supported"), as ``roundtrip --sass`` knows."""
+    return 0 if "debug" in _target_line(module) else 3
+
+
+def _default_arch(module: Path) -> str:
+    """The module's own target when it is sm_90 or newer, else sm_90 (PTX is forward
+    compatible; ``roundtrip --sass`` and ``sass-mix`` choose the same)."""
+    import re
+
+    sm = re.search(r"sm_(\d+)([a-z]?)", _target_line(module))
+    return f"sm_{sm.group(1)}{sm.group(2)}" if sm and int(sm.group(1)) >= 90 else "sm_90"
 
 
 def _targets(i: int, cy: YMap, path: str, at0) -> tuple:

@@ -45,6 +45,7 @@ class Use:
     scales: set = field(default_factory=set)       # index scalings added to it (element sizes)
     image: Optional[str] = None                    # 'texture' / 'surface' when used as a handle
     seed: int = 1                                  # the fill seed the skeleton proposes
+    multicast: bool = False                        # reached by multimem.*: a multicast address
 
     @property
     def role(self) -> Optional[str]:
@@ -153,6 +154,7 @@ def _record(u: Use, node, space: str, effect: str) -> None:
 
     u.reads += effect != WRITE
     u.writes += effect != READ
+    u.multicast = u.multicast or node.opcode == "multimem"
     t = next((mm for mm in reversed(node.modifiers) if dt.lookup(mm) is not None), None)
     if t:
         u.types.append((t, next((int(mm[2:]) for mm in node.modifiers if mm in (".v2", ".v4", ".v8")), 1)))
@@ -309,6 +311,9 @@ def _object_yaml(y, name: str, u: Use, indent: int, offset) -> None:
                                           else f"                # accessed as {seen}"))
     y.line(f"{pad}  shape: null                # TODO: elements, e.g. [rows, cols]")
     y.line(f"{pad}  role: {u.role}                # {u.reads} load(s), {u.writes} store(s)")
+    if u.multicast:
+        y.line(f"{pad}  # TODO: multimem.* reaches it: a multicast address (cuMulticastCreate), which the")
+        y.line(f"{pad}  # probe does not make; multimem on an ordinary buffer is undefined behaviour")
     if u.role != "output":
         rule = "uniform, range: [-1.0, 1.0]" if dt.TYPES[dtype].is_float else "integers, range: [0, 7]"
         y.line(f"{pad}  fill: {{rule: {rule}, seed: {u.seed}}}")

@@ -463,6 +463,26 @@ def compile_ptx(ptx: PtxInput, arch: str | int, opt_level: int | None = 3, extra
     return compiled
 
 
+UNRESOLVED_EXTERN = "Unresolved extern function"
+
+
+def compile_any(ptx: PtxInput, arch: str | int, opt_level: int | None = 3, extra: Iterable[str] = (),
+                **kw) -> Compiled:
+    """:func:`compile_ptx`, again with ``-c`` (compile only, no device link) when ptxas says the
+    module calls an extern function defined elsewhere: relocatable device code (``nvcc -rdc``,
+    device-side launches through ``cudaLaunchDeviceV2``) is still a module whose SASS,
+    registers and spills are its own.  For the views of a module (``sass-mix``,
+    ``spec --pressure``), never for validating a splice (whose module must link as the original
+    does)."""
+    extra = tuple(extra)
+    try:
+        return compile_ptx(ptx, arch, opt_level, extra, **kw)
+    except PtxasError as exc:
+        if "-c" in extra or UNRESOLVED_EXTERN not in (exc.stderr or ""):
+            raise
+    return compile_ptx(ptx, arch, opt_level, extra + ("-c",), **kw)
+
+
 # --------------------------------------------------------------------------------------------
 # disassembly and normalisation
 # --------------------------------------------------------------------------------------------

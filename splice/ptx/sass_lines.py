@@ -18,7 +18,7 @@ import re
 from collections import Counter
 
 from . import model as m
-from .sass import compile_ptx, find_tool, normalized_sass, require_tool
+from .sass import compile_any, compile_ptx, find_tool, normalized_sass, require_tool
 
 MARK_FILE = "splice-lines.ptx"
 
@@ -136,8 +136,9 @@ def attributed_sass(cubin: bytes) -> dict:
 
 
 def compile_marked(module: m.Module, arch: str, opt_level: int = 3):
-    """(Compiled, {function: [(line, opcode)]}) of the marked module."""
-    c = compile_ptx(mark_lines(module), arch, opt_level, extra=("-lineinfo",), name=module.path)
+    """(Compiled, {function: [(line, opcode)]}) of the marked module (compiled only, ``-c``, when
+    it is relocatable device code with externs defined elsewhere)."""
+    c = compile_any(mark_lines(module), arch, opt_level, extra=("-lineinfo",), name=module.path)
     return c, attributed_sass(c.cubin)
 
 

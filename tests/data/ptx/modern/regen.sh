@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate the nvcc-produced PTX in this folder (the Triton / CUTLASS files have their own
-# generators: gen_triton.py, gen_cutlass_dsl.py).
+# generators: gen_triton.py, gen_triton_more.py, gen_triton_round2.py, gen_cutlass_dsl.py; the
+# handwritten_*.ptx files are written by hand).
 #
 # Sources are copied into a fixed build folder first so the absolute paths nvcc writes into
 # `.file` directives (-lineinfo / -G) do not depend on where the repository is checked out;
@@ -36,6 +37,11 @@ JOBS=(
   "control_misc           sm_90   -O3                sm_90   -"
   "mma_in_func            sm_90   -O3                sm_90   -"
   "wmma_gemm              sm_90   -O3                sm_90   -"
+  "mma_sparse_int_f64     sm_90   -O3                sm_90   -"
+  "atomics_b128_hints     sm_90   -O3                sm_90   -"
+  "devlaunch_rdc          sm_90   -O3,-rdc=true      sm_90   -c"
+  "mma_blockscale_sm120a  sm_120a -O3                sm_120a -"
+  "wgmma_consumers_sm90a  sm_90a  -O3                sm_90a  -"
 )
 for job in "${JOBS[@]}"; do
   read -r name arch flags parch pflags <<<"$job"

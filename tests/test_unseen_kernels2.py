@@ -1,0 +1,210 @@
+"""Regressions from the second unseen-kernel sweep (docs/results/unseen-kernels.md, "Round 2"):
+sparse / f64 / sub-byte / sm_120 block-scaled mma, warp-specialised wgmma consumers, sm_100
+tcgen05 (Triton), device-side launches (-rdc), multimem and 128-bit atomics, and hand-written
+PTX oddities.  Each test names the cause it pins; the kernels are in tests/data/ptx/modern
+(manifest.yaml, regen.sh, gen_triton_round2.py, handwritten_*.ptx)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from splice.analysis import Kernel
+from splice.ptx import model as m
+
+ROOT = Path(__file__).resolve().parents[1]
+MODERN = ROOT / "tests" / "data" / "ptx" / "modern"
+SPARSE = MODERN / "mma_sparse_int_f64.ptx"
+SM120 = MODERN / "mma_blockscale_sm120a.ptx"
+CONSUMERS = MODERN / "wgmma_consumers_sm90a.ptx"
+TCGEN05 = MODERN / "triton_matmul_tcgen05_sm100a.ptx"
+TWO_WG = MODERN / "triton_matmul_bf16_2wg_sm90a.ptx"
+RDC = MODERN / "devlaunch_rdc.ptx"
+MEM = MODERN / "atomics_b128_hints.ptx"
+ODD = MODERN / "handwritten_oddities.ptx"
+
+
+# ---- one tile per phase ------------------------------------------------------------------------
+
+def test_a_change_of_mma_opcode_starts_a_phase():
+    """``m16n8k16.f64`` then ``m16n8k8.f64`` on one accumulator used to be one "regular" phase
+    16x8x32 (the first tile times two k-steps; the truth is 16+8); four integer forms in a row
+    one phase 16x8x256.  Each opcode is its own phase now, with its own true shape."""
+    d = Kernel.load(SPARSE, "dmma_k16").phases
+    assert [(p.opcode.split(".")[3], p.shape) for p in d] == [("m16n8k16", (16, 8, 16)), ("m16n8k8", (16, 8, 8))]
+    ints = Kernel.load(SPARSE, "int_forms").phases
+    assert [(p.instr["types"]["a"], p.instr["types"]["b"], p.shape) for p in ints] == [
+        ("s4", "s4", (16, 8, 64)), ("b1", "b1", (16, 8, 256)), ("u8", "s8", (16, 8, 32)), ("s8", "u8", (16, 8, 16))]
+    assert all(p.regular and not p.notes for p in d + ints)
+    # the second phase reads the first one's accumulators: its C comes from registers
+    assert set(ints[1].c_regs) == set(ints[0].d_regs)
+
+
+def test_a_wgmma_group_of_several_forms_has_no_shape():
+    """A warpgroup's wgmma group mixing f16 k16 with tf32 k8 (and s8 / e5m2 / sparse) on one
+    accumulator is not tile x k-steps: irregular, described, and named as mixed."""
+    k = Kernel.load(CONSUMERS)
+    mixed = [p for p in k.phases if len({s.node.name for s in p.mma}) > 1]
+    assert len(mixed) == len(k.phases) == 6
+    assert all(p.shape is None and not p.regular and p.notes[0].startswith("mixed opcodes") for p in mixed)
+    last = k.phases[-1]
+    assert last.accumulators == 2 and last.extra_regs["meta"] and last.extra_regs["scale_d"]
+
+
+def test_sparse_mma_reads_its_metadata():
+    """mma.sp: A is half the registers of the dense form, the metadata register is an input."""
+    k = Kernel.load(SPARSE, "sp_s8")
+    [p] = k.phases
+    assert p.form == "mma.sp" and p.shape == (16, 8, 64) and not p.notes
+    assert p.instr["layout"]["a"] == 4 and p.instr["layout"]["sparse"]
+    abi = k.phase_abi(1)
+    assert set(p.extra_regs["meta"]) <= {r.reg for r in abi.live_in}
+
+
+# ---- sm_120 block-scaled mma --------------------------------------------------------------------
+
+def test_kind_forms_are_in_the_table():
+    """``.kind::f8f6f4`` keeps e2m1/e3m2 in 8-bit containers (A is 4 registers, not the 2 the
+    element width gives), ``.kind::mxf4nvf4`` m16n8k64 packs e2m1; block-scaled forms name their
+    scale registers (they used to be "form not in the table" with the scales unnamed)."""
+    k = Kernel.load(SM120)
+    assert [(p.shape, (p.instr["layout"] or {}).get("a"), p.notes) for p in k.phases] == [
+        ((16, 8, 32), 4, []), ((16, 8, 32), 4, []), ((16, 8, 64), 4, [])]
+    assert k.phases[0].extra_regs == {}
+    for p in k.phases[1:]:
+        assert set(p.extra_regs) == {"scale_a", "scale_b"}
+        live_in = {r.reg for r in k.phase_abi(p.index).live_in}
+        assert set(p.extra_regs["scale_a"] + p.extra_regs["scale_b"]) <= live_in
+
+
+@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.parametrize("path, arch", [(SPARSE, "sm_90"), (SM120, "sm_120a")])
+def test_identity_cuts_of_the_new_forms(path, arch):
+    """Every phase of the split runs, sparse and block-scaled forms: extract -> apply gives
+    ptxas' original SASS."""
+    from splice.cut.identity import run_module
+
+    trials = run_module(str(path), arch, 3, (), epilogues=False)
+    assert trials
+    bad = [(t.entry, t.kind, t.target, t.stage, t.reason) for t in trials if not t.identical]
+    assert not bad
+
+
+# ---- tcgen05 (sm_100): said, never "0 phases, 0 mma" ----------------------------------------------
+
+def test_tcgen05_mma_is_named(capsys):
+    from splice.cli import main
+
+    assert main(["spec", str(TCGEN05), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)["entries"][0]
+    assert d["phases"] == []
+    [u] = d["mma_in_calls"]["not_phases"]
+    assert u["opcode"] == "tcgen05.mma" and len(u["statements"]) == 8
+    assert main(["spec", str(TCGEN05), "--phases"]) == 0
+    assert "8 tcgen05.mma" in capsys.readouterr().out
+    assert main(["extract", str(TCGEN05), "--phase", "1", "-o", "/dev/null"]) == 2
+    err = capsys.readouterr().err
+    assert "phase 1 does not exist" in err and "tcgen05.mma" in err and "instruction descriptor" in err
+
+
+# ---- a comment is not a call ---------------------------------------------------------------------
+
+def test_comments_are_not_calls():
+    """``// indirect call with .calltargets`` above a ``{`` was read as a second indirect call."""
+    from splice.analysis.calls import mma_in_calls
+
+    k = Kernel.load(ODD, "oddities")
+    assert "// indirect call" in ODD.read_text()
+    assert mma_in_calls(k)["indirect_calls"] == 1
+
+
+def test_shadowed_registers_keep_their_scopes():
+    """Nested ``{ .reg .b32 %r5; }`` scopes shadow the entry's %r5: the cut after the scopes
+    reads the outer %r5 (7), which is live into a cut of the scopes and the add after them."""
+    k = Kernel.load(ODD, "oddities")
+    seven = next(s.n for s in k.stmts if type(s.node) is m.Instruction
+                 and s.node.name == "mov.u32" and getattr(s.node.operands[1], "text", "") == "7")
+    after = next(s.n for s in k.stmts if type(s.node) is m.Instruction and s.node.name == "add.s32"
+                 and s.node.operands[0].name == "%r8")
+    abi = k.abi(seven + 1, after)
+    assert {r.reg for r in abi.live_in} == {"%r2", "%r3", "%r4", "%r5"}
+    assert [r.reg for r in abi.live_out] == ["%r8"]
+    # cut before the add: the outer %r5 is still needed after it, the scoped ones are not
+    abi = k.abi(seven, after - 1)
+    assert "%r5" in {r.reg for r in abi.live_out}
+
+
+# ---- relocatable device code: the module views compile it with -c --------------------------------
+
+@pytest.mark.needs("ptxas", "disassembler")
+def test_sass_views_of_relocatable_code(capsys):
+    """Dynamic parallelism calls ``cudaLaunchDeviceV2`` (an extern resolved at device link):
+    ``sass-mix`` and ``spec --pressure`` used to fail with "Unresolved extern function"."""
+    from splice.cli import main
+
+    assert main(["sass-mix", str(RDC), "--entry", "parent", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["registers"] > 0
+    assert main(["spec", str(RDC), "--entry", "parent", "--pressure", "--png", "none", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["entries"][0]["ptxas"]["registers"] > 0
+
+
+@pytest.mark.needs("ptxas")
+def test_compile_any_adds_c_only_for_unresolved_externs():
+    from splice.ptx.sass import PtxasError, compile_any, compile_ptx
+
+    with pytest.raises(PtxasError) as exc:
+        compile_ptx(RDC, "sm_90")
+    assert "Unresolved extern function" in exc.value.stderr
+    assert "-c" in compile_any(RDC, "sm_90").command
+    assert "-c" not in compile_any(SPARSE, "sm_90").command
+    broken = SPARSE.read_text().replace("mma.sp::ordered_metadata", "mma.sp::nonsense", 1)
+    with pytest.raises(PtxasError):      # any other error is still an error
+        compile_any(broken, "sm_90")
+
+
+# ---- a recipe without arch: the module's own target ------------------------------------------------
+
+@pytest.mark.parametrize("module, want", [(TWO_WG, "sm_90a"), (TCGEN05, "sm_100a"),
+                                          (MODERN / "triton_matmul_int8_sm80.ptx", "sm_90"),
+                                          (SPARSE, "sm_90")])
+def test_recipe_arch_defaults_to_the_module_target(tmp_path, module, want):
+    """A recipe on an sm_90a Triton matmul without ``arch:`` was compiled for sm_90: "ptxas
+    rejects the original module" (``.target sm_90a`` cannot be compiled for sm_90)."""
+    from splice.cut.recipe import load_recipe
+
+    r = tmp_path / "r.yaml"
+    r.write_text(f"module: {module}\ncuts:\n  - statements: s1-s2\n    native: n.ptx\n")
+    (tmp_path / "n.ptx").write_text("")
+    assert load_recipe(str(r)).arch == want
+    r.write_text(f"module: {module}\narch: sm_100a\ncuts:\n  - statements: s1-s2\n    native: n.ptx\n")
+    assert load_recipe(str(r)).arch == "sm_100a"
+
+
+@pytest.mark.needs("ptxas", "disassembler")
+def test_identity_recipe_on_an_sm90a_module_without_arch(tmp_path, capsys):
+    from splice.cli import main
+    from splice.cut.extract import extract
+
+    k = Kernel.load(TWO_WG)
+    (tmp_path / "p1.ptx").write_text(extract(k, phase=1)["text"])
+    r = tmp_path / "r.yaml"
+    r.write_text(f"module: {TWO_WG}\noutput: out.ptx\ncuts:\n  - phase: 1\n    native: p1.ptx\n")
+    assert main(["apply", str(r), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["ptxas"]["arch"] == "sm_90a"
+
+
+# ---- probe init: multimem reaches memory --------------------------------------------------------
+
+def test_probe_init_follows_multimem():
+    """``multimem.ld_reduce / red / st`` dereference their address: the parameter is an inout
+    buffer (it was "read as a value, never dereferenced"), and the skeleton says the probe
+    cannot make the multicast object it needs."""
+    import yaml
+
+    from splice.probe.init import skeleton
+
+    text, _rows = skeleton(MEM.read_text(), str(MEM), "multimem_ops")
+    p0 = yaml.safe_load(text)["params"][0]
+    assert (p0["kind"], p0["role"], p0["dtype"]) == ("buffer", "inout", "f32")
+    assert "multicast" in text.split("name: param_1")[0]

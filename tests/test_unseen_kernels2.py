@@ -208,3 +208,70 @@ def test_probe_init_follows_multimem():
     p0 = yaml.safe_load(text)["params"][0]
     assert (p0["kind"], p0["role"], p0["dtype"]) == ("buffer", "inout", "f32")
     assert "multicast" in text.split("name: param_1")[0]
+
+
+# ---- a cut holding scopes that shadow its registers ---------------------------------------------
+
+def _cut_of(tmp_path, path, entry, first, last):
+    from splice.cut.extract import extract
+    from splice.cut.recipe import load_recipe
+    from splice.cut.splice import plan
+
+    k = Kernel.load(path, entry)
+    (tmp_path / "n.ptx").write_text(extract(k, statements=(first, last))["text"])
+    r = tmp_path / "r.yaml"
+    r.write_text(f"module: {path}\nentry: {entry}\noutput: out.ptx\n"
+                 f"cuts:\n  - statements: s{first}-s{last}\n    native: n.ptx\n")
+    return plan(load_recipe(str(r), [tmp_path]))
+
+
+def _scoped_ranges():
+    k = Kernel.load(ODD, "oddities")
+    seven = next(s.n for s in k.stmts if type(s.node) is m.Instruction
+                 and s.node.name == "mov.u32" and getattr(s.node.operands[1], "text", "") == "7")
+    after = next(s.n for s in k.stmts if type(s.node) is m.Instruction and s.node.name == "add.s32"
+                 and s.node.operands[0].name == "%r8")
+    return [(seven, after), (seven + 1, after - 2)]     # the whole scope; inside it
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_a_cut_across_shadowing_scopes_keeps_them_apart(tmp_path, which):
+    """Extract named registers by name: the scope's %r5 and the nested scope's %r5 (and, with
+    the mov before, the entry's %r5) became one register, and apply flattened the nested
+    declaration into the same scratch — a spliced module computing something else (verify:
+    "not proven"; ptxas: other SASS).  Each now keeps its own register."""
+    from splice.verify.compare import verify_plan
+
+    first, last = _scoped_ranges()[which]
+    p = _cut_of(tmp_path, ODD, "oddities", first, last)
+    [r] = verify_plan(p)
+    assert r.verdict == "proved equal", (r.verdict, r.reason)
+    native = (tmp_path / "n.ptx").read_text()
+    assert native.count(".reg .b32 %r5;") == (2 if which == 0 else 1)
+
+
+@pytest.mark.needs("ptxas", "disassembler")
+def test_a_cut_across_shadowing_scopes_gives_the_original_sass(tmp_path):
+    from splice.ptx.sass import compile_ptx, normalized_sass
+
+    orig = normalized_sass(compile_ptx(ODD, "sm_90").cubin)
+    for first, last in _scoped_ranges():
+        p = _cut_of(tmp_path, ODD, "oddities", first, last)
+        assert normalized_sass(compile_ptx(p.text, "sm_90").cubin) == orig, (first, last)
+
+
+def test_native_nested_declarations_shadow_not_merge():
+    """A native whose nested scope re-declares a register keeps both (the scratch set is flat:
+    the inner one gets a name of its own, its uses inside the scope follow it)."""
+    from splice.cut.native import parse_native
+
+    src = ("// splice-native:\n//   scratch: {t0: .b32}\n{\n\tmov.u32 %t0, 7;\n\t{\n\t\t.reg .b32 %t0;\n"
+           "\t\tmov.u32 %t0, 1;\n\t\tadd.s32 %out0, %t0, 1;\n\t}\n\tadd.s32 %out1, %t0, 2;\n}\n")
+    nat = parse_native(src, "n.ptx")
+    assert set(nat.scratch) == {"%t0", "%t0_s1"}
+    from splice.ptx.operands import registers
+
+    ins = [st for st in m.walk(nat.body) if isinstance(st, m.Instruction)]
+    regs = [[r for o in st.operands for r in registers(o, [], syms=False)] for st in ins]
+    assert regs == [["%t0"], ["%t0_s1"], ["%out0", "%t0_s1"], ["%out1", "%t0"]]
+    assert [nat.line(st) for st in ins] == [4, 7, 8, 10]       # lines survive the renaming

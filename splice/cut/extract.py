@@ -52,26 +52,7 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
     i, j = kernel.pos_of(first), kernel.pos_of(last)
     from .binding.abi import sym_name
 
-    regs = {}
-    for r in abi.live_in:
-        regs.setdefault(r.reg, sym_name(r))
-    for r in abi.live_out:
-        regs.setdefault(r.reg, sym_name(r, True))
-    scratch = {}
-    nodes, local = range_nodes(kernel, i, j)
-    for node in m.walk(nodes):
-        if isinstance(node, m.Instruction):
-            for r in _registers(kernel, node):
-                if r not in regs and r not in scratch and r not in local:
-                    scratch[r] = f"%t{len(scratch)}"
-    head_copies, tail_copies = _written_live_ins(kernel, abi, nodes, scratch)
-    types = {}
-    for real, sym in scratch.items():
-        types[sym] = kernel.reg_type(real) or ".b32"
-    allmap = dict(regs)
-    allmap.update(scratch)
-    # labels stay as written; guard predicates are renamed with everything else
-    body = head_copies + [rename_node(n, allmap, {}) for n in nodes] + tail_copies
+    body, types = _renamed_body(kernel, abi, i, j)
     facts = cut_facts(kernel, i, j, abi, ph)
     if epi is not None:
         from .epilogue import epilogue_facts
@@ -115,10 +96,13 @@ def _phase_head(kernel, abi, ph, facts, first, last, source_name) -> list:
 
 def range_nodes(kernel, i: int, j: int) -> tuple:
     """The model nodes of statement indices ``i``…``j`` with their ``{ }`` scopes kept (an
-    inline-asm block declares its own registers: they stay declared inside it), and the names
-    those nested scopes declare (local to the cut: neither ABI nor scratch).  The body's own
-    declarations are left out (the native header declares scratch)."""
+    inline-asm block declares its own registers: they stay declared inside it), the keys of the
+    registers those nested scopes declare (``name@scope``: local to the cut, neither ABI nor
+    scratch), and each kept instruction's statement index (``id(node) -> index``: its scope
+    decides what a name means).  The body's own declarations are left out (the native header
+    declares scratch)."""
     local = set()
+    where = {}
     pos = [0]
 
     def visit(items, nested):
@@ -136,11 +120,68 @@ def range_nodes(kernel, i: int, j: int) -> tuple:
             if isinstance(it, m.Decl):
                 if not nested:
                     continue
-                local.update(d.name for d in it.declarators)
+                local.update(f"{d.name}@{kernel._scope_of[p]}" for d in it.declarators)
+            where[id(it)] = p
             out.append(it)
         return out
 
-    return visit(kernel.fn.body.items, False), local
+    return visit(kernel.fn.body.items, False), local, where
+
+
+def _key(kernel, name: str, sid: int) -> str:
+    """The register a name means in scope ``sid`` (``%r5`` or ``%r5@2`` when a nested scope
+    shadows it); an undeclared name is itself."""
+    r = kernel._resolve(name, sid)
+    return r[0] if r is not None else name
+
+
+def _renamed_body(kernel, abi, i: int, j: int) -> tuple:
+    """(nodes, scratch types) of the cut's statements with every register renamed by what it
+    means where it is used, not by its name: a nested scope may declare a register that
+    shadows one of the cut's own (``{ .reg .b32 %r5; … }`` inside code using the outer
+    ``%r5``) — the shadowing one keeps its declaration and name, the shadowed one gets its
+    ABI symbol or a scratch name like any other."""
+    from .binding.abi import sym_name
+
+    nodes, local, where = range_nodes(kernel, i, j)
+    site = kernel._scope_of[i]
+    keymap = {}
+    for r in abi.live_in:
+        keymap.setdefault(_key(kernel, r.reg, site), sym_name(r))
+    for r in abi.live_out:
+        keymap.setdefault(_key(kernel, r.reg, site), sym_name(r, True))
+    scratch = {}                     # key -> %tN
+    types = {}
+    for node in m.walk(nodes):
+        if isinstance(node, m.Instruction):
+            sid = kernel._scope_of[where[id(node)]]
+            for r in _registers(kernel, node):
+                key = _key(kernel, r, sid)
+                if key not in keymap and key not in scratch and key not in local:
+                    scratch[key] = f"%t{len(scratch)}"
+                    res = kernel._resolve(r, sid)
+                    types[scratch[key]] = (res[1] if res is not None else None) or kernel.reg_type(r) or ".b32"
+    head, tail = _written_live_ins(kernel, abi, nodes, where, site, scratch, types)
+    keymap.update(scratch)
+    return head + _rename_scoped(kernel, nodes, where, keymap) + tail, types
+
+
+def _rename_scoped(kernel, nodes, where, keymap) -> list:
+    out = []
+    for n in nodes:
+        if isinstance(n, m.Block):
+            out.append(m.Block(tuple(_rename_scoped(kernel, n.items, where, keymap))))
+        elif isinstance(n, m.Instruction):
+            sid = kernel._scope_of[where[id(n)]]
+            names = {}
+            for r in _registers(kernel, n):
+                key = _key(kernel, r, sid)
+                if key in keymap:
+                    names[r] = keymap[key]
+            out.append(rename_node(n, names, {}))
+        else:
+            out.append(n)
+    return out
 
 
 def _registers(kernel, node) -> list:
@@ -156,28 +197,32 @@ def _registers(kernel, node) -> list:
     return out
 
 
-def _written_live_ins(kernel, abi, nodes, scratch) -> tuple:
+def _written_live_ins(kernel, abi, nodes, where, site, scratch, types) -> tuple:
     """A live-in the range also writes that is still read after the cut is copied to scratch
     first — such live-ins are read-only under ``abi: inline`` — and, when it is a live-out too,
     copied back at the end.  A loop counter initialised before the cut and dead after it (dec1
     E26) is written in place, as the original does, so the SASS stays the original's.  Returns
-    (head, tail) ``mov`` nodes and adds the scratch names to ``scratch``."""
+    (head, tail) ``mov`` nodes and adds the scratch names to ``scratch`` (by register key) and
+    their types to ``types``."""
     from .binding.abi import sym_name
 
     written = set()
     for n in m.walk(nodes):
-        written.update(defs_uses(n)[0])
+        if isinstance(n, m.Instruction):
+            sid = kernel._scope_of[where[id(n)]]
+            written.update(_key(kernel, r, sid) for r in defs_uses(n)[0])
     outs = {r.reg: sym_name(r, True) for r in abi.live_out}
     head, tail = [], []
     for r in abi.live_in:
-        if r.reg not in written or r.reg in scratch:
+        key = _key(kernel, r.reg, site)
+        if key not in written or key in scratch:
             continue
         if outs.get(r.reg) == sym_name(r):   # an in-place accumulator (%acc/%io): read and written
             continue
         if getattr(r, "dead_after", False):  # nothing reads it after the cut: written in place
             continue
-        t = scratch[r.reg] = f"%t{len(scratch)}"
-        ty = kernel.reg_type(r.reg) or ".b32"
+        t = scratch[key] = f"%t{len(scratch)}"
+        ty = types[t] = kernel.reg_type(r.reg) or ".b32"
         mty = ty if ty == ".pred" else _bits(ty)
         head.append(m.Instruction(None, "mov", (mty,), (m.Reg(t), m.Reg(sym_name(r)))))
         if r.reg in outs:

@@ -20,6 +20,7 @@ at the native file's own line and column.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import operator
 import re
 from dataclasses import dataclass, field
@@ -307,7 +308,19 @@ def parse_native(source: str, path: str = "<native>", params: Optional[dict] = N
     scratch = _scratch_from_header(hdr.get("scratch"), path, hline)
     body = []
 
-    def collect(items, out):
+    def declare(name, ty, env, nested):
+        """A nested scope's register that shadows one declared before it (``{ .reg .b32 %r5; }``
+        inside code using another ``%r5``) gets a name of its own: the scratch set is flat."""
+        if nested and name in scratch:
+            fresh, k = name, 1
+            while fresh in scratch:
+                fresh, k = f"{name}_s{k}", k + 1
+            env[name] = fresh
+            name = fresh
+        scratch[name] = ty
+
+    def collect(items, out, env, nested):
+        env = dict(env)
         for it in items:
             if isinstance(it, m.Decl):
                 if it.space != ".reg":
@@ -315,14 +328,13 @@ def parse_native(source: str, path: str = "<native>", params: Optional[dict] = N
                                       path, it.line - _WRAP_LINES)
                 for d in it.declarators:
                     if d.count is not None:
-                        base = d.name
                         for k in range(d.count):
-                            scratch[f"{base}{k}"] = it.type
+                            declare(f"{d.name}{k}", it.type, env, nested)
                     else:
-                        scratch[d.name] = it.type
+                        declare(d.name, it.type, env, nested)
             elif isinstance(it, m.Block):
-                inner = []
-                collect(it.items, inner)
+                inner: list = []
+                collect(it.items, inner, env, True)
                 out.append(m.Block(tuple(inner), it.span, it.line))
             elif isinstance(it, m.Directive):
                 if it.name == ".pragma":      # e.g. "nounroll" on a native loop: kept in place
@@ -332,10 +344,12 @@ def parse_native(source: str, path: str = "<native>", params: Optional[dict] = N
                     continue
                 raise SpliceError(f"directive {it.name} is not allowed in a native phase", path,
                                   it.line - _WRAP_LINES)
+            elif env and isinstance(it, m.Instruction):     # keeps its line for diagnostics
+                out.append(dataclasses.replace(rename_node(it, env, {}), span=it.span, line=it.line))
             else:
                 out.append(it)
 
-    collect(fn.body.items, body)
+    collect(fn.body.items, body, {}, False)
     nat = NativePhase(path, source, text, {k: env[k] for k in env if k in defaults or k in (params or {})},
                       scratch, tuple(body), hline, tuple(defaults))
     for st in m.walk(nat.body):

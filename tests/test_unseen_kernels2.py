@@ -275,3 +275,34 @@ def test_native_nested_declarations_shadow_not_merge():
     regs = [[r for o in st.operands for r in registers(o, [], syms=False)] for st in ins]
     assert regs == [["%t0"], ["%t0_s1"], ["%out0", "%t0_s1"], ["%out1", "%t0"]]
     assert [nat.line(st) for st in ins] == [4, 7, 8, 10]       # lines survive the renaming
+
+
+# ---- registers named like special registers ---------------------------------------------------
+
+SPECIAL = MODERN / "handwritten_special_names.ptx"
+
+
+def test_registers_that_begin_like_special_registers_are_registers():
+    """``%tidx``, ``%pmask``, ``%clock0`` … are declared registers: special registers were
+    matched by prefix (``%tid``, ``%pm``, ``%clock``), so def-use dropped them and the cut ABI
+    of s5-s10 was empty (live-ins %tidx/%ctaidx and live-outs %smidx/%pmask missed)."""
+    from splice.ptx.model import Reg
+
+    assert not any(Reg(n).special for n in ("%tidx", "%pmask", "%clock0", "%envregs", "%laneidx", "%tid_x"))
+    assert all(Reg(n).special for n in ("%tid.x", "%clock", "%clock64", "%pm7_64", "%envreg31",
+                                        "%lanemask_lt", "%cluster_ctaid.z", "%globaltimer_lo"))
+    k = Kernel.load(SPECIAL)
+    abi = k.abi(5, 10)
+    assert {r.reg for r in abi.live_in} == {"%tidx", "%ctaidx"}
+    assert {r.reg for r in abi.live_out} == {"%smidx", "%pmask"}
+    assert abi.values["%tidx"] == "tid.x"
+
+
+def test_verify_reads_pmask_as_a_register(tmp_path):
+    """verify treated every name beginning with %pm / %clock as a clock read (a new value at
+    each read): a cut reading only %pmask-like registers is proved equal."""
+    from splice.verify.compare import verify_plan
+
+    p = _cut_of(tmp_path, SPECIAL, "special_names", 11, 13)
+    [r] = verify_plan(p)
+    assert r.verdict == "proved equal", (r.verdict, r.reason)

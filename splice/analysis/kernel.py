@@ -370,7 +370,7 @@ class _BodyKeys(dict):
 
     def __missing__(self, nm):
         key = ""
-        if self._special and nm.startswith(m.SPECIAL_REGISTER_PREFIXES):
+        if self._special and nm in m.SPECIAL_REGISTERS:
             pass
         elif nm in self._names:
             key = nm

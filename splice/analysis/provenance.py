@@ -135,7 +135,7 @@ def _is_pointer_atom(a: str) -> bool:
     analysed before in the same process."""
     if a == "W" or a.startswith(("param", "&param")):
         return True
-    return bool(_IDENT.fullmatch(a)) and not ("%" + a).startswith(m.SPECIAL_REGISTER_PREFIXES)
+    return bool(_IDENT.fullmatch(a)) and ("%" + a) not in m.SPECIAL_REGISTERS
 
 
 def _atom_rank(a: str) -> tuple:

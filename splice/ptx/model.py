@@ -24,13 +24,25 @@ Span = Optional[tuple]  # (start, end) character offsets into Module.source, or 
 # operands
 # --------------------------------------------------------------------------------------------
 
-SPECIAL_REGISTER_PREFIXES = (
-    "%tid", "%ntid", "%laneid", "%warpid", "%nwarpid", "%ctaid", "%nctaid", "%smid", "%nsmid",
-    "%gridid", "%lanemask_", "%clock", "%pm", "%envreg", "%globaltimer", "%total_smem_size",
-    "%dynamic_smem_size", "%aggr_smem_size", "%reserved_smem", "%is_explicit_cluster",
-    "%clusterid", "%nclusterid", "%cluster_ctaid", "%cluster_nctaid", "%cluster_ctarank",
-    "%cluster_nctarank", "%current_graph_exec",
-)
+def _special_registers() -> frozenset:
+    """Every special register name of PTX ISA 10 (read-only, predefined), exactly: a declared
+    register may begin like one (``%tidx``, ``%pmask``, ``%clock0``, ``%envregs`` in
+    hand-written PTX) and is a register like any other."""
+    vec = ("%tid", "%ntid", "%ctaid", "%nctaid", "%clusterid", "%nclusterid", "%cluster_ctaid",
+           "%cluster_nctaid")
+    names = [v + c for v in vec for c in ("", ".x", ".y", ".z")]
+    names += ["%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid", "%gridid", "%clock", "%clock64",
+              "%clock_hi", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi", "%total_smem_size",
+              "%dynamic_smem_size", "%aggr_smem_size", "%is_explicit_cluster", "%cluster_ctarank",
+              "%cluster_nctarank", "%current_graph_exec"]
+    names += [f"%lanemask_{c}" for c in ("eq", "le", "lt", "ge", "gt")]
+    names += [f"%reserved_smem_offset_{c}" for c in ("begin", "end", "cap", "0", "1")]
+    names += [f"%pm{i}{w}" for i in range(8) for w in ("", "_64")]
+    names += [f"%envreg{i}" for i in range(32)]
+    return frozenset(names)
+
+
+SPECIAL_REGISTERS = _special_registers()
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +52,7 @@ class Reg:
 
     @property
     def special(self) -> bool:
-        return self.name.startswith(SPECIAL_REGISTER_PREFIXES)
+        return self.name in SPECIAL_REGISTERS
 
     def __str__(self) -> str:
         return self.name

@@ -118,13 +118,12 @@ def verify_cut(plan, cp, cache=None) -> CutResult:
 def special_aliases(cp) -> dict:
     """Live-ins the analysis' provenance shows to hold a special register (``%r87`` = laneid):
     they are that register on both sides (rule provenance)."""
-    from ..ptx.model import SPECIAL_REGISTER_PREFIXES
+    from ..ptx.model import SPECIAL_REGISTERS
 
     out = {}
     live = {r.reg for r in cp.abi.live_in}
     for reg, text in (getattr(cp.abi, "values", None) or {}).items():
-        if reg in live and isinstance(text, str) and ("%" + text).startswith(SPECIAL_REGISTER_PREFIXES) \
-                and " " not in text:
+        if reg in live and isinstance(text, str) and ("%" + text) in SPECIAL_REGISTERS:
             out[reg] = "%" + text
     return out
 

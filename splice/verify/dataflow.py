@@ -88,7 +88,7 @@ class Evaluator:
         t = type(op)
         g = self.g
         if t is m.Reg:
-            if op.name.startswith(_TIME_REGS):     # a new value at every read
+            if op.special and op.name.startswith(_TIME_REGS):     # a new value at every read
                 self.clock_reads += 1
                 return g.leaf("undef", (op.name, id(self), self.clock_reads))
             return g.leaf("sreg", op.name) if op.special else self.read(st, op.name)

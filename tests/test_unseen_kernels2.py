@@ -306,3 +306,39 @@ def test_verify_reads_pmask_as_a_register(tmp_path):
     p = _cut_of(tmp_path, SPECIAL, "special_names", 11, 13)
     [r] = verify_plan(p)
     assert r.verdict == "proved equal", (r.verdict, r.reason)
+
+
+# ---- a cut holding a whole loop: its back edge is no exit --------------------------------------
+
+LAYOUT = MODERN / "handwritten_layout_oddities.ptx"
+
+
+def test_a_whole_loop_cut_does_not_export_its_counter():
+    """``mov %r3, 0; LOOP: … add %r3; setp; @%p2 bra.uni LOOP``: the cut from the counter's
+    initialisation to the back edge used to list %r3 as a live-out (liveness after the last
+    statement followed the back edge into the cut itself); nothing after the loop reads it."""
+    k = Kernel.load(LAYOUT)
+    loop = next(s.n for s in k.stmts if s.n is not None and "LOOP:" in k.text(s.n))
+    init = loop - 1
+    back = next(s.n for s in k.stmts if type(s.node) is m.Instruction and s.node.opcode == "bra")
+    whole = k.abi(init, back)
+    assert [r.reg for r in whole.live_out] == ["%f1"]
+    # the label before the cut: the back edge leaves the cut and re-enters it, %r3 flows around
+    body = k.abi(loop, back)
+    assert {r.reg for r in body.live_out} == {"%f1", "%r3"}
+    assert {r.reg for r in body.live_in} == {"%f1", "%f2", "%r3"}
+
+
+def test_probe_init_types_memory_by_its_integer_atomics():
+    """``atom.global.max.s32`` / ``atom.add.u64`` say what the memory holds; a buffer reached
+    only through them and .b32 loads was guessed f32 from its index scaling (an int counter
+    filled with floats)."""
+    import yaml
+
+    from splice.probe.init import skeleton
+
+    path = MODERN / "warp_atomics_preds.ptx"      # atomics(float*, double*, u64*, int*, int*, unsigned*, …)
+    text, _rows = skeleton(path.read_text(), str(path), "_Z7atomicsPfPdPyPiS2_PjS2_PKf")
+    got = [(p["dtype"], p["role"]) for p in yaml.safe_load(text)["params"]]
+    assert got[:6] == [("f32", "inout"), ("f64", "inout"), ("u64", "inout"), ("u32", "inout"),
+                       ("s32", "inout"), ("u32", "inout")], got

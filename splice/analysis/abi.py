@@ -89,10 +89,10 @@ def cut_abi(k, first: int, last: int, in_roles=None, out_roles=None) -> CutABI:
     live = k.liveness
     entries = [a] + _side_entries(k, a, b)
     ins = [key for key in u_keys if any(live.live_before(key, e) for e in entries)]
-    exits = _side_exits(k, a, b)
+    exits = _side_exits(k, a, b) + _after_last(k, a, b)
 
-    def live_out(key):   # live after the last statement, or where a branch leaves the range
-        return live.live_after(key, b) or any(live.live_before(key, e) for e in exits)
+    def live_out(key):   # live where control leaves the range: after it, or where a branch goes
+        return any(live.live_before(key, e) for e in exits)
 
     outs = [key for key in d_keys if live_out(key)]
     disp = k.display
@@ -158,6 +158,18 @@ def _side_exits(k, a, b):
             if not (a <= start <= b) and not (s == blk + 1 and live.ends[blk] == b):
                 out.add(start)
     return sorted(out)
+
+
+def _after_last(k, a, b):
+    """Where control goes after the range's last statement, outside the range: the next
+    statement, or the successors of its block that start outside (a loop's back edge from the
+    last statement to a header inside the cut stays inside: what only the next iteration
+    reads is no live-out)."""
+    live = k.liveness
+    blk = live.block_of[b]
+    if live.ends[blk] != b:
+        return [b + 1]
+    return [live.starts[s] for s in live.succ[blk] if not a <= live.starts[s] <= b]
 
 
 def _side_entries(k, a, b):

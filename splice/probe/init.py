@@ -46,6 +46,7 @@ class Use:
     image: Optional[str] = None                    # 'texture' / 'surface' when used as a handle
     seed: int = 1                                  # the fill seed the skeleton proposes
     multicast: bool = False                        # reached by multimem.*: a multicast address
+    arith: list = field(default_factory=list)      # integer types of atom/red arithmetic on it
 
     @property
     def role(self) -> Optional[str]:
@@ -64,6 +65,8 @@ class Use:
             d = dt.lookup(t)
             if d is not None and d.is_float:
                 return d.name, False
+        for t in self.arith:            # atom.max.s32 / red.add.u64: the memory holds that type
+            return dt.lookup(t).name, False
         sizes = sorted(x for x in self.scales if x in (1, 2, 4, 8))
         if sizes:                       # the index is scaled by the element size
             return {1: "u8", 2: "f16", 4: "f32", 8: "f64"}[sizes[0]], True
@@ -158,6 +161,9 @@ def _record(u: Use, node, space: str, effect: str) -> None:
     t = next((mm for mm in reversed(node.modifiers) if dt.lookup(mm) is not None), None)
     if t:
         u.types.append((t, next((int(mm[2:]) for mm in node.modifiers if mm in (".v2", ".v4", ".v8")), 1)))
+        d = dt.lookup(t)
+        if node.opcode in ("atom", "red") and d is not None and d.kind in ("int", "uint"):
+            u.arith.append(t)           # arithmetic on typed integers (.b32 cas/exch/and: bits)
     if space in _IMAGES:
         u.image = _IMAGES[space]
 

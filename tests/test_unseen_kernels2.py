@@ -342,3 +342,17 @@ def test_probe_init_types_memory_by_its_integer_atomics():
     got = [(p["dtype"], p["role"]) for p in yaml.safe_load(text)["params"]]
     assert got[:6] == [("f32", "inout"), ("f64", "inout"), ("u64", "inout"), ("u32", "inout"),
                        ("s32", "inout"), ("u32", "inout")], got
+
+
+def test_notes_say_what_the_phase_table_cannot_show():
+    """The notes draft of the tcgen05 matmul was titled "the epilogues of phases 1…0", said
+    nothing of its 8 tcgen05.mma, and claimed the 128-byte TMA descriptor param_0 is "never
+    read" (its address goes to the TMA unit through a cvt, not to an ld.param)."""
+    from splice.analysis.notes import notes_markdown
+
+    md = notes_markdown(Kernel.load(TCGEN05))
+    assert md.splitlines()[0] == "# `matmul_tma_blackwell` — no phases"
+    assert "Not in the table: 8 tcgen05.mma" in md
+    unc = md[md.index("## 4. Uncharacterised"):]
+    assert "`param_0` (128 bytes) has its address taken" in unc
+    assert "`param_0` is declared 128 bytes" not in unc

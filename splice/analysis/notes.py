@@ -28,7 +28,8 @@ def notes_markdown(k) -> str:
     phases = k.phases
     F = Facts(k)
     img = weight_image_bytes(k)
-    w(f"# `{k.name}` — the epilogues of phases 1…{len(phases)}")
+    w(f"# `{k.name}` — the epilogues of phases 1…{len(phases)}" if phases
+      else f"# `{k.name}` — no phases")
     w("")
     w(f"Draft written by `splice notes` from `{k.path}`, entry `{k.name}` "
       f"({k.last_number} statements). Check every claim with `splice index --range sA-sB`.")
@@ -109,6 +110,12 @@ def notes_markdown(k) -> str:
           f"{nv} | {len(p.mma)} | {chk} | {p.grid} | {_bytes(p.weight_bytes)} | "
           f"{_bytes(p.bias_bytes)} | {p.slot_stride or '–'} | {epi} |")
     w("")
+    from .calls import describe, mma_in_calls
+
+    elsewhere = describe(mma_in_calls(k), indirect=not phases)
+    if elsewhere:       # tensor-core code the table cannot show (tcgen05, a called .func)
+        w(f"Not in the table: {elsewhere}.")
+        w("")
     band = [p for p in phases if p.grid == "band" and p.regular]
     if band:
         w("The naive reading fails for the banded phases: the chains show k-slices, not tiles.")

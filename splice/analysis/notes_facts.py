@@ -481,6 +481,34 @@ class Facts:
         return out
 
 
+def param_addresses(k) -> dict:
+    """{parameter name: statement number} of the parameters whose address escapes: taken by
+    an instruction (``mov.b32 %r18, p``) and used other than as an ``ld.param`` address (a TMA
+    descriptor handed to ``cp.async.bulk.tensor`` through a ``cvt``, a call argument).  nvcc's
+    ``mov.b64 %rd9, p; ld.param.u64 %rd2, [%rd9+40]`` stays byte-tracked (provenance reads
+    those loads as fields of ``p``)."""
+    names = {p.name for p in k.fn.params or ()}
+    holder: dict = {}             # register key holding a parameter's address -> (param, s#)
+    out: dict = {}
+    for pos, st in enumerate(k.stmts):
+        node = st.node
+        if type(node) is not m.Instruction or st.n is None:
+            continue
+        defs, uses = k.defs_uses(node, pos)
+        param_ld = node.opcode == "ld" and ".param" in node.name
+        for key in uses:
+            if key in holder and not param_ld:
+                out.setdefault(*holder[key])
+        taken = [o.name for o in node.operands[1:] if type(o) is m.Sym and o.name in names]
+        for d in defs:
+            holder.pop(d, None)
+            if taken:
+                holder[d] = (taken[0], st.n)
+        if taken and not defs:
+            out.setdefault(taken[0], st.n)
+    return out
+
+
 def _gaps(size: int, read) -> list:
     """The [lo, hi) byte ranges of ``0..size`` that no ``read`` range covers, from the ranges
     alone: the size is the module's own declaration (``.b8 p[N]``, any N a user typed), so

@@ -396,9 +396,18 @@ def _uncharacterised(k, F, w):
     w("## 4. Uncharacterised")
     w("")
     items = []
+    from .notes_facts import param_addresses
+
+    taken = {F.prov.param_short.get(p, p): n for p, n in param_addresses(k).items()}
     for short, size, gaps in F.params_unread():
         if gaps and size:
             rng = ", ".join(f"[{a}, {b})" for a, b in gaps)
+            if short in taken:
+                items.append(f"**Parameter read through its address.** `{short}` ({size} bytes) has "
+                             f"its address taken at s{taken[short]}; no `ld.param` of it reads bytes "
+                             f"{rng}, and what is read through the address (a TMA unit reading a "
+                             "tensor map, loads through a register) is not tracked by byte.")
+                continue
             items.append(f"**Parameter bytes never read.** `{short}` is declared {size} bytes; no "
                          f"`ld.param` reads bytes {rng}. Missing: the parameter struct's field "
                          "names (not in the PTX).")

@@ -356,3 +356,25 @@ def test_notes_say_what_the_phase_table_cannot_show():
     unc = md[md.index("## 4. Uncharacterised"):]
     assert "`param_0` (128 bytes) has its address taken" in unc
     assert "`param_0` is declared 128 bytes" not in unc
+
+
+# ---- sass-mix: every tensor-core opcode is counted -------------------------------------------
+
+@pytest.mark.parametrize("op", ["QGMMA.64x128x32.F32.E4M3.E4M3", "IGMMA.64x32x32.S8.S8", "UTCHMMA",
+                                "UTCQMMA.2CTA", "OMMA.SF.16864.F32.E2M1.E2M1.UE4M3.4X", "QMMA.16832.F32",
+                                "BMMA.168256.AND.POPC", "DMMA.8x8x4", "HGMMA.64x32x16.F32"])
+def test_tensor_core_sass_opcodes_are_one_class(op):
+    """fp8/int8 wgmma (QGMMA/IGMMA) and tcgen05 (UTCHMMA/UTCQMMA) fell into "other": the fp8
+    CUTLASS ping-pong GEMM showed 0 tensor-core instructions."""
+    from splice.ptx.sass_lines import sass_class
+
+    assert sass_class(op) == "HMMA"
+
+
+@pytest.mark.needs("ptxas", "disassembler")
+def test_sass_mix_counts_fp8_and_int8_wgmma(capsys):
+    from splice.cli import main
+
+    assert main(["sass-mix", str(CONSUMERS), "--json"]) == 0
+    regions = json.loads(capsys.readouterr().out)["regions"]
+    assert sum(r.get("HMMA", 0) for r in regions) == 13      # 11 HGMMA + QGMMA + IGMMA

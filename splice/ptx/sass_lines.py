@@ -37,8 +37,13 @@ CLASS_NAMES = tuple(c for c, _ in CLASSES) + ("other",)
 
 
 def sass_class(opcode: str) -> str:
-    """The mix class of a SASS opcode (``HMMA.16832.F16.E4M3`` -> ``HMMA``)."""
+    """The mix class of a SASS opcode (``HMMA.16832.F16.E4M3`` -> ``HMMA``).  Every tensor-core
+    opcode is in the ``HMMA`` class, by its ``MMA`` ending: warpgroup ``HGMMA``/``QGMMA``
+    (fp8)/``IGMMA``/``BGMMA``, sm_100's ``UTCHMMA``/``UTCQMMA``/``UTCIMMA``…, sm_120's
+    ``OMMA``/``QMMA``, as well as the warp-level ones listed."""
     base = opcode.split(".", 1)[0]
+    if base.endswith("MMA"):
+        return "HMMA"
     for cls, bases in CLASSES:
         if base in bases:
             return cls

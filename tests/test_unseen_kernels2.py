@@ -378,3 +378,27 @@ def test_sass_mix_counts_fp8_and_int8_wgmma(capsys):
     assert main(["sass-mix", str(CONSUMERS), "--json"]) == 0
     regions = json.loads(capsys.readouterr().out)["regions"]
     assert sum(r.get("HMMA", 0) for r in regions) == 13      # 11 HGMMA + QGMMA + IGMMA
+
+
+SP120 = MODERN / "handwritten_mma_sp_kind_sm120a.ptx"
+
+
+def test_sparse_kind_forms_and_their_scales():
+    """sm_120 sparse ``.kind::f8f6f4`` m16n8k64 (A 4 and B 4 registers: 8-bit containers) was
+    "form not in the table"; a block-scaled sparse mma's scale registers follow its selector."""
+    plain = Kernel.load(SP120, "sp120").phases
+    scaled = Kernel.load(SP120, "sp120_scaled").phases
+    for ph in plain + scaled:
+        assert ph.form == "mma.sp" and ph.shape == (16, 8, 64) and not ph.notes
+        assert (ph.instr["layout"]["a"], ph.instr["layout"]["b"]) == (4, 4)
+    assert set(plain[0].extra_regs) == {"meta"}
+    assert set(scaled[0].extra_regs) == {"meta", "scale_a", "scale_b"}
+
+
+@pytest.mark.needs("ptxas", "disassembler")
+def test_identity_cuts_of_sparse_kind_forms():
+    from splice.cut.identity import run_module
+
+    trials = run_module(str(SP120), "sm_120a", 3, (), epilogues=True)
+    assert len({t.entry for t in trials}) == 2
+    assert not [(t.entry, t.kind, t.stage, t.reason) for t in trials if not t.identical]

@@ -80,6 +80,10 @@ FORMS = (
     FormDecl("mma.sp", ("m16n8k32", "m16n8k64"), ("s8", "u8"), ("s32",), 32, "9.7.14.6", True),
     FormDecl("mma.sp", ("m16n8k64", "m16n8k128"), ("s4", "u4"), ("s32",), 32, "9.7.14.6", True),
     FormDecl("mma.sp", ("m16n8k64",), ("e4m3", "e5m2"), ("f16", "f32"), 32, "9.7.14.6", True),
+    # sm_120 sparse .kind::f8f6f4 / mxf8f6f4 (8-bit containers) and .kind::mxf4(nvf4) (packed)
+    FormDecl("mma.sp", ("m16n8k64",), ("e3m2", "e2m3", "e2m1"), ("f16", "f32"), 32, "9.7.14.6 .kind",
+             True, ab_bits=8),
+    FormDecl("mma.sp", ("m16n8k128",), ("e2m1",), ("f32",), 32, "9.7.14.6 .kind", True),
     # 9.7.15.5 wgmma.mma_async (a warpgroup: 128 threads; A from registers or a descriptor)
     FormDecl("wgmma", _wg(16), ("f16", "bf16"), ("f16", "f32"), 128, "9.7.15.5"),
     FormDecl("wgmma", _wg(8), ("tf32",), ("f32",), 128, "9.7.15.5"),
@@ -212,7 +216,7 @@ def _slots(form: str, nops: int, a_regs: bool, types: dict, scaled: bool = False
     if form in ("mma", "wmma"):
         return ["d", "a", "b", "c"]
     if form == "mma.sp":
-        return ["d", "a", "b", "c", "meta", "sel"]
+        return ["d", "a", "b", "c", "meta", "sel"] + (["scale_a", "sel_a", "scale_b", "sel_b"] if scaled else [])
     head = ["d", "a", "b"] + (["meta", "sel"] if form == "wgmma.sp" else []) + ["scale_d"]
     if types.get("a") in ("f16", "bf16"):
         tail = ["imm_scale_a", "imm_scale_b"] + ([] if a_regs else ["imm_trans_a"]) + ["imm_trans_b"]

@@ -402,3 +402,43 @@ def test_identity_cuts_of_sparse_kind_forms():
     trials = run_module(str(SP120), "sm_120a", 3, (), epilogues=True)
     assert len({t.entry for t in trials}) == 2
     assert not [(t.entry, t.kind, t.stage, t.reason) for t in trials if not t.identical]
+
+
+# ---- WMMA sub-byte forms -------------------------------------------------------------------------
+
+WMMA_SUB = MODERN / "wmma_subbyte.ptx"
+
+
+def test_wmma_sub_byte_forms_are_in_the_table():
+    """``wmma.mma…m8n8k32.s32.s4.s4.s32`` and ``…m8n8k128…b1`` (and.popc / xor.popc) were "form
+    not in the table"; A and B are one register, C/D two (PTX ISA 9.7.13.3)."""
+    from splice.ptx import parse
+
+    mod = parse(WMMA_SUB.read_text(), str(WMMA_SUB))
+    seen = {}
+    for fn in mod.entries():
+        for p in Kernel(mod, fn.name).phases:
+            lay = p.instr["layout"]
+            seen.setdefault(fn.name, []).append((p.shape, (lay["a"], lay["b"], lay["c"]) if lay else None, p.notes))
+    assert seen["wmma_s4"] == seen["wmma_u4"] == [((8, 8, 32), (1, 1, 2), [])]
+    assert seen["wmma_b1"] == [((8, 8, 128), (1, 1, 2), [])] * 2         # xor.popc, then and.popc
+    assert seen["wmma_bf16"] == [((16, 16, 16), (4, 4, 8), [])]
+
+
+@pytest.mark.needs("ptxas", "disassembler")
+def test_identity_cuts_of_wmma_sub_byte_forms():
+    from splice.cut.identity import run_module
+
+    trials = run_module(str(WMMA_SUB), "sm_90", 3, (), epilogues=True)
+    assert len({t.entry for t in trials}) == 5
+    assert not [(t.entry, t.kind, t.stage, t.reason) for t in trials if not t.identical]
+
+
+def test_probe_init_types_an_int_wmma_output():
+    import yaml
+
+    from splice.probe.init import skeleton
+
+    text, _rows = skeleton(WMMA_SUB.read_text(), str(WMMA_SUB), "wmma_b1")
+    c = yaml.safe_load(text)["params"][2]
+    assert (c["dtype"], c["role"]) == ("s32", "output")     # wmma.store.d…s32 (was f32, guessed)

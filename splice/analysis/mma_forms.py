@@ -98,6 +98,9 @@ FORMS = (
     FormDecl("wmma", ("m16n16k8",), ("tf32",), ("f32",), 32, "9.7.13.3"),
     FormDecl("wmma", ("m16n16k16", "m32n8k16", "m8n32k16"), ("s8", "u8"), ("s32",), 32, "9.7.13.3"),
     FormDecl("wmma", ("m8n8k4",), ("f64",), ("f64",), 32, "9.7.13.3"),
+    # 9.7.13.3 sub-byte WMMA (nvcuda::wmma::experimental): s4/u4 m8n8k32, b1 m8n8k128
+    FormDecl("wmma", ("m8n8k32",), ("s4", "u4"), ("s32",), 32, "9.7.13.3"),
+    FormDecl("wmma", ("m8n8k128",), ("b1",), ("s32",), 32, "9.7.13.3"),
     # 9.7.15.6 wgmma.mma_async.sp
     FormDecl("wgmma.sp", _wg(32), ("f16", "bf16"), ("f16", "f32"), 128, "9.7.15.6", True),
     FormDecl("wgmma.sp", _wg(16), ("tf32",), ("f32",), 128, "9.7.15.6", True),

@@ -46,7 +46,7 @@ class Use:
     image: Optional[str] = None                    # 'texture' / 'surface' when used as a handle
     seed: int = 1                                  # the fill seed the skeleton proposes
     multicast: bool = False                        # reached by multimem.*: a multicast address
-    arith: list = field(default_factory=list)      # integer types of atom/red arithmetic on it
+    arith: list = field(default_factory=list)      # integer types of atom/red/wmma on it
 
     @property
     def role(self) -> Optional[str]:
@@ -162,8 +162,8 @@ def _record(u: Use, node, space: str, effect: str) -> None:
     if t:
         u.types.append((t, next((int(mm[2:]) for mm in node.modifiers if mm in (".v2", ".v4", ".v8")), 1)))
         d = dt.lookup(t)
-        if node.opcode in ("atom", "red") and d is not None and d.kind in ("int", "uint"):
-            u.arith.append(t)           # arithmetic on typed integers (.b32 cas/exch/and: bits)
+        if node.opcode in ("atom", "red", "wmma") and d is not None and d.kind in ("int", "uint"):
+            u.arith.append(t)           # typed integer arithmetic / fragments (.b32 cas/exch: bits)
     if space in _IMAGES:
         u.image = _IMAGES[space]
 

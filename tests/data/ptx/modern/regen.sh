@@ -42,6 +42,7 @@ JOBS=(
   "devlaunch_rdc          sm_90   -O3,-rdc=true      sm_90   -c"
   "mma_blockscale_sm120a  sm_120a -O3                sm_120a -"
   "wgmma_consumers_sm90a  sm_90a  -O3                sm_90a  -"
+  "wmma_subbyte           sm_90   -O3                sm_90   -"
 )
 for job in "${JOBS[@]}"; do
   read -r name arch flags parch pflags <<<"$job"

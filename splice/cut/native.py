@@ -278,6 +278,47 @@ def load_native(path, params: Optional[dict] = None, context: Optional[dict] = N
     return parse_native(source, shown, params, context)
 
 
+def _collect_body(items, out: list, scratch: dict, path: str, env: dict, nested: bool) -> None:
+    """The native's statements into ``out`` and its ``.reg`` declarations into ``scratch``
+    (flat: a nested scope's register that shadows one declared before it, ``{ .reg .b32 %r5; }``
+    inside code using another ``%r5``, gets a name of its own and its uses in the scope follow
+    it); ``.pragma`` stays in place, ``.loc``/``.file`` go, any other directive is an error."""
+    env = dict(env)
+    for it in items:
+        if isinstance(it, m.Decl):
+            if it.space != ".reg":
+                raise SpliceError(f"only .reg declarations are allowed in a native phase, not {it.space}",
+                                  path, it.line - _WRAP_LINES)
+            for d in it.declarators:
+                names = [f"{d.name}{k}" for k in range(d.count)] if d.count is not None else [d.name]
+                for name in names:
+                    _declare(name, it.type, scratch, env, nested)
+        elif isinstance(it, m.Block):
+            inner: list = []
+            _collect_body(it.items, inner, scratch, path, env, True)
+            out.append(m.Block(tuple(inner), it.span, it.line))
+        elif isinstance(it, m.Directive):
+            if it.name == ".pragma":      # e.g. "nounroll" on a native loop: kept in place
+                out.append(it)
+            elif it.name not in (".loc", ".file"):
+                raise SpliceError(f"directive {it.name} is not allowed in a native phase", path,
+                                  it.line - _WRAP_LINES)
+        elif env and isinstance(it, m.Instruction):     # keeps its line for diagnostics
+            out.append(dataclasses.replace(rename_node(it, env, {}), span=it.span, line=it.line))
+        else:
+            out.append(it)
+
+
+def _declare(name: str, ty: Optional[str], scratch: dict, env: dict, nested: bool) -> None:
+    if nested and name in scratch:
+        fresh, k = name, 1
+        while fresh in scratch:
+            fresh, k = f"{name}_s{k}", k + 1
+        env[name] = fresh
+        name = fresh
+    scratch[name] = ty
+
+
 def parse_native(source: str, path: str = "<native>", params: Optional[dict] = None,
                  context: Optional[dict] = None) -> NativePhase:
     from ..ptx import parse
@@ -306,50 +347,8 @@ def parse_native(source: str, path: str = "<native>", params: Optional[dict] = N
         raise PtxSyntaxError(path, line, exc.column, msg, source_line(text, line)) from None
     fn = mod.function("__splice_native")
     scratch = _scratch_from_header(hdr.get("scratch"), path, hline)
-    body = []
-
-    def declare(name, ty, env, nested):
-        """A nested scope's register that shadows one declared before it (``{ .reg .b32 %r5; }``
-        inside code using another ``%r5``) gets a name of its own: the scratch set is flat."""
-        if nested and name in scratch:
-            fresh, k = name, 1
-            while fresh in scratch:
-                fresh, k = f"{name}_s{k}", k + 1
-            env[name] = fresh
-            name = fresh
-        scratch[name] = ty
-
-    def collect(items, out, env, nested):
-        env = dict(env)
-        for it in items:
-            if isinstance(it, m.Decl):
-                if it.space != ".reg":
-                    raise SpliceError(f"only .reg declarations are allowed in a native phase, not {it.space}",
-                                      path, it.line - _WRAP_LINES)
-                for d in it.declarators:
-                    if d.count is not None:
-                        for k in range(d.count):
-                            declare(f"{d.name}{k}", it.type, env, nested)
-                    else:
-                        declare(d.name, it.type, env, nested)
-            elif isinstance(it, m.Block):
-                inner: list = []
-                collect(it.items, inner, env, True)
-                out.append(m.Block(tuple(inner), it.span, it.line))
-            elif isinstance(it, m.Directive):
-                if it.name == ".pragma":      # e.g. "nounroll" on a native loop: kept in place
-                    out.append(it)
-                    continue
-                if it.name in (".loc", ".file"):
-                    continue
-                raise SpliceError(f"directive {it.name} is not allowed in a native phase", path,
-                                  it.line - _WRAP_LINES)
-            elif env and isinstance(it, m.Instruction):     # keeps its line for diagnostics
-                out.append(dataclasses.replace(rename_node(it, env, {}), span=it.span, line=it.line))
-            else:
-                out.append(it)
-
-    collect(fn.body.items, body, {}, False)
+    body: list = []
+    _collect_body(fn.body.items, body, scratch, path, {}, False)
     nat = NativePhase(path, source, text, {k: env[k] for k in env if k in defaults or k in (params or {})},
                       scratch, tuple(body), hline, tuple(defaults))
     for st in m.walk(nat.body):

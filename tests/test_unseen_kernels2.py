@@ -442,3 +442,20 @@ def test_probe_init_types_an_int_wmma_output():
     text, _rows = skeleton(WMMA_SUB.read_text(), str(WMMA_SUB), "wmma_b1")
     c = yaml.safe_load(text)["params"][2]
     assert (c["dtype"], c["role"]) == ("s32", "output")     # wmma.store.d…s32 (was f32, guessed)
+
+
+# ---- verify: a label the DWARF names is no second entry -----------------------------------------
+
+def test_verify_ignores_labels_named_only_by_debug_sections(tmp_path):
+    """``nvcc -G`` labels every line (``$L__tmp7:``) and its ``.section .debug_info`` names them
+    by address (``.b64 $L__tmp7``): verify took that for a branch from outside into the cut and
+    said "not proven" for every -G cut (the wgmma_consumers_sm90a phases built with -G too)."""
+    from splice.verify.compare import verify_plan
+
+    path = MODERN / "debug_full_G.ptx"
+    k = Kernel.load(path, "_Z12debug_kernelPKfPfi")
+    lab = next(s.n for s in k.stmts if type(s.node) is m.Label and s.node.name == "$L__tmp7")
+    assert ".b64 $L__tmp7" in path.read_text()
+    p = _cut_of(tmp_path, path, "_Z12debug_kernelPKfPfi", lab, lab + 5)
+    [r] = verify_plan(p)
+    assert r.verdict == "proved equal", (r.verdict, r.reason)

@@ -3,6 +3,8 @@ own text, with its statement numbers) and the bound native code exactly as ``spl
 emits it (the inline scope, or the call site plus the ``.func`` it calls)."""
 from __future__ import annotations
 
+import re
+
 from ..ptx import model as m
 
 _WRAP = ".version 8.0\n.target sm_90\n.address_size 64\n"
@@ -48,13 +50,22 @@ def outside_entries(plan, cp, body) -> list:
 
     start, end = cp.region
     src = plan.source
+    data = [mt.span() for mt in _SECTION.finditer(src)] if ".section" in src else []
     out = []
     for s in body:
         if isinstance(s, m.Label):
             pat = re.compile(r"(?<![\w$.%])" + re.escape(s.name) + r"(?![\w$])")
-            if pat.search(src, 0, start) or pat.search(src, end):
+            for mt in pat.finditer(src):
+                if start <= mt.start() < end or any(a <= mt.start() < b for a, b in data):
+                    continue
                 out.append(s.name)
+                break
     return out
+
+
+# a ``.section`` block's data (DWARF of ``nvcc -G``: ``.b64 $L__tmp24``) names labels by address,
+# never as a branch target
+_SECTION = re.compile(r"^[ \t]*\.section\b[^{;]*\{.*?^[ \t]*\}", re.M | re.S)
 
 
 def native(plan, cp, funcs_cache: dict):

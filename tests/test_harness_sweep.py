@@ -41,6 +41,7 @@ def _spec(tmp: Path, f: Path, entry: str):
 
 def _cases(tmp: Path):
     from splice.analysis import Kernel
+    from splice.commands.perf import module_target
     from splice.cut.pipeline import run_apply
     from splice.probe.harness import cases
     from splice.probe.modules import Pair
@@ -53,7 +54,7 @@ def _cases(tmp: Path):
             spec = _spec(tmp, f, e) if k.phases else None
             if spec is None:
                 continue
-            arch = "sm_90a" if re.search(r"sm90a|wgmma|tma", f.name) else "sm_90"
+            arch = module_target(mod.source)[0]        # the module's own target (sm_90a, sm_120a …)
             for n in range(1, len(k.epilogues) + 1):
                 nat = tmp / f"{f.stem}-{abs(hash(e))}-e{n}.ptx"
                 if _quiet(["extract", str(f), "--entry", e, "--epilogue", str(n), "-o", str(nat)]) != 0:

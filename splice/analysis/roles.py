@@ -478,3 +478,20 @@ def written_spaces(name: str) -> tuple:
 
 # opcodes (first words) with a data access the provenance lists (a row with a kind)
 ACCESS_OPCODES = frozenset(k.split(".", 1)[0] for k, r in MEMORY_TABLE.items() if r.kind)
+
+# instructions whose type modifier is the type of the data in memory, not a count of bits moved
+# (nvcc copies f16 pairs with ld.global.u32): an atomic's or reduction's arithmetic, a WMMA
+# fragment's element type
+_TYPED_MEMORY = frozenset(("atom", "red", "wmma"))
+
+
+def memory_typed(instr) -> bool:
+    """Does ``instr``'s type say what the memory it reaches holds (``atom.max.s32``,
+    ``red.add.u64``, ``wmma.store.d…s32``)?"""
+    return instr.opcode in _TYPED_MEMORY
+
+
+def multicast(instr) -> bool:
+    """``multimem.*`` reaches a multicast address (a ``cuMulticastCreate`` object bound to
+    several GPUs' memory): on an ordinary buffer it is undefined behaviour."""
+    return instr.opcode == "multimem"

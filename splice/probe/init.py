@@ -153,16 +153,16 @@ def _taint(kernel) -> tuple:
 
 
 def _record(u: Use, node, space: str, effect: str) -> None:
-    from ..analysis.roles import READ, WRITE
+    from ..analysis.roles import READ, WRITE, memory_typed, multicast
 
     u.reads += effect != WRITE
     u.writes += effect != READ
-    u.multicast = u.multicast or node.opcode == "multimem"
+    u.multicast = u.multicast or multicast(node)
     t = next((mm for mm in reversed(node.modifiers) if dt.lookup(mm) is not None), None)
     if t:
         u.types.append((t, next((int(mm[2:]) for mm in node.modifiers if mm in (".v2", ".v4", ".v8")), 1)))
         d = dt.lookup(t)
-        if node.opcode in ("atom", "red", "wmma") and d is not None and d.kind in ("int", "uint"):
+        if memory_typed(node) and d is not None and d.kind in ("int", "uint"):
             u.arith.append(t)           # typed integer arithmetic / fragments (.b32 cas/exch: bits)
     if space in _IMAGES:
         u.image = _IMAGES[space]

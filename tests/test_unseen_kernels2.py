@@ -459,3 +459,17 @@ def test_verify_ignores_labels_named_only_by_debug_sections(tmp_path):
     p = _cut_of(tmp_path, path, "_Z12debug_kernelPKfPfi", lab, lab + 5)
     [r] = verify_plan(p)
     assert r.verdict == "proved equal", (r.verdict, r.reason)
+
+
+# ---- brx.idx goes where its .branchtargets list says ------------------------------------------
+
+def test_brx_idx_follows_its_branchtargets():
+    """``$tbl: .branchtargets $even, $odd; brx.idx %r15, $tbl;`` went to every label of the
+    entry (``$join`` too), so %f2 — written on both listed paths before ``$join`` reads it —
+    was live after the brx."""
+    k = Kernel.load(ODD, "oddities")
+    pos = next(i for i, s in enumerate(k.stmts) if getattr(s.node, "opcode", None) == "brx")
+    b = k.blocks
+    assert [k.stmts[b.starts[t]].node.name for t in b.succ[b.block_of[pos]]] == ["$even", "$odd"]
+    assert not k.liveness.live_after("%f2", pos)
+    assert k.liveness.live_after("%r14", pos)

@@ -1,7 +1,8 @@
 """Control flow and register liveness of one entry.
 
 Basic blocks start at the body's first statement, at every label and after every branch or exit;
-a ``bra`` goes to its label (and falls through when guarded), ``brx.idx`` may go to any label,
+a ``bra`` goes to its label (and falls through when guarded), ``brx.idx`` to the labels of its
+``.branchtargets`` list (any label when the list is not found),
 ``ret``/``exit``/``trap`` end the path (unless guarded).  Liveness is the usual backward dataflow
 over blocks with Python-int bitsets; a guarded definition does not kill (it may not happen).
 
@@ -32,6 +33,7 @@ class Blocks:
         scoped: dict = {}         # a name defined more than once: {scope id: position}
         scope_of = getattr(k, "_scope_of", None)
         term = {}
+        tables: dict = {}         # a .branchtargets list's label -> its target labels
         Label, Instruction = m.Label, m.Instruction
         ends_block: dict = {}     # opcode -> branch or exit (both tests read the first word alone)
         for pos, st in enumerate(stmts):
@@ -52,6 +54,8 @@ class Blocks:
                     term[pos] = node
                     if pos + 1 < n:
                         leaders.add(pos + 1)
+            elif t is m.Directive and node.name == ".branchtargets" and pos and type(stmts[pos - 1].node) is Label:
+                tables[stmts[pos - 1].node.name] = [a for a in node.args if a != ","]
         starts = sorted(leaders)
         self.starts = starts
         block_of = [0] * n
@@ -65,7 +69,7 @@ class Blocks:
         label_block = {name: block_of[p] for name, p in labels.items()}
         if scoped:
             label_block = _ScopedLabels(label_block, scoped, scope_of, k._parent, block_of)
-        self.succ = _successors(starts, ends, term, label_block)
+        self.succ = _successors(starts, ends, term, label_block, tables)
         pred = [[] for _ in starts]
         for b, ss in enumerate(self.succ):
             for s in ss:
@@ -101,7 +105,7 @@ def _target(label_block, name, pos):
     return label_block.get(name)
 
 
-def _successors(starts, ends, term, label_block) -> list:
+def _successors(starts, ends, term, label_block, tables) -> list:
     nb = len(starts)
     succ = [[] for _ in range(nb)]
     for b in range(nb):
@@ -122,13 +126,26 @@ def _successors(starts, ends, term, label_block) -> list:
         if nm.startswith("bra") and node.operands:
             o = node.operands[0]
             tgt = _target(label_block, getattr(o, "name", None), e)
+        listed = _listed(tables, label_block, node, e) if tgt is None and node.operands else None
         if tgt is not None:
             succ[b].append(tgt)
-        else:  # brx.idx or an unknown target: any label
+        elif listed:          # brx.idx through its .branchtargets list
+            succ[b].extend(x for x in listed if x not in succ[b])
+        else:  # an unknown target: any label
             succ[b].extend(sorted(set(label_block.values())))
         if g and fall is not None and fall not in succ[b]:
             succ[b].append(fall)
     return succ
+
+
+def _listed(tables, label_block, node, pos):
+    """Blocks of the labels a ``brx.idx``'s ``.branchtargets`` list names (None when its last
+    operand names no list found here, or a listed label is not in the entry)."""
+    names = tables.get(getattr(node.operands[-1], "name", None))
+    if not names:
+        return None
+    blocks = [_target(label_block, nm, pos) for nm in names]
+    return None if None in blocks else sorted(set(blocks))
 
 
 class Liveness:

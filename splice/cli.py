@@ -158,7 +158,9 @@ def _lazy(module: str, name: str):
 # --------------------------------------------------------------------------------------------
 
 def _fail(message: str) -> int:
-    print(f"splice: {message}", file=sys.stderr)
+    from .errors import printable
+
+    print(printable(f"splice: {message}"), file=sys.stderr)
     return 2
 
 
@@ -214,7 +216,7 @@ def _stdout_keeps_bytes() -> None:
 
 
 def main(argv=None) -> int:
-    from .errors import SpliceError
+    from .errors import SpliceError, printable
     from .ptx.errors import PtxSyntaxError
 
     _stdout_keeps_bytes()
@@ -230,10 +232,10 @@ def main(argv=None) -> int:
         with stop_on_signals():   # SIGTERM/SIGHUP stop ptxas and clean up, as SIGINT does
             return int(args.func(args) or 0)
     except (PtxSyntaxError, SpliceError) as exc:
-        print(exc.render() if hasattr(exc, "render") else str(exc), file=sys.stderr)
+        print(printable(exc.render() if hasattr(exc, "render") else str(exc)), file=sys.stderr)
         return 2
     except SassToolError as exc:  # ptxas/cuobjdump missing or failing outside a recipe
-        print(f"splice: {exc}", file=sys.stderr)
+        print(printable(f"splice: {exc}"), file=sys.stderr)
         return 2
     except BrokenPipeError:    # an OSError too: the reader went away, nothing to report
         return 0

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import SpliceError
-from ..util import read_utf8
-from ..yamlsafe import YList, YMap, load_yaml_marked  # noqa: F401  (re-exported)
+from ..util import read_input, read_utf8
+from ..yamlsafe import DEFAULT_LIMITS, YList, YMap, load_yaml_marked  # noqa: F401  (re-exported)
 
 TOP_KEYS = {"module", "entry", "arch", "opt_level", "output", "cuts", "description", "name"}
 CUT_KEYS = {"phase", "phases", "statements", "lines", "epilogue", "epilogues", "phase+epilogue", "native",
@@ -170,8 +170,8 @@ def _file_with_entry(directory: Path, entry: str) -> Optional[Path]:
         return None
     pat = re.compile(rb"\.entry\s+" + re.escape(entry.encode()) + rb"(?![\w$])")
     for f in sorted(directory.glob("*.ptx")):
-        try:
-            if pat.search(f.read_bytes()):
+        try:   # only regular files: a FIFO or a device named *.ptx must not hang the scan
+            if f.is_file() and pat.search(read_input(f)):
                 return f
         except OSError:
             continue
@@ -197,7 +197,7 @@ def default_search_path(recipe_dir: Path, extra=()) -> list:
 
 def _read_text(path: str, what: str) -> str:
     try:
-        return read_utf8(path, f"a {what} is UTF-8 YAML")
+        return read_utf8(path, f"a {what} is UTF-8 YAML", DEFAULT_LIMITS.max_bytes)
     except FileNotFoundError:
         raise SpliceError(f"{what} not found", path) from None
 

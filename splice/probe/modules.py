@@ -62,7 +62,7 @@ def _is_recipe(path: Path) -> bool:
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(read_text(path, 1 << 20))
     except Exception:  # noqa: BLE001 - a bad file is reported by the loader that owns it
         return False
     return isinstance(data, dict) and "cuts" in data

@@ -674,12 +674,13 @@ def load_spec(path: str | Path) -> ProbeSpec:
     path = Path(path)
     if path.is_dir():
         raise SpecError("is a directory, not a probe spec", str(path))
+    from ..util import read_utf8
+    from ..yamlsafe import DEFAULT_LIMITS
+
     try:
-        text = path.read_text()
+        text = read_utf8(path, "a probe spec is UTF-8 YAML", DEFAULT_LIMITS.max_bytes)
     except FileNotFoundError:
         raise SpecError("no such file", str(path)) from None
-    except UnicodeDecodeError:
-        raise SpecError("not a text file", str(path)) from None
     if not text.strip():
         raise SpecError("empty file: expected a probe spec mapping (docs/probe-spec.md)", str(path))
     data = load_yaml_marked(text, str(path))

@@ -359,9 +359,10 @@ def _is_path_input(ptx: PtxInput) -> bool:
 def _read_text(ptx: PtxInput) -> tuple[str, str]:
     """(text, display name) of the input."""
     if _is_path_input(ptx):
+        from ..util import read_text
+
         p = Path(os.fsdecode(ptx))
-        with open(p, encoding="utf-8", errors="surrogateescape", newline="") as f:
-            return f.read(), str(p)
+        return read_text(p), str(p)
     if isinstance(ptx, bytes):
         return ptx.decode("utf-8", errors="surrogateescape"), "<ptx>"
     return str(ptx), "<ptx>"

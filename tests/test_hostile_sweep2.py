@@ -1,0 +1,384 @@
+"""A second hostile user: classes of failure tests/test_hostile_sweep.py and test_bad_inputs.py
+do not reach.  Each class names the fix it guards (``regression:``); every case failed before it.
+
+* inputs that are not files: devices (``/dev/zero``, ``/dev/urandom``: an unbounded read), a
+  FIFO nobody writes (a hang), an endless pipe, a file over the input bound, a FIFO in a corpus
+  directory the recipe's module is searched in -- bounded reads, ``splice.util.read_input``;
+* outputs that are file descriptors: ``-o /dev/stdout >> log`` replaced the log file it was
+  appended to (``splice.util._descriptor``);
+* terminal control in error messages: the quoted source line carried ESC sequences and bidi
+  overrides to the user's terminal (``splice.errors.printable``);
+* profiles (``spec --profile``, ``$SPLICE_PROFILES``): read with plain ``yaml.safe_load``, no
+  schema, a missing directory skipped in silence (``splice.analysis.vocab.load_profile``).
+
+Runs that could hang or eat memory when a fix regresses run in a subprocess under a memory
+limit and a timeout, so a regression fails the test instead of the machine.
+"""
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from splice.cli import main
+
+from .conftest import DATA, TINY_SWAPPED, tree_digest
+
+ROOT = DATA.parents[1]
+TINY = (DATA / "recipes" / "tiny.ptx").read_text()
+NATIVE = "// tiny phase 1, n-tiles swapped\n" + TINY_SWAPPED
+RECIPE = "module: tiny.ptx\nentry: tiny\noutput: out.ptx\ncuts:\n  - phase: 1\n    native: n.ptx\n"
+
+
+def _files(work: Path, files: dict) -> None:
+    for name, content in files.items():
+        p = work / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8", "surrogateescape"))
+
+
+def run_cli(argv, work: Path, env=None, timeout=60, stdout=subprocess.PIPE, pass_fds=()):
+    """``splice ARGV`` in a child with 2 GiB of address space and a timeout: an unbounded read
+    ends in a MemoryError and a hang in TimeoutExpired, both test failures, not a dead runner."""
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)); "
+            "from splice.cli import main; sys.exit(main(sys.argv[1:]))")
+    full = {**os.environ, "SPLICE_CORPUS": str(work), **(env or {})}
+    return subprocess.run([sys.executable, "-c", code, *argv], cwd=work, env=full, timeout=timeout,
+                          stdout=stdout, stderr=subprocess.PIPE, pass_fds=pass_fds)
+
+
+def check_refused(proc, named: str, says: str = "") -> str:
+    err = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == 2, (proc.returncode, err[-2000:])
+    assert "Traceback" not in err and "MemoryError" not in err
+    assert named in err, err[-2000:]
+    if says:
+        assert says in err, err[-2000:]
+    return err
+
+
+# ---- inputs that are not files ---------------------------------------------------------------
+
+# every command and every input slot a user names: module, recipe, native file, probe spec, profile
+SLOTS = {
+    "stats": lambda x: ["stats", x],
+    "index": lambda x: ["index", x],
+    "canonical": lambda x: ["canonical", x, "-o", "o.ptx"],
+    "spec": lambda x: ["spec", x],
+    "spec-pressure": lambda x: ["spec", x, "--pressure", "--no-ptxas", "--png", "none"],
+    "notes": lambda x: ["notes", x, "-o", "n.md"],
+    "extract": lambda x: ["extract", x, "--phase", "1"],
+    "roundtrip": lambda x: ["roundtrip", x],
+    "sass-mix": lambda x: ["sass-mix", x],
+    "apply": lambda x: ["apply", x, "--no-ptxas"],
+    "verify": lambda x: ["verify", x],
+    "probe-init": lambda x: ["probe", "init", x, "-o", "s.yaml"],
+    "probe-spec": lambda x: ["probe", x, "tiny.ptx"],
+    "probe-module": lambda x: ["probe", "spec.yaml", x],
+    "spec-profile": lambda x: ["spec", "tiny.ptx", "--profile", x],
+}
+SPEC = ("name: tiny\nptx: tiny.ptx\nentry: tiny\nlaunch:\n  grid: [1, 1, 1]\n  block: [32, 1, 1]\nparams:\n"
+        "- {name: param_0, kind: buffer, dtype: f32, shape: [1024], role: input}\n"
+        "- {name: param_1, kind: buffer, dtype: f32, shape: [1024], role: output}\n")
+
+
+DEVICE_CASES = [(slot, "/dev/zero") for slot in SLOTS] + [("stats", "/dev/urandom"), ("apply", "/dev/urandom")]
+
+
+@pytest.mark.parametrize("slot, device", DEVICE_CASES, ids=[f"{s}-{d}" for s, d in DEVICE_CASES])
+def test_a_device_is_not_an_input(slot, device, tmp_path):
+    """regression: every reader did ``fh.read()`` of the whole file: ``splice stats /dev/zero``
+    read until the memory ran out and ended in a MemoryError traceback (exit 1)."""
+    _files(tmp_path, {"tiny.ptx": TINY, "n.ptx": NATIVE, "spec.yaml": SPEC})
+    before = tree_digest(tmp_path)
+    proc = run_cli(SLOTS[slot](device), tmp_path)
+    if slot == "probe-module":       # no cupy here: the spec's own check comes first, or the device
+        assert proc.returncode == 2 and b"Traceback" not in proc.stderr
+    else:
+        check_refused(proc, device, "character device")
+    assert tree_digest(tmp_path) == before
+
+
+def test_recipe_native_that_is_a_device(tmp_path):
+    _files(tmp_path, {"tiny.ptx": TINY, "r.yaml": RECIPE.replace("n.ptx", "/dev/zero")})
+    check_refused(run_cli(["apply", "r.yaml", "--no-ptxas"], tmp_path), "/dev/zero", "character device")
+    assert not (tmp_path / "out.ptx").exists()
+
+
+class Watchdog:
+    """Opens ``fifo`` for writing (which ends a reader's blocking open) if the test is still
+    running after ``after`` seconds: a regression fails the test instead of hanging it."""
+
+    def __init__(self, fifo: Path, after: float = 30.0):
+        self.done, self.fired = threading.Event(), False
+        self.fifo, self.after = fifo, after
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        if not self.done.wait(self.after):
+            self.fired = True
+            for _ in range(100):       # keep releasing: the command may open it more than once
+                try:
+                    os.close(os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK))
+                except OSError:
+                    pass
+                if self.done.wait(0.1):
+                    break
+
+    def stop(self) -> bool:
+        self.done.set()
+        self.thread.join()
+        return self.fired
+
+
+@pytest.mark.parametrize("slot", ["stats", "spec", "roundtrip", "apply", "verify", "probe-spec", "spec-profile",
+                                  "probe-module"])
+def test_a_fifo_nobody_writes_is_refused_not_a_hang(slot, tmp_path, monkeypatch, capsys):
+    """regression: ``splice stats pipe`` (a FIFO no process writes) blocked in open() for ever;
+    then (the same fix's first try) the error message re-opened the file to quote its line and
+    blocked there.  Now the FIFO is waited for ``FIFO_WAIT_S`` and refused, naming it."""
+    from splice import util
+
+    monkeypatch.setattr(util, "FIFO_WAIT_S", 0.2)
+    _files(tmp_path, {"tiny.ptx": TINY, "n.ptx": NATIVE, "spec.yaml": SPEC})
+    os.mkfifo(tmp_path / "pipe")
+    monkeypatch.chdir(tmp_path)
+    dog = Watchdog(tmp_path / "pipe")
+    try:
+        rc = main(SLOTS[slot]("pipe"))
+    finally:
+        fired = dog.stop()
+    err = capsys.readouterr().err
+    assert not fired, "the command blocked on the FIFO"
+    if slot == "probe-module":      # without cupy the probe stops before it reads the module
+        assert rc == 2 and "Traceback" not in err
+        return
+    assert rc == 2 and err.strip().startswith("pipe: a FIFO that no process writes"), (rc, err[-1500:])
+
+
+def test_a_fifo_with_a_writer_is_read_like_a_file(tmp_path, capsys):
+    """``splice stats <(gen)`` keeps working: a pipe with a writer is read to its end."""
+    fifo = tmp_path / "pipe.ptx"
+    os.mkfifo(fifo)
+    (tmp_path / "tiny.ptx").write_text(TINY)
+    writer = threading.Thread(target=lambda: fifo.write_text(TINY), daemon=True)
+    writer.start()
+    assert main(["stats", str(fifo), "--json"]) == 0
+    via_fifo = capsys.readouterr().out
+    writer.join(timeout=30)
+    assert main(["stats", str(tmp_path / "tiny.ptx"), "--json"]) == 0
+    assert capsys.readouterr().out.replace(str(tmp_path / "tiny.ptx"), str(fifo)) == via_fifo
+
+
+def test_an_endless_pipe_is_cut_at_the_input_bound(tmp_path, monkeypatch, capsys):
+    """regression: ``yes | splice stats /dev/stdin`` read until the memory ran out."""
+    from splice import util
+
+    monkeypatch.setattr(util, "MAX_INPUT_BYTES", 1 << 20)
+    fifo = tmp_path / "endless.ptx"
+    os.mkfifo(fifo)
+
+    def endless():
+        try:
+            with open(fifo, "wb") as fh:
+                while True:
+                    fh.write(b"// " + b"y" * 65536 + b"\n")
+        except (BrokenPipeError, OSError):
+            pass          # the reader stopped at the bound: what a bounded read must do
+    writer = threading.Thread(target=endless, daemon=True)
+    writer.start()
+    assert main(["stats", str(fifo)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"{fifo}: more than the {1 << 20} bytes"), err
+    writer.join(timeout=30)
+    assert not writer.is_alive()
+
+
+@pytest.mark.parametrize("argv", [["stats", "m.ptx"], ["apply", "r.yaml", "--no-ptxas"],
+                                  ["spec", "tiny.ptx", "--profile", "p.yaml"]])
+def test_a_file_over_the_bound_is_refused_before_it_is_read(argv, tmp_path, monkeypatch, capsys):
+    from splice import util
+
+    monkeypatch.setattr(util, "MAX_INPUT_BYTES", 4096)
+    _files(tmp_path, {"m.ptx": TINY + "// " + "x" * 8192 + "\n", "tiny.ptx": TINY, "n.ptx": NATIVE,
+                      "r.yaml": RECIPE.replace("n.ptx", "big.ptx"), "big.ptx": NATIVE + "//" + "x" * 8192 + "\n",
+                      "p.yaml": "entries: ['*']\n#" + "x" * (2 << 20) + "\n"})
+    monkeypatch.chdir(tmp_path)
+    before = tree_digest(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    named = {"stats": "m.ptx", "apply": "big.ptx", "spec": "p.yaml"}[argv[0]]
+    assert err.startswith(named + ": ") and "bytes an input may hold" in err, err
+    assert tree_digest(tmp_path) == before
+
+
+def test_a_fifo_in_the_corpus_directory_does_not_hang_the_module_search(tmp_path):
+    """regression: a module named by entry was searched by reading every *.ptx of the corpus
+    directory, a FIFO too: ``apply`` blocked for ever on a FIFO it was never asked to read."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    os.mkfifo(corpus / "a-fifo.ptx")
+    (corpus / "z-layer.ptx").write_text(TINY)
+    _files(tmp_path, {"n.ptx": NATIVE, "r.yaml": RECIPE.replace("module: tiny.ptx", "module: layer.ptx")})
+    proc = run_cli(["apply", "r.yaml", "--no-ptxas", "--json"], tmp_path, env={"SPLICE_CORPUS": str(corpus)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (tmp_path / "out.ptx").read_text().startswith("//")
+
+
+# ---- outputs that are this process's file descriptors ---------------------------------------
+
+WRITERS = {"canonical": ["canonical", "tiny.ptx", "-o"], "notes": ["notes", "tiny.ptx", "-o"],
+           "extract": ["extract", "tiny.ptx", "--phase", "1", "-o"], "apply": ["apply", "r.yaml", "--no-ptxas", "-o"],
+           "probe-init": ["probe", "init", "tiny.ptx", "-o"]}
+STDOUT_CASES = ([(w, "/dev/stdout") for w in WRITERS]
+                + [("canonical", s) for s in ("/proc/self/fd/1", "/dev/fd/1", "link-to-stdout")])
+
+
+@pytest.mark.parametrize("writer, spelling", STDOUT_CASES, ids=[f"{w}-{s}" for w, s in STDOUT_CASES])
+def test_output_to_stdout_appends_to_the_redirection(writer, spelling, tmp_path):
+    """regression: ``splice canonical m.ptx -o /dev/stdout >> log`` resolved /dev/stdout to
+    ``log`` and replaced it atomically: the log's earlier lines were gone."""
+    _files(tmp_path, {"tiny.ptx": TINY, "n.ptx": NATIVE, "r.yaml": RECIPE})
+    os.symlink("/dev/stdout", tmp_path / "link-to-stdout")
+    log = tmp_path / "log.txt"
+    log.write_text("precious line\n")
+    with open(log, "ab") as fh:
+        proc = run_cli([*WRITERS[writer], spelling], tmp_path, stdout=fh)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = log.read_text()
+    assert text.startswith("precious line\n") and len(text) > 200, text[:300]
+
+
+def test_output_to_an_open_descriptor_and_a_closed_one(tmp_path):
+    _files(tmp_path, {"tiny.ptx": TINY})
+    log = tmp_path / "fd.txt"
+    log.write_text("kept\n")
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND)
+    try:
+        proc = run_cli(["canonical", "tiny.ptx", "-o", f"/dev/fd/{fd}"], tmp_path, pass_fds=(fd,))
+    finally:
+        os.close(fd)
+    assert proc.returncode == 0, proc.stderr
+    assert log.read_text().startswith("kept\n.version 8.7\n")
+    err = check_refused(run_cli(["canonical", "tiny.ptx", "-o", "/dev/fd/57"], tmp_path), "/dev/fd/57")
+    assert "cannot write the output" in err
+
+
+def test_stdout_redirected_onto_the_input_is_still_refused(tmp_path):
+    _files(tmp_path, {"tiny.ptx": TINY})
+    with open(tmp_path / "tiny.ptx", "ab") as fh:
+        proc = run_cli(["canonical", "tiny.ptx", "-o", "/dev/stdout"], tmp_path, stdout=fh)
+    check_refused(proc, "/dev/stdout", "refusing to write the output onto an input")
+    assert (tmp_path / "tiny.ptx").read_text() == TINY
+
+
+# ---- terminal control characters in error messages -----------------------------------------
+
+HOSTILE_CHARS = {"esc-title": "\x1b]0;pwned\x07", "csi-clear": "\x1b[2J", "c1-csi": "\x9b2J",
+                 "bidi-override": "\u202e", "nul": "\x00", "backspace": "\x08\x08\x08",
+                 "line-separator": "\u2028", "zero-width": "\u200b"}
+UNPRINTABLE = set(map(chr, [*range(0, 9), *range(11, 32), *range(0x7f, 0xa0), 0x200b, 0x202e, 0x2028]))
+
+
+@pytest.mark.parametrize("chars", HOSTILE_CHARS, ids=list(HOSTILE_CHARS))
+@pytest.mark.parametrize("cmd", [["stats"], ["spec"], ["canonical"], ["extract", "--phase", "1"]])
+def test_error_lines_carry_no_terminal_control(cmd, chars, tmp_path, monkeypatch, capsys):
+    """regression: the caret display printed the offending source line raw: an ESC sequence in a
+    module retitled or cleared the user's terminal when the module failed to parse."""
+    bad = TINY.replace("\tret;", "\tret; " + HOSTILE_CHARS[chars] + " x")
+    _files(tmp_path, {"m.ptx": bad})
+    monkeypatch.chdir(tmp_path)
+    assert main([cmd[0], "m.ptx", *cmd[1:]]) == 2
+    err = capsys.readouterr().err
+    assert not (set(err) & UNPRINTABLE), repr(err[:400])
+    head, shown, caret = err.splitlines()[:3]
+    assert head.startswith("m.ptx:42:7: ")
+    assert caret.index("^") == shown.index("\ufffd")          # the caret still under the character
+
+
+def test_a_recipe_path_with_escapes_is_shown_escaped(tmp_path, monkeypatch, capsys):
+    _files(tmp_path, {"tiny.ptx": TINY, "r.yaml": RECIPE.replace("native: n.ptx", 'native: "\\e[2Jn.ptx"')})
+    monkeypatch.chdir(tmp_path)
+    assert main(["apply", "r.yaml", "--no-ptxas"]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "n.ptx" in err, repr(err)
+
+
+# ---- profiles ---------------------------------------------------------------------------------
+
+def _bomb(levels=9):
+    lines = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, levels)]
+    return "fields:\n  " + "\n  ".join(lines) + "\n"
+
+
+BAD_PROFILES = {   # regression (each): traceback, silent str() of a list, or an unnamed file
+    "entries-int": ("entries: 5\n", (1, 10)),                  # TypeError: 'int' object is not iterable
+    "entries-list-of-ints": ("entries: [1]\n", (1, 10)),       # matched nothing, in silence
+    "fields-value-list": ("entries: ['*']\nfields: {param_0+0: [a]}\n", (2, 21)),   # named "['a']"
+    "fields-value-binary": ("entries: ['*']\nfields: {param_0+0: !!binary aGk=}\n", (2, 21)),
+    "fields-not-a-mapping": ("entries: ['*']\nfields: [a]\n", (2, 9)),
+    "unknown-key": ("entries: ['*']\nfeilds: {}\n", (2, 1)),
+    "not-utf8": (b"entries: ['caf\xe9']\n", (1, 15)),           # "input is not text", no file named
+    "alias-bomb": (_bomb(), ()),
+    "python-tag": ("entries: !!python/object/apply:os.system [true]\n", (1, 10)),
+    "scalar": ("just a string\n", (1,)),
+    "empty": ("", (1,)),
+}
+
+
+@pytest.mark.parametrize("name", BAD_PROFILES, ids=list(BAD_PROFILES))
+@pytest.mark.parametrize("how", ["--profile", "SPLICE_PROFILES"])
+def test_a_bad_profile_is_a_placed_user_error(name, how, tmp_path, monkeypatch, capsys):
+    text, loc = BAD_PROFILES[name]
+    _files(tmp_path, {"m.ptx": TINY, "profiles/p.yaml": text})
+    monkeypatch.chdir(tmp_path)
+    if how == "--profile":
+        argv, named = ["spec", "m.ptx", "--profile", "profiles/p.yaml"], "profiles/p.yaml"
+    else:
+        monkeypatch.setenv("SPLICE_PROFILES", str(tmp_path / "profiles"))
+        argv, named = ["spec", "m.ptx"], str(tmp_path / "profiles" / "p.yaml")
+    before = tree_digest(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    at = ":".join([named, *map(str, loc)])
+    assert err.startswith(at + ":") or (not loc and err.startswith(named + ":")), err[:600]
+    assert "Traceback" not in err
+    if len(loc) == 2:
+        assert "^" in err
+    assert tree_digest(tmp_path) == before
+
+
+@pytest.mark.parametrize("what", ["missing", "file"])
+def test_splice_profiles_that_is_not_a_directory(what, tmp_path, monkeypatch, capsys):
+    """regression: a SPLICE_PROFILES naming nothing (a typo) was skipped in silence and the
+    user's field names were simply not used."""
+    _files(tmp_path, {"m.ptx": TINY})
+    named = str(tmp_path / ("gone" if what == "missing" else "m.ptx"))
+    monkeypatch.setenv("SPLICE_PROFILES", named)
+    monkeypatch.chdir(tmp_path)
+    assert main(["spec", "m.ptx"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(named + ": SPLICE_PROFILES"), err
+
+
+def test_a_good_profile_still_names_fields(tmp_path, monkeypatch, capsys):
+    _files(tmp_path, {"p.yaml": "entries: tiny\nfields:\n  param_0+0: my_input\n"})
+    monkeypatch.chdir(tmp_path)
+    assert main(["spec", str(DATA / "recipes" / "tiny.ptx"), "--profile", "p.yaml", "--json"]) == 0
+    assert "my_input" in capsys.readouterr().out
+
+
+def test_memory_limit_of_the_child_is_real():
+    """The subprocess guard above must be able to fail: 2 GiB of address space is enforced."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)); "
+            "b = bytearray(3 << 30)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert proc.returncode != 0 and b"MemoryError" in proc.stderr

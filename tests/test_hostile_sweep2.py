@@ -382,3 +382,130 @@ def test_memory_limit_of_the_child_is_real():
             "b = bytearray(3 << 30)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
     assert proc.returncode != 0 and b"MemoryError" in proc.stderr
+
+
+# ---- compile caches: an entry that does not verify is recompiled, never trusted ----------------
+
+from .test_compile_cache import FAKE, PTX  # noqa: E402
+
+
+@pytest.fixture
+def fake_ptxas(tmp_path, monkeypatch):
+    """SPLICE_PTXAS -> tests/data/tools/fake_ptxas.py (no toolkit needed); returns the compile log."""
+    exe = tmp_path / "bin" / "ptxas"
+    exe.parent.mkdir()
+    exe.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKE} \"$@\"\n")
+    exe.chmod(0o755)
+    log = tmp_path / "ptxas.log"
+    log.write_text("")
+    monkeypatch.setenv("SPLICE_PTXAS", str(exe))
+    monkeypatch.setenv("FAKE_PTXAS_LOG", str(log))
+    monkeypatch.setenv("SPLICE_CACHE", str(tmp_path / "cache"))
+    return lambda: log.read_text().splitlines()
+
+
+def _entry_parts(path: Path):
+    from splice.ptx.cache import MAGIC
+
+    blob = path.read_bytes()
+    n = int.from_bytes(blob[len(MAGIC):len(MAGIC) + 8], "big")
+    import json
+
+    return json.loads(blob[len(MAGIC) + 8:len(MAGIC) + 8 + n]), blob[len(MAGIC) + 8 + n:]
+
+
+def _entry(head: dict, cubin: bytes) -> bytes:
+    import hashlib
+    import json
+
+    from splice.ptx.cache import MAGIC
+
+    head = {**head, "cubin_len": len(cubin), "cubin_sha256": hashlib.sha256(cubin).hexdigest(), **{
+        k: v for k, v in head.items() if k in ("cubin_len", "cubin_sha256") and v is None}}
+    hb = json.dumps({k: v for k, v in head.items() if v is not None}).encode()
+    return MAGIC + len(hb).to_bytes(8, "big") + hb + cubin
+
+
+DAMAGE = {   # name -> (head, cubin) -> bytes of the entry, or a callable making the path something else
+    "stderr-not-a-string": lambda h, c: _entry({**h, "stderr": 5}, c),       # regression: TypeError
+    "src-missing": lambda h, c: _entry({k: v for k, v in h.items() if k != "src"}, c),   # regression: KeyError
+    "command-not-a-list": lambda h, c: _entry({**h, "command": "ptxas"}, c),
+    "command-of-ints": lambda h, c: _entry({**h, "command": [1, 2]}, c),
+    "arch-null": lambda h, c: _entry({**h, "arch": 90}, c),
+    "cubin-not-elf": lambda h, c: _entry(h, b"garbage, checksummed"),         # regression: loaded as a cubin
+    "cubin-truncated": lambda h, c: _entry(h, c)[:-5],
+    "header-length-huge": lambda h, c: _entry(h, c)[:15] + (2 ** 62).to_bytes(8, "big") + _entry(h, c)[23:],
+    "header-deep-json": lambda h, c: (lambda hb: _entry(h, c)[:15] + len(hb).to_bytes(8, "big") + hb + c)(
+        b"[" * 100000 + b"]" * 100000),
+}
+
+
+@pytest.mark.parametrize("damage", [*DAMAGE, "fifo", "directory"])
+def test_a_damaged_ptxas_cache_entry_is_recompiled(damage, fake_ptxas, tmp_path):
+    from splice.ptx import sass
+    from splice.ptx.cache import CompileCache, _decode
+
+    c = CompileCache(tmp_path / "c")
+    fresh = sass.compile_ptx(PTX, "sm_90", 3, cache=c)
+    (entry,) = (tmp_path / "c").rglob("*.entry")
+    head, cubin = _entry_parts(entry)
+    entry.unlink()
+    if damage == "fifo":
+        os.mkfifo(entry)          # regression: read_bytes() on it blocked for ever
+    elif damage == "directory":
+        entry.mkdir()
+    else:
+        entry.write_bytes(DAMAGE[damage](head, cubin))
+    again = sass.compile_ptx(PTX, "sm_90", 3, cache=c)
+    assert not again.cached and again.cubin == fresh.cubin and len(fake_ptxas()) == 2
+    if damage != "directory":     # the next store replaced the damaged entry with a good one
+        assert _decode(entry.read_bytes(), entry.name[:-len(".entry")]) is not None
+
+
+def test_a_damaged_cache_entry_is_not_a_traceback_in_apply(fake_ptxas, tmp_path, monkeypatch, capsys):
+    """regression: ``splice apply`` ended in ``KeyError: 'src'`` on an entry whose checksum was
+    right and whose header lacked a field."""
+    _files(tmp_path, {"tiny.ptx": TINY, "n.ptx": NATIVE, "r.yaml": RECIPE})
+    monkeypatch.chdir(tmp_path)
+    assert main(["apply", "r.yaml"]) == 0
+    entries = list((tmp_path / "cache").rglob("*.entry"))
+    assert entries
+    for e in entries:
+        head, cubin = _entry_parts(e)
+        e.write_bytes(DAMAGE["src-missing"](head, cubin))
+    capsys.readouterr()
+    assert main(["apply", "r.yaml"]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    assert len(fake_ptxas()) == 2 * len(entries) and len(entries) == 2
+
+
+PROBE_DAMAGE = {
+    "cubin-truncated": lambda cub, meta: cub.write_bytes(cub.read_bytes()[:10]),    # regression: trusted
+    "cubin-garbage": lambda cub, meta: cub.write_bytes(b"\x7fELF" + b"\0" * 60),
+    "cubin-of-another-module": lambda cub, meta: cub.write_bytes(b"\x7fELF-fake" + b"x" * 32),
+    "meta-not-json": lambda cub, meta: meta.write_text("{"),                         # regression: traceback
+    "meta-a-list": lambda cub, meta: meta.write_text("[1]"),
+    "meta-old-format": lambda cub, meta: meta.write_text('{"k": {"registers": 8}}'),  # no length/sha
+    "meta-wrong-key": lambda cub, meta: meta.write_text(meta.read_text().replace('"key": "', '"key": "0')),
+    "cubin-missing": lambda cub, meta: cub.unlink(),
+    "cubin-fifo": lambda cub, meta: (cub.unlink(), os.mkfifo(cub)),
+}
+
+
+@pytest.mark.parametrize("damage", PROBE_DAMAGE, ids=list(PROBE_DAMAGE))
+def test_a_damaged_probe_cubin_is_recompiled(damage, fake_ptxas, tmp_path, monkeypatch):
+    """The probe's own cubin cache (build/probe/cubins) trusted any file with the right name:
+    a truncated or swapped cubin would have been loaded onto the GPU as the module under test."""
+    from splice import util
+    from splice.probe.modules import compile_one
+
+    monkeypatch.setattr(util, "FIFO_WAIT_S", 0.1)
+    first = compile_one("k", PTX, "sm_90", tmp_path / "probe")
+    good = first.path.read_bytes()
+    cub, meta = first.path, first.path.with_suffix(".json")
+    assert compile_one("k", PTX, "sm_90", tmp_path / "probe").cached
+    PROBE_DAMAGE[damage](cub, meta)
+    again = compile_one("k", PTX, "sm_90", tmp_path / "probe")
+    assert not again.cached and again.path.read_bytes() == good and again.resources == first.resources
+    assert compile_one("k", PTX, "sm_90", tmp_path / "probe").cached        # and the repair is trusted
+    assert sorted(p.name for p in cub.parent.iterdir()) == sorted([cub.name, meta.name])    # no temp files

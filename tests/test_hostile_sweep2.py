@@ -509,3 +509,32 @@ def test_a_damaged_probe_cubin_is_recompiled(damage, fake_ptxas, tmp_path, monke
     assert not again.cached and again.path.read_bytes() == good and again.resources == first.resources
     assert compile_one("k", PTX, "sm_90", tmp_path / "probe").cached        # and the repair is trusted
     assert sorted(p.name for p in cub.parent.iterdir()) == sorted([cub.name, meta.name])    # no temp files
+
+
+# ---- one very long line --------------------------------------------------------------------
+
+def test_many_statements_on_one_line_are_not_quadratic(tmp_path):
+    """regression: the lossless printer sliced the whole line before every statement to find its
+    indent: 160k statements on one line took 96 s to round-trip (40k: 3.6 s), 300k more than
+    two minutes -- a hang for a minified module.  Not a timing test: the bound is 30x what
+    the linear printer needs on a loaded machine; the quadratic one needs minutes."""
+    text = TINY.replace("\tret;", "\t" + "add.s32 %r20, %r20, 1; " * 200_000 + "\n\tret;")
+    _files(tmp_path, {"m.ptx": text})
+    proc = run_cli(["roundtrip", "m.ptx", "--json"], tmp_path, timeout=90)
+    assert proc.returncode == 0, proc.stderr[-1000:]
+    assert b'"identical": true' in proc.stdout, proc.stdout[:300]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_indent_before_is_the_line_prefix_when_it_is_blank(seed):
+    import random
+
+    from splice.ptx.printer import _indent_before
+
+    rnd = random.Random(seed)
+    alphabet = [" ", "\t", "\n", "\r", "\x0b", "a", ";", "\u2028", "\x85"]
+    for _ in range(300):
+        source = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 30)))
+        pos = rnd.randint(0, len(source))
+        prefix = source[source.rfind("\n", 0, pos) + 1:pos]           # the definition
+        assert _indent_before(source, pos) == (prefix if not prefix.strip() else ""), (source, pos)

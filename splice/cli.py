@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _add_json(sub.add_parser("stats", help="entries, statement counts, opcode histogram"))
     p.add_argument("file")
-    p.add_argument("--top", type=int, default=25, help="opcodes shown in the histogram")
+    p.add_argument("--top", type=_count, default=25, help="opcodes shown in the histogram")
     p.add_argument("--entry", help="only this entry (name, unique substring or demangled name): "
                    "only its body is parsed")
     p.set_defaults(func=_lazy("splice.commands.frontend", "cmd_stats"))
@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pressure", action="store_true",
                    help="live 32-bit registers per statement, peaks, curve PNG, ptxas -v next to it")
     p.add_argument("--png", help="pressure curve PNG path ('none': no PNG; default build/)")
-    p.add_argument("--top", type=int, default=8, help="pressure peaks shown")
+    p.add_argument("--top", type=_count, default=8, help="pressure peaks shown")
     p.add_argument("--no-ptxas", action="store_true", help="pressure without running ptxas -v")
     p.add_argument("--arch", default=None, help="ptxas arch for --pressure (default: from .target, at least sm_90)")
     p.set_defaults(func=_lazy("splice.commands.spec", "cmd_spec"))
@@ -129,6 +129,17 @@ def build_parser() -> argparse.ArgumentParser:
     for cmd in sub.choices.values():
         _refuse_empty(cmd)
     return ap
+
+
+def _count(value: str) -> int:
+    """A number of rows shown: 1 or more (``--top -5`` showed nothing, or all but five)."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n}: must be 1 or more")
+    return n
 
 
 def _nonempty(value: str) -> str:

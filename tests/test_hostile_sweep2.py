@@ -538,3 +538,39 @@ def test_indent_before_is_the_line_prefix_when_it_is_blank(seed):
         pos = rnd.randint(0, len(source))
         prefix = source[source.rfind("\n", 0, pos) + 1:pos]           # the definition
         assert _indent_before(source, pos) == (prefix if not prefix.strip() else ""), (source, pos)
+
+
+# ---- counts and options that were accepted and then ignored ---------------------------------
+
+@pytest.mark.parametrize("argv", [["stats", "m.ptx", "--top", "0"], ["stats", "m.ptx", "--top", "-5"],
+                                  ["stats", "m.ptx", "--top", "nan"], ["stats", "m.ptx", "--top", "1e3"],
+                                  ["spec", "m.ptx", "--pressure", "--no-ptxas", "--png", "none", "--top", "-1"]])
+def test_top_is_a_count(argv, tmp_path, monkeypatch, capsys):
+    """regression: ``--top -5`` printed an empty histogram (``most_common(-5)``), exit 0."""
+    _files(tmp_path, {"m.ptx": TINY})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "argument --top" in err and "Traceback" not in err
+
+
+PROBE_ONLY_INIT = [(["-o", "x.yaml"], "-o is an option of `splice probe init`"),
+                   (["--entry", "tiny"], "--entry is an option of `splice probe init`"),
+                   (["--report-dir", "tiny.ptx"], "--report-dir: not a directory")]
+
+
+@pytest.mark.parametrize("extra, says", PROBE_ONLY_INIT, ids=[e[0] for e, _ in PROBE_ONLY_INIT])
+@pytest.mark.parametrize("target", [["spec.yaml", "tiny.ptx"], ["r.yaml"]], ids=["spec", "recipe"])
+def test_probe_options_are_checked_before_the_gpu(target, extra, says, tmp_path, monkeypatch, capsys):
+    """regression: ``splice probe SPEC MODULE -o x.yaml`` (or ``--entry``) was accepted and
+    ignored, and ``--report-dir FILE`` failed only after the whole GPU run; without cupy the
+    message was about cupy.  Both are usage errors, found before anything needs a GPU."""
+    _files(tmp_path, {"tiny.ptx": TINY, "n.ptx": NATIVE, "r.yaml": RECIPE, "spec.yaml": SPEC})
+    monkeypatch.chdir(tmp_path)
+    before = tree_digest(tmp_path)
+    assert main(["probe", *target, *extra]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "cupy" not in err, err
+    assert err.startswith("tiny.ptx: " if "report" in says else target[0] + ": "), err
+    assert tree_digest(tmp_path) == before

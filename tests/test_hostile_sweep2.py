@@ -574,3 +574,34 @@ def test_probe_options_are_checked_before_the_gpu(target, extra, says, tmp_path,
     assert says in err and "cupy" not in err, err
     assert err.startswith("tiny.ptx: " if "report" in says else target[0] + ": "), err
     assert tree_digest(tmp_path) == before
+
+
+# ---- a recipe's native: path ----------------------------------------------------------------
+
+@pytest.mark.parametrize("cmd", ["apply", "verify", "sass-mix", "probe"])
+@pytest.mark.parametrize("native, says", [("gone.ptx", "native phase file not found"),
+                                          ("~/splice-no-such-native.ptx", "not found: " + os.path.expanduser("~")),
+                                          (".", "native phase file is a directory"),
+                                          ("sub", "native phase file is a directory")])
+def test_a_native_path_that_names_no_file_is_placed_in_the_recipe(cmd, native, says, tmp_path, monkeypatch,
+                                                                    capsys):
+    """regression: ``native: gone.ptx`` was reported as ``gone.ptx: native phase file not found``
+    (no recipe, no line), ``native: .`` as ``.: is a directory``, and ``~`` was expanded in
+    ``module:`` but not in ``native:``."""
+    _files(tmp_path, {"tiny.ptx": TINY, "sub/x": "", "r.yaml": RECIPE.replace("native: n.ptx", f"native: {native}")})
+    monkeypatch.chdir(tmp_path)
+    before = tree_digest(tmp_path)
+    assert main([cmd, "r.yaml"] + (["--no-ptxas"] if cmd == "apply" else [])) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("r.yaml:6:5: cut 1: ") and says in err and "^" in err, err
+    assert tree_digest(tmp_path) == before
+
+
+def test_native_tilde_is_the_home_directory(tmp_path, monkeypatch, capsys):
+    home = tmp_path / "home"
+    recipe = RECIPE.replace("native: n.ptx", "native: ~/n.ptx")
+    _files(tmp_path, {"tiny.ptx": TINY, "home/n.ptx": NATIVE, "r.yaml": recipe})
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    assert main(["apply", "r.yaml", "--no-ptxas"]) == 0
+    assert (tmp_path / "out.ptx").is_file()

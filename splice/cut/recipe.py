@@ -366,6 +366,6 @@ def _load_cut(i: int, cy, at0, path: str, rdir: Path) -> Cut:
     at.update({f"params.{k}": params.at(k) for k in params})
     if not isinstance(cy["native"], str) or not cy["native"].strip():   # str(None) is a file 'None'
         raise SpliceError(f"cut {i}: native: expected a file name, got {cy['native']!r}", path, *cy.vat("native"))
-    native = rdir / cy["native"]
+    native = rdir / Path(cy["native"]).expanduser()      # ~ expanded as for module:
     return Cut(i, sel, targets, native, str(native), abi, dict(params), vals,
                dict(exp), thr, sync, cy.get("name"), at0[0], at)

@@ -312,6 +312,14 @@ def _load_entry(recipe: Recipe):
     return load_kernel(str(recipe.module), name, module=module)
 
 
+def _check_native_file(recipe, cut) -> None:
+    """A native file that is not there (or is a directory) is named at the recipe's ``native:``
+    line, where the user fixes it, with the path it was looked for at."""
+    problem = "not found" if not cut.native.exists() else "is a directory" if cut.native.is_dir() else ""
+    if problem:
+        raise recipe.error(f"native phase file {problem}: {cut.native}", "native", cut)
+
+
 def plan(recipe: Recipe, kernel=None) -> Plan:
     t0 = time.perf_counter()
     source = read_text(recipe.module)
@@ -364,6 +372,7 @@ def plan(recipe: Recipe, kernel=None) -> Plan:
                 shown = str(cut.native.relative_to(Path.cwd()))
             except ValueError:
                 shown = str(cut.native)
+            _check_native_file(recipe, cut)
             nat = load_native(cut.native, cut.params, ctx, display=shown)
             _check_params(recipe, cut, nat)
             vtypes = {k: (kernel.reg_type(v) or ".b32") for k, v in cut.values.items()}

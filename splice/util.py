@@ -172,6 +172,16 @@ def _fail(path: PathLike, what: str, exc: OSError) -> SpliceError:
     return SpliceError(f"cannot write the output: {what}{exc.strerror or exc}", str(path))
 
 
+DIRECTORY_NAME = "cannot write the output: the name ends in / (a directory); name a file"
+
+
+def names_a_directory(spelled: str) -> bool:
+    """``out/``, ``x.ptx/.``, ``..``: a name that can only be a directory, as the shell's
+    ``> out/`` says.  Check it on the user's spelling: ``Path("out/")`` is ``out``, and writing
+    a file ``out`` is not what was asked."""
+    return spelled.endswith(("/", "/.", "/..")) or spelled in (".", "..")
+
+
 def write_atomic(path: PathLike, data: Union[str, bytes], inputs: Iterable[PathLike] = ()) -> Path:
     """Write ``data`` (str or bytes) to ``path`` without ever destroying anything.
 
@@ -187,6 +197,8 @@ def write_atomic(path: PathLike, data: Union[str, bytes], inputs: Iterable[PathL
     else:
         raise TypeError(f"write_atomic writes str or bytes, not {type(data).__name__}")
     check_output(path, inputs)
+    if names_a_directory(os.fspath(path)):
+        raise SpliceError(DIRECTORY_NAME, str(path))
     fd = _descriptor(path)
     if fd is not None:
         return _write_descriptor(path, fd, raw)

@@ -605,3 +605,34 @@ def test_native_tilde_is_the_home_directory(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["apply", "r.yaml", "--no-ptxas"]) == 0
     assert (tmp_path / "out.ptx").is_file()
+
+
+# ---- an output name that can only be a directory ---------------------------------------------
+
+DIR_WRITERS = {**WRITERS, "pressure-png": ["spec", "tiny.ptx", "--pressure", "--no-ptxas", "--png"]}
+
+
+@pytest.mark.parametrize("name", ["newdir/", "x.ptx/.", "newdir/..", "deep/new/"])
+@pytest.mark.parametrize("writer", DIR_WRITERS, ids=list(DIR_WRITERS))
+def test_an_output_ending_in_a_slash_is_refused(writer, name, tmp_path, monkeypatch, capsys):
+    """regression: ``-o newdir/`` wrote a *file* ``newdir`` (and ``-o x.ptx/.`` a file ``x.ptx``):
+    write_atomic resolved the name first, and apply's ``Path(output)`` dropped the slash."""
+    _files(tmp_path, {"tiny.ptx": TINY, "n.ptx": NATIVE, "r.yaml": RECIPE})
+    monkeypatch.chdir(tmp_path)
+    before = tree_digest(tmp_path)
+    assert main([*DIR_WRITERS[writer], name]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"{name}: cannot write the output: the name ends in /"), err
+    assert tree_digest(tmp_path) == before
+
+
+@pytest.mark.parametrize("output", ["outd/", "build/.", "..", "."])
+def test_a_recipe_output_ending_in_a_slash_is_placed(output, tmp_path, monkeypatch, capsys):
+    _files(tmp_path, {"tiny.ptx": TINY, "n.ptx": NATIVE, "r.yaml": RECIPE.replace("output: out.ptx",
+                                                                                   f"output: '{output}'")})
+    monkeypatch.chdir(tmp_path)
+    before = tree_digest(tmp_path)
+    assert main(["apply", "r.yaml", "--no-ptxas"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("r.yaml:3:9: output: expected a file name"), err
+    assert tree_digest(tmp_path) == before

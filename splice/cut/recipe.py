@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import SpliceError
-from ..util import read_input, read_utf8
+from ..util import DIRECTORY_NAME, names_a_directory, read_input, read_utf8
 from ..yamlsafe import DEFAULT_LIMITS, YList, YMap, load_yaml_marked  # noqa: F401  (re-exported)
 
 TOP_KEYS = {"module", "entry", "arch", "opt_level", "output", "cuts", "description", "name"}
@@ -220,7 +220,7 @@ def _output(data: YMap, path: str) -> str:
     """The recipe's ``output:``: a file name, nothing else.  ``str()`` of a null or a list would
     be a file named ``None`` or ``['a']`` written beside the recipe."""
     raw = data["output"]
-    if not isinstance(raw, str) or not raw.strip():
+    if not isinstance(raw, str) or not raw.strip() or names_a_directory(raw):
         raise SpliceError(f"output: expected a file name, got {raw!r}", path, *data.vat("output"))
     return raw
 
@@ -254,6 +254,8 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
     if not isinstance(opt, int) or isinstance(opt, bool) or not 0 <= opt <= 4:
         raise SpliceError("opt_level must be 0..4", path, *data.vat("opt_level"))
     if output:
+        if names_a_directory(output):
+            raise SpliceError(DIRECTORY_NAME, output)
         out = Path(output)
     elif "output" in data:
         out = rdir / _output(data, path)

@@ -636,3 +636,27 @@ def test_a_recipe_output_ending_in_a_slash_is_placed(output, tmp_path, monkeypat
     err = capsys.readouterr().err
     assert err.startswith("r.yaml:3:9: output: expected a file name"), err
     assert tree_digest(tmp_path) == before
+
+
+# ---- probe specs: numbers no device can honour -------------------------------------------------
+
+ABSURD = [("  grid: [1, 1, 1]", "  grid: [99999999999, 1, 1]", "spec.yaml:5:9: launch.grid[0]: 99999999999 blocks"),
+          ("  grid: [1, 1, 1]", "  grid: [1, 65536, 1]", "spec.yaml:5:9: launch.grid[1]: 65536 blocks"),
+          ("  grid: [1, 1, 1]", "  grid: [1, 1, 70000]", "spec.yaml:5:9: launch.grid[2]: 70000 blocks"),
+          ("shape: [1024], role: input", "shape: [99999999999, 99999999999], role: input",
+           "spec.yaml:8:52: params[0].shape: 39999999999200000000004 bytes"),
+          ("shape: [1024], role: input", "shape: [1024], bytes: 99999999999999999999, role: input",
+           "params[0].shape: 99999999999999999999 bytes")]
+
+
+@pytest.mark.parametrize("old, new, says", ABSURD, ids=[n.strip() for _o, n, _s in ABSURD])
+def test_probe_spec_numbers_beyond_any_device_are_placed(old, new, says, tmp_path, monkeypatch, capsys):
+    """regression: a grid past CUDA's limits and a buffer of 10^22 elements passed the spec
+    check; the run would have built the inputs on the host first (an allocation no machine
+    has) and failed in cupy, not at the spec's line."""
+    _files(tmp_path, {"tiny.ptx": TINY, "spec.yaml": SPEC.replace(old, new, 1)})
+    monkeypatch.chdir(tmp_path)
+    assert main(["probe", "spec.yaml", "tiny.ptx"]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "cupy" not in err and "^" in err, err
+    assert err.startswith("spec.yaml:")

@@ -660,3 +660,25 @@ def test_probe_spec_numbers_beyond_any_device_are_placed(old, new, says, tmp_pat
     err = capsys.readouterr().err
     assert says in err and "cupy" not in err and "^" in err, err
     assert err.startswith("spec.yaml:")
+
+
+# ---- ptxas' messages name the user's file, not splice's temporary copy -------------------------
+
+@pytest.mark.needs("ptxas")
+@pytest.mark.parametrize("argv", [["sass-mix", "m.ptx"], ["spec", "m.ptx", "--pressure", "--png", "none"],
+                                  ["roundtrip", "m.ptx", "--sass", "--json"]])
+def test_a_missing_version_names_the_module_not_a_temp_file(argv, tmp_path, monkeypatch, capsys):
+    """regression: ``fatal: Missing .version directive at start of file
+    '/tmp/splice-ptxas-XXXX/input.ptx'`` -- a path that no longer exists when the user reads it."""
+    import re
+
+    _files(tmp_path, {"m.ptx": re.sub(r"\.version [0-9.]+\n", "", TINY)})
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SPLICE_CACHE", str(tmp_path / "cache"))
+    rc = main(argv)
+    out, err = capsys.readouterr()
+    assert "splice-ptxas-" not in out + err, out + err
+    if argv[0] != "roundtrip":
+        assert rc == 2 and "fatal: Missing .version directive at start of file 'm.ptx'" in err, err
+    else:                            # roundtrip reports the file as not compiled, exit 0
+        assert rc == 0 and "fatal: Missing .version directive at start of file" in out, out

@@ -107,6 +107,10 @@ def _compare_sass(original: str, canon: str, arch: str, opt, cache=None):
 
 
 def _first_error(exc) -> str:
+    """ptxas' first error, from its parsed diagnostics (temp paths renamed), else its stderr."""
+    for d in getattr(exc, "diagnostics", ()) or ():
+        if d.severity in ("error", "fatal"):
+            return (f"line {d.line}: " if d.line else "") + f"{d.severity}: {d.message}"[:200]
     for line in (getattr(exc, "stderr", "") or "").splitlines():
         if "error" in line.lower() or "fatal" in line.lower():
             return line.strip()[:200]

@@ -262,17 +262,25 @@ def parse_diagnostics(text: str, rename: dict[str, str] | None = None) -> list[D
 
     ``rename`` maps file names as ptxas printed them (temp paths) to names the caller knows."""
     rename = rename or {}
+    paths = [(k, v) for k, v in rename.items() if os.sep in k]    # temp paths quoted inside a message
+
+    def msg(m: re.Match) -> str:
+        text = m.group("msg").strip()
+        for k, v in paths:
+            text = text.replace(k, v)
+        return text
+
     out: list[Diagnostic] = []
     for raw in text.splitlines():
         line = raw.rstrip()
         m = _DIAG_RE.match(line)
         if m:
             f = m.group("file")
-            out.append(Diagnostic(rename.get(f, f), int(m.group("line")), m.group("sev"), m.group("msg").strip()))
+            out.append(Diagnostic(rename.get(f, f), int(m.group("line")), m.group("sev"), msg(m)))
             continue
         m = _DIAG_NOPOS_RE.match(line)
         if m:
-            out.append(Diagnostic(None, None, m.group("sev"), m.group("msg").strip()))
+            out.append(Diagnostic(None, None, m.group("sev"), msg(m)))
     return out
 
 

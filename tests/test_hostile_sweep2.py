@@ -682,3 +682,39 @@ def test_a_missing_version_names_the_module_not_a_temp_file(argv, tmp_path, monk
         assert rc == 2 and "fatal: Missing .version directive at start of file 'm.ptx'" in err, err
     else:                            # roundtrip reports the file as not compiled, exit 0
         assert rc == 0 and "fatal: Missing .version directive at start of file" in out, out
+
+
+# ---- a tool that floods its output -------------------------------------------------------------
+
+FLOODS = {
+    "exec": "#!/bin/sh\nexec head -c 8000000 /dev/zero\n",
+    # the shell is killed; its grandchild keeps the pipe open: it must not be drained to its end
+    "grandchild": "#!/bin/sh\nhead -c 8000000 /dev/zero\nsleep 60\n",
+}
+
+
+@pytest.mark.parametrize("flood", FLOODS, ids=list(FLOODS))
+@pytest.mark.parametrize("argv", [["apply", "r.yaml"], ["sass-mix", "tiny.ptx"],
+                                  ["spec", "tiny.ptx", "--pressure", "--png", "none"]])
+def test_a_tool_that_floods_its_output_is_stopped(argv, flood, tmp_path, monkeypatch, capsys):
+    """regression: ptxas' output was collected whole (``communicate``): a SPLICE_PTXAS that
+    printed without end filled the memory (a MemoryError traceback under a limit).  The flood
+    here is 8 MB against a bound lowered to 1 MiB, so a regression fails instead of swapping."""
+    import time
+
+    from splice.ptx import sass
+
+    monkeypatch.setattr(sass, "MAX_TOOL_OUTPUT", 1 << 20, raising=False)
+    tool = tmp_path / "ptxas"
+    tool.write_text(FLOODS[flood])
+    tool.chmod(0o755)
+    monkeypatch.setenv("SPLICE_PTXAS", str(tool))
+    monkeypatch.setenv("SPLICE_CACHE", str(tmp_path / "cache"))
+    _files(tmp_path, {"tiny.ptx": TINY, "n.ptx": NATIVE, "r.yaml": RECIPE})
+    monkeypatch.chdir(tmp_path)
+    t0 = time.monotonic()
+    rc = main(argv)
+    err = capsys.readouterr().err
+    assert rc == 2 and f"printed more than {1 << 20} bytes" in err and "Traceback" not in err, err[-1500:]
+    assert time.monotonic() - t0 < 45, "waited for the grandchild's pipe instead of closing it"
+    assert not (tmp_path / "out.ptx").exists()

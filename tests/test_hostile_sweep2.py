@@ -718,3 +718,16 @@ def test_a_tool_that_floods_its_output_is_stopped(argv, flood, tmp_path, monkeyp
     assert rc == 2 and f"printed more than {1 << 20} bytes" in err and "Traceback" not in err, err[-1500:]
     assert time.monotonic() - t0 < 45, "waited for the grandchild's pipe instead of closing it"
     assert not (tmp_path / "out.ptx").exists()
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", ".", "fifo.npy"])
+def test_a_probe_fill_from_something_not_a_file_is_placed(path, tmp_path, monkeypatch, capsys):
+    """regression: ``fill: {rule: from, path: /dev/zero}`` passed the spec check (it exists);
+    the GPU run's ``np.load`` would have read it without end (a FIFO: blocked for ever)."""
+    os.mkfifo(tmp_path / "fifo.npy")
+    spec = SPEC.replace("role: input}", "role: input, fill: {rule: from, path: '" + path + "'}}")
+    _files(tmp_path, {"tiny.ptx": TINY, "spec.yaml": spec})
+    monkeypatch.chdir(tmp_path)
+    assert main(["probe", "spec.yaml", "tiny.ptx"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("spec.yaml:8:") and "is not a regular file" in err and "cupy" not in err, err

@@ -313,6 +313,8 @@ def _fill(c: _Ctx, d: Any, where: str, base: Path) -> Fill:
         path = str((base / str(p)) if not Path(str(p)).is_absolute() else Path(str(p)))
         if not Path(path).exists():
             raise c.err(f"{where}.path", f"no such file {p!r}", d, "path")
+        if not Path(path).is_file():   # a FIFO or /dev/zero would hang or flood np.load on the GPU run
+            raise c.err(f"{where}.path", f"{p!r} is not a regular file (a .npy array)", d, "path")
     value = d.get("value", 0)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise c.err(f"{where}.value", f"expected a number, got {value!r}", d, "value")

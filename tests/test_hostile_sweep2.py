@@ -731,3 +731,32 @@ def test_a_probe_fill_from_something_not_a_file_is_placed(path, tmp_path, monkey
     assert main(["probe", "spec.yaml", "tiny.ptx"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("spec.yaml:8:") and "is not a regular file" in err and "cupy" not in err, err
+
+
+# ---- --entry naming a .func ------------------------------------------------------------------
+
+WITH_FUNC = TINY.replace(".visible .entry tiny(", ".visible .func helper()\n{\n\tret;\n}\n.visible .entry tiny(", 1)
+
+
+@pytest.mark.parametrize("argv", [["notes", "m.ptx"], ["extract", "m.ptx", "--phase", "1"], ["probe", "init", "m.ptx"],
+                                  ["sass-mix", "m.ptx"], ["stats", "m.ptx"], ["spec", "m.ptx"], ["index", "m.ptx"]])
+def test_entry_naming_a_func_is_refused(argv, tmp_path, monkeypatch, capsys):
+    """regression: ``probe init --entry helper`` (a .func) was an AttributeError traceback, and
+    notes, extract and sass-mix analysed the .func as if it were a kernel, exit 0."""
+    _files(tmp_path, {"m.ptx": WITH_FUNC})
+    monkeypatch.chdir(tmp_path)
+    before = tree_digest(tmp_path)
+    assert main([*argv, "--entry", "helper"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("m.ptx: ") and ("names a .func" in err or "no entry 'helper'" in err), err
+    assert "Traceback" not in err
+    assert tree_digest(tmp_path) == before
+
+
+def test_recipe_entry_naming_a_func_is_refused(tmp_path, monkeypatch, capsys):
+    _files(tmp_path, {"tiny.ptx": WITH_FUNC, "n.ptx": NATIVE, "r.yaml": RECIPE.replace("entry: tiny", "entry: helper")})
+    monkeypatch.chdir(tmp_path)
+    assert main(["apply", "r.yaml", "--no-ptxas"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("r.yaml:2:1: entry 'helper': no entry 'helper'"), err     # placed at the recipe's line
+    assert not (tmp_path / "out.ptx").exists()

@@ -760,3 +760,21 @@ def test_recipe_entry_naming_a_func_is_refused(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert err.startswith("r.yaml:2:1: entry 'helper': no entry 'helper'"), err     # placed at the recipe's line
     assert not (tmp_path / "out.ptx").exists()
+
+
+# ---- concurrent runs onto one output ---------------------------------------------------------
+
+def test_concurrent_runs_onto_one_output_leave_one_whole_file(tmp_path):
+    """Eight processes writing the same output at once: the output is one whole run's text
+    (never interleaved, never truncated) and no temporary file is left."""
+    big = TINY.replace("\tret;", "\t" + "add.s32 %r20, %r20, 1;\n\t" * 20000 + "ret;")
+    _files(tmp_path, {"m.ptx": big})
+    code = "import sys; from splice.cli import main; sys.exit(main(sys.argv[1:]))"
+    procs = [subprocess.Popen([sys.executable, "-c", code, "canonical", "m.ptx", "-o", "out.ptx"], cwd=tmp_path,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(8)]
+    for p in procs:
+        assert p.wait(timeout=120) == 0, p.stderr.read()[-1000:]
+        p.stderr.close()
+    assert main(["canonical", str(tmp_path / "m.ptx"), "-o", str(tmp_path / "ref.ptx")]) == 0
+    assert (tmp_path / "out.ptx").read_bytes() == (tmp_path / "ref.ptx").read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.ptx", "out.ptx", "ref.ptx"]

@@ -264,11 +264,35 @@ def _write_through(path: PathLike, target: Path, raw: bytes) -> Path:
     """A character device, FIFO or socket the user named: open it and write, as a shell
     redirection would."""
     try:
-        with open(target, "wb") as fh:
+        fd = _open_for_writing(path, target)
+        with open(fd, "wb") as fh:
             fh.write(raw)
     except OSError as exc:
         raise _fail(path, "", exc) from None
     return Path(path)
+
+
+def _open_for_writing(path: PathLike, target: Path) -> int:
+    """A blocking descriptor on ``target``; a FIFO no process reads is waited for
+    :data:`FIFO_WAIT_S`, then refused (``open()`` would block for ever)."""
+    import time
+
+    if not stat.S_ISFIFO(os.stat(target).st_mode):
+        return os.open(target, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+    deadline = time.monotonic() + FIFO_WAIT_S
+    while True:
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:       # ENXIO: no reader yet
+                raise
+            if time.monotonic() >= deadline:
+                raise SpliceError(f"cannot write the output: a FIFO that no process reads (waited "
+                                  f"{FIFO_WAIT_S:g} s): start its reader first", str(path)) from None
+            time.sleep(0.05)
+            continue
+        os.set_blocking(fd, True)
+        return fd
 
 
 def _replace(path: PathLike, target: Path, raw: bytes, old: "os.stat_result | None") -> None:

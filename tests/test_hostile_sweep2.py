@@ -114,9 +114,9 @@ class Watchdog:
     """Opens ``fifo`` for writing (which ends a reader's blocking open) if the test is still
     running after ``after`` seconds: a regression fails the test instead of hanging it."""
 
-    def __init__(self, fifo: Path, after: float = 30.0):
+    def __init__(self, fifo: Path, after: float = 30.0, flags: int = os.O_WRONLY | os.O_NONBLOCK):
         self.done, self.fired = threading.Event(), False
-        self.fifo, self.after = fifo, after
+        self.fifo, self.after, self.flags = fifo, after, flags
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
@@ -125,7 +125,7 @@ class Watchdog:
             self.fired = True
             for _ in range(100):       # keep releasing: the command may open it more than once
                 try:
-                    os.close(os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK))
+                    os.close(os.open(self.fifo, self.flags))
                 except OSError:
                     pass
                 if self.done.wait(0.1):
@@ -778,3 +778,23 @@ def test_concurrent_runs_onto_one_output_leave_one_whole_file(tmp_path):
     assert main(["canonical", str(tmp_path / "m.ptx"), "-o", str(tmp_path / "ref.ptx")]) == 0
     assert (tmp_path / "out.ptx").read_bytes() == (tmp_path / "ref.ptx").read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.ptx", "out.ptx", "ref.ptx"]
+
+
+@pytest.mark.parametrize("writer", DIR_WRITERS, ids=list(DIR_WRITERS))
+def test_an_output_fifo_nobody_reads_is_refused_not_a_hang(writer, tmp_path, monkeypatch, capsys):
+    """regression: ``-o fifo`` with no reader blocked in open() for ever.  Now the reader is
+    waited for ``FIFO_WAIT_S``, then the output is refused, naming the FIFO."""
+    from splice import util
+
+    monkeypatch.setattr(util, "FIFO_WAIT_S", 0.2)
+    _files(tmp_path, {"tiny.ptx": TINY, "n.ptx": NATIVE, "r.yaml": RECIPE})
+    os.mkfifo(tmp_path / "out.fifo")
+    monkeypatch.chdir(tmp_path)
+    dog = Watchdog(tmp_path / "out.fifo", flags=os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        rc = main([*DIR_WRITERS[writer], "out.fifo"])
+    finally:
+        fired = dog.stop()
+    err = capsys.readouterr().err
+    assert not fired, "the command blocked on the FIFO"
+    assert rc == 2 and err.startswith("out.fifo: cannot write the output: a FIFO that no process reads"), err

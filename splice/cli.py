@@ -219,11 +219,17 @@ def _os_message(exc: OSError, args) -> str:
 
 def _stdout_keeps_bytes() -> None:
     """Module text read with surrogateescape (a Latin-1 comment in a statement the index prints)
-    goes back out as the same bytes instead of a UnicodeEncodeError under a strict locale."""
+    goes back out as the same bytes instead of a UnicodeEncodeError under a strict locale; on a
+    stream that is not UTF-8 (``PYTHONIOENCODING=ascii``, a Latin-1 locale) what cannot be
+    encoded is replaced."""
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None and getattr(stream, "encoding", "").lower().replace("-", "") == "utf8":
+        if reconfigure is None:
+            continue
+        if (getattr(stream, "encoding", "") or "").lower().replace("-", "") == "utf8":
             reconfigure(errors="surrogateescape")
+        else:   # an ASCII or Latin-1 terminal: a table's "—" becomes "?", never a UnicodeEncodeError
+            reconfigure(errors="replace")
 
 
 def main(argv=None) -> int:

@@ -798,3 +798,17 @@ def test_an_output_fifo_nobody_reads_is_refused_not_a_hang(writer, tmp_path, mon
     err = capsys.readouterr().err
     assert not fired, "the command blocked on the FIFO"
     assert rc == 2 and err.startswith("out.fifo: cannot write the output: a FIFO that no process reads"), err
+
+
+# ---- a terminal that is not UTF-8 -------------------------------------------------------------
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+@pytest.mark.parametrize("argv", [["stats", "tiny.ptx"], ["spec", "tiny.ptx"], ["verify", "r.yaml"],
+                                  ["apply", "r.yaml", "--no-ptxas"]])
+def test_a_terminal_that_is_not_utf8_gets_no_traceback(argv, encoding, tmp_path):
+    """regression: under ``PYTHONIOENCODING=ascii`` (or a Latin-1 locale) the tables' "—" and
+    "…" ended in a UnicodeEncodeError traceback, exit 1."""
+    _files(tmp_path, {"tiny.ptx": TINY, "n.ptx": NATIVE, "r.yaml": RECIPE})
+    proc = run_cli(argv, tmp_path, env={"PYTHONIOENCODING": encoding})
+    assert proc.returncode == 0, proc.stderr[-1500:]
+    assert b"Traceback" not in proc.stderr and proc.stdout.strip()

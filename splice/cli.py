@@ -236,6 +236,11 @@ def main(argv=None) -> int:
     from .errors import SpliceError, printable
     from .ptx.errors import PtxSyntaxError
 
+    if sys.stderr is None:       # started with 2>&-: errors go nowhere rather than into a traceback
+        sys.stderr = open(os.devnull, "w")
+    if sys.stdout is None:       # started with >&-: say so, as cat's "write error" does
+        print("splice: standard output is closed (>&-); redirect it, e.g. >/dev/null", file=sys.stderr)
+        return 2
     _stdout_keeps_bytes()
     ap = build_parser()
     args = ap.parse_args(argv)
@@ -281,8 +286,9 @@ def console_main() -> None:
     status = main()
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
-        except (BrokenPipeError, ValueError):  # reader went away / stream closed: nothing to save
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # reader went away / stream closed or full: nothing to save
             pass
     os._exit(status)
 

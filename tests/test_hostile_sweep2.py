@@ -812,3 +812,21 @@ def test_a_terminal_that_is_not_utf8_gets_no_traceback(argv, encoding, tmp_path)
     proc = run_cli(argv, tmp_path, env={"PYTHONIOENCODING": encoding})
     assert proc.returncode == 0, proc.stderr[-1500:]
     assert b"Traceback" not in proc.stderr and proc.stdout.strip()
+
+
+@pytest.mark.parametrize("argv", [["stats", "tiny.ptx"], ["canonical", "tiny.ptx", "-o", "c.ptx"],
+                                  ["stats", "gone.ptx"]])
+def test_closed_standard_streams_are_no_traceback(argv, tmp_path):
+    """regression: ``splice stats m.ptx >&-`` (stdout closed) ended in ``AttributeError:
+    'NoneType' object has no attribute 'flush'``, exit 1; with stderr closed likewise."""
+    import shlex
+
+    _files(tmp_path, {"tiny.ptx": TINY})
+    code = shlex.quote("import sys; from splice.cli import console_main; console_main()")
+    cmd = f"{shlex.quote(sys.executable)} -c {code} {shlex.join(argv)}"
+    closed_out = subprocess.run(["sh", "-c", cmd + " >&- 2>err.txt"], cwd=tmp_path, timeout=60)
+    err = (tmp_path / "err.txt").read_text()
+    assert closed_out.returncode == 2 and err.startswith("splice: standard output is closed"), err
+    closed_err = subprocess.run(["sh", "-c", cmd + " 2>&- >out.txt"], cwd=tmp_path, timeout=60)
+    assert closed_err.returncode == (2 if "gone.ptx" in argv else 0)
+    assert not (tmp_path / "c.ptx").exists() or argv[0] == "canonical"

@@ -827,6 +827,7 @@ def test_closed_standard_streams_are_no_traceback(argv, tmp_path):
     closed_out = subprocess.run(["sh", "-c", cmd + " >&- 2>err.txt"], cwd=tmp_path, timeout=60)
     err = (tmp_path / "err.txt").read_text()
     assert closed_out.returncode == 2 and err.startswith("splice: standard output is closed"), err
+    assert not (tmp_path / "c.ptx").exists()            # refused before any work
     closed_err = subprocess.run(["sh", "-c", cmd + " 2>&- >out.txt"], cwd=tmp_path, timeout=60)
     assert closed_err.returncode == (2 if "gone.ptx" in argv else 0)
-    assert not (tmp_path / "c.ptx").exists() or argv[0] == "canonical"
+    assert (tmp_path / "c.ptx").exists() == (argv[0] == "canonical")

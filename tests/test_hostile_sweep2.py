@@ -831,3 +831,24 @@ def test_closed_standard_streams_are_no_traceback(argv, tmp_path):
     closed_err = subprocess.run(["sh", "-c", cmd + " 2>&- >out.txt"], cwd=tmp_path, timeout=60)
     assert closed_err.returncode == (2 if "gone.ptx" in argv else 0)
     assert (tmp_path / "c.ptx").exists() == (argv[0] == "canonical")
+
+
+# ---- probe --stages ranges -------------------------------------------------------------------
+
+STAGE_RANGES = [("parse_selection", "'1-99999999999', 3, set()", "phase 99999999999 does not exist"),
+                ("parse_selection", "'0-2', 3, set()", "phase 0 does not exist"),
+                ("parse_selection", "'3-1', 3, set()", "empty phase range"),
+                ("split_selection", "'E1-E99999999999', 5", "epilogue E99999999999 does not exist")]
+
+
+@pytest.mark.parametrize("func, args, says", STAGE_RANGES, ids=[a for _f, a, _s in STAGE_RANGES])
+def test_stage_ranges_are_bounded_before_they_are_expanded(func, args, says, tmp_path):
+    """regression: ``--stages 1-99999999999`` (or ``E1-E99999999999``) was expanded into a set
+    of 10^11 numbers before being checked against the kernel: the memory ran out.  Run in a
+    child under a 2 GiB limit, so a regression fails instead of swapping."""
+    mod = "stages" if func == "parse_selection" else "epilogue_stages"
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+            f"from splice.probe.{mod} import {func}\nfrom splice.errors import SpliceError\n"
+            f"try:\n    {func}({args})\nexcept SpliceError as e:\n    print(e)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert proc.returncode == 0 and says in proc.stdout.decode(), proc.stderr[-800:]

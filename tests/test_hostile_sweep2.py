@@ -852,3 +852,16 @@ def test_stage_ranges_are_bounded_before_they_are_expanded(func, args, says, tmp
             f"try:\n    {func}({args})\nexcept SpliceError as e:\n    print(e)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
     assert proc.returncode == 0 and says in proc.stdout.decode(), proc.stderr[-800:]
+
+
+@pytest.mark.parametrize("count", ["99999999999", "65537"])
+def test_a_native_scratch_range_is_bounded(count, tmp_path, monkeypatch, capsys):
+    """regression: ``scratch: {'t<99999999999>': .b32}`` in a native header was expanded name by
+    name into a dict: apply never ended (and ate the memory)."""
+    native = "// splice-native: {scratch: {'t<" + count + ">': .b32}}\n" + TINY_SWAPPED
+    _files(tmp_path, {"tiny.ptx": TINY, "n.ptx": native, "r.yaml": RECIPE})
+    monkeypatch.chdir(tmp_path)
+    assert main(["apply", "r.yaml", "--no-ptxas"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("n.ptx:1: scratch register range") and f"{count} registers" in err, err
+    assert not (tmp_path / "out.ptx").exists()

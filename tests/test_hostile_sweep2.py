@@ -865,3 +865,17 @@ def test_a_native_scratch_range_is_bounded(count, tmp_path, monkeypatch, capsys)
     err = capsys.readouterr().err
     assert err.startswith("n.ptx:1: scratch register range") and f"{count} registers" in err, err
     assert not (tmp_path / "out.ptx").exists()
+
+
+@pytest.mark.parametrize("value", ["%rd999", "%r99999999999999999999", "%nope"])
+@pytest.mark.parametrize("cmd", ["apply", "verify"])
+def test_a_named_value_the_entry_does_not_declare_is_placed(cmd, value, tmp_path, monkeypatch, capsys):
+    """regression: ``values: {W: "%rd999"}`` (tiny declares %rd<8>) was accepted; the register
+    would reach the output and be found by ptxas at the output's line, or with --no-ptxas never."""
+    recipe = RECIPE + f'    values: {{W: "{value}"}}\n'
+    _files(tmp_path, {"tiny.ptx": TINY, "n.ptx": NATIVE, "r.yaml": recipe})
+    monkeypatch.chdir(tmp_path)
+    assert main([cmd, "r.yaml"] + (["--no-ptxas"] if cmd == "apply" else [])) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"r.yaml:7:5: cut 1: values: W: {value} is not a register tiny declares"), err
+    assert not (tmp_path / "out.ptx").exists()

@@ -312,6 +312,15 @@ def _load_entry(recipe: Recipe):
     return load_kernel(str(recipe.module), name, module=module)
 
 
+def _check_values(recipe, cut, kernel) -> None:
+    """A named value (``values: {W: "%rd3"}``) must be a register the entry declares: one it
+    does not (``%rd999``, a typo) would be spliced in and found by ptxas at the output's line,
+    or with ``--no-ptxas`` not at all."""
+    for name, reg in cut.values.items():
+        if kernel.reg_type(reg) is None:
+            raise recipe.error(f"values: {name}: {reg} is not a register {kernel.name} declares", "values", cut)
+
+
 def _check_native_file(recipe, cut) -> None:
     """A native file that is not there (or is a directory) is named at the recipe's ``native:``
     line, where the user fixes it, with the path it was looked for at."""
@@ -375,6 +384,7 @@ def plan(recipe: Recipe, kernel=None) -> Plan:
             _check_native_file(recipe, cut)
             nat = load_native(cut.native, cut.params, ctx, display=shown)
             _check_params(recipe, cut, nat)
+            _check_values(recipe, cut, kernel)
             vtypes = {k: (kernel.reg_type(v) or ".b32") for k, v in cut.values.items()}
             view = _AbiView(abi, cut.values, vtypes)
             b = bind(nat, view, cut.abi, namer, cid, threads=cut.threads, sync=cut.sync,

@@ -879,3 +879,17 @@ def test_a_named_value_the_entry_does_not_declare_is_placed(cmd, value, tmp_path
     err = capsys.readouterr().err
     assert err.startswith(f"r.yaml:7:5: cut 1: values: W: {value} is not a register tiny declares"), err
     assert not (tmp_path / "out.ptx").exists()
+
+
+@pytest.mark.parametrize("what", ["file", "directory"])
+def test_probe_init_is_the_subcommand_whatever_the_cwd_holds(what, tmp_path, monkeypatch, capsys):
+    """regression: with a file (or directory) named ``init`` in the working directory,
+    ``splice probe init m.ptx -o s.yaml`` was read as a probe run of a spec called init."""
+    _files(tmp_path, {"tiny.ptx": TINY})
+    if what == "file":
+        (tmp_path / "init").write_text("x\n")
+    else:
+        (tmp_path / "init").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["probe", "init", "tiny.ptx", "-o", "s.yaml"]) == 0, capsys.readouterr().err
+    assert (tmp_path / "s.yaml").read_text().count("name: param_") == 2

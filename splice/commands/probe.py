@@ -70,7 +70,7 @@ def write_maps(maps: dict, report_dir: Path, stem: str, inputs=()) -> dict:
 
 
 def cmd_probe(args) -> int:
-    if args.target == "init" and not Path("init").exists():
+    if args.target == "init":   # always the subcommand: a file named init in the cwd is ./init
         return cmd_probe_init(args)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

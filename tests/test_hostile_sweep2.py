@@ -893,3 +893,20 @@ def test_probe_init_is_the_subcommand_whatever_the_cwd_holds(what, tmp_path, mon
     monkeypatch.chdir(tmp_path)
     assert main(["probe", "init", "tiny.ptx", "-o", "s.yaml"]) == 0, capsys.readouterr().err
     assert (tmp_path / "s.yaml").read_text().count("name: param_") == 2
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["spec", "m.ptx", "--png", "x.png"], "--png is an option of --pressure"),
+    (["spec", "m.ptx", "--no-ptxas"], "--no-ptxas is an option of --pressure"),
+    (["spec", "m.ptx", "--arch", "sm_90"], "--arch is an option of --pressure"),
+    (["roundtrip", "m.ptx", "--arch", "sm_90"], "--arch is the ptxas target of --sass")])
+def test_an_option_of_another_mode_is_refused_not_dropped(argv, says, tmp_path, monkeypatch, capsys):
+    """regression: ``spec m.ptx --png x.png`` (no --pressure) exited 0 and wrote no PNG;
+    ``roundtrip --arch`` without --sass dropped the arch in silence."""
+    _files(tmp_path, {"m.ptx": TINY})
+    monkeypatch.chdir(tmp_path)
+    before = tree_digest(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("m.ptx: " + says), err
+    assert tree_digest(tmp_path) == before

@@ -131,6 +131,8 @@ def _check_args(args) -> None:
     if args.jobs > max_jobs():
         raise SpliceError(f"--jobs {args.jobs}: at most {max_jobs()} worker processes here "
                           "(4 per CPU)", args.paths[0])
+    if args.arch is not None and not args.sass:    # no ptxas runs: the arch would be dropped in silence
+        raise SpliceError("--arch is the ptxas target of --sass: add --sass", args.paths[0])
     args.arch = checked_arch(args.arch, args.paths[0])
 
 

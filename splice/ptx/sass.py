@@ -437,8 +437,9 @@ def _bounded_communicate(proc: subprocess.Popen, timeout: float, limit: int) -> 
                 bufs[key.fileobj].append(chunk)
                 sizes[key.fileobj] += len(chunk)
                 if sizes[key.fileobj] > limit:
-                    raise ToolOutputTooLarge(f"{os.path.basename(str(proc.args[0]))} printed more than {limit} "
-                                             f"bytes: stopped (is it really {os.path.basename(str(proc.args[0]))}?)")
+                    tool = os.path.basename(str(list(proc.args)[0]))     # type: ignore[arg-type]
+                    raise ToolOutputTooLarge(f"{tool} printed more than {limit} bytes: stopped "
+                                             f"(is it really {tool}?)")
     proc.wait(max(deadline - time.monotonic(), 0.001))
     for stream in bufs:
         stream.close()

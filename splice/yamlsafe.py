@@ -179,12 +179,17 @@ class _Converter:
         import yaml
 
         try:
-            return self.loader.construct_object(node, deep=True)
+            value = self.loader.construct_object(node, deep=True)
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or node.start_mark
             raise SpliceError(f"YAML: {exc.problem or exc.context}", self.path, *_pos(mark)) from None
         except (ValueError, OverflowError) as exc:   # e.g. a timestamp out of range
             raise self.error(f"bad value {node.value!r}: {exc}", node) from None
+        if isinstance(value, str) and "\x00" in value:
+            # a "\0" escape: no file name, entry or text of a user file holds one (the OS
+            # refuses it in a path: ValueError: embedded null byte)
+            raise self.error(f"a NUL character (\\0) in {value!r}", node)
+        return value
 
     def _mapping(self, node, depth: int) -> YMap:
         import yaml

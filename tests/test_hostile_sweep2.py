@@ -910,3 +910,31 @@ def test_an_option_of_another_mode_is_refused_not_dropped(argv, says, tmp_path, 
     err = capsys.readouterr().err
     assert err.startswith("m.ptx: " + says), err
     assert tree_digest(tmp_path) == before
+
+
+# ---- a NUL written as a YAML escape -----------------------------------------------------------
+
+NUL_CASES = [("output: out.ptx", 'output: "o\\x00b.ptx"', "r.yaml:3:9:"),
+             ("native: n.ptx", 'native: "n\\0.ptx"', "r.yaml:6:13:"),
+             ("entry: tiny", 'entry: "tiny\\0"', "r.yaml:2:8:")]
+
+
+@pytest.mark.parametrize("old, new, at", NUL_CASES, ids=[n.split(":")[0] for _o, n, _a in NUL_CASES])
+@pytest.mark.parametrize("cmd", ["apply", "verify", "sass-mix"])
+def test_a_nul_escape_in_a_recipe_is_placed(cmd, old, new, at, tmp_path, monkeypatch, capsys):
+    """regression: ``output: "o\\x00b.ptx"`` (a YAML escape passes the reader's check for raw
+    control characters) reached the OS: ``ValueError: embedded null byte`` traceback, exit 1."""
+    _files(tmp_path, {"tiny.ptx": TINY, "n.ptx": NATIVE, "r.yaml": RECIPE.replace(old, new)})
+    monkeypatch.chdir(tmp_path)
+    before = tree_digest(tmp_path)
+    assert main([cmd, "r.yaml"] + (["--no-ptxas"] if cmd == "apply" else [])) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(at + " YAML: a NUL character") and "^" in err, err
+    assert tree_digest(tmp_path) == before
+
+
+def test_a_nul_escape_in_a_probe_spec_is_placed(tmp_path, monkeypatch, capsys):
+    _files(tmp_path, {"tiny.ptx": TINY, "spec.yaml": SPEC.replace("ptx: tiny.ptx", 'ptx: "tiny\\0.ptx"')})
+    monkeypatch.chdir(tmp_path)
+    assert main(["probe", "spec.yaml", "tiny.ptx"]) == 2
+    assert capsys.readouterr().err.startswith("spec.yaml:2:6: YAML: a NUL character")

@@ -941,3 +941,30 @@ def test_a_nul_escape_in_a_probe_spec_is_placed(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["probe", "spec.yaml", "tiny.ptx"]) == 2
     assert capsys.readouterr().err.startswith("spec.yaml:2:6: YAML: a NUL character")
+
+
+@pytest.mark.parametrize("where", ["a-file", "under-a-file", "/dev/null", "read-only"])
+def test_a_cache_that_cannot_be_written_costs_a_compile_not_the_run(where, fake_ptxas, tmp_path, monkeypatch,
+                                                                     capsys):
+    """The compile cache is an optimisation: a $SPLICE_CACHE that is a file, lies under one, is a
+    device or cannot be written (simulated: every write under it fails with EROFS) must leave
+    apply's result and exit status as they are, and the file as it was."""
+    import errno
+
+    _files(tmp_path, {"tiny.ptx": TINY, "n.ptx": NATIVE, "r.yaml": RECIPE, "cachefile": "keep\n"})
+    cache = {"a-file": tmp_path / "cachefile", "under-a-file": tmp_path / "cachefile" / "sub",
+             "/dev/null": Path("/dev/null"), "read-only": tmp_path / "rocache"}[where]
+    monkeypatch.setenv("SPLICE_CACHE", str(cache))
+    if where == "read-only":
+        real_mkstemp = __import__("tempfile").mkstemp
+
+        def refuse(*a, dir=None, **kw):
+            if dir is not None and str(cache) in str(dir):
+                raise OSError(errno.EROFS, "Read-only file system", str(dir))
+            return real_mkstemp(*a, dir=dir, **kw)
+        monkeypatch.setattr("tempfile.mkstemp", refuse)
+    monkeypatch.chdir(tmp_path)
+    assert main(["apply", "r.yaml"]) == 0, capsys.readouterr().err[-1500:]
+    assert main(["apply", "r.yaml"]) == 0      # a second run compiles again: nothing could be kept
+    assert len(fake_ptxas()) == 4
+    assert (tmp_path / "cachefile").read_text() == "keep\n" and (tmp_path / "out.ptx").is_file()

@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _add_json(sub.add_parser("stats", help="entries, statement counts, opcode histogram"))
     p.add_argument("file")
-    p.add_argument("--top", type=int, default=25, help="opcodes shown in the histogram")
+    p.add_argument("--top", type=_count, default=25, help="opcodes shown in the histogram")
     p.add_argument("--entry", help="only this entry (name, unique substring or demangled name): "
                    "only its body is parsed")
     p.set_defaults(func=_lazy("splice.commands.frontend", "cmd_stats"))
@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pressure", action="store_true",
                    help="live 32-bit registers per statement, peaks, curve PNG, ptxas -v next to it")
     p.add_argument("--png", help="pressure curve PNG path ('none': no PNG; default build/)")
-    p.add_argument("--top", type=int, default=8, help="pressure peaks shown")
+    p.add_argument("--top", type=_count, default=8, help="pressure peaks shown")
     p.add_argument("--no-ptxas", action="store_true", help="pressure without running ptxas -v")
     p.add_argument("--arch", default=None, help="ptxas arch for --pressure (default: from .target, at least sm_90)")
     p.set_defaults(func=_lazy("splice.commands.spec", "cmd_spec"))
@@ -131,6 +131,17 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _count(value: str) -> int:
+    """A number of rows shown: 1 or more (``--top -5`` showed nothing, or all but five)."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n}: must be 1 or more")
+    return n
+
+
 def _nonempty(value: str) -> str:
     if not value.strip():
         raise argparse.ArgumentTypeError("an empty value names nothing")
@@ -158,7 +169,9 @@ def _lazy(module: str, name: str):
 # --------------------------------------------------------------------------------------------
 
 def _fail(message: str) -> int:
-    print(f"splice: {message}", file=sys.stderr)
+    from .errors import printable
+
+    print(printable(f"splice: {message}"), file=sys.stderr)
     return 2
 
 
@@ -206,17 +219,28 @@ def _os_message(exc: OSError, args) -> str:
 
 def _stdout_keeps_bytes() -> None:
     """Module text read with surrogateescape (a Latin-1 comment in a statement the index prints)
-    goes back out as the same bytes instead of a UnicodeEncodeError under a strict locale."""
+    goes back out as the same bytes instead of a UnicodeEncodeError under a strict locale; on a
+    stream that is not UTF-8 (``PYTHONIOENCODING=ascii``, a Latin-1 locale) what cannot be
+    encoded is replaced."""
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None and getattr(stream, "encoding", "").lower().replace("-", "") == "utf8":
+        if reconfigure is None:
+            continue
+        if (getattr(stream, "encoding", "") or "").lower().replace("-", "") == "utf8":
             reconfigure(errors="surrogateescape")
+        else:   # an ASCII or Latin-1 terminal: a table's "—" becomes "?", never a UnicodeEncodeError
+            reconfigure(errors="replace")
 
 
 def main(argv=None) -> int:
-    from .errors import SpliceError
+    from .errors import SpliceError, printable
     from .ptx.errors import PtxSyntaxError
 
+    if sys.stderr is None:       # started with 2>&-: errors go nowhere rather than into a traceback
+        sys.stderr = open(os.devnull, "w")
+    if sys.stdout is None:       # started with >&-: say so, as cat's "write error" does
+        print("splice: standard output is closed (>&-); redirect it, e.g. >/dev/null", file=sys.stderr)
+        return 2
     _stdout_keeps_bytes()
     ap = build_parser()
     args = ap.parse_args(argv)
@@ -230,10 +254,10 @@ def main(argv=None) -> int:
         with stop_on_signals():   # SIGTERM/SIGHUP stop ptxas and clean up, as SIGINT does
             return int(args.func(args) or 0)
     except (PtxSyntaxError, SpliceError) as exc:
-        print(exc.render() if hasattr(exc, "render") else str(exc), file=sys.stderr)
+        print(printable(exc.render() if hasattr(exc, "render") else str(exc)), file=sys.stderr)
         return 2
     except SassToolError as exc:  # ptxas/cuobjdump missing or failing outside a recipe
-        print(f"splice: {exc}", file=sys.stderr)
+        print(printable(f"splice: {exc}"), file=sys.stderr)
         return 2
     except BrokenPipeError:    # an OSError too: the reader went away, nothing to report
         return 0
@@ -262,8 +286,9 @@ def console_main() -> None:
     status = main()
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
-        except (BrokenPipeError, ValueError):  # reader went away / stream closed: nothing to save
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # reader went away / stream closed or full: nothing to save
             pass
     os._exit(status)
 

@@ -3,7 +3,24 @@ probes).  Like ``PtxSyntaxError`` it names a place — ``file:line:col`` or ``fi
 the CLI prints ``render()`` and exits with status 2."""
 from __future__ import annotations
 
+import os
+import re
+import stat
 from typing import Optional
+
+# C0/C1 controls but tab and newline, bidi and zero-width format characters, line/paragraph
+# separators, a BOM and lone surrogates (undecodable input bytes)
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2028\u2029"
+                          "\u2060-\u2064\u2066-\u2069\ufeff\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: every control or invisible formatting character becomes
+    U+FFFD.  An error message quotes the user's source line, and a hostile file's line can hold
+    ESC sequences (retitle the terminal, clear the screen, fake a prompt) or a bidi override that
+    shows the line in another order; one replacement character per character keeps the caret
+    under its column."""
+    return _UNPRINTABLE.sub("\ufffd", text)
 
 
 class SpliceError(Exception):
@@ -44,7 +61,13 @@ class SpliceError(Exception):
         if not (self.path and self.line):
             return None
         try:
-            with open(self.path, encoding="utf-8", errors="replace") as fh:
+            # the file is opened again to quote its line: only a regular file (a FIFO would
+            # block, or give other bytes; a device would never end)
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                os.close(fd)
+                return None
+            with open(fd, encoding="utf-8", errors="replace") as fh:
                 i, ln = 0, "\n"
                 for i, ln in enumerate(fh, 1):
                     if i == self.line:

@@ -16,7 +16,9 @@ spelled it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -34,18 +36,101 @@ ERRORS = "surrogateescape"
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-def read_text(path: PathLike) -> str:
+#: the most an input may hold.  A regular file larger than this is refused before it is read,
+#: a pipe is read up to it: an input is never an unbounded read (``/dev/zero``, ``yes |``).
+MAX_INPUT_BYTES = 1 << 30
+
+
+def read_input(path: PathLike, limit: "int | None" = None) -> bytes:
+    """The bytes of an input file, read with a bound.
+
+    A regular file is refused when it is larger than ``limit`` (before a byte is read); a pipe or
+    FIFO (``<(gen)``, ``/dev/stdin`` from a pipe) is read up to ``limit``; a FIFO nobody writes is
+    refused after :data:`FIFO_WAIT_S`, not a hang (:func:`_await_writer`).  A device
+    (``/dev/zero``, ``/dev/urandom``, a terminal), a socket or a directory is not an input file:
+    reading one would never end, or block on a user who is not typing.  ``limit``: default
+    :data:`MAX_INPUT_BYTES`."""
+    limit = MAX_INPUT_BYTES if limit is None else limit
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:     # a socket (or a FIFO opened the other way): not a file
+            raise SpliceError("not a regular file (a socket?): splice reads files and pipes", str(path)) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        kind = _not_a_file(st.st_mode)
+        if kind:
+            raise SpliceError(f"is {kind}, not a file: splice reads files and pipes", str(path))
+        if stat.S_ISREG(st.st_mode) and st.st_size > limit:
+            raise SpliceError(f"{st.st_size} bytes: larger than the {limit} bytes an input may hold", str(path))
+        first = _await_writer(fd, path) if stat.S_ISFIFO(st.st_mode) else b""
+        os.set_blocking(fd, True)
+        chunks, total = [first], len(first)
+        while True:
+            chunk = os.read(fd, min(max(1 << 20, st.st_size + 1), limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise SpliceError(f"more than the {limit} bytes an input may hold (an endless pipe?)", str(path))
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+#: how long a FIFO that no process has opened for writing is waited for (``mkfifo p; splice
+#: stats p & gen > p``); past it the FIFO is refused instead of blocking for ever
+FIFO_WAIT_S = 10.0
+
+
+def _await_writer(fd: int, path: PathLike) -> bytes:
+    """Wait until the FIFO on ``fd`` (open without blocking) has a writer; returns the bytes
+    read while finding out.
+
+    A writer that is already there (``<(gen)``: the shell opened the pipe first) makes a
+    non-blocking read fail with EAGAIN: then the read may block as long as the writer takes, as
+    ``cat`` would.  Without one the read sees end of file, and the FIFO is polled for
+    :data:`FIFO_WAIT_S` (Linux reports nothing until a writer connects)."""
+    import select
+
+    try:
+        first = os.read(fd, 1)
+    except BlockingIOError:
+        return b""
+    if first:
+        return first
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP)
+    if not poller.poll(int(FIFO_WAIT_S * 1000)):
+        raise SpliceError(f"a FIFO that no process writes (waited {FIFO_WAIT_S:g} s): start its writer "
+                          "first, or give splice a file", str(path))
+    return b""
+
+
+def _not_a_file(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return ""
+
+
+def read_text(path: PathLike, limit: "int | None" = None) -> str:
     """The text of an input file, every byte kept: UTF-8 with surrogateescape, no newline
-    translation (so ``encode(read_text(p)) == p.read_bytes()``)."""
-    with open(path, encoding=ENCODING, errors=ERRORS, newline="") as fh:
-        return fh.read()
+    translation (so ``encode(read_text(p)) == p.read_bytes()``); bounded (:func:`read_input`)."""
+    return read_input(path, limit).decode(ENCODING, ERRORS)
 
 
-def read_utf8(path: PathLike, what: str) -> str:
+def read_utf8(path: PathLike, what: str, limit: "int | None" = None) -> str:
     """The text of a file that must be UTF-8 (a recipe, a spec: YAML refuses lone surrogates),
     newlines kept; a non-UTF-8 byte is a :class:`SpliceError` at its line and column."""
-    with open(path, "rb") as fh:
-        raw = fh.read()
+    raw = read_input(path, limit)
     try:
         return raw.decode(ENCODING)
     except UnicodeDecodeError as exc:
@@ -87,6 +172,16 @@ def _fail(path: PathLike, what: str, exc: OSError) -> SpliceError:
     return SpliceError(f"cannot write the output: {what}{exc.strerror or exc}", str(path))
 
 
+DIRECTORY_NAME = "cannot write the output: the name ends in / (a directory); name a file"
+
+
+def names_a_directory(spelled: str) -> bool:
+    """``out/``, ``x.ptx/.``, ``..``: a name that can only be a directory, as the shell's
+    ``> out/`` says.  Check it on the user's spelling: ``Path("out/")`` is ``out``, and writing
+    a file ``out`` is not what was asked."""
+    return spelled.endswith(("/", "/.", "/..")) or spelled in (".", "..")
+
+
 def write_atomic(path: PathLike, data: Union[str, bytes], inputs: Iterable[PathLike] = ()) -> Path:
     """Write ``data`` (str or bytes) to ``path`` without ever destroying anything.
 
@@ -102,6 +197,11 @@ def write_atomic(path: PathLike, data: Union[str, bytes], inputs: Iterable[PathL
     else:
         raise TypeError(f"write_atomic writes str or bytes, not {type(data).__name__}")
     check_output(path, inputs)
+    if names_a_directory(os.fspath(path)):
+        raise SpliceError(DIRECTORY_NAME, str(path))
+    fd = _descriptor(path)
+    if fd is not None:
+        return _write_descriptor(path, fd, raw)
     target = Path(os.path.realpath(path))
     try:
         st = os.stat(target)
@@ -121,15 +221,78 @@ def write_atomic(path: PathLike, data: Union[str, bytes], inputs: Iterable[PathL
     return Path(path)
 
 
+_FD_LINK = re.compile(r"^/(?:proc/(?:self|thread-self|(?P<pid>\d+))|dev)/fd/(?P<fd>\d+)$")
+
+
+def _descriptor(path: PathLike) -> "int | None":
+    """The open file descriptor of this process that ``path`` names (``/dev/stdout``,
+    ``/dev/fd/3``, ``/proc/self/fd/1``, or a symlink to one), or None.  Such a path is the
+    shell's redirection (``-o /dev/stdout >> log``): replacing the file it resolves to would
+    destroy what the redirection appends to, so it is written through the descriptor."""
+    p = os.path.abspath(os.fspath(path))
+    for _hop in range(40):
+        mt = _FD_LINK.match(p)
+        if mt and mt.group("pid") in (None, str(os.getpid())):
+            return int(mt.group("fd"))
+        try:
+            nxt = os.readlink(p)
+        except OSError:     # not a symlink (or not there): a plain path
+            return None
+        p = os.path.normpath(os.path.join(os.path.dirname(p), nxt))
+    return None
+
+
+def _write_descriptor(path: PathLike, fd: int, raw: bytes) -> Path:
+    """Write ``raw`` at the descriptor's own offset, with its own flags (O_APPEND stays
+    appending), as a program writing to its stdout does; nothing is truncated or replaced."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None and stream.fileno() == fd:
+                stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    try:
+        view = memoryview(raw)
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError as exc:
+        raise _fail(path, "", exc) from None
+    return Path(path)
+
+
 def _write_through(path: PathLike, target: Path, raw: bytes) -> Path:
     """A character device, FIFO or socket the user named: open it and write, as a shell
     redirection would."""
     try:
-        with open(target, "wb") as fh:
+        fd = _open_for_writing(path, target)
+        with open(fd, "wb") as fh:
             fh.write(raw)
     except OSError as exc:
         raise _fail(path, "", exc) from None
     return Path(path)
+
+
+def _open_for_writing(path: PathLike, target: Path) -> int:
+    """A blocking descriptor on ``target``; a FIFO no process reads is waited for
+    :data:`FIFO_WAIT_S`, then refused (``open()`` would block for ever)."""
+    import time
+
+    if not stat.S_ISFIFO(os.stat(target).st_mode):
+        return os.open(target, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+    deadline = time.monotonic() + FIFO_WAIT_S
+    while True:
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:       # ENXIO: no reader yet
+                raise
+            if time.monotonic() >= deadline:
+                raise SpliceError(f"cannot write the output: a FIFO that no process reads (waited "
+                                  f"{FIFO_WAIT_S:g} s): start its reader first", str(path)) from None
+            time.sleep(0.05)
+            continue
+        os.set_blocking(fd, True)
+        return fd
 
 
 def _replace(path: PathLike, target: Path, raw: bytes, old: "os.stat_result | None") -> None:

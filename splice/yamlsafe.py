@@ -20,10 +20,12 @@ The result keeps the position of every key and value (``YMap.at``/``YMap.vat``,
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .errors import SpliceError
 
+_NOT_TEXT = re.compile("[\x00\ud800-\udfff]")    # what a YAML escape can make that no file name may hold
 MAP_TAG = "tag:yaml.org,2002:map"
 SEQ_TAG = "tag:yaml.org,2002:seq"
 
@@ -179,12 +181,20 @@ class _Converter:
         import yaml
 
         try:
-            return self.loader.construct_object(node, deep=True)
+            value = self.loader.construct_object(node, deep=True)
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or node.start_mark
             raise SpliceError(f"YAML: {exc.problem or exc.context}", self.path, *_pos(mark)) from None
         except (ValueError, OverflowError) as exc:   # e.g. a timestamp out of range
             raise self.error(f"bad value {node.value!r}: {exc}", node) from None
+        if isinstance(value, str):
+            bad = _NOT_TEXT.search(value)
+            if bad:
+                # a "\0" or "\ud800" escape: no file name, entry or text of a user file holds
+                # one (the OS refuses it in a path: "embedded null byte", "surrogates not allowed")
+                what = "a NUL character (\\0)" if bad.group() == "\x00" else f"a lone surrogate ({bad.group()!r})"
+                raise self.error(f"{what} in {value!r}", node)
+        return value
 
     def _mapping(self, node, depth: int) -> YMap:
         import yaml

@@ -118,6 +118,10 @@ def lookup(module, query: Optional[str]):
         ents = [f for f in module.entries() if f.body is not None]
         return ents[0] if ents else None
     try:
-        return module.function(query)
+        fn = module.function(query)
     except KeyError:
         return module.function(resolve_entry(module, query))
+    if not fn.is_entry:     # a kernel is an .entry: a .func has no launch, no .param block to probe
+        raise SpliceError(f"--entry {query!r} names a .func, not an .entry", path=module.path,
+                          detail="entries:\n" + "\n".join(f"  {e.name}" for e in module.entries()))
+    return fn

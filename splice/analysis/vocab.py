@@ -43,25 +43,36 @@ class Profile:
 
 
 def load_profile(path) -> Profile:
-    import yaml
+    """One profile file, read like every user YAML (bounded, no alias bombs, named positions)
+    and checked key by key: a glob that is not a string, or a field name that is a list, is the
+    user's mistake at its line, never a traceback or a silently stringified ``['a']``."""
+    from ..util import read_utf8
+    from ..yamlsafe import DEFAULT_LIMITS, YMap, load_yaml_marked
 
+    path = str(path)
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        text = read_utf8(path, "a profile is UTF-8 YAML", DEFAULT_LIMITS.max_bytes)
     except FileNotFoundError:
-        raise SpliceError("profile not found", str(path)) from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise SpliceError(f"not valid YAML: {getattr(e, 'problem', e)}", str(path),
-                          line=mark.line + 1 if mark else None,
-                          column=mark.column + 1 if mark else None) from None
-    if not isinstance(data, dict) or not isinstance(data.get("fields", {}), dict):
-        raise SpliceError("a profile is a mapping with entries: [globs] and fields: {field: name}",
-                          str(path), line=1)
+        raise SpliceError("profile not found", path) from None
+    data = load_yaml_marked(text, path)
+    if not isinstance(data, YMap) or not data:
+        raise SpliceError("a profile is a mapping with entries: [globs] and fields: {field: name}", path, 1)
+    for k in data:
+        if k not in ("entries", "fields"):
+            raise SpliceError(f"unknown key {k!r} (a profile has entries: and fields:)", path, *data.at(k))
     ents = data.get("entries") or ["*"]
     if isinstance(ents, str):
         ents = [ents]
-    return Profile(str(path), tuple(str(e) for e in ents),
-                   {str(k): str(v) for k, v in (data.get("fields") or {}).items()})
+    if not isinstance(ents, list) or not all(isinstance(e, str) and e for e in ents):
+        raise SpliceError(f"entries: expected a glob or a list of globs, got {ents!r}", path, *data.vat("entries"))
+    fields = data.get("fields") or {}
+    if not isinstance(fields, YMap) and fields != {}:
+        raise SpliceError(f"fields: expected a mapping field -> name, got {fields!r}", path, *data.vat("fields"))
+    for k, v in fields.items():
+        if not isinstance(k, str) or not isinstance(v, str) or not v:
+            raise SpliceError(f"fields: {k!r}: expected a name, got {v!r}", path,
+                              *(fields.vat(k) if isinstance(fields, YMap) else data.vat("fields")))
+    return Profile(path, tuple(ents), dict(fields))
 
 
 def profile_dirs() -> list:
@@ -70,10 +81,17 @@ def profile_dirs() -> list:
 
 
 def load_profiles(dirs=None) -> list:
-    """Every profile of the search directories, in search order (load once per command)."""
+    """Every profile of the search directories, in search order (load once per command).  A
+    ``$SPLICE_PROFILES`` entry that is not a directory is an error: a typo would otherwise drop
+    the user's names in silence."""
     out = []
     for d in profile_dirs() if dirs is None else dirs:
-        out += [load_profile(f) for f in (sorted(Path(d).glob("*.yaml")) if Path(d).is_dir() else ())]
+        if not Path(d).is_dir():
+            if d == _REPO_PROFILES:
+                continue
+            raise SpliceError("SPLICE_PROFILES names this, which is not a directory (profile directories, "
+                              f"separated by {os.pathsep!r})", str(d))
+        out += [load_profile(f) for f in sorted(Path(d).glob("*.yaml"))]
     return out
 
 

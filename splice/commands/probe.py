@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 from ..errors import SpliceError
@@ -44,6 +45,12 @@ def _options(args):
         v = getattr(args, name)
         if v < 0:
             raise SpliceError(f"--{name} {v}: must be 0 or more", args.target)
+    for flag, v in (("--entry", args.entry), ("-o", args.output)):
+        if v is not None:   # dropped in silence, the user would look for a file never written
+            raise SpliceError(f"{flag} is an option of `splice probe init`, not of a probe run", args.target)
+    rd = args.report_dir
+    if rd is not None and os.path.exists(rd) and not os.path.isdir(rd):   # known now, not after the GPU run
+        raise SpliceError("--report-dir: not a directory (the probe writes its reports into it)", rd)
     return ProbeOptions(runs=args.runs, warmup=args.warmup, graph=args.graph, stages=args.stages,
                         harness=args.harness, compile_cache=not args.no_cache,
                         profile=bool(getattr(args, "profile", False)), ncu=bool(getattr(args, "ncu", False)))
@@ -63,7 +70,7 @@ def write_maps(maps: dict, report_dir: Path, stem: str, inputs=()) -> dict:
 
 
 def cmd_probe(args) -> int:
-    if args.target == "init" and not Path("init").exists():
+    if args.target == "init":   # always the subcommand: a file named init in the cwd is ./init
         return cmd_probe_init(args)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

@@ -107,6 +107,10 @@ def _compare_sass(original: str, canon: str, arch: str, opt, cache=None):
 
 
 def _first_error(exc) -> str:
+    """ptxas' first error, from its parsed diagnostics (temp paths renamed), else its stderr."""
+    for d in getattr(exc, "diagnostics", ()) or ():
+        if d.severity in ("error", "fatal"):
+            return (f"line {d.line}: " if d.line else "") + f"{d.severity}: {d.message}"[:200]
     for line in (getattr(exc, "stderr", "") or "").splitlines():
         if "error" in line.lower() or "fatal" in line.lower():
             return line.strip()[:200]
@@ -127,6 +131,8 @@ def _check_args(args) -> None:
     if args.jobs > max_jobs():
         raise SpliceError(f"--jobs {args.jobs}: at most {max_jobs()} worker processes here "
                           "(4 per CPU)", args.paths[0])
+    if args.arch is not None and not args.sass:    # no ptxas runs: the arch would be dropped in silence
+        raise SpliceError("--arch is the ptxas target of --sass: add --sass", args.paths[0])
     args.arch = checked_arch(args.arch, args.paths[0])
 
 

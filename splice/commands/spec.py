@@ -51,6 +51,12 @@ def cmd_spec(args) -> int:
     (``_kernels``, ``util.heap_frozen``)."""
     from ..util import heap_frozen
 
+    from ..errors import SpliceError
+
+    if not getattr(args, "pressure", False):    # options of --pressure alone: dropped in silence otherwise
+        given = [f for f, v in (("--png", args.png), ("--no-ptxas", args.no_ptxas), ("--arch", args.arch)) if v]
+        if given:
+            raise SpliceError(f"{given[0]} is an option of --pressure: add --pressure", args.file)
     with heap_frozen():
         return _spec(args)
 

@@ -39,6 +39,7 @@ _WRAP_POST = "\n}\n"
 
 _TEMPLATE = re.compile(r"\{\{(.*?)\}\}")
 _HEADER = re.compile(r"^\s*//\s*splice-native\s*:")
+MAX_SCRATCH = 1 << 16     # scratch registers one range may declare (a phase uses a few dozen)
 _SCRATCH_RANGE = re.compile(r"^%?([A-Za-z_$][\w$]*)<(\d+)>$")
 
 REG_WIDTH = {
@@ -255,7 +256,11 @@ def _scratch_from_header(spec, path, line) -> dict:
             raise SpliceError(f"scratch register {name!r}: unknown type {typ}", path, line)
         mt = _SCRATCH_RANGE.match(str(name))
         if mt:
-            for k in range(int(mt.group(2))):
+            count = int(mt.group(2))
+            if count > MAX_SCRATCH:     # expanded one name per register: 10^11 would never end
+                raise SpliceError(f"scratch register range {name!r}: {count} registers (at most {MAX_SCRATCH})",
+                                  path, line)
+            for k in range(count):
                 out[f"%{mt.group(1)}{k}"] = typ
         else:
             n = str(name)

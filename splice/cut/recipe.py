@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import SpliceError
-from ..util import read_utf8
-from ..yamlsafe import YList, YMap, load_yaml_marked  # noqa: F401  (re-exported)
+from ..util import DIRECTORY_NAME, names_a_directory, read_input, read_utf8
+from ..yamlsafe import DEFAULT_LIMITS, YList, YMap, load_yaml_marked  # noqa: F401  (re-exported)
 
 TOP_KEYS = {"module", "entry", "arch", "opt_level", "output", "cuts", "description", "name"}
 CUT_KEYS = {"phase", "phases", "statements", "lines", "epilogue", "epilogues", "phase+epilogue", "native",
@@ -170,8 +170,8 @@ def _file_with_entry(directory: Path, entry: str) -> Optional[Path]:
         return None
     pat = re.compile(rb"\.entry\s+" + re.escape(entry.encode()) + rb"(?![\w$])")
     for f in sorted(directory.glob("*.ptx")):
-        try:
-            if pat.search(f.read_bytes()):
+        try:   # only regular files: a FIFO or a device named *.ptx must not hang the scan
+            if f.is_file() and pat.search(read_input(f)):
                 return f
         except OSError:
             continue
@@ -197,7 +197,7 @@ def default_search_path(recipe_dir: Path, extra=()) -> list:
 
 def _read_text(path: str, what: str) -> str:
     try:
-        return read_utf8(path, f"a {what} is UTF-8 YAML")
+        return read_utf8(path, f"a {what} is UTF-8 YAML", DEFAULT_LIMITS.max_bytes)
     except FileNotFoundError:
         raise SpliceError(f"{what} not found", path) from None
 
@@ -222,7 +222,7 @@ def _output(data: YMap, path: str) -> str:
     """The recipe's ``output:``: a file name, nothing else.  ``str()`` of a null or a list would
     be a file named ``None`` or ``['a']`` written beside the recipe."""
     raw = data["output"]
-    if not isinstance(raw, str) or not raw.strip():
+    if not isinstance(raw, str) or not raw.strip() or names_a_directory(raw):
         raise SpliceError(f"output: expected a file name, got {raw!r}", path, *data.vat("output"))
     return raw
 
@@ -256,6 +256,8 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
     if not isinstance(opt, int) or isinstance(opt, bool) or not 0 <= opt <= 4:
         raise SpliceError("opt_level must be 0..4", path, *data.vat("opt_level"))
     if output:
+        if names_a_directory(output):
+            raise SpliceError(DIRECTORY_NAME, output)
         out = Path(output)
     elif "output" in data:
         out = rdir / _output(data, path)
@@ -382,6 +384,6 @@ def _load_cut(i: int, cy, at0, path: str, rdir: Path) -> Cut:
     at.update({f"params.{k}": params.at(k) for k in params})
     if not isinstance(cy["native"], str) or not cy["native"].strip():   # str(None) is a file 'None'
         raise SpliceError(f"cut {i}: native: expected a file name, got {cy['native']!r}", path, *cy.vat("native"))
-    native = rdir / cy["native"]
+    native = rdir / Path(cy["native"]).expanduser()      # ~ expanded as for module:
     return Cut(i, sel, targets, native, str(native), abi, dict(params), vals,
                dict(exp), thr, sync, cy.get("name"), at0[0], at)

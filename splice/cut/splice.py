@@ -312,6 +312,23 @@ def _load_entry(recipe: Recipe):
     return load_kernel(str(recipe.module), name, module=module)
 
 
+def _check_values(recipe, cut, kernel) -> None:
+    """A named value (``values: {W: "%rd3"}``) must be a register the entry declares: one it
+    does not (``%rd999``, a typo) would be spliced in and found by ptxas at the output's line,
+    or with ``--no-ptxas`` not at all."""
+    for name, reg in cut.values.items():
+        if kernel.reg_type(reg) is None:
+            raise recipe.error(f"values: {name}: {reg} is not a register {kernel.name} declares", "values", cut)
+
+
+def _check_native_file(recipe, cut) -> None:
+    """A native file that is not there (or is a directory) is named at the recipe's ``native:``
+    line, where the user fixes it, with the path it was looked for at."""
+    problem = "not found" if not cut.native.exists() else "is a directory" if cut.native.is_dir() else ""
+    if problem:
+        raise recipe.error(f"native phase file {problem}: {cut.native}", "native", cut)
+
+
 def plan(recipe: Recipe, kernel=None) -> Plan:
     t0 = time.perf_counter()
     source = read_text(recipe.module)
@@ -364,8 +381,10 @@ def plan(recipe: Recipe, kernel=None) -> Plan:
                 shown = str(cut.native.relative_to(Path.cwd()))
             except ValueError:
                 shown = str(cut.native)
+            _check_native_file(recipe, cut)
             nat = load_native(cut.native, cut.params, ctx, display=shown)
             _check_params(recipe, cut, nat)
+            _check_values(recipe, cut, kernel)
             vtypes = {k: (kernel.reg_type(v) or ".b32") for k, v in cut.values.items()}
             view = _AbiView(abi, cut.values, vtypes)
             b = bind(nat, view, cut.abi, namer, cid, threads=cut.threads, sync=cut.sync,

@@ -24,9 +24,10 @@ from ..errors import SpliceError
 _TOKEN = re.compile(r"^e(\d+)(?:\s*-\s*e?(\d+))?$", re.I)
 
 
-def split_selection(sel: Optional[str]) -> tuple:
+def split_selection(sel: Optional[str], most: Optional[int] = None) -> tuple:
     """('8-10,E9' -> ('8-10', {9})); ('epilogues' -> ('', 'all')); phase-only selections pass
-    through with ``None``."""
+    through with ``None``.  ``most``: the kernel's last epilogue; a range past it is refused
+    before it is expanded (``E1-E99999999999`` would be a set of 10^11 numbers)."""
     if not sel:
         return sel, None
     rest, epis = [], set()
@@ -42,6 +43,8 @@ def split_selection(sel: Optional[str]) -> tuple:
             hi = int(mt.group(2) or lo)
             if hi < lo:
                 raise SpliceError(f"--stages: empty epilogue range {p!r}")
+            if most is not None and hi > most:     # before the range is expanded into a set
+                raise SpliceError(f"--stages: epilogue E{hi} does not exist (the kernel's last is E{most})")
             epis.update(range(lo, hi + 1))
             continue
         rest.append(p)

@@ -62,7 +62,7 @@ def _is_recipe(path: Path) -> bool:
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(read_text(path, 1 << 20))
     except Exception:  # noqa: BLE001 - a bad file is reported by the loader that owns it
         return False
     return isinstance(data, dict) and "cuts" in data
@@ -137,30 +137,60 @@ class Built:
 
 def compile_one(name: str, text: str, arch: str, cache: Path = CACHE, use_cache: bool = True) -> Built:
     """``use_cache=False`` (``probe --no-cache``) runs ptxas whatever build/probe and the shared
-    compile cache (splice.ptx.cache) hold."""
+    compile cache (splice.ptx.cache) hold.  A cached cubin is used only when its metadata says
+    what it is (length, sha256) and the file agrees: a truncated, garbage or swapped cubin would
+    otherwise be loaded onto the GPU as the module under test."""
     import json
     import time
 
     from ..ptx.cache import default_cache
     from ..ptx.sass import compile_ptx
+    from ..util import write_atomic
 
     key = text_key(text, arch)
     d = cache / "cubins"
     d.mkdir(parents=True, exist_ok=True)
     cub, meta = d / f"{key[:32]}.cubin", d / f"{key[:32]}.json"
-    if use_cache and cub.exists() and meta.exists():
-        return Built(name, cub, key, True, 0.0, json.loads(meta.read_text()))
+    if use_cache:
+        res = _cached_cubin(cub, meta, key)
+        if res is not None:
+            return Built(name, cub, key, True, 0.0, res)
     t0 = time.perf_counter()
     c = compile_ptx(text, arch, 3, name=name, cache=default_cache(use_cache))
     res = {}
     for fn, u in c.resources.items():
         res[fn] = {"registers": u.registers, "spill_stores": u.spill_stores, "spill_loads": u.spill_loads,
                    "shared": u.shared, "stack": u.stack_frame, "entry": u.is_entry}
-    tmp = cub.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_bytes(c.cubin)
-    tmp.replace(cub)
-    meta.write_text(json.dumps(res))
+    # atomic, with unique temp names: two threads compiling the same text race harmlessly; a
+    # FIFO or link left in the cache's place is removed, not written through
+    for p in (cub, meta):
+        if p.is_symlink() or (p.exists() and not p.is_file() and not p.is_dir()):
+            p.unlink()
+    write_atomic(cub, c.cubin)
+    write_atomic(meta, json.dumps({"key": key, "cubin_len": len(c.cubin),
+                                   "cubin_sha256": hashlib.sha256(c.cubin).hexdigest(), "resources": res}))
     return Built(name, cub, key, False, time.perf_counter() - t0, res)
+
+
+def _cached_cubin(cub: Path, meta: Path, key: str) -> Optional[dict]:
+    """The resources of a cached cubin that verifies against its metadata, else None (the
+    caller compiles again and replaces both files)."""
+    import json
+
+    from ..errors import SpliceError
+    from ..ptx.cache import ELF_MAGIC
+    from ..util import read_input
+
+    try:
+        head = json.loads(read_input(meta, 1 << 20))
+        blob = read_input(cub, 1 << 30)
+    except (OSError, SpliceError, ValueError, RecursionError):
+        return None
+    if not (isinstance(head, dict) and head.get("key") == key and isinstance(head.get("resources"), dict)):
+        return None
+    if len(blob) != head.get("cubin_len") or hashlib.sha256(blob).hexdigest() != head.get("cubin_sha256"):
+        return None
+    return head["resources"] if blob.startswith(ELF_MAGIC) else None
 
 
 def compile_many(items: list, arch: str, done: Optional[Callable] = None, cache: Path = CACHE,

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..util import read_text
 from .spec import ProbeSpec, load_spec
 
 
@@ -80,7 +81,7 @@ class Probe:
 
         cp = import_cupy(spec.source)
         ptx = Path(ptx or spec.ptx)
-        text = ptx.read_text()
+        text = read_text(ptx)
         decl = check(spec, text, str(ptx))
         if cubin is None:
             arch = probe_arch(spec, device_arch(cp), decl.target)

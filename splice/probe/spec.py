@@ -38,6 +38,12 @@ FILL_KEYS = {"rule", "seed", "range", "max_code", "value", "f16_regions", "mean"
              "start", "step", "path", "what"}
 
 
+#: CUDA's gridDim limits (x, y, z) and the largest buffer a spec may declare (1 TiB: above any
+#: device's memory, so only a typo reaches it)
+GRID_MAX = ((1 << 31) - 1, 65535, 65535)
+MAX_BUFFER_BYTES = 1 << 40
+
+
 class SpecError(SpliceError, ValueError):
     """A probe spec is malformed.  ``key`` is the YAML path (``params[2].dtype``)."""
 
@@ -307,6 +313,8 @@ def _fill(c: _Ctx, d: Any, where: str, base: Path) -> Fill:
         path = str((base / str(p)) if not Path(str(p)).is_absolute() else Path(str(p)))
         if not Path(path).exists():
             raise c.err(f"{where}.path", f"no such file {p!r}", d, "path")
+        if not Path(path).is_file():   # a FIFO or /dev/zero would hang or flood np.load on the GPU run
+            raise c.err(f"{where}.path", f"{p!r} is not a regular file (a .npy array)", d, "path")
     value = d.get("value", 0)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise c.err(f"{where}.value", f"expected a number, got {value!r}", d, "value")
@@ -396,6 +404,10 @@ def _buffer(c: _Ctx, d, where: str, name: str, offset: int, legacy: bool, base: 
     for x in shape:
         elems *= x
     nbytes = c.int(d, "bytes", f"{where}.bytes", 1, elems * t.size)
+    if max(nbytes, elems * t.size) > MAX_BUFFER_BYTES:    # a typo's 10^22 elements: no device has them
+        raise c.err(f"{where}.shape" if shape else f"{where}.bytes",
+                    f"{max(nbytes, elems * t.size)} bytes: more than the {MAX_BUFFER_BYTES} a buffer may hold",
+                    d, "shape" if shape else "bytes")
     if shape and nbytes < elems * t.size:
         raise c.err(f"{where}.bytes", f"{nbytes} is less than shape {list(shape)} x {t.size} bytes", d, "bytes")
     image = c.int(d, "image_bytes", f"{where}.image_bytes", 1, nbytes)
@@ -534,6 +546,10 @@ def _launch(c: _Ctx, data, params) -> Launch:
     c.need(launch, "grid", "launch")
     c.need(launch, "block", "launch")
     grid = c.dim3(launch, "grid", "launch.grid")
+    for a, (g, most) in enumerate(zip(grid, GRID_MAX)):
+        if g > most:     # cuLaunchKernel would refuse it, after the inputs were built and copied
+            raise c.err(f"launch.grid[{a}]", f"{g} blocks: more than the {most} CUDA allows in "
+                        f"dimension {'xyz'[a]}", launch, "grid")
     block = c.dim3(launch, "block", "launch.block")
     if block[0] * block[1] * block[2] > 1024:
         raise c.err("launch.block", f"{block[0] * block[1] * block[2]} threads: more than 1024", launch, "block")
@@ -674,12 +690,13 @@ def load_spec(path: str | Path) -> ProbeSpec:
     path = Path(path)
     if path.is_dir():
         raise SpecError("is a directory, not a probe spec", str(path))
+    from ..util import read_utf8
+    from ..yamlsafe import DEFAULT_LIMITS
+
     try:
-        text = path.read_text()
+        text = read_utf8(path, "a probe spec is UTF-8 YAML", DEFAULT_LIMITS.max_bytes)
     except FileNotFoundError:
         raise SpecError("no such file", str(path)) from None
-    except UnicodeDecodeError:
-        raise SpecError("not a text file", str(path)) from None
     if not text.strip():
         raise SpecError("empty file: expected a probe spec mapping (docs/probe-spec.md)", str(path))
     data = load_yaml_marked(text, str(path))

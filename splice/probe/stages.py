@@ -102,6 +102,11 @@ def parse_selection(sel: str, n_phases: int, cut_phases: set) -> list:
         except ValueError:
             raise SpliceError(f"--stages: {part!r} is not a phase number or range "
                               "(all, cut, 1,8,61, 1-10)") from None
+        for p in (lo, hi):     # checked before the range is expanded: 1-99999999999 is a typo, not a set
+            if not 1 <= p <= n_phases:
+                raise SpliceError(f"--stages: phase {p} does not exist (the kernel has {n_phases} phases)")
+        if hi < lo:
+            raise SpliceError(f"--stages: empty phase range {part!r}")
         out |= set(range(lo, hi + 1))
     bad = [p for p in out if not 1 <= p <= n_phases]
     if bad:
@@ -146,7 +151,7 @@ def plan_stages(kernel, pair, selection: str, spec, budget: int = 1 << 30,
         for p in kernel.phases:
             if p.first <= c.last and p.last >= c.first:
                 cut_phase.setdefault(p.index, c)
-    selection, epis = split_selection(selection)       # epilogue tokens: epilogue_stages.py
+    selection, epis = split_selection(selection, max((e.index for e in kernel.epilogues), default=0))
     near = set(cut_phase) | phases_around_cuts(kernel, cuts)
     phases = parse_selection(selection, len(kernel.phases), near) if selection or epis is None else []
     stages: list = []

@@ -111,9 +111,8 @@ class CompileCache:
         """The cached :class:`~splice.ptx.sass.Compiled` for ``key`` (diagnostics named after
         ``display``), or None.  A damaged entry is removed and reported as a miss."""
         p = self.path(key)
-        try:
-            blob = p.read_bytes()
-        except OSError:
+        blob = _read_entry(p, self.max_bytes)
+        if blob is None:
             return None
         entry = _decode(blob, key)
         if entry is None:
@@ -177,6 +176,35 @@ class CompileCache:
         return removed
 
 
+def _read_entry(p: Path, limit: int) -> Optional[bytes]:
+    """The bytes of a cache entry, or None when there is none to trust: only a regular file no
+    larger than the cache itself is read (a FIFO or device put in its place must not block or
+    flood the command; it is a miss, and the next store replaces it)."""
+    import stat
+
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read(limit + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+#: what each header field of an entry must be: an entry written by another version (or by hand)
+#: with the right checksum but a field missing or of another type is a miss, not a crash
+_HEAD_TYPES = {"key": str, "arch": str, "stderr": str, "src": str, "command": list, "cubin_sha256": str,
+               "cubin_len": int}
+ELF_MAGIC = b"\x7fELF"
+
+
 def _decode(blob: bytes, key: str) -> Optional[dict]:
     if not blob.startswith(MAGIC) or len(blob) < len(MAGIC) + 8:
         return None
@@ -184,12 +212,18 @@ def _decode(blob: bytes, key: str) -> Optional[dict]:
     n = int.from_bytes(blob[at:at + 8], "big")
     try:
         head = json.loads(blob[at + 8:at + 8 + n])
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     if not isinstance(head, dict) or head.get("key") != key:
         return None
+    if any(not isinstance(head.get(k), t) or isinstance(head.get(k), bool) for k, t in _HEAD_TYPES.items()):
+        return None
+    if not all(isinstance(c, str) for c in head["command"]):
+        return None
     cubin = blob[at + 8 + n:]
     if len(cubin) != head.get("cubin_len") or hashlib.sha256(cubin).hexdigest() != head.get("cubin_sha256"):
+        return None
+    if not cubin.startswith(ELF_MAGIC):      # a cubin is an ELF image: anything else was not ptxas' output
         return None
     head["cubin"] = cubin
     return head

@@ -23,9 +23,14 @@ def emit(module: m.Module) -> str:
 
 
 def _indent_before(source: str, pos: int) -> str:
-    line_start = source.rfind("\n", 0, pos) + 1
-    prefix = source[line_start:pos]
-    return prefix if not prefix.strip() else ""
+    """The whitespace between the start of ``pos``'s line and ``pos``, or "" when code comes
+    first.  Scanned backwards and stopped at the first character that is not whitespace: a
+    slice of the whole line per child made one long line (many statements, a minified module)
+    quadratic."""
+    i = pos
+    while i > 0 and source[i - 1] != "\n" and source[i - 1].isspace():
+        i -= 1
+    return source[i:pos] if i == 0 or source[i - 1] == "\n" else ""
 
 
 def _emit_seq(source, start, end, children, indent_hint):

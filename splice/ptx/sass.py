@@ -262,17 +262,25 @@ def parse_diagnostics(text: str, rename: dict[str, str] | None = None) -> list[D
 
     ``rename`` maps file names as ptxas printed them (temp paths) to names the caller knows."""
     rename = rename or {}
+    paths = [(k, v) for k, v in rename.items() if os.sep in k]    # temp paths quoted inside a message
+
+    def msg(m: re.Match) -> str:
+        text = m.group("msg").strip()
+        for k, v in paths:
+            text = text.replace(k, v)
+        return text
+
     out: list[Diagnostic] = []
     for raw in text.splitlines():
         line = raw.rstrip()
         m = _DIAG_RE.match(line)
         if m:
             f = m.group("file")
-            out.append(Diagnostic(rename.get(f, f), int(m.group("line")), m.group("sev"), m.group("msg").strip()))
+            out.append(Diagnostic(rename.get(f, f), int(m.group("line")), m.group("sev"), msg(m)))
             continue
         m = _DIAG_NOPOS_RE.match(line)
         if m:
-            out.append(Diagnostic(None, None, m.group("sev"), m.group("msg").strip()))
+            out.append(Diagnostic(None, None, m.group("sev"), msg(m)))
     return out
 
 
@@ -359,9 +367,10 @@ def _is_path_input(ptx: PtxInput) -> bool:
 def _read_text(ptx: PtxInput) -> tuple[str, str]:
     """(text, display name) of the input."""
     if _is_path_input(ptx):
+        from ..util import read_text
+
         p = Path(os.fsdecode(ptx))
-        with open(p, encoding="utf-8", errors="surrogateescape", newline="") as f:
-            return f.read(), str(p)
+        return read_text(p), str(p)
     if isinstance(ptx, bytes):
         return ptx.decode("utf-8", errors="surrogateescape"), "<ptx>"
     return str(ptx), "<ptx>"
@@ -380,13 +389,61 @@ def run_tool(cmd: Sequence[str], *, cwd: str | None = None, timeout: float = DEF
                 proc = subprocess.Popen(list(cmd), cwd=cwd, stdin=subprocess.DEVNULL,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                 stack.enter_context(stoppable_child(proc))   # SIGTERM kills it from any thread
-            out, err = proc.communicate(timeout=timeout)
+            out, err = _bounded_communicate(proc, timeout, MAX_TOOL_OUTPUT)
         except BaseException:
             if proc is not None:
                 proc.kill()
-                proc.communicate()     # reaps it and closes the pipes
+                for stream in (proc.stdout, proc.stderr):   # closed, not drained: a grandchild
+                    try:                                     # still printing gets SIGPIPE
+                        stream.close()
+                    except OSError:
+                        pass
+                proc.wait()
             raise
     return subprocess.CompletedProcess(list(cmd), proc.returncode, out, err)
+
+
+#: the most a tool may print on stdout or stderr; more is a broken or hostile tool (a
+#: ``SPLICE_PTXAS`` that loops printing), killed before it fills the memory
+MAX_TOOL_OUTPUT = 1 << 30
+
+
+class ToolOutputTooLarge(SassToolError):
+    """A tool printed more than :data:`MAX_TOOL_OUTPUT` bytes; it was killed."""
+
+
+def _bounded_communicate(proc: subprocess.Popen, timeout: float, limit: int) -> tuple[bytes, bytes]:
+    """``proc.communicate(timeout=...)`` that stops reading, and raises
+    :class:`ToolOutputTooLarge`, once either stream passes ``limit`` bytes."""
+    import selectors
+    import time
+
+    deadline = time.monotonic() + timeout
+    bufs: dict = {proc.stdout: [], proc.stderr: []}
+    sizes = dict.fromkeys(bufs, 0)
+    with selectors.DefaultSelector() as sel:
+        for stream in bufs:
+            sel.register(stream, selectors.EVENT_READ)
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(proc.args, timeout, b"".join(bufs[proc.stdout]),
+                                                b"".join(bufs[proc.stderr]))
+            for key, _ev in sel.select(left):
+                chunk = os.read(key.fd, 1 << 16)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                bufs[key.fileobj].append(chunk)
+                sizes[key.fileobj] += len(chunk)
+                if sizes[key.fileobj] > limit:
+                    tool = os.path.basename(str(list(proc.args)[0]))     # type: ignore[arg-type]
+                    raise ToolOutputTooLarge(f"{tool} printed more than {limit} bytes: stopped "
+                                             f"(is it really {tool}?)")
+    proc.wait(max(deadline - time.monotonic(), 0.001))
+    for stream in bufs:
+        stream.close()
+    return b"".join(bufs[proc.stdout]), b"".join(bufs[proc.stderr])
 
 
 def _save_repro(text: str, repro_dir: str | os.PathLike | None) -> str:
@@ -451,6 +508,8 @@ def compile_ptx(ptx: PtxInput, arch: str | int, opt_level: int | None = 3, extra
         except subprocess.TimeoutExpired as e:
             err = (e.stderr or b"").decode("utf-8", "replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
             raise fail(f"ptxas timed out after {timeout:g}s on {display} ({sm})", err, None) from None
+        except ToolOutputTooLarge as e:
+            raise fail(f"{e} on {display} ({sm})", "", None) from None
         stderr = proc.stderr.decode("utf-8", "replace") + proc.stdout.decode("utf-8", "replace")
         if proc.returncode != 0 or not os.path.exists(out):
             raise fail(f"ptxas failed on {display} ({sm}), exit code {proc.returncode}", stderr, proc.returncode)

@@ -47,7 +47,7 @@ def lark_parser():
     """The LALR parser, built (and ``lark`` imported) the first time a statement needs it.
 
     Most modules never get there -- the skeleton reader, the direct reader and the shape cache
-    read them (on the shared corpus, 18 files of 300 have a statement for Lark) -- and building
+    read them (on the shared corpus, 15 files of 300 have a statement for Lark) -- and building
     it costs ~70 ms (import, grammar from Lark's cache), a third of a small command's start-up.
     Each parser state's lexer is compiled by Lark on the first token it lexes there;
     :func:`build_grammar` compiles them all.  (lark-cython was tried: its tokens are not

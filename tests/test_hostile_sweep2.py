@@ -386,22 +386,13 @@ def test_memory_limit_of_the_child_is_real():
 
 # ---- compile caches: an entry that does not verify is recompiled, never trusted ----------------
 
-from .test_compile_cache import FAKE, PTX  # noqa: E402
+from .test_compile_cache import PTX, fake  # noqa: E402,F401  (``fake``: the fixture, shared)
 
 
 @pytest.fixture
-def fake_ptxas(tmp_path, monkeypatch):
+def fake_ptxas(fake):
     """SPLICE_PTXAS -> tests/data/tools/fake_ptxas.py (no toolkit needed); returns the compile log."""
-    exe = tmp_path / "bin" / "ptxas"
-    exe.parent.mkdir()
-    exe.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKE} \"$@\"\n")
-    exe.chmod(0o755)
-    log = tmp_path / "ptxas.log"
-    log.write_text("")
-    monkeypatch.setenv("SPLICE_PTXAS", str(exe))
-    monkeypatch.setenv("FAKE_PTXAS_LOG", str(log))
-    monkeypatch.setenv("SPLICE_CACHE", str(tmp_path / "cache"))
-    return lambda: log.read_text().splitlines()
+    return fake.log
 
 
 def _entry_parts(path: Path):

@@ -71,15 +71,21 @@ ROLE_TABLE: dict = {
 }
 
 
+def _longest_prefix(table: dict, name: str, default):
+    """``table``'s entry for the longest dotted prefix of ``name`` (``cp.async.bulk.tensor.2d``
+    -> ``cp.async.bulk.tensor``), or ``default``: how both tables of this module are keyed."""
+    parts = name.split(".")
+    for i in range(len(parts), 0, -1):
+        r = table.get(".".join(parts[:i]))
+        if r is not None:
+            return r
+    return default
+
+
 @lru_cache(maxsize=4096)
 def role_of(name: str) -> str:
     """The role of an instruction by full dotted name (``st.global.u32`` -> ``NONE``)."""
-    parts = name.split(".")
-    for i in range(len(parts), 0, -1):
-        r = ROLE_TABLE.get(".".join(parts[:i]))
-        if r is not None:
-            return r
-    return WRITE0
+    return _longest_prefix(ROLE_TABLE, name, WRITE0)
 
 
 # opcodes whose role depends on their modifiers (a dotted key of the table starts with them);
@@ -330,12 +336,7 @@ _PURE = MemOp()
 def memory_op(name: str) -> MemOp:
     """The row for a full dotted name (``cp.async.bulk.tensor.2d…`` -> ``cp.async.bulk.tensor``);
     an opcode the table does not name is pure arithmetic on its operands."""
-    parts = name.split(".")
-    for i in range(len(parts), 0, -1):
-        r = MEMORY_TABLE.get(".".join(parts[:i]))
-        if r is not None:
-            return r
-    return _PURE
+    return _longest_prefix(MEMORY_TABLE, name, _PURE)
 
 
 # opcodes whose memory row depends on their modifiers; every other opcode's row is its own

@@ -360,3 +360,33 @@ def test_only_a_file_above_half_a_workers_share_is_split(tmp_path):
     sched = S.Scheduler(work, 2, split=True)
     assert sched.split_files == (0,)
     assert all(r.ok for r in sched.results())
+
+
+def _die_on_t30(texts, job):
+    import os
+
+    if job[0].name == "t30.ptx":
+        os._exit(9)
+    from splice.commands.roundtrip_split import _check
+
+    return _check(job)
+
+
+def test_a_worker_that_dies_in_a_batch_names_the_batch(tmp_path, capsys, monkeypatch):
+    """Results come back a batch at a time: a worker dying inside one names the first file of
+    the batch that did not come back and says the culprit may be further on in it."""
+    from splice.commands import roundtrip_split as S
+
+    d = tmp_path / "d"
+    d.mkdir()
+    for k in range(10, 50):
+        (d / f"t{k}.ptx").write_text(f".version 8.0\n.target sm_90\n.address_size 64\n"
+                                     f".visible .entry k{k}()\n{{\n\tret;\n}}\n")
+    (d / "big.ptx").write_text(_big_module(8000))   # makes the chunk, so a batch, several tiny files
+    monkeypatch.setattr(S, "_whole", _die_on_t30)
+    assert main(["roundtrip", str(d), "--json", "--jobs", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "worker process ended while checking this file" in err and "exit code 9" in err
+    assert "in its batch" in err and "Traceback" not in err
+    named = err.split(":")[0].rsplit("/", 1)[1]
+    assert named.startswith("t") and int(named[1:3]) <= 30

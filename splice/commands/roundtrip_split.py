@@ -393,7 +393,8 @@ class Scheduler:
         from ..errors import SpliceError
 
         w.proc.join()
-        which = "this file" if batch == 1 else f"this file or one of the {batch - 1} batched after it"
+        which = ("this file" if batch == 1 else "this file or the next one in its batch" if batch == 2
+                 else f"this file or one of the next {batch - 1} in its batch")
         return SpliceError(f"a worker process ended while checking {which} (exit code "
                            f"{w.proc.exitcode}); rerun with --jobs 1", str(self.work[i][0]))
 

@@ -94,6 +94,19 @@ def _big_module(n: int, bad_at: int = -1, extra: str = "") -> str:
     return "".join(out)
 
 
+def _pieces(sk, size):
+    """A skeleton's bodies cut as the scheduler cuts them (``_Split.take``), from the front and
+    the back in turn."""
+    from splice.commands import roundtrip_split as S
+
+    split, out = S._Split(sk, None), []
+    while split.spans:
+        out.append(split.take(size, front=len(out) % 2 == 0)[1])
+    assert sorted(sp for piece in out for sp in piece) == list(sk.spans) and split.cost == 0
+    assert all(list(piece) == sorted(piece) for piece in out), "a piece is in file order"
+    return out
+
+
 def _corpus_with_big_files(d):
     d.mkdir()
     (d / "a_big.ptx").write_text(_big_module(600))
@@ -119,9 +132,9 @@ def test_jobs_split_big_files_same_records(tmp_path, capsys):
     assert gc.get_freeze_count() == 0, "the workers were forked frozen, the parent is not left so"
     list(sched.results())
     big = {0: (d / "a_big.ptx").read_text()}
-    sk = S.skeleton_job(big, 0, d / "a_big.ptx", 2000)
-    assert isinstance(sk, S.Skeleton) and len(sk.groups) > 4
-    assert all(S.bodies_job(big, 0, d / "a_big.ptx", g) for g in sk.groups)
+    sk = S.skeleton_job(big, 0, d / "a_big.ptx")
+    assert isinstance(sk, S.Skeleton) and len(_pieces(sk, 2000)) > 4
+    assert all(S.bodies_job(big, 0, d / "a_big.ptx", g) for g in _pieces(sk, 2000))
     assert main(["roundtrip", str(d), "--json", "--jobs", "1"]) == 1
     one = _json_lines(capsys.readouterr().out)
     for jobs in ("2", "3"):
@@ -165,8 +178,8 @@ def test_a_failing_piece_hands_the_file_to_the_whole_check(tmp_path, monkeypatch
 
     monkeypatch.setattr(S, "_body_parser", short)
     big = {0: (d / "a_big.ptx").read_text()}
-    sk = S.skeleton_job(big, 0, d / "a_big.ptx", 2000)
-    assert not S.bodies_job(big, 0, d / "a_big.ptx", sk.groups[0]) and calls
+    sk = S.skeleton_job(big, 0, d / "a_big.ptx")
+    assert not S.bodies_job(big, 0, d / "a_big.ptx", _pieces(sk, 2000)[0]) and calls
     files = rt.collect([d])   # the forked workers inherit the broken body parser
     assert list(rt.check_files(files, False, jobs=2)) == [rt.check_file(f, False) for f in files]
 
@@ -178,7 +191,7 @@ def test_split_refuses_what_it_cannot_decide(tmp_path):
     from splice.commands import roundtrip_split as S
 
     def job(path):
-        return S.skeleton_job({0: path.read_text()}, 0, path, 100)
+        return S.skeleton_job({0: path.read_text()}, 0, path)
 
     sec = tmp_path / "sec.ptx"
     sec.write_text(_big_module(20) + ".section .debug_str\n{\n$L1:\n.b8 65\n}\n")
@@ -190,13 +203,13 @@ def test_split_refuses_what_it_cannot_decide(tmp_path):
     bad.write_text(_big_module(20, bad_at=3))
     r = job(bad)
     assert isinstance(r, S.Skeleton)   # the skeleton is fine: the bad body fails its own item
-    assert [S.bodies_job({0: bad.read_text()}, 0, bad, g) for g in r.groups].count(False) == 1
+    assert [S.bodies_job({0: bad.read_text()}, 0, bad, g) for g in _pieces(r, 100)].count(False) == 1
     ok = tmp_path / "ok.ptx"
     ok.write_text(_big_module(20))
     texts = {0: ok.read_text()}
-    sk = S.skeleton_job(texts, 0, ok, 100)
+    sk = S.skeleton_job(texts, 0, ok)
     ok.write_text("garbage")
-    assert all(S.bodies_job(texts, 0, ok, g) for g in sk.groups)
+    assert all(S.bodies_job(texts, 0, ok, g) for g in _pieces(sk, 100))
 
 
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGINT"])
@@ -390,3 +403,54 @@ def test_a_worker_that_dies_in_a_batch_names_the_batch(tmp_path, capsys, monkeyp
     assert "in its batch" in err and "Traceback" not in err
     named = err.split(":")[0].rsplit("/", 1)[1]
     assert named.startswith("t") and int(named[1:3]) <= 30
+
+
+def _bare_scheduler(tmp_path, n_small: int, spans, owner_costs=()):
+    """A Scheduler without processes: two fake workers, file 0 split (its skeleton read by the
+    first worker) with ``spans`` of 100 characters each, ``n_small`` whole files of 50 in
+    another directory."""
+    import types
+
+    from splice.commands import roundtrip_split as S
+
+    s = S.Scheduler.__new__(S.Scheduler)
+    s.work = [(tmp_path / "big" / "a.ptx", False, None, None)] + \
+             [(tmp_path / "small" / f"{k}.ptx", False, None, None) for k in range(n_small)]
+    owner = types.SimpleNamespace(family=None, costs=list(owner_costs))
+    other = types.SimpleNamespace(family=None, costs=[])
+    s.workers, s.chunk, s.todo, s.done = [owner, other], 100, {}, [None] * len(s.work)
+    s.splits = {0: S._Split(S.Skeleton(10, tuple((k * 1000, k * 1000 + 100, k) for k in range(spans))), owner)}
+    for k in range(n_small):
+        s._add_whole(k + 1, 50)
+    return s, owner, other
+
+
+def test_a_split_files_bodies_go_front_to_back_to_its_owner_and_back_to_front_to_others(tmp_path):
+    """The worker that read the skeleton takes the bodies in file order; another takes the
+    whole files first, then bodies from the back; pieces shrink with what is left."""
+    s, owner, other = _bare_scheduler(tmp_path, 2, 40)
+    cost, i, ((_h, _i, fn, (k, _path, spans)),) = s._pick(owner)
+    assert i == k == 0 and fn.__name__ == "bodies_job"
+    assert spans[0] == (0, 100, 0) and list(spans) == sorted(spans)
+    assert cost == len(spans) * 100 >= (40 * 100 + 2 * 50) // 4   # a quarter of what was left
+    first = s._pick(other)
+    assert first[1] in (1, 2) and first[2][0][2].__name__ == "_whole"
+    assert s._pick(other)[1] in (1, 2) and not s.todo
+    _cost, _i, ((_h, _i2, _fn, (_k, _p, back)),) = s._pick(other)
+    assert back[-1] == (39000, 39100, 39) and list(back) == sorted(back), "the last bodies, in order"
+    sizes = []
+    while s.splits[0].spans:
+        sizes.append(s._pick(owner)[0])
+    assert sizes == sorted(sizes, reverse=True) and sizes[-1] >= s.chunk // 2
+
+
+def test_a_busy_worker_gets_a_second_item_only_while_the_others_have_enough(tmp_path):
+    """``_ahead``: an item queued behind a long one would wait while the other worker runs
+    dry, so a worker with a backlog gets a second item only while more than a chunk per worker
+    is left once the others have checked as much as that backlog."""
+    s, owner, other = _bare_scheduler(tmp_path, 0, 10, owner_costs=[500, 350])
+    assert s._left() == 1000
+    assert not s._ahead(owner), "1000 left - 850 the other checks meanwhile <= 2 chunks"
+    assert s._ahead(other), "no backlog: 1000 > 2 chunks"
+    owner.costs = [790]
+    assert s._ahead(owner), "1000 - 790 > 2 chunks"

@@ -34,23 +34,24 @@ from .roundtrip import RoundTrip, _check, check_file
 #: splitting one costs its skeleton and the statement shapes each worker learns anew (splitting
 #: everything above an eighth cost the workers 5 % more CPU on the shared corpus)
 SHARE = 2
-#: body items are of decreasing size down to 1/(CHUNKS × jobs) of the corpus' cost: small
+#: a chunk is 1/(CHUNKS × jobs) of the corpus' cost: body pieces are cut to a share of what is
+#: left in the run, down to half a chunk, and small files are batched up to half a chunk, small
 #: enough that the run ends evenly
 CHUNKS = 32
 
 
 @dataclasses.dataclass(frozen=True)
 class Skeleton:
-    """What a skeleton item hands back: the file's line count and its bodies as groups of
-    (open, close, line)."""
+    """What a skeleton item hands back: the file's line count and its bodies' (open, close,
+    line), in file order."""
     lines: int
-    groups: tuple
+    spans: tuple
 
 
-def skeleton_job(texts: dict, i: int, path, chunk: int):
+def skeleton_job(texts: dict, i: int, path):
     """Worker: the skeleton of file ``i`` (its text read once, by the parent, in ``texts``)
-    and its body groups, or the whole file's RoundTrip when the file is not the plain case
-    (see the module docstring)."""
+    and its bodies, or the whole file's RoundTrip when the file is not the plain case (see the
+    module docstring)."""
     text = texts[i]
     chosen = []
     try:
@@ -69,30 +70,47 @@ def skeleton_job(texts: dict, i: int, path, chunk: int):
         items[k] = dataclasses.replace(items[k], body=None)
     if emit(m.Module(tuple(items), text, str(path))) != text:
         return check_file(path, False)
-    spans = [(mod.items[k].body.span[0], mod.items[k].body.span[1] - 1, mod.items[k].body.line)
-             for k in fns]
+    spans = tuple((mod.items[k].body.span[0], mod.items[k].body.span[1] - 1, mod.items[k].body.line)
+                  for k in fns)
     if any(text[o] != "{" or text[c] != "}" for o, c, _line in spans):
         return check_file(path, False)   # a body span that is not its braces: not the plain case
-    return Skeleton(text.count("\n"), _groups(spans, chunk))
+    return Skeleton(text.count("\n"), spans)
 
 
-def _groups(spans, chunk: int) -> tuple:
-    """Consecutive bodies (neighbouring functions share statement shapes, so a group learns
-    few) packed into groups of decreasing size: a third of what is left, down to ``chunk``
-    characters.  Taken biggest first, the last items of a run are the smallest ones, so the
-    workers end together."""
-    left = sum(c - o for o, c, _line in spans)
-    groups, cur, size = [], [], 0
-    for o, c, line in spans:
-        cur.append((o, c, line))
-        size += c - o
-        if size >= max(chunk, left // 3):
-            groups.append(tuple(cur))
-            left -= size
-            cur, size = [], 0
-    if cur:
-        groups.append(tuple(cur))
-    return tuple(groups)
+class _Split:
+    """A file checked in pieces, once its skeleton is back: the bodies not sent yet, in file
+    order, and the pieces sent and not done.
+
+    The worker that read the skeleton (the *owner*) takes the bodies from the front, in file
+    order; another worker takes some only when nothing else is left, from the back.  Generated
+    code repeats statements and statement shapes from one function to the next (Sort.ptx: two
+    thirds of its statements are verbatim repeats), and each process learns them once: handed
+    out in alternation, Sort.ptx's bodies cost the two workers 18 % more CPU than in one
+    process, its tail alone costs the second worker only what it checks."""
+    __slots__ = ("owner", "spans", "cost", "pending", "passed", "lines")
+
+    def __init__(self, skeleton: Skeleton, owner):
+        import collections
+
+        self.owner = owner
+        self.spans = collections.deque(skeleton.spans)
+        self.cost = sum(c - o for o, c, _line in skeleton.spans)
+        self.pending = 0      # pieces sent and not back
+        self.passed = True    # every piece back so far re-emitted its bytes
+        self.lines = skeleton.lines
+
+    def take(self, size: int, front: bool) -> tuple:
+        """(cost, spans): consecutive bodies worth ``size`` characters or more (all that are
+        left, at the end), from the front or the back, in file order."""
+        pop = self.spans.popleft if front else self.spans.pop
+        spans, cost = [], 0
+        while self.spans and cost < size:
+            o, c, line = pop()
+            spans.append((o, c, line))
+            cost += c - o
+        self.cost -= cost
+        self.pending += 1
+        return cost, tuple(spans if front else reversed(spans))
 
 
 def _body_parser(text: str, path: str):
@@ -148,7 +166,8 @@ def _size(path) -> int:
 #: the cost of a file beyond its bytes (reading it, a fresh skeleton, new statement shapes),
 #: in bytes: measured on the shared corpus, 250 small files cost about 4 kB of a big one each
 FILE_COST = 4096
-#: batches queued per worker: one running and one waiting, so a worker never idles on the parent
+#: batches queued per worker: one running and one waiting, so a worker never idles on the
+#: parent (the second only while ``Scheduler._ahead`` allows)
 IN_FLIGHT = 2
 
 
@@ -214,7 +233,7 @@ def _loop(conn, texts: dict) -> None:
 class _Worker:
     """One worker process with its own pipe (so the scheduler chooses which worker runs what,
     and no thread of the parent's moves items), the directory it is on and its queued items."""
-    __slots__ = ("proc", "conn", "family", "queue", "batches")
+    __slots__ = ("proc", "conn", "family", "queue", "costs")
 
     def __init__(self, texts: dict):
         import multiprocessing
@@ -225,13 +244,13 @@ class _Worker:
         child.close()
         self.family = None
         self.queue: list = []      # (handler, index, last of its batch) of the items sent, in order
-        self.batches = 0           # batches sent and not done
+        self.costs: list = []      # the cost of each batch sent and not done, in order
 
-    def send(self, batch) -> None:
+    def send(self, cost: int, batch) -> None:
         """``batch``: (handler, index, fn, args) of each item."""
         self.conn.send([(fn, args) for _handler, _i, fn, args in batch])
         self.queue.extend((handler, i, k == len(batch) - 1) for k, (handler, i, _fn, _args) in enumerate(batch))
-        self.batches += 1
+        self.costs.append(cost)
 
     def stop(self, wait: bool) -> None:
         if wait:
@@ -264,16 +283,18 @@ class Scheduler:
     Items are queued by directory (*family*): files of one directory share statement shapes
     (the parser learns each shape once per process), so a worker stays on a directory until it
     is done, then takes the biggest family nobody is on, then helps with the biggest item left.
-    Big files' skeletons go first, their body items join their family when the skeleton comes
-    back.  Small files of a family travel in batches of up to ``chunk // 2`` of cost: a worker
-    checking a 30-line test in 0.3 ms would otherwise wait on the parent (which shares the
-    cores) between files.  Results come back a batch per message, in order, and are handed out
-    in input order as soon as each is known."""
+    Big files' skeletons go first; a split file's bodies then go to the worker that read its
+    skeleton, front to back, and to the others from the back once they have nothing else
+    (``_Split``), in pieces of a share of what is left in the run, down to half a chunk, so the
+    workers end together.  Small files of a family travel in batches of up to ``chunk // 2``
+    of cost: a worker checking a 30-line test in 0.3 ms would otherwise wait on the parent
+    (which shares the cores) between files.  Results come back a batch per message, in order,
+    and are handed out in input order as soon as each is known."""
 
     def __init__(self, work, jobs: int, split: bool):
         self.work = work
         self.done: list = [None] * len(work)
-        self.parts: dict = {}     # index -> [skeleton, items left, all passed]
+        self.splits: dict = {}    # index -> _Split, from its skeleton's return to its verdict
         self.todo: dict = {}      # family -> [(cost, first index, ((handler, index, fn, args), …))]
         sizes = [_size(w[0]) for w in work]
         total = sum(sizes) + FILE_COST * len(work)
@@ -283,7 +304,7 @@ class Scheduler:
         self.split_files = tuple(texts)
         for i, size in enumerate(sizes):
             if i in texts:
-                self._add(i, size, self._skeleton_done, skeleton_job, i, work[i][0], self.chunk)
+                self._add(i, size, self._skeleton_done, skeleton_job, i, work[i][0])
         self._add_wholes([(i, size + FILE_COST) for i, size in enumerate(sizes) if i not in texts])
         self.workers = _fork_workers(jobs if texts else min(jobs, len(work)), texts)
         self._feed()   # every worker process is forked here, before the caller starts threads
@@ -316,24 +337,52 @@ class Scheduler:
             self.todo.setdefault(family, []).append((cost, first, tuple(items)))
 
     def _feed(self) -> None:
-        """Top every worker up to IN_FLIGHT batches; at the end of the run (less than a chunk
-        per worker left) only an idle worker gets one: an item queued behind a long one would
-        wait for it while another worker runs dry."""
+        """Top every worker up to IN_FLIGHT batches, the second only while ``_ahead`` says
+        so."""
         for w in self.workers:
-            while w.batches < self._in_flight() and self.todo:
-                _cost, first, batch = self._pick(w)
+            while len(w.costs) < IN_FLIGHT and self._has_work() and (not w.costs or self._ahead(w)):
+                cost, first, batch = self._pick(w)
                 try:
-                    w.send(batch)
+                    w.send(cost, batch)
                 except OSError:
                     raise self._died(w, first) from None
 
-    def _in_flight(self) -> int:
-        left = sum(it[0] for items in self.todo.values() for it in items)
-        return IN_FLIGHT if left > self.chunk * len(self.workers) else 1
+    def _has_work(self) -> bool:
+        return bool(self.todo) or any(s.spans for s in self.splits.values())
+
+    def _left(self) -> int:
+        """The cost of what is not sent yet."""
+        return (sum(it[0] for items in self.todo.values() for it in items)
+                + sum(s.cost for s in self.splits.values()))
+
+    def _ahead(self, w: _Worker) -> bool:
+        """Whether ``w``, busy, gets an item queued behind what it has: only while the others
+        would not run dry before it starts it.  They check (workers - 1) times ``w``'s backlog
+        meanwhile, and more than a chunk each must be left then: an item queued behind a long
+        one waits for it while another worker idles (the run's end, or a big body piece)."""
+        n = len(self.workers)
+        return self._left() - (n - 1) * sum(w.costs) > self.chunk * n
 
     def _pick(self, w: _Worker):
-        """The next item for ``w``: the biggest of its own family, else of the biggest family
-        no other worker is on, else of the biggest family left."""
+        """The next item for ``w``: the next bodies of a file whose skeleton it read, else a
+        family's item (``_pick_family``), else bodies from the back of the split file with
+        most left."""
+        for i, s in self.splits.items():
+            if s.owner is w and s.spans:
+                return self._piece(i, s, front=True)
+        if self.todo:
+            return self._pick_family(w)
+        i, s = max(((i, s) for i, s in self.splits.items() if s.spans), key=lambda kv: kv[1].cost)
+        return self._piece(i, s, front=False)
+
+    def _piece(self, i, s: _Split, front: bool):
+        size = max(self.chunk // 2, self._left() // (2 * len(self.workers)))
+        cost, spans = s.take(size, front)
+        return cost, i, ((self._bodies_done, i, bodies_job, (i, self.work[i][0], spans)),)
+
+    def _pick_family(self, w: _Worker):
+        """The biggest item of ``w``'s own family, else of the biggest family no other worker
+        is on, else of the biggest family left."""
         if w.family not in self.todo:
             taken = {x.family for x in self.workers if x is not w}
             weight = {f: sum(it[0] for it in items) for f, items in self.todo.items()}
@@ -346,33 +395,33 @@ class Scheduler:
             del self.todo[w.family]
         return item
 
-    def _whole_done(self, i, result: RoundTrip) -> None:
+    def _whole_done(self, i, result: RoundTrip, w: _Worker) -> None:
         self.done[i] = result
 
-    def _skeleton_done(self, i, result) -> None:
+    def _skeleton_done(self, i, result, w: _Worker) -> None:
         if isinstance(result, RoundTrip):
             self.done[i] = result
             return
-        self.parts[i] = [result, len(result.groups), True]
-        for group in result.groups:
-            cost = sum(c - o for o, c, _line in group)
-            self._add(i, cost, self._bodies_done, bodies_job, i, self.work[i][0], group)
-        if not result.groups:
+        self.splits[i] = _Split(result, w)
+        if not result.spans:
             self._finish(i)
 
-    def _bodies_done(self, i, passed: bool) -> None:
-        state = self.parts[i]
-        state[1] -= 1
-        state[2] = state[2] and passed
-        if state[1] == 0:
+    def _bodies_done(self, i, passed: bool, w: _Worker) -> None:
+        s = self.splits[i]
+        s.pending -= 1
+        if not passed:   # the file is checked whole: its bodies not sent yet are not needed
+            s.passed = False
+            s.cost -= sum(c - o for o, c, _line in s.spans)
+            s.spans.clear()
+        if s.pending == 0 and not s.spans:
             self._finish(i)
 
     def _finish(self, i) -> None:
-        skeleton, _left, passed = self.parts.pop(i)
-        if not passed:   # the whole-file check says what failed, exactly as without the split
+        s = self.splits.pop(i)
+        if not s.passed:   # the whole-file check says what failed, exactly as without the split
             self._add_whole(i, _size(self.work[i][0]))
             return
-        self.done[i] = RoundTrip(str(self.work[i][0]), True, True, None, None, skeleton.lines)
+        self.done[i] = RoundTrip(str(self.work[i][0]), True, True, None, None, s.lines)
 
     def results(self):
         ended = False
@@ -415,9 +464,9 @@ class Scheduler:
             for ok, result in outs:
                 handler, i, last = w.queue.pop(0)
                 if last:
-                    w.batches -= 1
+                    w.costs.pop(0)
                 if not ok:
                     assert isinstance(result, BaseException), result    # the worker sends its exception
                     raise result
-                handler(i, result)
+                handler(i, result, w)
         self._feed()

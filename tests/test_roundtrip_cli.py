@@ -131,10 +131,13 @@ def test_jobs_split_big_files_same_records(tmp_path, capsys):
     assert sched.split_files == (0, 1, 2), "the three big files are split"
     assert gc.get_freeze_count() == 0, "the workers were forked frozen, the parent is not left so"
     list(sched.results())
-    big = {0: (d / "a_big.ptx").read_text()}
+    big: dict = {}
     sk = S.skeleton_job(big, 0, d / "a_big.ptx")
     assert isinstance(sk, S.Skeleton) and len(_pieces(sk, 2000)) > 4
-    assert all(S.bodies_job(big, 0, d / "a_big.ptx", g) for g in _pieces(sk, 2000))
+    assert big[0] == (d / "a_big.ptx").read_text(), "the text read, kept for this worker's pieces"
+    assert all(S.bodies_job(big, 0, d / "a_big.ptx", g, sk.crc) for g in _pieces(sk, 2000))
+    assert all(S.bodies_job({}, 0, d / "a_big.ptx", g, sk.crc) for g in _pieces(sk, 2000)), \
+        "another worker reads the file again"
     assert main(["roundtrip", str(d), "--json", "--jobs", "1"]) == 1
     one = _json_lines(capsys.readouterr().out)
     for jobs in ("2", "3"):
@@ -177,21 +180,22 @@ def test_a_failing_piece_hands_the_file_to_the_whole_check(tmp_path, monkeypatch
         return body
 
     monkeypatch.setattr(S, "_body_parser", short)
-    big = {0: (d / "a_big.ptx").read_text()}
+    big: dict = {}
     sk = S.skeleton_job(big, 0, d / "a_big.ptx")
-    assert not S.bodies_job(big, 0, d / "a_big.ptx", _pieces(sk, 2000)[0]) and calls
+    assert not S.bodies_job(big, 0, d / "a_big.ptx", _pieces(sk, 2000)[0], sk.crc) and calls
     files = rt.collect([d])   # the forked workers inherit the broken body parser
     assert list(rt.check_files(files, False, jobs=2)) == [rt.check_file(f, False) for f in files]
 
 
 def test_split_refuses_what_it_cannot_decide(tmp_path):
     """Sections or a skeleton syntax error: the whole check's record; a bad body fails its
-    own item; every item reads the text the parent read once, not the file."""
+    own item; a piece checks the text its worker's skeleton read, or the file read again when
+    its CRC-32 is the skeleton's."""
     from splice.commands import roundtrip as rt
     from splice.commands import roundtrip_split as S
 
     def job(path):
-        return S.skeleton_job({0: path.read_text()}, 0, path)
+        return S.skeleton_job({}, 0, path)
 
     sec = tmp_path / "sec.ptx"
     sec.write_text(_big_module(20) + ".section .debug_str\n{\n$L1:\n.b8 65\n}\n")
@@ -203,13 +207,18 @@ def test_split_refuses_what_it_cannot_decide(tmp_path):
     bad.write_text(_big_module(20, bad_at=3))
     r = job(bad)
     assert isinstance(r, S.Skeleton)   # the skeleton is fine: the bad body fails its own item
-    assert [S.bodies_job({0: bad.read_text()}, 0, bad, g) for g in _pieces(r, 100)].count(False) == 1
+    assert [S.bodies_job({}, 0, bad, g, r.crc) for g in _pieces(r, 100)].count(False) == 1
     ok = tmp_path / "ok.ptx"
     ok.write_text(_big_module(20))
-    texts = {0: ok.read_text()}
+    texts: dict = {}
     sk = S.skeleton_job(texts, 0, ok)
-    ok.write_text("garbage")
-    assert all(S.bodies_job(texts, 0, ok, g) for g in _pieces(sk, 100))
+    changed = _big_module(20).replace("mul.lo.s32", "mul.hi.s32")   # every body still re-emits
+    ok.write_text(changed)
+    assert all(S.bodies_job(texts, 0, ok, g, sk.crc) for g in _pieces(sk, 100)), "the text read first"
+    assert not any(S.bodies_job({}, 0, ok, g, sk.crc) for g in _pieces(sk, 100)), \
+        "another worker finds the file changed since the skeleton: the whole check decides"
+    ok.unlink()
+    assert not S.bodies_job({}, 0, ok, _pieces(sk, 100)[0], sk.crc)
 
 
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGINT"])
@@ -429,14 +438,14 @@ def test_a_split_files_bodies_go_front_to_back_to_its_owner_and_back_to_front_to
     """The worker that read the skeleton takes the bodies in file order; another takes the
     whole files first, then bodies from the back; pieces shrink with what is left."""
     s, owner, other = _bare_scheduler(tmp_path, 2, 40)
-    cost, i, ((_h, _i, fn, (k, _path, spans)),) = s._pick(owner)
+    cost, i, ((_h, _i, fn, (k, _path, spans, _crc)),) = s._pick(owner)
     assert i == k == 0 and fn.__name__ == "bodies_job"
     assert spans[0] == (0, 100, 0) and list(spans) == sorted(spans)
     assert cost == len(spans) * 100 >= (40 * 100 + 2 * 50) // 4   # a quarter of what was left
     first = s._pick(other)
     assert first[1] in (1, 2) and first[2][0][2].__name__ == "_whole"
     assert s._pick(other)[1] in (1, 2) and not s.todo
-    _cost, _i, ((_h, _i2, _fn, (_k, _p, back)),) = s._pick(other)
+    _cost, _i, ((_h, _i2, _fn, (_k, _p, back, _crc2)),) = s._pick(other)
     assert back[-1] == (39000, 39100, 39) and list(back) == sorted(back), "the last bodies, in order"
     sizes = []
     while s.splits[0].spans:

@@ -4,13 +4,15 @@ One file can be most of a corpus (gpuocelot's thrust ``Sort.ptx`` is 58 % of the
 corpus' bytes), so a pool that hands out whole files ends when that file ends, whatever N is.
 A file bigger than its share of the corpus is checked in pieces instead, which the parser's
 own structure allows: ``parse`` is the skeleton (declarations and every function's signature,
-bodies masked) followed by each body cut into statements on its own.  So, with the file's
-text read once by the parent before the workers are forked (every item sees the same bytes),
+bodies masked) followed by each body cut into statements on its own.  So
 
-1. a *skeleton* item parses the skeleton (``parse_entry`` choosing no entry) and checks that it
-   re-emits the file with every body left as source text;
+1. a *skeleton* item reads the file (its bytes and their CRC-32), parses the skeleton
+   (``parse_entry`` choosing no entry) and checks that it re-emits the file with every body
+   left as source text;
 2. *body* items, a few bodies each, parse those bodies and check that each re-emits its own
-   source bytes.
+   source bytes: in the worker that read the skeleton, from the text it read; in another, from
+   the file read again, whose CRC-32 must be the skeleton's (a file changed in between fails
+   the item, so every piece of a verdict comes from the same bytes).
 
 When every piece passes, ``emit(parse(text)) == text`` holds for the whole file (``emit``
 writes each spanned node's text and copies the text between them, so the file's emit is the
@@ -46,17 +48,22 @@ CHUNKS = 32
 
 @dataclasses.dataclass(frozen=True)
 class Skeleton:
-    """What a skeleton item hands back: the file's line count and its bodies' (open, close,
-    line), in file order."""
+    """What a skeleton item hands back: the file's line count, its bodies' (open, close,
+    line) in file order, and the CRC-32 of the bytes it read."""
     lines: int
     spans: tuple
+    crc: int = 0
 
 
 def skeleton_job(texts: dict, i: int, path):
-    """Worker: the skeleton of file ``i`` (its text read once, by the parent, in ``texts``)
-    and its bodies, or the whole file's RoundTrip when the file is not the plain case (see the
-    module docstring)."""
-    text = texts[i]
+    """Worker: the skeleton of file ``i`` and its bodies, or the whole file's RoundTrip when
+    the file is not the plain case (see the module docstring).  The text read is kept in
+    ``texts`` (the worker's own) for the body items this worker gets."""
+    try:
+        text, crc = _read_file(path)
+    except OSError:
+        return check_file(path, False)   # it says why, as a whole-file check does
+    texts[i] = text
     chosen = []
     try:
         from ..ptx.parser import parse_entry
@@ -78,7 +85,17 @@ def skeleton_job(texts: dict, i: int, path):
                   for k in fns)
     if any(text[o] != "{" or text[c] != "}" for o, c, _line in spans):
         return check_file(path, False)   # a body span that is not its braces: not the plain case
-    return Skeleton(text.count("\n"), spans)
+    return Skeleton(text.count("\n"), spans, crc)
+
+
+def _read_file(path) -> tuple:
+    """(text, CRC-32 of its bytes), read as ``check_file`` reads a file."""
+    import zlib
+
+    from ..util import ENCODING, ERRORS, read_input
+
+    raw = read_input(path)
+    return raw.decode(ENCODING, ERRORS), zlib.crc32(raw)
 
 
 class _Split:
@@ -91,7 +108,7 @@ class _Split:
     thirds of its statements are verbatim repeats), and each process learns them once: handed
     out in alternation, Sort.ptx's bodies cost the two workers 18 % more CPU than in one
     process, its tail alone costs the second worker only what it checks."""
-    __slots__ = ("owner", "spans", "cost", "pending", "passed", "lines")
+    __slots__ = ("owner", "spans", "cost", "pending", "passed", "lines", "crc")
 
     def __init__(self, skeleton: Skeleton, owner):
         import collections
@@ -102,6 +119,7 @@ class _Split:
         self.pending = 0      # pieces sent and not back
         self.passed = True    # every piece back so far re-emitted its bytes
         self.lines = skeleton.lines
+        self.crc = skeleton.crc
 
     def take(self, size: int, front: bool) -> tuple:
         """(cost, spans): consecutive bodies worth ``size`` characters or more (all that are
@@ -125,14 +143,23 @@ def _body_parser(text: str, path: str):
     return _BodyParser(text, path, _SHAPES).parse_body
 
 
-def bodies_job(texts: dict, i: int, path, spans) -> bool:
+def bodies_job(texts: dict, i: int, path, spans, crc: int) -> bool:
     """Worker: True when every body in ``spans`` of file ``i`` parses and re-emits its own
-    source bytes."""
+    source bytes, read by this worker's skeleton item or now, with the skeleton's CRC-32
+    ``crc`` (False when the file changed in between: the whole-file check decides)."""
     from ..ptx.printer import _emit_node
 
     from ..util import collector_paused
 
-    text = texts[i]
+    text = texts.get(i)
+    if text is None:
+        try:
+            text, now = _read_file(path)
+        except OSError:
+            return False
+        if now != crc:
+            return False
+        texts[i] = text
     parse_body = _body_parser(text, str(path))
     for o, c, line in spans:
         try:
@@ -143,21 +170,6 @@ def bodies_job(texts: dict, i: int, path, spans) -> bool:
         if block.span != (o, c + 1) or _emit_node(text, block) != text[o:c + 1]:
             return False
     return True
-
-
-def _texts(work, big) -> dict:
-    """index -> text of the files to split, read here, once, before the workers are forked:
-    every item of a file sees the same bytes, and none reads the file again.  A file that
-    cannot be read is left to the whole-file check, which says why."""
-    from ..util import read_text
-
-    texts = {}
-    for i in big:
-        try:
-            texts[i] = read_text(work[i][0])
-        except OSError:
-            pass
-    return texts
 
 
 def _size(path) -> int:
@@ -179,11 +191,11 @@ def _whole(texts: dict, job) -> RoundTrip:
     return _check(job)
 
 
-def _serve(conn, texts: dict) -> None:
+def _serve(conn) -> None:
     """A worker process' loop: for each batch that comes down the pipe, a list of ``(fn,
     args)``, run each as ``fn(texts, *args)`` and send back the list of their ``(True, result)``
     or ``(False, exception)``, in order, in one message; ``None`` or a closed pipe ends it.  ``texts``
-    (the big files' texts) came with the fork.
+    (index -> text of the split files this worker read) is the worker's own.
 
     Ctrl-C is the parent's to handle (it stops the workers); a SIGTERM from the parent unwinds
     the item like ``splice``'s own handler does (ptxas killed, temporary files removed) and the
@@ -199,7 +211,7 @@ def _serve(conn, texts: dict) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.disable()
     try:
-        _loop(conn, texts)
+        _loop(conn, {})
     except KeyboardInterrupt:   # splice.util.Terminated (SIGTERM, SIGHUP) is one
         return
 
@@ -281,7 +293,7 @@ class _Worker:
     ``Process``' bookkeeping, a join per worker), a twentieth of what a two-core run saves."""
     __slots__ = ("pid", "to", "back", "family", "queue", "costs", "exitcode")
 
-    def __init__(self, texts: dict, others: list):
+    def __init__(self, others: list):
         down_r, self.to = os.pipe()
         self.back, up_w = os.pipe()
         self.pid = os.fork()
@@ -293,7 +305,7 @@ class _Worker:
                     os.close(w.back)
                 os.close(self.to)
                 os.close(self.back)
-                _serve(_Pipe(down_r, up_w), texts)
+                _serve(_Pipe(down_r, up_w))
                 code = 0
             finally:
                 os._exit(code)
@@ -332,10 +344,10 @@ class _Worker:
         return self.exitcode
 
 
-def _fork_workers(n: int, texts: dict) -> list:
+def _fork_workers(n: int) -> list:
     """``n`` workers, forked with the parent's objects out of the collector's sight
     (``gc.freeze``): a worker's collections then never walk (and so never copy, page by page)
-    the modules, grammar and texts it inherited.  The parent's collector is as it was after.
+    the modules it inherited.  The parent's collector is as it was after.
     The standard streams are flushed first: nothing buffered is written twice."""
     import gc
 
@@ -346,7 +358,7 @@ def _fork_workers(n: int, texts: dict) -> list:
     gc.freeze()
     try:
         for _ in range(n):
-            workers.append(_Worker(texts, workers))
+            workers.append(_Worker(workers))
         return workers
     finally:
         gc.unfreeze()
@@ -375,13 +387,11 @@ class Scheduler:
         total = sum(sizes) + FILE_COST * len(work)
         big = total / (SHARE * jobs) if split else float("inf")
         self.chunk = max(1, int(total / (CHUNKS * jobs)))
-        texts = _texts(work, [i for i, size in enumerate(sizes) if size > big])
-        self.split_files = tuple(texts)
-        for i, size in enumerate(sizes):
-            if i in texts:
-                self._add(i, size, self._skeleton_done, skeleton_job, i, work[i][0])
-        self._add_wholes([(i, size + FILE_COST) for i, size in enumerate(sizes) if i not in texts])
-        self.workers = _fork_workers(jobs if texts else min(jobs, len(work)), texts)
+        self.split_files = tuple(i for i, size in enumerate(sizes) if size > big)
+        for i in self.split_files:
+            self._add(i, sizes[i], self._skeleton_done, skeleton_job, i, work[i][0])
+        self._add_wholes([(i, size + FILE_COST) for i, size in enumerate(sizes) if i not in self.split_files])
+        self.workers = _fork_workers(jobs if self.split_files else min(jobs, len(work)))
         self._feed()   # every worker process is forked here, before the caller starts threads
 
     def _family(self, i) -> str:
@@ -419,8 +429,10 @@ class Scheduler:
                 cost, first, batch = self._pick(w)
                 try:
                     w.send(cost, batch)
-                except OSError:
-                    raise self._died(w, first) from None
+                except OSError:   # it died on what it had (if anything), not on what it is sent
+                    if w.queue:
+                        raise self._died(w, w.queue[0][1], self._batch_left(w)) from None
+                    raise self._died(w, first, len(batch)) from None
 
     def _has_work(self) -> bool:
         return bool(self.todo) or any(s.spans for s in self.splits.values())
@@ -453,7 +465,7 @@ class Scheduler:
     def _piece(self, i, s: _Split, front: bool):
         size = max(self.chunk // 2, self._left() // (2 * len(self.workers)))
         cost, spans = s.take(size, front)
-        return cost, i, ((self._bodies_done, i, bodies_job, (i, self.work[i][0], spans)),)
+        return cost, i, ((self._bodies_done, i, bodies_job, (i, self.work[i][0], spans, s.crc)),)
 
     def _pick_family(self, w: _Worker):
         """The biggest item of ``w``'s own family, else of the biggest family no other worker

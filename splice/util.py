@@ -21,12 +21,13 @@ import os
 import re
 import signal
 import stat
-import subprocess
 import sys
-import tempfile
 import threading
 from pathlib import Path
-from typing import Iterable, Iterator, Union
+from typing import TYPE_CHECKING, Iterable, Iterator, Union
+
+if TYPE_CHECKING:   # at run time only the commands that start a child import subprocess
+    import subprocess
 
 from .errors import SpliceError
 
@@ -299,6 +300,8 @@ def _replace(path: PathLike, target: Path, raw: bytes, old: "os.stat_result | No
     # the temp file's name stays short enough for the file system even when the output's is not
     prefix = "." + target.name[:64] + "."
     try:
+        import tempfile
+
         fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=target.parent)
     except OSError as exc:
         raise _fail(path, "", exc) from None

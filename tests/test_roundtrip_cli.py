@@ -463,3 +463,22 @@ def test_a_busy_worker_gets_a_second_item_only_while_the_others_have_enough(tmp_
     assert s._ahead(other), "no backlog: 1000 > 2 chunks"
     owner.costs = [790]
     assert s._ahead(owner), "1000 - 790 > 2 chunks"
+
+
+def test_the_big_files_beside_a_split_file_go_to_another_worker_first(tmp_path):
+    """A worker busy with the bodies of the file it split is on no family: another worker
+    takes the big whole file of that directory before the small files elsewhere, so that file
+    is not left to end the run alone."""
+    s, owner, other = _bare_scheduler(tmp_path, 3, 40)
+    owner.family = s._family(0)
+    s.work.append((tmp_path / "big" / "b.ptx", False, None, None))
+    s.done.append(None)
+    s._add_whole(len(s.work) - 1, 900)
+    cost, i, _batch = s._pick(other)
+    assert (cost, i) == (900, 4), "the 900 beside the split file, not a 50 elsewhere"
+    owner.family, other.family = s._family(0), None
+    s.splits[0].spans.clear()
+    s.work.append((tmp_path / "big" / "c.ptx", False, None, None))
+    s.done.append(None)
+    s._add_whole(len(s.work) - 1, 800)
+    assert s._pick(other)[:2] == (50, 1), "once the owner is back on its family, the other keeps away"

@@ -462,6 +462,9 @@ class Scheduler:
         i, s = max(((i, s) for i, s in self.splits.items() if s.spans), key=lambda kv: kv[1].cost)
         return self._piece(i, s, front=False)
 
+    def _owns(self, w: _Worker) -> bool:
+        return any(s.owner is w and s.spans for s in self.splits.values())
+
     def _piece(self, i, s: _Split, front: bool):
         size = max(self.chunk // 2, self._left() // (2 * len(self.workers)))
         cost, spans = s.take(size, front)
@@ -469,9 +472,11 @@ class Scheduler:
 
     def _pick_family(self, w: _Worker):
         """The biggest item of ``w``'s own family, else of the biggest family no other worker
-        is on, else of the biggest family left."""
+        is on, else of the biggest family left.  A worker busy with the bodies of a file it
+        split is on no family: the big files left beside that file are taken first, not last
+        (where one would end the run alone)."""
         if w.family not in self.todo:
-            taken = {x.family for x in self.workers if x is not w}
+            taken = {x.family for x in self.workers if x is not w and not self._owns(x)}
             weight = {f: sum(it[0] for it in items) for f, items in self.todo.items()}
             free = [f for f in weight if f not in taken] or list(weight)
             w.family = max(free, key=lambda f: (weight[f], f))

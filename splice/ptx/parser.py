@@ -18,7 +18,6 @@ Errors are ``PtxSyntaxError`` with file:line:col, the line and a caret.
 from __future__ import annotations
 
 import gc
-import hashlib
 import re
 from contextlib import contextmanager
 from functools import lru_cache
@@ -601,6 +600,8 @@ def parse(text: str, path: str = "<string>", fast: bool = True, cache: bool = Tr
     process (a model is immutable, so handing out the same object is safe)."""
     key = None
     if cache:
+        import hashlib   # here: loading OpenSSL's hashes costs 2.5 ms a run that memoises nothing
+
         key = (hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest(), path, fast)
         hit = _MEMO.get(key)
         if hit is not None:

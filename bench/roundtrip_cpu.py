@@ -49,7 +49,7 @@ class Timed(sp.Scheduler):
         for i in range(len(self.work)):
             while self.done[i] is None:
                 self._step()
-        seen["workers"] = [cpu(w.proc.pid) for w in self.workers]
+        seen["workers"] = [cpu(w.pid) for w in self.workers]
         yield from super().results()
 
 sp.Scheduler = Timed

@@ -482,3 +482,27 @@ def test_the_big_files_beside_a_split_file_go_to_another_worker_first(tmp_path):
     s.done.append(None)
     s._add_whole(len(s.work) - 1, 800)
     assert s._pick(other)[:2] == (50, 1), "once the owner is back on its family, the other keeps away"
+
+
+def test_a_worker_with_nothing_left_is_told_to_stop_at_once(tmp_path):
+    """``_feed``: once no item is left, an idle worker is sent its stop right away (it exits
+    while the others finish) and is given nothing after that; a busy one is left alone."""
+    s, owner, other = _bare_scheduler(tmp_path, 1, 0)
+    calls = []
+    for w in (owner, other):
+        w.told, w.queue = False, []
+        w.end = lambda wait, w=w: (calls.append((w, wait)), setattr(w, "told", True))
+        w.send = lambda cost, batch, w=w: (w.costs.append(cost), w.queue.extend(batch))
+    s.splits.clear()
+    owner.costs = [500]                      # busy with its last piece
+    s._feed()
+    assert other.costs == [50] and not calls, "the last file goes to the idle worker"
+    other.costs, other.queue = [], []        # it is done
+    s._feed()
+    assert calls == [(other, True)], "idle with nothing left: told to stop, the busy one not"
+    s._add_whole(1, 50)                      # work that turns up later (a split file failed)
+    s._feed()
+    assert other.costs == [] and owner.costs == [500], "not queued behind the long piece"
+    owner.costs, owner.queue = [], []
+    s._feed()
+    assert other.costs == [] and owner.costs == [50], "never sent to a worker told to stop"

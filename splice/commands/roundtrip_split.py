@@ -291,7 +291,7 @@ class _Worker:
     Forked by hand, with a pickle per message on a pipe each way: ``multiprocessing`` costs the
     parent ~10 ms of its own before the first item starts and after the last one (its import,
     ``Process``' bookkeeping, a join per worker), a twentieth of what a two-core run saves."""
-    __slots__ = ("pid", "to", "back", "family", "queue", "costs", "exitcode")
+    __slots__ = ("pid", "to", "back", "family", "queue", "costs", "exitcode", "told")
 
     def __init__(self, others: list):
         down_r, self.to = os.pipe()
@@ -315,6 +315,7 @@ class _Worker:
         self.queue: list = []      # (handler, index, last of its batch) of the items sent, in order
         self.costs: list = []      # the cost of each batch sent and not done, in order
         self.exitcode: "int | None" = None
+        self.told = False          # asked to stop
 
     def send(self, cost: int, batch) -> None:
         """``batch``: (handler, index, fn, args) of each item."""
@@ -327,6 +328,9 @@ class _Worker:
 
     def end(self, wait: bool) -> None:
         """Ask the worker to stop after its item (``wait``) or now (SIGTERM)."""
+        if self.told and wait:
+            return
+        self.told = True
         try:
             if wait:
                 _send(self.to, None)
@@ -425,6 +429,8 @@ class Scheduler:
         """Top every worker up to IN_FLIGHT batches, the second only while ``_ahead`` says
         so."""
         for w in self.workers:
+            if w.told:
+                continue
             while len(w.costs) < IN_FLIGHT and self._has_work() and (not w.costs or self._ahead(w)):
                 cost, first, batch = self._pick(w)
                 try:
@@ -433,6 +439,8 @@ class Scheduler:
                     if w.queue:
                         raise self._died(w, w.queue[0][1], self._batch_left(w)) from None
                     raise self._died(w, first, len(batch)) from None
+            if not w.costs and not self._has_work():
+                w.end(wait=True)   # nothing left for it: it exits while the others finish
 
     def _has_work(self) -> bool:
         return bool(self.todo) or any(s.spans for s in self.splits.values())

@@ -506,3 +506,61 @@ def test_a_worker_with_nothing_left_is_told_to_stop_at_once(tmp_path):
     owner.costs, owner.queue = [], []
     s._feed()
     assert other.costs == [] and owner.costs == [50], "never sent to a worker told to stop"
+
+
+def test_a_fork_that_fails_leaves_no_worker_behind(tmp_path, capsys, monkeypatch):
+    """No process left to fork (EAGAIN) on the second worker: the first is stopped and reaped,
+    and the run is exit 2 with the system's reason, not a traceback."""
+    import errno
+    import os as _os
+
+    from splice.commands import roundtrip_split as S
+
+    d = tmp_path / "d"
+    d.mkdir()
+    for k in range(4):
+        (d / f"t{k}.ptx").write_text(".version 8.0\n.target sm_90\n.address_size 64\n")
+    real_fork, pids = _os.fork, []
+
+    def fork():
+        if pids:
+            raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+        pid = real_fork()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    monkeypatch.setattr(S.os, "fork", fork)
+    assert main(["roundtrip", str(d), "--json", "--jobs", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "resource temporarily unavailable" in err.lower() and "Traceback" not in err
+    with pytest.raises(ChildProcessError):   # reaped: no child of this process is left
+        _os.waitpid(pids[0], 0)
+
+
+def test_a_stop_signal_at_the_fork_never_runs_the_command_twice(tmp_path, capfd, monkeypatch):
+    """A SIGTERM that reaches a worker the instant it is forked (before it is on its own loop)
+    ends that worker, never unwinds it into a second copy of the command: one report, from
+    the parent, naming a file."""
+    import os as _os
+    import signal as _signal
+
+    from splice.commands import roundtrip_split as S
+
+    d = tmp_path / "d"
+    d.mkdir()
+    for k in range(4):
+        (d / f"t{k}.ptx").write_text(".version 8.0\n.target sm_90\n.address_size 64\n")
+    real_fork = _os.fork
+
+    def fork():
+        pid = real_fork()
+        if pid:
+            _os.kill(pid, _signal.SIGTERM)   # the worker is still in the parent's code
+        return pid
+
+    monkeypatch.setattr(S.os, "fork", fork)
+    assert main(["roundtrip", str(d), "--json", "--jobs", "2"]) == 2
+    out, err = capfd.readouterr()
+    assert out == "" and err.count("splice") <= 1 and "stopped by" not in err, (out, err)
+    assert "worker process ended" in err and "t0.ptx" in err and "Traceback" not in err

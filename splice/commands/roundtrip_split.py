@@ -245,6 +245,8 @@ def _loop(conn, texts: dict) -> None:
         del outs
 
 
+#: the signals that stop a command (splice.util.stop_on_signals) or the user (Ctrl-C)
+_STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 #: a message's length, ahead of its pickle
 _HEAD = struct.Struct("<Q")
 
@@ -296,10 +298,21 @@ class _Worker:
     def __init__(self, others: list):
         down_r, self.to = os.pipe()
         self.back, up_w = os.pipe()
-        self.pid = os.fork()
+        # signals held across the fork: one that reached the worker before its ``try`` would
+        # unwind it into the parent's code (a second copy of the command running on)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+        try:
+            self.pid = os.fork()
+        except BaseException:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            for fd in (down_r, self.to, self.back, up_w):
+                os.close(fd)
+            raise
         if self.pid == 0:   # the worker: never returns into the parent's code
             code = 1
             try:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
                 for w in others:   # the other workers' ends: EOF must reach each of them
                     os.close(w.to)
                     os.close(w.back)
@@ -309,6 +322,7 @@ class _Worker:
                 code = 0
             finally:
                 os._exit(code)
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         os.close(down_r)
         os.close(up_w)
         self.family = None
@@ -364,6 +378,11 @@ def _fork_workers(n: int) -> list:
         for _ in range(n):
             workers.append(_Worker(workers))
         return workers
+    except BaseException:   # no fork left (EAGAIN), Ctrl-C: the ones forked end with the error
+        for w in workers:
+            w.end(wait=False)
+            w.join()
+        raise
     finally:
         gc.unfreeze()
 

@@ -246,7 +246,7 @@ def _targets(recipe: Recipe, cut: Cut, kernel):
                 note = describe(mma_in_calls(kernel), indirect=True)
                 raise recipe.error(f"phase {idx} does not exist (the kernel has {n} phases)"
                                    + (f"; {note}" if note else ""), cut.select, cut)
-            yield f"phase {idx} s{ph.first}-s{ph.last}", ph, kernel.pos_of(ph.first), kernel.pos_of(ph.last)
+            yield f"phase {idx} s{ph.first}-s{ph.last}", ph, kernel.first_pos_of(ph.first), kernel.pos_of(ph.last)
         return
     lo, hi = cut.targets[0]
     if cut.select == "statements":
@@ -256,7 +256,7 @@ def _targets(recipe: Recipe, cut: Cut, kernel):
             raise recipe.error(f"statements s{lo}-s{hi} are not in the entry (s{nums[0]}-s{nums[-1]})"
                                if nums else f"statements s{lo}-s{hi}: the entry has no statements",
                                "statements", cut)
-        yield f"s{lo}-s{hi}", None, kernel.pos_of(lo), kernel.pos_of(hi)
+        yield f"s{lo}-s{hi}", None, kernel.first_pos_of(lo), kernel.pos_of(hi)
         return
     idx = [p for p, s in enumerate(kernel.stmts) if s.n is not None and lo <= s.line <= hi]
     if not idx:

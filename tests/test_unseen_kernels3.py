@@ -218,3 +218,51 @@ def test_identity_cuts_of_round3_kernels(name):
     trials = run_module(str(MODERN / name), "sm_80", 3, (), epilogues=True)
     assert trials
     assert not [(t.entry, t.kind, t.target, t.stage, t.reason) for t in trials if not t.identical]
+
+
+# ---- what nothing can compile: said, not guessed ------------------------------------------------
+
+REFUSED = ROOT / "tests" / "data" / "ptx" / "refused"
+
+
+def test_probe_init_refuses_32_bit_addressing(tmp_path, capsys):
+    """``.address_size 32``: the skeleton wrote the pointer parameter as a u32 scalar (0 buffers);
+    no probe can run the module, so probe init refuses at the directive."""
+    from splice.cli import main
+
+    out = tmp_path / "s.yaml"
+    assert main(["probe", "init", str(REFUSED / "address_size_32.ptx"), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "address_size_32.ptx:5" in err and "32-bit addressing" in err and "--machine 32" in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("name", ["address_size_32.ptx", "old_sm13_map_f64.ptx"])
+def test_old_modules_round_trip_and_analyse(name):
+    text = (REFUSED / name).read_text()
+    assert emit(parse(text)) == text
+    k = Kernel.load(REFUSED / name)
+    assert k.last_number >= 3 and [s for s in k.stmts if getattr(s.node, "opcode", "") in ("ret", "exit")]
+
+
+def test_old_module_cut_abi_and_texture_note():
+    """open64-style statements joined by a ``// 0`` comment: s14 is ``mov.f32 %f2, 0; tex.1d …``
+    and a cut through it reads %r3 (the tex coordinates) and exports %f2; the skeleton names the
+    ``.tex .u32`` reference."""
+    from splice.probe.init import skeleton
+
+    path = REFUSED / "old_sm13_map_f64.ptx"
+    k = Kernel.load(path)
+    abi = k.abi(14, 16)
+    assert [r.reg for r in abi.live_in] == ["%r3", "%f1"]
+    assert {"%f2", "%f8"} <= {r.reg for r in abi.live_out}
+    assert "module-scope texture/surface references (tex_in)" in skeleton(path.read_text(), str(path))[0]
+
+
+@pytest.mark.needs("ptxas")
+def test_roundtrip_sass_says_why_ptxas_refuses(capsys):
+    from splice.cli import main
+
+    assert main(["roundtrip", str(REFUSED / "old_sm13_map_f64.ptx"), "--sass", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert "map_f64_to_f32 is not supported" in out

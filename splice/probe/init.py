@@ -227,13 +227,26 @@ def module_image_refs(kernel) -> list:
     return [r for r in refs if r in named]
 
 
+def _refuse_32_bit(mod, path: str) -> None:
+    """``.address_size 32``: no probe can run it (ptxas 13 has no ``--machine 32``), and its
+    32-bit pointer parameters would be written as integers: say so instead of a skeleton."""
+    from ..errors import SpliceError
+
+    asz = mod.directive(".address_size")
+    if asz is not None and asz.args and asz.args[0] == "32":
+        raise SpliceError("32-bit addressing (.address_size 32): ptxas 13 compiles no such module "
+                          "(it has no --machine 32), so the probe cannot run it", path, line=asz.line)
+
+
 def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
     """(YAML text, summary rows) for ``entry`` of the module ``text``."""
     from ..analysis import Kernel
     from ..ptx import parse
     from .check import entry_decl
 
-    k = Kernel(parse(text, path), entry)
+    mod = parse(text, path)
+    _refuse_32_bit(mod, path)
+    k = Kernel(mod, entry)
     decl = entry_decl(text, k.name, path)
     uses = trace(k)
     read = params_read(k)

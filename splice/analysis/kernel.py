@@ -100,11 +100,12 @@ class Kernel:
         self._resolved = [dict() for _ in parent]    # per scope: name -> _resolve's answer
         self._pos = {s.n: i for i, s in enumerate(stmts) if s.n is not None}
         self._first_pos = {}       # statements of several instructions: the first one's index
-        for i, st in enumerate(stmts):
-            if st.n is not None and self._pos[st.n] != i and type(st.node) is not m.Label:
-                self._first_pos.setdefault(st.n, i)
         self._text = None if by_last else seq_text   # the index's: built on first use
         self._numbers = [s.n for s in stmts]
+        if len(self._pos) < len(stmts) - self._numbers.count(None):    # some statement has several
+            for i, st in enumerate(stmts):
+                if st.n is not None and self._pos[st.n] != i and type(st.node) is not m.Label:
+                    self._first_pos.setdefault(st.n, i)
         self._nested_declared = set()
         for sid in range(1, len(parent)):
             self._nested_declared.update(scope_names[sid])

@@ -266,3 +266,48 @@ def test_roundtrip_sass_says_why_ptxas_refuses(capsys):
     assert main(["roundtrip", str(REFUSED / "old_sm13_map_f64.ptx"), "--sass", "--json"]) == 0
     out = capsys.readouterr().out
     assert "map_f64_to_f32 is not supported" in out
+
+
+# ---- a cut drops .loc: an inlined_at after it still finds its location ------------------------------
+
+def _inlined_at_defined(text: str) -> list:
+    """The ``inlined_at F L C`` lines of ``text`` with no ``.loc F L C`` before them."""
+    import re
+
+    seen, bad = set(), []
+    for ln in text.splitlines():
+        mt = re.match(r"\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)", ln)
+        if not mt:
+            continue
+        at = re.search(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)", ln)
+        if at and at.groups() not in seen:
+            bad.append(ln.strip())
+        seen.add(mt.groups())
+    return bad
+
+
+def test_a_cut_keeps_the_locations_inlined_at_names(tmp_path):
+    """Triton's causal attention: epilogue 2 holds ``.loc 1 350 25`` (the call of the inlined
+    ``_attn_block``); natives drop ``.loc``, so every ``inlined_at 1 350 25`` after the cut named a
+    location ptxas had not seen ("must be used in a preceding .loc directive"): the identity cut
+    failed to assemble.  The site now ends with the cut's ``.loc`` lines that an inlined_at names."""
+    from splice.cli import main
+
+    src = MODERN / "triton_attn_causal_sm80.ptx"
+    assert not _inlined_at_defined(src.read_text())
+    native, out = tmp_path / "e2.ptx", tmp_path / "sp.ptx"
+    assert main(["extract", str(src), "--epilogue", "2", "-o", str(native)]) == 0
+    (tmp_path / "r.yaml").write_text(f"module: {src}\noutput: {out}\ncuts:\n  - epilogue: 2\n    native: {native}\n")
+    assert main(["apply", str(tmp_path / "r.yaml"), "--no-ptxas", "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "// splice: the cut's .loc lines an inlined_at names" in text
+    assert _inlined_at_defined(text) == []
+
+
+@pytest.mark.needs("ptxas", "disassembler")
+def test_identity_cut_of_an_epilogue_holding_an_inlined_call_site():
+    from splice.cut.identity import run_module
+
+    trials = run_module(str(MODERN / "triton_attn_causal_sm80.ptx"), "sm_80", 3, (), epilogues=True)
+    assert trials
+    assert not [(t.kind, t.target, t.stage, t.reason) for t in trials if not t.identical]

@@ -24,7 +24,8 @@ SOFTMAX = MODERN / "triton_softmax_sm90a.ptx"
 TEXREF = MODERN / "handwritten_texref_inits.ptx"
 LLVM_MMA = MODERN / "llvm_mma_loop.ptx"
 PARAMS = MODERN / "many_params.ptx"
-OCELOT = ROOT / "tests" / "data" / "ptx" / "thirdparty" / "gpuocelot" / "ocelot" / "ocelot" / "executive" / "test" / "kernels.ptx"
+OCELOT = (ROOT / "tests" / "data" / "ptx" / "thirdparty" / "gpuocelot" / "ocelot" / "ocelot" / "executive"
+          / "test" / "kernels.ptx")
 ROUND3 = ["managed_virtual_heap.ptx", "many_params.ptx", "handwritten_texref_inits.ptx", "llvm_mma_loop.ptx",
           "triton_attn_causal_sm80.ptx", "triton_attn_bwd_sm80.ptx", "triton_dot_fp64_sm80.ptx",
           "triton_dot_tf32x3_sm80.ptx", "triton_assert_argmax_asm_sm90a.ptx", "triton_matmul_ws_persistent_sm100a.ptx"]
@@ -193,7 +194,8 @@ def test_probe_init_of_128_parameters():
     assert len(params) == 128
     by = {p["name"]: p for p in params}
     assert by["param_0"]["role"] == "output" and by["param_0"]["dtype"] == "f32"
-    assert [(by[f"param_{i}"]["size"], by[f"param_{i}"]["align"]) for i in (113, 115, 117)] == [(3, 1), (12, 4), (32, 16)]
+    sizes = [(by[f"param_{i}"]["size"], by[f"param_{i}"]["align"]) for i in (113, 115, 117)]
+    assert sizes == [(3, 1), (12, 4), (32, 16)]
     read_bools = [i for i in range(118, 126) if by[f"param_{i}"]["value"] is None]
     assert read_bools == [118, 121, 125]                      # t0, t3, t7
     assert by["param_126"]["kind"] == "struct"                # the __grid_constant__ S32

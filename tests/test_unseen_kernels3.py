@@ -313,3 +313,38 @@ def test_identity_cut_of_an_epilogue_holding_an_inlined_call_site():
     trials = run_module(str(MODERN / "triton_attn_causal_sm80.ptx"), "sm_80", 3, (), epilogues=True)
     assert trials
     assert not [(t.kind, t.target, t.stage, t.reason) for t in trials if not t.identical]
+
+
+# ---- a call sequence inside a cut ------------------------------------------------------------------
+
+CALLSEQ = ROOT / "tests" / "data" / "ptx" / "handwritten" / "epilogue_call_sequence.ptx"
+
+
+def test_a_native_keeps_a_call_sequences_param_declarations(tmp_path, capsys):
+    """An epilogue holding ``{ .param .b64 param0; …; call.uni (retval0), vprintf, …; }``
+    (CUTLASS's tail with ``__assertfail``): apply refused the extracted native, "only .reg
+    declarations are allowed in a native phase, not .param".  Inside a nested scope they are a
+    call's argument slots and stay; at a native's top level they are still refused."""
+    from splice.cli import main
+
+    native, out = tmp_path / "e1.ptx", tmp_path / "sp.ptx"
+    assert main(["extract", str(CALLSEQ), "--epilogue", "1", "-o", str(native)]) == 0
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(f"module: {CALLSEQ}\noutput: {out}\ncuts:\n  - epilogue: 1\n    native: {native}\n")
+    assert main(["apply", str(recipe), "--no-ptxas", "-o", str(out)]) == 0
+    text = out.read_text()
+    assert ".param .b64 param0;" in text and "call.uni (retval0), vprintf, (param0, param1);" in text
+    capsys.readouterr()
+    lines = native.read_text().splitlines()
+    top = next(i for i, ln in enumerate(lines) if ln.startswith("add.f32"))
+    native.write_text("\n".join(lines[:top] + [".param .b64 stray;"] + lines[top:]) + "\n")
+    assert main(["apply", str(recipe), "--no-ptxas", "-o", str(out)]) == 2
+    assert "not .param (outside a { } call sequence)" in capsys.readouterr().err
+
+
+@pytest.mark.needs("ptxas", "disassembler")
+def test_identity_cut_of_an_epilogue_with_a_call():
+    from splice.cut.identity import run_module
+
+    trials = run_module(str(CALLSEQ), "sm_90", 3, (), epilogues=True)
+    assert [(t.kind, t.identical) for t in trials] == [("phase", True), ("epilogue", True)]

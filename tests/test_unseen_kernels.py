@@ -1,6 +1,6 @@
 """Regressions from the unseen-kernel sweep (docs/results/unseen-kernels.md): PTX written by
 nvcc, Triton, CUTLASS and LLVM that the stand-ins never showed.  Each test names the cause it
-pins; the kernels are in tests/data/ptx/modern (manifest.yaml, regen.sh, gen_triton_more.py)."""
+pins; the kernels are in tests/data/ptx/modern (manifest.yaml, regen.sh, gen_triton.py)."""
 from __future__ import annotations
 
 import json

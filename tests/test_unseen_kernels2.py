@@ -2,7 +2,7 @@
 sparse / f64 / sub-byte / sm_120 block-scaled mma, warp-specialised wgmma consumers, sm_100
 tcgen05 (Triton), device-side launches (-rdc), multimem and 128-bit atomics, and hand-written
 PTX oddities.  Each test names the cause it pins; the kernels are in tests/data/ptx/modern
-(manifest.yaml, regen.sh, gen_triton_round2.py, handwritten_*.ptx)."""
+(manifest.yaml, regen.sh, gen_triton.py, handwritten_*.ptx)."""
 from __future__ import annotations
 
 import json

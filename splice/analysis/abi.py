@@ -67,17 +67,21 @@ def _natural(name: str):
 
 
 def _range_keys(k, first: int, last: int):
-    a, b = k.pos_of(first), k.pos_of(last)
+    a, b = k.first_pos_of(first), k.pos_of(last)
     if a > b:
         raise SpliceError(f"{k.name}: empty range s{first}-s{last}", path=k.path)
-    defs, uses, _g = k.du()
-    d_order, u_order = {}, {}
+    defs, uses, guarded = k.du()
+    d_order, u_order, kept = {}, {}, {}
     for p in range(a, b + 1):
         for key in uses[p]:
             u_order.setdefault(key, p)
         for key in defs[p]:
             d_order.setdefault(key, p)
-    return a, b, list(d_order), list(u_order)
+            if guarded[p]:
+                # `@%p ld … %r7`: when %p is false %r7 keeps the value it had before, which the
+                # cut must be given like a read (liveness decides whether anyone needs it)
+                kept.setdefault(key, p)
+    return a, b, list(d_order), list(u_order) + [key for key in kept if key not in u_order]
 
 
 def cut_abi(k, first: int, last: int, in_roles=None, out_roles=None) -> CutABI:

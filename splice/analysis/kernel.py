@@ -11,12 +11,13 @@ two; every public result shows the written name.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Optional
 
 from ..errors import SpliceError
 from ..ptx import model as m
-from ..ptx.index import SourceLines, Stmt, statement_ends, statement_index
+from ..ptx.index import SourceLines, Stmt, statement_ends, statement_index, statement_spans
 from . import roles
 
 _SPLIT = re.compile(r"^(.*?)(\d+)$")
@@ -87,6 +88,7 @@ class Kernel:
         # an entry the rules find but give no statement (all on one line) is numbered in order
         walk = _Walk(src, by_last or None, seq_text,
                      stmts, scope_of, parent, scope_names, scope_ranges)
+        walk.covering = _Covering(src, self.name, self._lines)
         walk.visit(self.fn.body.items, 0, 0)
         self.stmts = stmts
         self._by_opcode = walk.by_opcode
@@ -97,8 +99,13 @@ class Kernel:
         self._global_names = {}    # module-level .reg (rare) — treated as body scope
         self._resolved = [dict() for _ in parent]    # per scope: name -> _resolve's answer
         self._pos = {s.n: i for i, s in enumerate(stmts) if s.n is not None}
+        self._first_pos = {}       # statements of several instructions: the first one's index
         self._text = None if by_last else seq_text   # the index's: built on first use
         self._numbers = [s.n for s in stmts]
+        if len(self._pos) < len(stmts) - self._numbers.count(None):    # some statement has several
+            for i, st in enumerate(stmts):
+                if st.n is not None and self._pos[st.n] != i and type(st.node) is not m.Label:
+                    self._first_pos.setdefault(st.n, i)
         self._nested_declared = set()
         for sid in range(1, len(parent)):
             self._nested_declared.update(scope_names[sid])
@@ -118,6 +125,15 @@ class Kernel:
             return self._pos[n]
         except KeyError:
             raise SpliceError(f"{self.name}: no statement s{n}", path=self.path) from None
+
+    def first_pos_of(self, n: int) -> int:
+        """Index of the first instruction of statement ``n``: where a range sN-… starts.  A
+        statement can hold several (old nvcc's ``mov …; // comment`` joins the next line into
+        it, inline asm writes several on a line); ``pos_of`` gives its last node, where a range
+        …-sN ends.  Labels the statement opens with stay outside the range (``LOOP: add …``: a
+        cut from there leaves the loop header's label, and the back edge to it, outside)."""
+        last = self.pos_of(n)
+        return self._first_pos.get(n, last)
 
     def stmt(self, n: int) -> Stmt:
         return self.stmts[self.pos_of(n)]
@@ -314,6 +330,7 @@ class _Walk:
 
     def __init__(self, src, by_last, seq_text, stmts, scope_of, parent, scope_names, scope_ranges):
         self.src, self.by_last, self.seq_text = src, by_last, seq_text
+        self.covering = None          # _Covering: the statement holding a line (set by Kernel)
         self.by_opcode: dict = {}     # opcode -> statement indices of its instructions
         self.stmts, self.scope_of, self.parent = stmts, scope_of, parent
         self.scope_names, self.scope_ranges = scope_names, scope_ranges
@@ -341,7 +358,10 @@ class _Walk:
             if (t is Instruction or t is Label) and it.span is not None:
                 a, b = it.span
                 if by_last is not None:
-                    n = by_last.get(it.line + count("\n", a, b - 1))
+                    end = it.line + count("\n", a, b - 1)
+                    n = by_last.get(end)
+                    if n is None:         # ends inside a statement (rare): its lines decide
+                        n = self.covering(end)
                 else:
                     n = len(self.seq_text) + 1
                     self.seq_text[n] = src[a:b]
@@ -354,6 +374,24 @@ class _Walk:
                         self.scope_names[sid][d.name] = ty
             stmts_append(make(Stmt, (n, it.line, it, depth)))
             scope_append(sid)
+
+
+class _Covering:
+    """The statement whose lines hold a given line, for a node that does not end on a
+    statement's last line: what :func:`splice.ptx.index.attach` pairs it with.  The spans are
+    scanned on the first such node only (most entries have none)."""
+
+    def __init__(self, src, name, lines):
+        self._args = (src, name, lines)
+        self._firsts = self._lasts = None
+
+    def __call__(self, line: int):
+        if self._lasts is None:
+            spans = statement_spans(*self._args)
+            self._firsts = [a for a, _b in spans]
+            self._lasts = [b for _a, b in spans]
+        i = bisect.bisect_left(self._lasts, line)
+        return i + 1 if i < len(self._lasts) and self._firsts[i] <= line else None
 
 
 class _BodyKeys(dict):

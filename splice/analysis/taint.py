@@ -69,7 +69,7 @@ def _taint_step(node, tainted: dict) -> bool:
 def address_taints(kernel, first: int, last: int, seeds) -> list:
     """[AddressTaint] for statements s``first``..s``last`` of ``kernel`` whose address operands
     depend on a register in ``seeds`` (names as written in the body)."""
-    lo, hi = kernel.pos_of(first), kernel.pos_of(last)
+    lo, hi = kernel.first_pos_of(first), kernel.pos_of(last)
     instrs = [(kernel.stmts[p].n, kernel.stmts[p].node) for p in range(lo, hi + 1)
               if type(kernel.stmts[p].node) is m.Instruction]
     tainted = {s: s for s in seeds}

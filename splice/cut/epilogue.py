@@ -49,10 +49,10 @@ def epilogue_targets(recipe, cut, kernel):
                                "has no epilogues", cut.select, cut)
         if cut.select == "phase+epilogue":
             ph = _phase_by_index(kernel, idx)
-            yield (f"phase {idx}+E{idx} s{ph.first}-s{e.last}", ph, kernel.pos_of(ph.first),
+            yield (f"phase {idx}+E{idx} s{ph.first}-s{e.last}", ph, kernel.first_pos_of(ph.first),
                    kernel.pos_of(e.last), e)
         else:
-            yield f"E{idx} s{e.first}-s{e.last}", None, kernel.pos_of(e.first), kernel.pos_of(e.last), e
+            yield f"E{idx} s{e.first}-s{e.last}", None, kernel.first_pos_of(e.first), kernel.pos_of(e.last), e
 
 
 def epilogue_abi(kernel, cut, ph, e):

@@ -49,7 +49,7 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
         abi = kernel.abi(first, last)
     else:
         raise SpliceError("extract needs --phase N, --epilogue N or --statements sA-sB")
-    i, j = kernel.pos_of(first), kernel.pos_of(last)
+    i, j = kernel.first_pos_of(first), kernel.pos_of(last)
     from .binding.abi import sym_name
 
     body, types = _renamed_body(kernel, abi, i, j)

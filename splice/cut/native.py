@@ -287,12 +287,17 @@ def _collect_body(items, out: list, scratch: dict, path: str, env: dict, nested:
     """The native's statements into ``out`` and its ``.reg`` declarations into ``scratch``
     (flat: a nested scope's register that shadows one declared before it, ``{ .reg .b32 %r5; }``
     inside code using another ``%r5``, gets a name of its own and its uses in the scope follow
-    it); ``.pragma`` stays in place, ``.loc``/``.file`` go, any other directive is an error."""
+    it); ``.pragma`` stays in place, ``.loc``/``.file`` go, any other directive is an error; a
+    ``.param`` declaration is kept where a nested scope holds it (a call sequence's arguments)."""
     env = dict(env)
     for it in items:
+        if isinstance(it, m.Decl) and it.space == ".param" and nested:
+            out.append(it)     # a call sequence's argument slots (`{ .param .b64 param0; … call …; }`):
+            continue           # local to that scope, named by its st.param/call only
         if isinstance(it, m.Decl):
             if it.space != ".reg":
-                raise SpliceError(f"only .reg declarations are allowed in a native phase, not {it.space}",
+                raise SpliceError(f"only .reg declarations are allowed in a native phase, not {it.space}"
+                                  + (" (outside a { } call sequence)" if it.space == ".param" else ""),
                                   path, it.line - _WRAP_LINES)
             for d in it.declarators:
                 names = [f"{d.name}{k}" for k in range(d.count)] if d.count is not None else [d.name]

@@ -10,6 +10,8 @@ line (a ptxas diagnostic) back into the native file, the recipe, or the original
 """
 from __future__ import annotations
 
+import re
+
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -246,7 +248,7 @@ def _targets(recipe: Recipe, cut: Cut, kernel):
                 note = describe(mma_in_calls(kernel), indirect=True)
                 raise recipe.error(f"phase {idx} does not exist (the kernel has {n} phases)"
                                    + (f"; {note}" if note else ""), cut.select, cut)
-            yield f"phase {idx} s{ph.first}-s{ph.last}", ph, kernel.pos_of(ph.first), kernel.pos_of(ph.last)
+            yield f"phase {idx} s{ph.first}-s{ph.last}", ph, kernel.first_pos_of(ph.first), kernel.pos_of(ph.last)
         return
     lo, hi = cut.targets[0]
     if cut.select == "statements":
@@ -256,7 +258,7 @@ def _targets(recipe: Recipe, cut: Cut, kernel):
             raise recipe.error(f"statements s{lo}-s{hi} are not in the entry (s{nums[0]}-s{nums[-1]})"
                                if nums else f"statements s{lo}-s{hi}: the entry has no statements",
                                "statements", cut)
-        yield f"s{lo}-s{hi}", None, kernel.pos_of(lo), kernel.pos_of(hi)
+        yield f"s{lo}-s{hi}", None, kernel.first_pos_of(lo), kernel.pos_of(hi)
         return
     idx = [p for p, s in enumerate(kernel.stmts) if s.n is not None and lo <= s.line <= hi]
     if not idx:
@@ -415,8 +417,28 @@ def _line_break_before_rest(source: str, end: int) -> str:
     return "\n" if rest.strip() else ""
 
 
+_INLINED_AT = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
+_LOC_LINE = re.compile(r"^[ \t]*(\.loc[ \t]+(\d+)[ \t]+(\d+)[ \t]+(\d+)[^\n]*?)[ \t]*(?://[^\n]*)?$", re.M)
+
+
+def _kept_locs(source: str, start: int, end: int, named: set) -> list:
+    """The ``.loc`` lines of the replaced text ``source[start:end]`` whose location an
+    ``inlined_at`` names (in order, each once).  A native drops ``.loc``; ptxas refuses an
+    ``inlined_at F L C`` after the cut whose ``.loc F L C`` was only inside it ("Source location
+    … must be used in a preceding .loc directive"), so the site ends by stating them again
+    (line information only: the code is unchanged)."""
+    out, seen = [], set()
+    for mt in _LOC_LINE.finditer(source, start, end):
+        key = mt.group(2, 3, 4)
+        if key in named and key not in seen:
+            seen.add(key)
+            out.append(mt.group(1))
+    return out
+
+
 def _assemble(source, module, fn, plans, recipe):
     order = sorted(plans, key=lambda p: p.region)
+    named = set(_INLINED_AT.findall(source)) if "inlined_at" in source else set()
     for a, b in zip(order, order[1:]):
         if b.region[0] < a.region[1]:
             raise recipe.error(f"{b.title} overlaps {a.title} (cut {a.cut.index})", b.cut.select, b.cut)
@@ -449,10 +471,15 @@ def _assemble(source, module, fn, plans, recipe):
         while k < len(source) and source[k] in " \t":
             ind += source[k]
             k += 1
+        locs = _kept_locs(source, s, e, named) if named else []
+        site_origin = list(p.binding.site_origin)
+        if locs:
+            indent_src = list(indent_src) + ["// splice: the cut's .loc lines an inlined_at names"] + locs
+            site_origin += [None] * (len(indent_src) - len(site_origin))
         text = "\n".join((ind + ln) if ln else ln for ln in indent_src)
         text += _line_break_before_rest(source, e)
         del lead, first_line_start
-        chunks.append((text, "site", p.binding.site_origin, p))
+        chunks.append((text, "site", site_origin, p))
         pos = e
     chunks.append((source[pos:], "orig", source.count("\n", 0, pos) + 1))
     out = []

@@ -204,13 +204,49 @@ def _shared_note(text: str) -> Optional[str]:
     return m.group(1) if m else None
 
 
+_IMAGE_REF_TYPES = (".texref", ".surfref", ".samplerref")
+
+
+def module_image_refs(kernel) -> list:
+    """Module-scope texture, surface and sampler references (``.global .texref t;``, old
+    ``.tex .u32 t;``) this entry names in an operand, in the order declared.  The probe binds
+    kernel parameters only: what ``tex``/``suld`` read through such a reference is not its to
+    set, so the skeleton says so instead of promising a comparable frame."""
+    from ..ptx import model as m
+
+    refs = [d.name for it in kernel.module.items if type(it) is m.Decl
+            and (it.space == ".tex" or it.type in _IMAGE_REF_TYPES) for d in it.declarators]
+    if not refs:
+        return []
+    named = set()
+    for st in kernel.stmts:
+        if type(st.node) is m.Instruction:
+            for o in st.node.operands:
+                items = o.items if type(o) is m.Addr else (o,)
+                named.update(i.name for i in items if type(i) is m.Sym)
+    return [r for r in refs if r in named]
+
+
+def _refuse_32_bit(mod, path: str) -> None:
+    """``.address_size 32``: no probe can run it (ptxas 13 has no ``--machine 32``), and its
+    32-bit pointer parameters would be written as integers: say so instead of a skeleton."""
+    from ..errors import SpliceError
+
+    asz = mod.directive(".address_size")
+    if asz is not None and asz.args and asz.args[0] == "32":
+        raise SpliceError("32-bit addressing (.address_size 32): ptxas 13 compiles no such module "
+                          "(it has no --machine 32), so the probe cannot run it", path, line=asz.line)
+
+
 def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
     """(YAML text, summary rows) for ``entry`` of the module ``text``."""
     from ..analysis import Kernel
     from ..ptx import parse
     from .check import entry_decl
 
-    k = Kernel(parse(text, path), entry)
+    mod = parse(text, path)
+    _refuse_32_bit(mod, path)
+    k = Kernel(mod, entry)
     decl = entry_decl(text, k.name, path)
     uses = trace(k)
     read = params_read(k)
@@ -218,6 +254,11 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
     y.line(f"# Probe spec skeleton for {k.name} ({path}), written by `splice probe init`.")
     y.line("# Fill in every `null` (sizes, scalar values, grid); check each buffer's dtype and role.")
     y.line("# Format: docs/probe-spec.md.  Run: splice probe THIS.yaml MODULE.ptx")
+    refs = module_image_refs(k)
+    if refs:
+        y.line(f"# NOTE: this entry reads module-scope texture/surface references ({', '.join(refs)}); the probe")
+        y.line("# binds parameters only, so what it reads through them is not set by this spec (rewrite them")
+        y.line("# as texture/surface object parameters to probe them).")
     y.kv("name", k.name)
     y.kv("ptx", path)
     y.kv("entry", k.name)

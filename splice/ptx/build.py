@@ -85,7 +85,10 @@ class ModelBuilder(Transformer):
     space = func_kind = linkage
 
     def decl_attr(self, children):
-        return tuple(self._s(c) for c in children)
+        words = tuple(self._s(c) for c in children)
+        if words[0] == ".attribute":      # one attribute word, as written without spaces:
+            return ("".join(words),)      # `.attribute(.managed)`, not its five tokens
+        return words
 
     def modifier(self, children):
         return self._s(children[0])

@@ -193,6 +193,16 @@ def statement_ends(source: str, entry: str, lines: Optional[SourceLines] = None)
     return {b: n for n, (_a, b, _t) in enumerate(_scan(sl, first, last, False), 1)}
 
 
+def statement_spans(source: str, entry: str, lines: Optional[SourceLines] = None) -> list:
+    """(first line, last line) of each of ``entry``'s statements, in order (``sNNNN`` is the
+    index + 1): what pairs a node that ends inside a statement, not on its last line, with it —
+    a label the rules fold into the statement after it (``$L__BB0_2:  // %loop``), or the
+    labels before a multi-line ``.branchtargets`` list, which make up a statement of their own."""
+    sl = lines if lines is not None else SourceLines(source)
+    first, last = entry_line_range(source, entry, sl)
+    return [(a, b) for a, b, _t in _scan(sl, first, last, False)]
+
+
 class Stmt(NamedTuple):
     """A model statement with its place in the notes' index (``n`` is None for nodes the
     index skips, such as declarations and ``.loc``).  Immutable; a named tuple because a big

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerate the nvcc-produced PTX in this folder (the Triton / CUTLASS files have their own
-# generators: gen_triton.py, gen_triton_more.py, gen_triton_round2.py, gen_cutlass_dsl.py; the
+# generators: gen_triton.py (every Triton file), gen_cutlass_dsl.py; the
 # handwritten_*.ptx files are written by hand).
 #
 # Sources are copied into a fixed build folder first so the absolute paths nvcc writes into
@@ -43,6 +43,8 @@ JOBS=(
   "mma_blockscale_sm120a  sm_120a -O3                sm_120a -"
   "wgmma_consumers_sm90a  sm_90a  -O3                sm_90a  -"
   "wmma_subbyte           sm_90   -O3                sm_90   -"
+  "managed_virtual_heap   sm_90   -O3                sm_90   -"
+  "many_params            sm_90   -O3                sm_90   -"
 )
 for job in "${JOBS[@]}"; do
   read -r name arch flags parch pflags <<<"$job"

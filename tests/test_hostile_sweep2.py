@@ -749,7 +749,7 @@ def test_recipe_entry_naming_a_func_is_refused(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["apply", "r.yaml", "--no-ptxas"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("r.yaml:2:1: entry 'helper': no entry 'helper'"), err     # placed at the recipe's line
+    assert err.startswith("r.yaml:2:1: entry 'helper': --entry 'helper' names a .func, not an .entry"), err  # placed at the recipe's line
     assert not (tmp_path / "out.ptx").exists()
 
 

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 from splice.cli import main
 from splice.ptx import Instruction, Label, attach, parse, statement_index
@@ -121,3 +124,19 @@ def test_index_entry_is_named_as_everywhere_else(capsys):
     assert capsys.readouterr().out == exact and exact.startswith("s1 L")
     assert main(["index", enc5, "--entry", "dec1"]) == 2
     assert "no entry 'dec1'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("query", ["tile", "_Z4tilePfjjjjjj"])
+def test_entry_naming_a_func_says_so_however_it_is_spelled(capsys, query):
+    """``--entry`` that finds no ``.entry`` but exactly one ``.func`` (by any of the rules an
+    entry is found by: here a demangled base name and the mangled one) says it is a ``.func``,
+    not "no entry"; the entries are listed."""
+    from splice.cli import main
+
+    mod = str(Path(__file__).parent / "data" / "ptx" / "modern" / "mma_in_func.ptx")
+    assert main(["index", mod, "--entry", query, "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "names a .func" in err and "not an .entry" in err, err
+    assert query == "_Z4tilePfjjjjjj" or "(tile(" in err, "a partial name says which .func it found"
+    assert "_Z8via_funcPKjS0_Pfi" in err and "Traceback" not in err
+    assert main(["index", mod, "--entry", "via_func", "--json"]) == 0

@@ -89,25 +89,46 @@ def display_name(name: str) -> str:
 
 
 def resolve_entry(module, query: str) -> str:
-    """The entry ``query`` names (see the module docstring); SpliceError when none or several."""
-    return resolve_name([f.name for f in module.entries() if f.body is not None], query, module.path)
+    """The entry ``query`` names (see the module docstring); SpliceError when none or several,
+    and one that says so when ``query`` names a ``.func`` rather than an ``.entry`` (a device
+    function has no launch to probe or analyse as a kernel)."""
+    ents = [f.name for f in module.entries() if f.body is not None]
+    if not _matches(ents, query)[1]:
+        funcs = [f.name for f in module.functions() if not f.is_entry and f.body is not None]
+        dem, hits = _matches(funcs, query)
+        if len(hits) == 1:
+            dem = dem or demangle_all(hits)
+            which = "" if hits[0] == query else f" ({short(dem[hits[0]])}: {hits[0]})"
+            raise SpliceError(f"--entry {query!r} names a .func{which}, not an .entry", path=module.path,
+                              detail="entries:\n" + "\n".join(f"  {n}" for n in ents))
+    return resolve_name(ents, query, module.path)
+
+
+def _matches(names: list, query: str) -> tuple:
+    """(demangled names, the names the first rule that matches any picks): exact, demangled,
+    demangled without parameters, last component, substring."""
+    if query in names:
+        return {}, [query]
+    dem = demangle_all(names)
+    base = {n: dem[n].split("(", 1)[0] for n in names}
+    for test in (lambda n: dem[n] == query, lambda n: base[n] == query,
+                 lambda n: base[n].rsplit("::", 1)[-1] == query,
+                 lambda n: query in n or query in dem[n]):
+        hits = [n for n in names if test(n)]
+        if hits:
+            return dem, hits
+    return dem, []
 
 
 def resolve_name(ents: list, query: str, path: Optional[str] = None) -> str:
     """:func:`resolve_entry` over a list of entry names (``path`` names the module in errors)."""
-    if query in ents:
-        return query
-    dem = demangle_all(ents)
-    base = {n: dem[n].split("(", 1)[0] for n in ents}
-    for test in (lambda n: dem[n] == query, lambda n: base[n] == query,
-                 lambda n: base[n].rsplit("::", 1)[-1] == query,
-                 lambda n: query in n or query in dem[n]):
-        hits = [n for n in ents if test(n)]
-        if len(hits) == 1:
-            return hits[0]
-        if len(hits) > 1:
-            raise SpliceError(f"--entry {query!r} matches {len(hits)} entries; name one of them",
-                              path=path, detail="\n".join(f"  {short(dem[n])}  ({n})" for n in hits))
+    dem, hits = _matches(ents, query)
+    if len(hits) == 1:
+        return hits[0]
+    dem = dem or demangle_all(ents)
+    if len(hits) > 1:
+        raise SpliceError(f"--entry {query!r} matches {len(hits)} entries; name one of them",
+                          path=path, detail="\n".join(f"  {short(dem[n])}  ({n})" for n in hits))
     raise SpliceError(f"no entry {query!r}", path=path,
                       detail="entries:\n" + "\n".join(f"  {short(dem[n])}  ({n})" for n in ents))
 

@@ -70,9 +70,9 @@ def cmd_index(args) -> int:
     lines = SourceLines(mod.source)
     names = [f.name for f in mod.entries()]
     if args.entry:   # exact, demangled or a unique substring, as every other --entry
-        from ..analysis.entries import resolve_name
+        from ..analysis.entries import resolve_entry
 
-        names = [resolve_name(names, args.entry, args.file)]
+        names = [resolve_entry(mod, args.entry)]
     lo, hi = 1, None
     if args.range:
         from ..cut.recipe import _range

@@ -280,10 +280,15 @@ def console_main() -> None:
     Freeing a parsed 800k-line module object by object takes seconds after the work is done, and
     nothing is left to clean up at that point (outputs are written atomically and closed, worker
     pools shut down), so the process flushes its output and ends with ``os._exit`` and main's
-    status.  Only here: tests and library users call ``main()`` and get a normal return."""
+    status.  Only here: tests and library users call ``main()`` and get a normal return.  A
+    Ctrl-C that comes while ``main`` is still importing is the same quiet 130 as one during a
+    command, never a traceback."""
     import os
 
-    status = main()
+    try:
+        status = main()
+    except KeyboardInterrupt:   # Ctrl-C before main's own handler (its imports, the parser)
+        status = 130
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:

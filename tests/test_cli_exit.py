@@ -21,3 +21,20 @@ def test_output_flushed_and_status_kept(tmp_path):
     assert len(next(iter(idx.values()))) > 10000
     bad = _run("stats", str(tmp_path / "missing.ptx"))
     assert bad.returncode == 2 and "missing.ptx: no such file" in bad.stderr
+
+
+def test_ctrl_c_before_the_command_starts_is_a_quiet_130():
+    """Ctrl-C while ``main`` still builds its parser (or imports) is exit 130 with nothing on
+    stderr, as one during the command is, not a KeyboardInterrupt traceback."""
+    code = ("import os, signal, sys, time\n"
+            "from splice import cli\n"
+            "real = cli.build_parser\n"
+            "def slow():\n"
+            "    os.kill(os.getpid(), signal.SIGINT)\n"
+            "    time.sleep(5)\n"
+            "    return real()\n"
+            "cli.build_parser = slow\n"
+            "sys.argv = ['splice', 'stats', 'x.ptx']\n"
+            "cli.console_main()\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 130 and r.stderr == "" and r.stdout == "", r

@@ -387,7 +387,7 @@ def test_only_a_file_above_half_a_workers_share_is_split(tmp_path):
 def _die_on_t30(texts, job):
     import os
 
-    if job[0].name == "t30.ptx":
+    if os.path.basename(job[0]) == "t30.ptx":
         os._exit(9)
     from splice.commands.roundtrip_split import _check
 

@@ -402,7 +402,9 @@ class Scheduler:
     and are handed out in input order as soon as each is known."""
 
     def __init__(self, work, jobs: int, split: bool):
-        self.work = work
+        # paths as text (what a record shows anyway): a pickled Path is rebuilt part by part,
+        # 25 times the cost of its string on each side of the pipe
+        self.work = [(str(job[0]), *job[1:]) for job in work]
         self.done: list = [None] * len(work)
         self.splits: dict = {}    # index -> _Split, from its skeleton's return to its verdict
         self.todo: dict = {}      # family -> [(cost, first index, ((handler, index, fn, args), …))]

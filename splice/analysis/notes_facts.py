@@ -78,12 +78,21 @@ class Facts:
         users = defaultdict(list)
         use_pos = defaultdict(list)
         rd = self.prov.reaching_def
+        def_pos = self.prov.def_pos
+        reach = None    # every definition that may reach a use, where no single one does
         for pos, us in enumerate(self.uses):
             for key in us:
                 use_pos[key].append(pos)
                 d = rd(key, pos)
                 if d is not None:
                     users[(key, d)].append(pos)
+                elif len(def_pos.get(key, ())) > 1:   # a loop-carried value, a join of paths
+                    if reach is None:
+                        from .reaching import Reaching
+
+                        reach = Reaching(k)
+                    for d in reach.defs(key, pos):
+                        users[(key, d)].append(pos)
         self.users = users
         self.use_pos = use_pos
         self._src = {}

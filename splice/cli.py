@@ -158,6 +158,18 @@ def _refuse_empty(p: argparse.ArgumentParser) -> None:
             action.type = _nonempty
 
 
+def _refuse_dashdash_values(ap: argparse.ArgumentParser, args) -> None:
+    """``--top=--`` (or ``-o=--``): argparse drops the ``--`` as its end-of-options marker and
+    stores an empty *list* without calling the option's type, so the value reached the commands
+    as ``[]`` (``TypeError`` tracebacks in stats, spec, roundtrip, notes).  Refused as a usage
+    error (exit 2) naming the option."""
+    sub = next(a for a in ap._actions if isinstance(a, argparse._SubParsersAction))
+    parser = sub.choices[args.command]
+    for action in parser._actions:
+        if action.nargs is None and action.option_strings and isinstance(getattr(args, action.dest, None), list):
+            parser.error(f"argument {'/'.join(action.option_strings)}: '--' is not a value")
+
+
 def _lazy(module: str, name: str):
     def run(args):
         import importlib
@@ -247,6 +259,7 @@ def main(argv=None) -> int:
     if not getattr(args, "func", None):
         ap.print_help()
         return 0
+    _refuse_dashdash_values(ap, args)
     from .errors import SassToolError
     from .util import Terminated, stop_on_signals
 

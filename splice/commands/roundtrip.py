@@ -80,22 +80,25 @@ def check_file(path: Path, sass: bool, arch: Optional[str] = None, cache=None) -
     note = None
     if sass:
         sm, opt = ptxas_options(text, arch)
-        sass_identical, note = _compare_sass(text, canonical(mod), sm, opt, cache)
+        sass_identical, note = _compare_sass(text, canonical(mod), sm, opt, cache, str(path))
     return RoundTrip(str(path), True, identical, sass_identical,
                      None if identical else "lossless emit differs from the input", lines, note)
 
 
-def _compare_sass(original: str, canon: str, arch: str, opt, cache=None):
+def _compare_sass(original: str, canon: str, arch: str, opt, cache=None, name: str = "<ptx>"):
+    """SASS of the original vs the canonical print.  A ptxas that is missing, or that fails
+    without one diagnostic (a crash, ``/bin/false``, a wrong binary), stops the run (exit 2, as
+    ``apply`` does): it judged nothing, and a note on a row that still counted as passing made
+    ``--sass`` a silent no-op (``SPLICE_PTXAS=/nonexistent splice roundtrip --sass`` exited 0)."""
     from ..ptx import sass as S
 
     try:
-        S.compile_ptx(original, arch, opt, cache=cache)
+        S.compile_ptx(original, arch, opt, cache=cache, name=name)
         extra: tuple[str, ...] = ()
-    except S.ToolNotFoundError:
-        return None, "ptxas not found"
     except S.PtxasError as exc:
+        _judged(exc, name)
         try:  # relocatable code (unresolved .extern .func): compile-only
-            S.compile_ptx(original, arch, opt, ("-c",), cache=cache)
+            S.compile_ptx(original, arch, opt, ("-c",), cache=cache, name=name)
             extra = ("-c",)
         except S.PtxasError:
             return None, "ptxas rejects the original: " + _first_error(exc)
@@ -104,6 +107,20 @@ def _compare_sass(original: str, canon: str, arch: str, opt, cache=None):
     except S.PtxasError as exc:
         return False, "ptxas rejects the canonical form: " + (exc.stderr or str(exc)).strip()[:300]
     return same, diff
+
+
+def _judged(exc, name: str) -> None:
+    """Raise when ptxas said nothing about the module it failed on (no diagnostic, not a
+    timeout): the tool is broken, not the module."""
+    from ..errors import SassToolError
+    from ..ptx.sass import exit_text
+
+    if exc.diagnostics or exc.returncode is None:
+        return
+    tool = exc.command[0] if exc.command else "ptxas"
+    what = ("exited 0 without writing a cubin" if exc.returncode == 0 else f"failed ({exit_text(exc.returncode)})")
+    raise SassToolError(f"ptxas ({tool}) {what} on {name} with no diagnostic: it did not judge the module; "
+                        f"check SPLICE_PTXAS / PATH\n{(exc.stderr or '').strip()[:2000] or '(no output)'}")
 
 
 def _first_error(exc) -> str:
@@ -168,6 +185,9 @@ def run_roundtrip(args) -> int:
     cache = None
     if args.sass:
         from ..ptx.cache import default_cache
+        from ..ptx.sass import require_tool
+
+        require_tool("ptxas")     # missing: exit 2 before any file, never a "not found" note per row
 
         cache = default_cache(not args.no_cache)
     rows = check_files(files, args.sass, args.arch, cache, args.jobs)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import SpliceError
-from ..ptx.sass import Compiled
+from ..ptx.sass import Compiled, exit_text
 
 
 @dataclass
@@ -100,7 +100,7 @@ def _diagnosed(exc) -> bool:
 def _broken_ptxas(plan, exc) -> SpliceError:
     tool = exc.command[0] if exc.command else "ptxas"
     what = ("exited 0 without writing a cubin" if exc.returncode == 0
-            else f"failed with exit code {exc.returncode}")
+            else f"failed ({exit_text(exc.returncode)})")
     return SpliceError(f"ptxas ({tool}) {what} and no diagnostic: it did not judge the module; check "
                        "SPLICE_PTXAS / PATH, or rerun with --no-ptxas",
                        plan.recipe.path, detail=(exc.stderr.strip() or "(no output)") + f"\nRepro command: {exc.repro}")

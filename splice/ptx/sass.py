@@ -512,7 +512,7 @@ def compile_ptx(ptx: PtxInput, arch: str | int, opt_level: int | None = 3, extra
             raise fail(f"{e} on {display} ({sm})", "", None) from None
         stderr = proc.stderr.decode("utf-8", "replace") + proc.stdout.decode("utf-8", "replace")
         if proc.returncode != 0 or not os.path.exists(out):
-            raise fail(f"ptxas failed on {display} ({sm}), exit code {proc.returncode}", stderr, proc.returncode)
+            raise fail(f"ptxas failed on {display} ({sm}), {exit_text(proc.returncode)}", stderr, proc.returncode)
         with open(out, "rb") as fb:
             cubin = fb.read()
     compiled = Compiled(cubin=cubin, stderr=stderr, resources=parse_resource_usage(stderr), arch=sm,
@@ -520,6 +520,19 @@ def compile_ptx(ptx: PtxInput, arch: str | int, opt_level: int | None = 3, extra
     if key is not None:
         cache.put(key, compiled)
     return compiled
+
+
+def exit_text(returncode: int) -> str:
+    """How a tool ended, in words: ``exit code 3``, or ``killed by SIGSEGV`` for the negative
+    status ``subprocess`` gives a child a signal ended (``exit code -11`` read as a ptxas code)."""
+    if returncode < 0:
+        import signal
+
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit code {returncode}"
 
 
 UNRESOLVED_EXTERN = "Unresolved extern function"

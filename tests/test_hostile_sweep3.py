@@ -1,0 +1,140 @@
+"""A third hostile user: classes of failure the first two sweeps (tests/test_hostile_sweep.py,
+tests/test_hostile_sweep2.py) do not reach.  Each class names the fix it guards
+(``regression:``); every case failed before its fix.  docs/hostile-inputs.md, "Sweep 3", lists
+the classes, their causes and their fixes.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from splice.cli import main
+
+from .conftest import DATA, TINY_SWAPPED, tree_digest
+
+TINY = (DATA / "recipes" / "tiny.ptx").read_text()
+NATIVE = "// tiny phase 1, n-tiles swapped\n" + TINY_SWAPPED
+RECIPE = "module: tiny.ptx\nentry: tiny\noutput: out.ptx\ncuts:\n  - phase: 1\n    native: n.ptx\n"
+SPEC = ("name: tiny\nptx: tiny.ptx\nentry: tiny\nlaunch:\n  grid: [1, 1, 1]\n  block: [32, 1, 1]\nparams:\n"
+        "- {name: param_0, kind: buffer, dtype: f32, shape: [1024], role: input}\n"
+        "- {name: param_1, kind: buffer, dtype: f32, shape: [1024], role: output}\n")
+
+
+@pytest.fixture
+def work(tmp_path, monkeypatch):
+    """A directory holding tiny.ptx, its native phase, a recipe and a probe spec; the cwd and
+    SPLICE_CORPUS.  Returns the directory; ``tree_digest`` of it is taken by the checks."""
+    for name, text in {"tiny.ptx": TINY, "n.ptx": NATIVE, "r.yaml": RECIPE, "spec.yaml": SPEC}.items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SPLICE_CORPUS", str(tmp_path))
+    monkeypatch.setenv("SPLICE_CACHE", str(tmp_path.parent / (tmp_path.name + "-cache")))
+    monkeypatch.setenv("SPLICE_PROBE_CACHE", str(tmp_path.parent / (tmp_path.name + "-probe")))
+    return tmp_path
+
+
+def run(argv) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exc:      # argparse's usage errors
+        return exc.code
+
+
+def refused(capsys, rc, *says) -> str:
+    out, err = capsys.readouterr()
+    assert rc == 2, (rc, err[-1500:])
+    assert "Traceback" not in out + err
+    for s in says:
+        assert s in err, err[-1500:]
+    return err
+
+
+# ---- '--' as an option's value ----------------------------------------------------------------
+
+DASHDASH = [
+    ["stats", "tiny.ptx", "--top=--"],             # regression: TypeError (slice by a list)
+    ["stats", "tiny.ptx", "--entry=--"],
+    ["index", "tiny.ptx", "--range=--"],
+    ["roundtrip", "tiny.ptx", "--jobs=--"],        # regression: TypeError ('<' list and int)
+    ["canonical", "tiny.ptx", "-o=--"],            # regression: printed to stdout, -o dropped
+    ["canonical", "tiny.ptx", "--output=--"],
+    ["spec", "tiny.ptx", "--abi=--"],              # regression: AttributeError
+    ["spec", "tiny.ptx", "--pressure", "--no-ptxas", "--png=--"],   # regression: TypeError in samefile
+    ["spec", "tiny.ptx", "--pressure", "--no-ptxas", "--top=--"],
+    ["notes", "tiny.ptx", "--entry=--"],           # regression: TypeError ('in' a list)
+    ["extract", "tiny.ptx", "--phase=--"],
+    ["extract", "tiny.ptx", "--statements=--"],
+    ["sass-mix", "tiny.ptx", "--arch=--"],
+    ["apply", "r.yaml", "--no-ptxas", "-o=--"],
+    ["probe", "spec.yaml", "tiny.ptx", "--runs=--"],
+    ["probe", "init", "tiny.ptx", "--entry=--"],
+]
+
+
+@pytest.mark.parametrize("argv", DASHDASH, ids=[" ".join(a[2:]) for a in DASHDASH])
+def test_dashdash_as_a_value_is_a_usage_error(argv, work, capsys):
+    """``--opt=--``: argparse takes the ``--`` for its end-of-options marker, drops it and
+    stores ``[]`` without calling the option's type, so the commands got a list."""
+    before = tree_digest(work)
+    refused(capsys, run(argv), "'--' is not a value")
+    assert tree_digest(work) == before
+
+
+# ---- a ptxas that does not work ----------------------------------------------------------------
+
+BROKEN_PTXAS = {
+    "segv": ("kill -SEGV $$\n", "killed by SIGSEGV"),
+    "exit0-no-cubin": ("exit 0\n", "exited 0 without writing a cubin"),
+    "garbage": ("head -c 3000 /dev/urandom >&2; exit 3\n", "exit code 3"),
+}
+
+
+@pytest.fixture(params=BROKEN_PTXAS, ids=list(BROKEN_PTXAS))
+def broken_ptxas(request, tmp_path, monkeypatch):
+    body, says = BROKEN_PTXAS[request.param]
+    tool = tmp_path / "tools" / "ptxas"
+    tool.parent.mkdir()
+    tool.write_text('#!/bin/sh\nif [ "$1" = --version ]; then echo "fake ptxas V13"; exit 0; fi\n' + body)
+    tool.chmod(0o755)
+    monkeypatch.setenv("SPLICE_PTXAS", str(tool))
+    return says
+
+
+def test_roundtrip_sass_with_a_broken_ptxas_is_an_error(broken_ptxas, work, capsys):
+    """regression: ``roundtrip --sass`` with a ptxas that crashed (or exited 0 without a cubin)
+    exited 0, the row noted "ptxas rejects the original": --sass did nothing and said it
+    passed.  apply already refused such a ptxas; roundtrip now stops the same way."""
+    rc = run(["roundtrip", "tiny.ptx", "--sass", "--no-cache", "--json"])
+    refused(capsys, rc, "tiny.ptx", "no diagnostic", broken_ptxas)
+
+
+def test_roundtrip_sass_with_a_broken_ptxas_in_a_worker(work, tmp_path, monkeypatch, capsys):
+    tool = tmp_path / "ptxas"
+    tool.write_text('#!/bin/sh\nif [ "$1" = --version ]; then echo "fake ptxas V13"; exit 0; fi\nkill -SEGV $$\n')
+    tool.chmod(0o755)
+    monkeypatch.setenv("SPLICE_PTXAS", str(tool))
+    (work / "b.ptx").write_text(TINY)
+    rc = run(["roundtrip", "tiny.ptx", "b.ptx", "--sass", "--no-cache", "--jobs", "2"])
+    refused(capsys, rc, "killed by SIGSEGV", "no diagnostic")
+
+
+def test_roundtrip_sass_without_ptxas_is_an_error(work, monkeypatch, capsys):
+    """regression: ``SPLICE_PTXAS=/nonexistent splice roundtrip m.ptx --sass`` exited 0 with
+    "ptxas not found" as each row's note."""
+    monkeypatch.setenv("SPLICE_PTXAS", str(work / "nonexistent"))
+    refused(capsys, run(["roundtrip", "tiny.ptx", "--sass"]), "does not name an executable")
+
+
+def test_a_ptxas_killed_by_a_signal_is_said_in_words(work, tmp_path, monkeypatch, capsys):
+    """``exit code -11`` (subprocess' status for a signal) read as a code ptxas chose."""
+    tool = tmp_path / "ptxas"
+    tool.write_text('#!/bin/sh\nif [ "$1" = --version ]; then echo "fake ptxas V13"; exit 0; fi\nkill -SEGV $$\n')
+    tool.chmod(0o755)
+    monkeypatch.setenv("SPLICE_PTXAS", str(tool))
+    for argv in (["apply", "r.yaml", "--no-cache"], ["sass-mix", "tiny.ptx"],
+                 ["spec", "tiny.ptx", "--pressure", "--png", "none"]):
+        err = refused(capsys, run(argv), "killed by SIGSEGV")
+        assert "exit code -11" not in err
+    assert not (work / "out.ptx").exists()

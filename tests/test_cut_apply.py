@@ -23,7 +23,7 @@ def setup(tmp_path, native=MMA4, abi="inline", extra=""):
     (tmp_path / "n.ptx").write_text("// tiny phase 1, swapped order\n" + native)
     r = tmp_path / "r.yaml"
     r.write_text(f"module: {TINY}\nentry: tiny\noutput: out.ptx\ncuts:\n  - phase: 1\n    native: n.ptx\n"
-                 f"    abi: {abi}\n    threads: 32\n{extra}")
+                 f"    abi: {abi}\n" + ("    threads: 32\n" if abi == "call-shared" else "    # threads: call-shared only\n") + extra)
     return load_recipe(r, search_path=[])
 
 

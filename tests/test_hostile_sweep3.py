@@ -138,3 +138,39 @@ def test_a_ptxas_killed_by_a_signal_is_said_in_words(work, tmp_path, monkeypatch
         err = refused(capsys, run(argv), "killed by SIGSEGV")
         assert "exit code -11" not in err
     assert not (work / "out.ptx").exists()
+
+
+# ---- recipe keys accepted and then ignored -----------------------------------------------------
+
+IGNORED_KEYS = {   # (old, new) in the recipe, the refused key's line
+    # regression: module: '' is Path('.'), a directory: the module was found by its entry alone
+    "module-empty": ("module: tiny.ptx", "module: ''", 1),
+    "module-blank": ("module: tiny.ptx", "module: '  '", 1),
+    # regression: entry: '' read as no entry: the first entry, as --entry '' was before sweep 1
+    "entry-empty": ("entry: tiny", "entry: ''", 2),
+    # regression: threads and sync are call-shared's; with abi inline/call they were dropped
+    "threads-inline": ("native: n.ptx", "native: n.ptx\n    threads: 128", 7),
+    "sync-inline": ("native: n.ptx", "native: n.ptx\n    sync: cta", 7),
+    "threads-call": ("native: n.ptx", "native: n.ptx\n    abi: call\n    threads: 32", 8),
+    "sync-call": ("native: n.ptx", "native: n.ptx\n    abi: call\n    sync: warp", 8),
+    # regression: a list was the description, as its str()
+    "description-list": ("entry: tiny", "entry: tiny\ndescription: [a, b]", 3),
+    "cut-name-map": ("native: n.ptx", "native: n.ptx\n    name: {a: 1}", 7),
+}
+
+
+@pytest.mark.parametrize("cmd", ["apply", "verify"])
+@pytest.mark.parametrize("case", IGNORED_KEYS, ids=list(IGNORED_KEYS))
+def test_a_recipe_key_that_would_be_ignored_is_refused(case, cmd, work, capsys):
+    old, new, line = IGNORED_KEYS[case]
+    (work / "r.yaml").write_text(RECIPE.replace(old, new))
+    before = tree_digest(work)
+    refused(capsys, run([cmd, "r.yaml", "--no-ptxas"] if cmd == "apply" else [cmd, "r.yaml"]), f"r.yaml:{line}:")
+    assert tree_digest(work) == before
+
+
+def test_call_shared_keeps_threads_and_sync(work, capsys):
+    (work / "r.yaml").write_text(RECIPE.replace("native: n.ptx", "native: n.ptx\n    abi: call-shared\n"
+                                                "    threads: 32\n    sync: cta"))
+    assert run(["apply", "r.yaml", "--no-ptxas", "--json"]) == 0
+    assert "membar.cta;" in (work / "out.ptx").read_text()

@@ -72,7 +72,7 @@ def test_cli_module_and_recipe(tmp_path, capsys):
 
     (tmp_path / "n.ptx").write_text(MMA4)
     (tmp_path / "r.yaml").write_text(f"module: {TINY}\nentry: tiny\noutput: out.ptx\ncuts:\n"
-                                     "  - phase: 1\n    native: n.ptx\n    abi: call\n    threads: 32\n")
+                                     "  - phase: 1\n    native: n.ptx\n    abi: call\n")
     assert main(["sass-mix", str(tmp_path / "r.yaml"), "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     cut = d["cuts"][0]

@@ -242,9 +242,12 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
     rdir = Path(path).parent
     sp = default_search_path(rdir) if search_path is None else list(search_path)
     entry = data.get("entry")
-    if entry is not None and not isinstance(entry, str):
+    if entry is not None and (not isinstance(entry, str) or not entry.strip()):   # '': every entry, silently
         raise SpliceError(f"entry: expected an entry name, got {entry!r}", path, *data.vat("entry"))
-    if not isinstance(data["module"], str):
+    for k in ("description", "name"):
+        if k in data and isinstance(data[k], (list, dict)):    # str() of a list was the description
+            raise SpliceError(f"{k}: expected text, got {data[k]!r}", path, *data.vat(k))
+    if not isinstance(data["module"], str) or not data["module"].strip():  # '': found by entry alone
         raise SpliceError(f"module: expected a file name, got {data['module']!r}", path, *data.vat("module"))
     mod = resolve_module(data["module"], rdir, sp, entry)
     if mod is None:
@@ -268,7 +271,7 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
         raise SpliceError("cuts: expected a non-empty list", path, *data.vat("cuts"))
     cuts = [_load_cut(i, cy, cuts_y.item_at[i - 1], path, rdir) for i, cy in enumerate(cuts_y, 1)]
     return Recipe(path, mod, str(data["module"]), entry, arch, opt, out, cuts,
-                  str(data.get("description", "")), {k: data.at(k) for k in data})
+                  str(data.get("description") or ""), {k: data.at(k) for k in data})
 
 
 def _target_line(module: Path) -> str:
@@ -371,6 +374,13 @@ def _load_cut(i: int, cy, at0, path: str, rdir: Path) -> Cut:
     sync = cy.get("sync")
     if sync is not None and sync not in ("warp", "cta", "none"):
         raise SpliceError(f"cut {i}: sync: expected warp, cta or none", path, *cy.vat("sync"))
+    for k in ("name", "description"):
+        if k in cy and isinstance(cy[k], (list, dict)):
+            raise SpliceError(f"cut {i}: {k}: expected text, got {cy[k]!r}", path, *cy.vat(k))
+    for k in ("threads", "sync"):      # only call-shared's glue reads them: dropped in silence before
+        if k in cy and abi != "call-shared":
+            raise SpliceError(f"cut {i}: {k}: only abi call-shared uses it (this cut's abi is {abi}): "
+                              "remove it or write abi: call-shared", path, *cy.at(k))
     vals = {}
     for k, reg in (cy.get("values") or {}).items():
         if not (isinstance(reg, str) and reg.startswith("%")):

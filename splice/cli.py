@@ -287,6 +287,27 @@ def main(argv=None) -> int:
         return 130
 
 
+def _stop_workers(grace: float = 10.0) -> None:
+    """Stop worker processes a run left alive (a Ctrl-C while ``roundtrip --jobs N`` was still
+    forking its workers, before its scheduler could stop them).  ``os._exit`` skips
+    multiprocessing's exit hook, which terminates daemonic children: they ran on after splice
+    had exited 130, holding its stdout (``splice … | cat`` never ended) and each other's pipes
+    (a worker blocked for ever on a parent that was gone).  SIGTERM unwinds a worker's item as
+    in a normal stop (ptxas killed, temporary files removed); one still there after ``grace``
+    seconds is killed."""
+    mp = sys.modules.get("multiprocessing")
+    if mp is None:
+        return
+    children = mp.active_children()
+    for child in children:
+        child.terminate()
+    for child in children:
+        child.join(grace)
+        if child.is_alive():
+            child.kill()
+            child.join()
+
+
 def console_main() -> None:
     """The ``splice`` console script: ``main``, then leave without tearing the model down.
 
@@ -302,6 +323,7 @@ def console_main() -> None:
         status = main()
     except KeyboardInterrupt:   # Ctrl-C before main's own handler (its imports, the parser)
         status = 130
+    _stop_workers()
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:

@@ -174,3 +174,34 @@ def test_call_shared_keeps_threads_and_sync(work, capsys):
                                                 "    threads: 32\n    sync: cta"))
     assert run(["apply", "r.yaml", "--no-ptxas", "--json"]) == 0
     assert "membar.cta;" in (work / "out.ptx").read_text()
+
+
+# ---- Ctrl-C while roundtrip --jobs forks its workers ---------------------------------------------
+
+def test_ctrl_c_while_workers_start_leaves_no_worker(work):
+    """regression: a Ctrl-C 0.3 s into ``roundtrip DIR --jobs 2`` (while the scheduler was
+    forking its workers) exited 130 but left the workers running: ``console_main``'s
+    ``os._exit`` skipped multiprocessing's exit hook.  One worker held the other's pipe and
+    blocked for ever, holding splice's stdout too (``splice … | cat`` never ended).  The
+    interrupt is raised here, deterministically, right after the workers are forked."""
+    import signal
+    import subprocess
+    import sys
+
+    (work / "b.ptx").write_text(TINY)
+    code = ("import sys\nfrom splice.commands import roundtrip_split as rs\n"
+            "def feed(self):\n    raise KeyboardInterrupt\n"
+            "rs.Scheduler._feed = feed\n"
+            "from splice.cli import console_main\nsys.argv = ['splice', 'roundtrip', 'tiny.ptx', 'b.ptx', '--jobs', '2']\n"
+            "console_main()\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        _out, err = proc.communicate(timeout=60)     # EOF on stdout: no worker holds it any more
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("a worker outlived splice and kept its stdout open")
+    assert proc.returncode == 130 and b"Traceback" not in err, err
+    left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    assert not left, f"workers left running: {left}"

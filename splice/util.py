@@ -137,7 +137,35 @@ def read_utf8(path: PathLike, what: str, limit: "int | None" = None) -> str:
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise SpliceError(f"byte 0x{raw[exc.start]:02x} is not UTF-8: {what}", str(path), line, col) from None
+        raise SpliceError(f"byte 0x{raw[exc.start]:02x} is not UTF-8: {what}{encoding_advice(raw[:64])}",
+                          str(path), line, col) from None
+
+
+def wide_encoding(head: bytes) -> str:
+    """``UTF-16``/``UTF-32`` when ``head`` (a file's first bytes) is text in one of them (a byte
+    order mark, or a NUL beside every ASCII byte), else ''.  An editor or PowerShell's ``>``
+    saves UTF-16: read as UTF-8 it was "unexpected character '\\udcff'" at 1:1, or "byte 0xff is
+    not UTF-8", which names no cause."""
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "UTF-32"
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16"
+    head = head[:64]
+    if len(head) >= 8:
+        for width, name in ((4, "UTF-32"), (2, "UTF-16")):
+            for at in range(width):   # the ASCII byte's place in each code unit (LE or BE)
+                if all(b == 0 for k, b in enumerate(head) if k % width != at) and \
+                        all(b != 0 for k, b in enumerate(head) if k % width == at):
+                    return name
+    return ""
+
+
+def encoding_advice(head: bytes) -> str:
+    """``'; the file is UTF-16 text …'`` for :func:`wide_encoding`'s cases, else ''."""
+    name = wide_encoding(head)
+    if not name:
+        return ""
+    return f"; the file is {name} text, splice reads UTF-8 (convert it: iconv -f {name} -t UTF-8)"
 
 
 def encode(text: str) -> bytes:

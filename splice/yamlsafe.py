@@ -128,7 +128,10 @@ def load_yaml_marked(text: str, path: str, limits: Limits = DEFAULT_LIMITS):
     try:
         loader = _loader_class()(text, limits)
     except yaml.reader.ReaderError as exc:     # a byte that is not UTF-8, a control character
-        raise SpliceError(f"YAML: {_reader_problem(exc)}", path, *_offset_pos(text, exc.position)) from None
+        from .util import encode, encoding_advice
+
+        raise SpliceError(f"YAML: {_reader_problem(exc)}{encoding_advice(encode(text[:64]))}", path,
+                          *_offset_pos(text, exc.position)) from None
     try:
         try:
             node = loader.get_single_node()

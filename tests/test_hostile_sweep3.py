@@ -205,3 +205,42 @@ def test_ctrl_c_while_workers_start_leaves_no_worker(work):
     assert proc.returncode == 130 and b"Traceback" not in err, err
     left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
     assert not left, f"workers left running: {left}"
+
+
+# ---- UTF-16 / UTF-32 files ---------------------------------------------------------------------
+
+WIDE = {
+    "utf16-bom": lambda t: t.encode("utf-16"),
+    "utf16le": lambda t: t.encode("utf-16-le"),
+    "utf16be": lambda t: t.encode("utf-16-be"),
+    "utf32-bom": lambda t: t.encode("utf-32"),
+    "utf32le": lambda t: t.encode("utf-32-le"),
+}
+
+
+@pytest.mark.parametrize("enc", WIDE, ids=list(WIDE))
+@pytest.mark.parametrize("argv", [["stats", "m.ptx"], ["spec", "m.ptx"], ["index", "m.ptx", "--entry", "tiny"],
+                                  ["probe", "init", "m.ptx", "-o", "s.yaml"], ["apply", "w.yaml", "--no-ptxas"],
+                                  ["apply", "r.yaml", "--no-ptxas"], ["probe", "w.yaml", "tiny.ptx"]],
+                         ids=["stats", "spec", "index", "probe-init", "apply-recipe", "apply-native", "probe-spec"])
+def test_a_utf16_file_is_named_as_such(argv, enc, work, capsys):
+    """regression: a module (recipe, spec, native file) saved as UTF-16 by an editor or
+    PowerShell was "unexpected character '\\udcff'" at 1:1 (or "byte 0xff is not UTF-8"), with no
+    word of the cause."""
+    name = WIDE[enc]
+    (work / "m.ptx").write_bytes(name(TINY))
+    (work / "w.yaml").write_bytes(name(SPEC if argv[0] == "probe" else RECIPE))
+    if argv[1] == "r.yaml":
+        (work / "n.ptx").write_bytes(name(NATIVE))
+    family = "UTF-32" if enc.startswith("utf32") else "UTF-16"
+    before = tree_digest(work)
+    refused(capsys, run(argv), f"the file is {family} text", f"iconv -f {family} -t UTF-8")
+    assert tree_digest(work) == before
+
+
+@pytest.mark.parametrize("head", [b"", b"\x00" * 64, b"// plain ascii text here\n", "é ü 名前 text".encode(),
+                                  b"\xff\xfdnot a bom"])
+def test_utf8_and_binary_are_not_called_utf16(head):
+    from splice.util import wide_encoding
+
+    assert wide_encoding(head) == ""

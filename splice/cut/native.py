@@ -354,6 +354,10 @@ def parse_native(source: str, path: str = "<native>", params: Optional[dict] = N
             msg = exc.message + " (unbalanced braces in the native phase?)"
         else:
             msg = exc.message
+        if line == 1:   # a UTF-16 native file fails on its first character
+            from ..util import encode, encoding_advice
+
+            msg += encoding_advice(encode(source[:64]))
         raise PtxSyntaxError(path, line, exc.column, msg, source_line(text, line)) from None
     fn = mod.function("__splice_native")
     scratch = _scratch_from_header(hdr.get("scratch"), path, hline)

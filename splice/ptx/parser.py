@@ -135,6 +135,10 @@ def _syntax_error(exc, source: str, path: str, base_pos: int, text_len: int) -> 
         else:
             msg = str(exc).splitlines()[0]
     line, col = line_col(source, pos)
+    if line == 1:   # a UTF-16 file fails on its first character: say why
+        from ..util import encode, encoding_advice
+
+        msg += encoding_advice(encode(source[:64]))
     return PtxSyntaxError(path, line, col, msg, source_line(source, line))
 
 

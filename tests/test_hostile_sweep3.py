@@ -244,3 +244,15 @@ def test_utf8_and_binary_are_not_called_utf16(head):
     from splice.util import wide_encoding
 
     assert wide_encoding(head) == ""
+
+
+@pytest.mark.parametrize("spelling", ["s11–s12", "s11..s12", "11-12"])
+def test_abi_takes_the_range_spellings_of_the_notes(spelling, work, capsys):
+    """``splice notes`` writes ranges with an en dash (``s11–s12``) and recipes and ``--range``
+    take it; ``spec --abi`` refused the same text copied from the notes."""
+    import json
+
+    assert run(["spec", "tiny.ptx", "--abi", "s11-s12", "--json"]) == 0
+    want = json.loads(capsys.readouterr().out)["abi"]
+    assert run(["spec", "tiny.ptx", "--abi", spelling, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["abi"] == want

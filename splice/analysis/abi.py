@@ -233,7 +233,8 @@ def parse_abi_spec(k, spec: str):
         if not re.fullmatch(r"[0-9]+", s[6:].strip()):
             raise SpliceError(f"bad --abi {spec!r}: expected phase:N", path=k.path)
         return phase_abi(k, int(s[6:]))
-    mt = re.fullmatch(r"[sS]?([0-9]+)(?:\s*-\s*[sS]?([0-9]+))?", s)
+    # the en dash and '..' as recipes and --range take them: splice's own notes write s1–s3
+    mt = re.fullmatch(r"[sS]?([0-9]+)(?:\s*(?:-|\.\.|–)\s*[sS]?([0-9]+))?", s)
     if not mt:
         raise SpliceError(f"bad --abi {spec!r}: expected sA-sB, sA or phase:N", path=k.path)
     a = int(mt.group(1))

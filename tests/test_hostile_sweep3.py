@@ -253,6 +253,6 @@ def test_abi_takes_the_range_spellings_of_the_notes(spelling, work, capsys):
     import json
 
     assert run(["spec", "tiny.ptx", "--abi", "s11-s12", "--json"]) == 0
-    want = json.loads(capsys.readouterr().out)["abi"]
+    want = json.loads(capsys.readouterr().out)["entries"][0]["abi"]
     assert run(["spec", "tiny.ptx", "--abi", spelling, "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["abi"] == want
+    assert json.loads(capsys.readouterr().out)["entries"][0]["abi"] == want

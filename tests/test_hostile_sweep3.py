@@ -256,3 +256,29 @@ def test_abi_takes_the_range_spellings_of_the_notes(spelling, work, capsys):
     want = json.loads(capsys.readouterr().out)["entries"][0]["abi"]
     assert run(["spec", "tiny.ptx", "--abi", spelling, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["entries"][0]["abi"] == want
+
+
+# ---- a tool's own temporary files --------------------------------------------------------------
+
+def test_a_killed_tools_temp_files_go_with_splices_directory(work, tmp_path, monkeypatch, capsys):
+    """regression: Ctrl-C during ``roundtrip --sass`` killed cuobjdump/ptxas, which left their
+    ``tmpxft_*`` files in $TMPDIR (two per interrupted run).  A tool now gets splice's private
+    temporary directory as its TMPDIR, removed on every path.  The fake ptxas here leaves its
+    file and hangs until the 2 s timeout kills it, as a Ctrl-C would."""
+    from splice.ptx import sass
+
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    tool = tmp_path / "ptxas"
+    tool.write_text('#!/bin/sh\nif [ "$1" = --version ]; then echo "fake ptxas V13"; exit 0; fi\n'
+                    'touch "${TMPDIR:-/tmp}/tmpxft_splice_test_$$"\nsleep 60\n')
+    tool.chmod(0o755)
+    monkeypatch.setenv("SPLICE_PTXAS", str(tool))
+    monkeypatch.setenv("TMPDIR", str(tmpdir))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)     # re-read TMPDIR
+    with pytest.raises(sass.PtxasError, match="timed out"):
+        sass.compile_ptx(TINY, "sm_90", 3, timeout=2.0)
+    assert not [p.name for p in tmpdir.iterdir() if p.name.startswith("tmpxft")]
+    assert not [p.name for p in tmpdir.iterdir() if p.name.startswith("splice-")]

@@ -379,14 +379,19 @@ def _read_text(ptx: PtxInput) -> tuple[str, str]:
 def run_tool(cmd: Sequence[str], *, cwd: str | None = None, timeout: float = DEFAULT_TIMEOUT
              ) -> subprocess.CompletedProcess:
     """``subprocess.run`` that never orphans the child: whatever interrupts it (a timeout, Ctrl-C,
-    SIGTERM/SIGHUP turned into an exception by the CLI) kills and reaps the child first."""
+    SIGTERM/SIGHUP turned into an exception by the CLI) kills and reaps the child first.
+
+    With ``cwd`` (splice's private temporary directory, removed on every path) the tool's
+    ``TMPDIR`` is that directory too: cuobjdump and ptxas write ``tmpxft_*`` files there, and
+    one killed mid-run (Ctrl-C during ``roundtrip --sass``) left them in ``/tmp`` for ever."""
     from ..util import signals_deferred, stoppable_child
 
+    env = None if cwd is None else {**os.environ, "TMPDIR": cwd, "TMP": cwd, "TEMP": cwd}
     proc = None
     with contextlib.ExitStack() as stack:
         try:
             with signals_deferred():   # a signal during the spawn waits until `proc` is tracked
-                proc = subprocess.Popen(list(cmd), cwd=cwd, stdin=subprocess.DEVNULL,
+                proc = subprocess.Popen(list(cmd), cwd=cwd, stdin=subprocess.DEVNULL, env=env,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                 stack.enter_context(stoppable_child(proc))   # SIGTERM kills it from any thread
             out, err = _bounded_communicate(proc, timeout, MAX_TOOL_OUTPUT)

@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pressure", action="store_true",
                    help="live 32-bit registers per statement, peaks, curve PNG, ptxas -v next to it")
     p.add_argument("--png", help="pressure curve PNG path ('none': no PNG; default build/)")
-    p.add_argument("--top", type=_count, default=8, help="pressure peaks shown")
+    p.add_argument("--top", type=_count, default=None, help="pressure peaks shown (default 8)")
     p.add_argument("--no-ptxas", action="store_true", help="pressure without running ptxas -v")
     p.add_argument("--arch", default=None, help="ptxas arch for --pressure (default: from .target, at least sm_90)")
     p.set_defaults(func=_lazy("splice.commands.spec", "cmd_spec"))

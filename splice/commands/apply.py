@@ -31,6 +31,10 @@ def cmd_apply(args) -> int:
     from ..ptx.cache import default_cache
     from ..util import write_atomic
 
+    if args.no_cache and args.no_ptxas:     # --no-cache forces compiles --no-ptxas does not run
+        from ..errors import SpliceError
+
+        raise SpliceError("--no-cache makes ptxas run and --no-ptxas runs none: drop one", args.recipe)
     cache = default_cache(not args.no_cache)
     p, val, out, timings = run_apply(args.recipe, args.output, not args.no_ptxas, cache=cache)
     write_atomic(out, p.text, inputs=recipe_inputs(p.recipe))

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from ..errors import SpliceError
+
 
 def cmd_pressure(args, kernels) -> int:
     """Pressure curve and peaks of each kernel; ptxas -v next to it unless --no-ptxas."""
@@ -68,6 +70,9 @@ def cmd_sass_mix(args) -> int:
 
     arch = checked_arch(args.arch, args.target)   # None: the recipe's or the module's own target
     if str(args.target).endswith((".yaml", ".yml")):
+        if args.entry is not None:    # the recipe's entry: is what its cuts are of, --entry was dropped
+            raise SpliceError("--entry is for a module; a recipe names its entry (entry: in the recipe)",
+                              args.target)
         data = _recipe_mix(args.target, arch)
     else:
         data = _module_mix(args.target, args.entry, arch)

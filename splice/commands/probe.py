@@ -45,6 +45,8 @@ def _options(args):
         v = getattr(args, name)
         if v < 0:
             raise SpliceError(f"--{name} {v}: must be 0 or more", args.target)
+    if args.graph and args.runs == 0:    # graph replay is timed with the runs: none, nothing timed
+        raise SpliceError("--graph times CUDA-graph replay over the --runs: --runs 0 times nothing", args.target)
     for flag, v in (("--entry", args.entry), ("-o", args.output)):
         if v is not None:   # dropped in silence, the user would look for a file never written
             raise SpliceError(f"{flag} is an option of `splice probe init`, not of a probe run", args.target)
@@ -110,6 +112,20 @@ def cmd_probe(args) -> int:
     return 0 if res["ok"] else 1
 
 
+#: the options of a probe run, with the value each has when not given
+RUN_OPTIONS = (("--runs", "runs", 50), ("--warmup", "warmup", 5), ("--graph", "graph", False),
+               ("--stages", "stages", None), ("--harness", "harness", False), ("--profile", "profile", False),
+               ("--ncu", "ncu", False), ("--report-dir", "report_dir", None), ("--no-cache", "no_cache", False))
+
+
+def _refuse_run_options(args) -> None:
+    """``probe init`` runs nothing on the GPU: a run's option given to it was dropped in
+    silence (``splice probe init m.ptx --stages cut -o s.yaml`` wrote the skeleton, exit 0)."""
+    for flag, dest, unset in RUN_OPTIONS:
+        if getattr(args, dest, unset) != unset:
+            raise SpliceError(f"{flag} is an option of a probe run, not of `splice probe init`", args.module)
+
+
 def cmd_probe_init(args) -> int:
     """``splice probe init MODULE --entry E -o spec.yaml``: a spec skeleton from the .param list."""
     from ..probe.init import skeleton
@@ -117,6 +133,7 @@ def cmd_probe_init(args) -> int:
 
     if not args.module:
         raise SpliceError("probe init needs a module: splice probe init MODULE.ptx [--entry E] -o spec.yaml")
+    _refuse_run_options(args)
     mod = Path(args.module)
     if not mod.exists():
         raise SpliceError("no such module", args.module)

@@ -150,6 +150,8 @@ def _check_args(args) -> None:
                           "(4 per CPU)", args.paths[0])
     if args.arch is not None and not args.sass:    # no ptxas runs: the arch would be dropped in silence
         raise SpliceError("--arch is the ptxas target of --sass: add --sass", args.paths[0])
+    if args.no_cache and not args.sass:
+        raise SpliceError("--no-cache is about the ptxas runs of --sass: add --sass", args.paths[0])
     args.arch = checked_arch(args.arch, args.paths[0])
 
 

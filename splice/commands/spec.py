@@ -53,12 +53,36 @@ def cmd_spec(args) -> int:
 
     from ..errors import SpliceError
 
-    if not getattr(args, "pressure", False):    # options of --pressure alone: dropped in silence otherwise
-        given = [f for f, v in (("--png", args.png), ("--no-ptxas", args.no_ptxas), ("--arch", args.arch)) if v]
-        if given:
-            raise SpliceError(f"{given[0]} is an option of --pressure: add --pressure", args.file)
+    _mode_options(args)
     with heap_frozen():
         return _spec(args)
+
+
+def _mode_options(args) -> None:
+    """Refuse an option the chosen mode would drop in silence: ``--png``, ``--no-ptxas``,
+    ``--arch`` and ``--top`` belong to ``--pressure``; ``--pressure`` reports every entry's
+    curve and reads no ``--phases``/``--epilogues``/``--abi``/``--profile`` (``--abi`` cut the
+    report to the first entry); ``--arch`` is ptxas' and ``--no-ptxas`` runs none."""
+    pressure = getattr(args, "pressure", False)
+    if not pressure:
+        given = [f for f, v in (("--png", args.png), ("--no-ptxas", args.no_ptxas), ("--arch", args.arch),
+                                ("--top", args.top is not None)) if v]
+        if given:
+            raise SpliceError(f"{given[0]} is an option of --pressure: add --pressure", args.file)
+        return
+    given = [f for f, v in (("--phases", args.phases), ("--epilogues", args.epilogues),
+                            ("--abi", args.abi is not None), ("--profile", args.profile)) if v]
+    if given:
+        raise SpliceError(f"{given[0]} is not an option of --pressure (the curve covers every statement): "
+                          f"run it without --pressure", args.file)
+    if args.no_ptxas and args.arch is not None:
+        raise SpliceError("--arch is ptxas' target and --no-ptxas runs no ptxas: drop one", args.file)
+    if args.top is None:
+        args.top = PRESSURE_TOP
+
+
+#: pressure peaks shown when --top is not given
+PRESSURE_TOP = 8
 
 
 def _spec(args) -> int:

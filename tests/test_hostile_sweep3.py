@@ -326,3 +326,11 @@ def test_pressure_top_still_counts(top, peaks, work, capsys):
 
     assert run(["spec", "tiny.ptx", "--pressure", "--no-ptxas", "--png", "none", "--json", *top]) == 0
     assert len(json.loads(capsys.readouterr().out)["entries"][0]["peaks"]) == peaks
+
+
+@pytest.mark.parametrize("link", ["dangling", "loop"])
+def test_roundtrip_of_a_symlink_to_nothing_is_a_user_error(link, work, capsys):
+    """regression: ``roundtrip`` checked its paths with ``lexists``: a dangling symlink (or a
+    loop) passed and became a row "0 parsed" with exit 1, as if a PTX file had failed."""
+    os.symlink("gone.ptx" if link == "dangling" else "l.ptx", work / "l.ptx")
+    refused(capsys, run(["roundtrip", "l.ptx", "--json"]), "l.ptx: a symbolic link to nothing")

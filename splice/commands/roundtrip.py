@@ -143,6 +143,8 @@ def _check_args(args) -> None:
     for p in args.paths:
         if not os.path.lexists(p):
             raise SpliceError("no such file or directory", p)
+        if not os.path.exists(p):    # was a row "not parsed" and exit 1, as if the file were PTX that failed
+            raise SpliceError("a symbolic link to nothing (its target is missing, or the links loop)", p)
     if args.jobs < 1:
         raise SpliceError(f"--jobs {args.jobs}: must be 1 or more (worker processes)", args.paths[0])
     if args.jobs > max_jobs():

@@ -334,3 +334,23 @@ def test_roundtrip_of_a_symlink_to_nothing_is_a_user_error(link, work, capsys):
     loop) passed and became a row "0 parsed" with exit 1, as if a PTX file had failed."""
     os.symlink("gone.ptx" if link == "dangling" else "l.ptx", work / "l.ptx")
     refused(capsys, run(["roundtrip", "l.ptx", "--json"]), "l.ptx: a symbolic link to nothing")
+
+
+# ---- probe specs: names that become paths, values placed at their line ----------------------------
+
+@pytest.mark.parametrize("old, new, says", [
+    # regression: the report directory is build/probe/reports/<name>-<module>: '..' and '/' wrote
+    # the reports outside it; a list or null became "['a']" / "None"
+    ("name: tiny", "name: ../../../elsewhere", "1:7: name: expected a name for the report files"),
+    ("name: tiny", "name: '..'", "1:7: name:"),
+    ("name: tiny", "name: [a]", "1:7: name:"),
+    ("name: tiny", "name: null", "1:7: name:"),
+    ("name: tiny", "name: tiny\narch: [sm_90]", "2:7: arch: expected text"),
+    # regression: "spec.yaml: params[0].fill: expected a mapping", no line
+    ("role: input}", "role: input, fill: 5}", "8:79: params[0].fill: expected a mapping"),
+])
+def test_probe_spec_values_are_checked_and_placed(old, new, says, work, capsys):
+    (work / "spec.yaml").write_text(SPEC.replace(old, new, 1))
+    before = tree_digest(work)
+    refused(capsys, run(["probe", "spec.yaml", "tiny.ptx"]), "spec.yaml:" + says)
+    assert tree_digest(work) == before

@@ -289,9 +289,9 @@ class _Ctx:
         return (self.num(v[0], f"{where}.{key}[0]", d, key), self.num(v[1], f"{where}.{key}[1]", d, key))
 
 
-def _fill(c: _Ctx, d: Any, where: str, base: Path) -> Fill:
-    if not isinstance(d, dict):
-        raise c.err(where, "expected a mapping", d)
+def _fill(c: _Ctx, d: Any, where: str, base: Path, holder=None) -> Fill:
+    if not isinstance(d, dict):   # placed at the fill: key (a scalar has no position of its own)
+        raise c.err(where, f"expected a mapping (rule: …), got {d!r}", holder if holder is not None else d, "fill")
     c.keys(d, FILL_KEYS, where)
     rule = c.need(d, "rule", where)
     if rule not in FILL_RULES:
@@ -416,7 +416,7 @@ def _buffer(c: _Ctx, d, where: str, name: str, offset: int, legacy: bool, base: 
     align = c.int(d, "align", f"{where}.align", 1, 256)
     if align & (align - 1):
         raise c.err(f"{where}.align", f"{align} is not a power of two", d, "align")
-    fill = _fill(c, d["fill"], f"{where}.fill", base) if "fill" in d else None
+    fill = _fill(c, d["fill"], f"{where}.fill", base, d) if "fill" in d else None
     role = d.get("role")
     if role is None:
         role = "output" if (legacy and fill is not None and fill.rule == "zeros") else "input"
@@ -448,7 +448,7 @@ def _image(c: _Ctx, d, where: str, name: str, offset: int, kind: str, base: Path
     if fmt not in FORMATS:
         raise c.err(f"{where}.format", f"{fmt!r} is not one of {', '.join(FORMATS)}", d, "format")
     t = dt.TYPES[FORMATS[fmt][0]]
-    fill = _fill(c, d["fill"], f"{where}.fill", base) if "fill" in d else None
+    fill = _fill(c, d["fill"], f"{where}.fill", base, d) if "fill" in d else None
     line, col = getattr(d, "line", 0), getattr(d, "column", 0)
     if kind == "texture":
         if fill is None:
@@ -650,6 +650,14 @@ def parse_spec(data: Any, source: str = "<spec>", base: Optional[Path] = None) -
     c.keys(data, TOP_KEYS, "")
     base = base or Path(source).parent
     name = c.need(data, "name", "")
+    # the report's file names: build/probe/reports/<name>-<module>/ (str() of a list, None, or a
+    # name with '/' or '..' put the reports elsewhere, outside the report directory)
+    if not isinstance(name, (str, int)) or isinstance(name, bool) or not str(name).strip() or \
+            "/" in str(name) or "\\" in str(name) or str(name).strip(".") == "":
+        raise c.err("name", f"expected a name for the report files (no '/'), got {name!r}", data, "name")
+    for k in ("arch", "build_arch", "notes"):
+        if k in data and not isinstance(data[k], str):
+            raise c.err(k, f"expected text, got {data[k]!r}", data, k)
     entry = c.need(data, "entry", "")
     if not isinstance(entry, str) or not entry:
         raise c.err("entry", "expected the .entry name", data, "entry")

@@ -269,7 +269,7 @@ def _bind_inline(nat, real, types, live_in_syms, live_out_syms, namer, cut_id, h
         by_type.setdefault(t, []).append(fresh)
     # a native label named like one the cut removes replaces it (branches from outside the cut
     # still reach it); any other gets a name of its own
-    labels = {l: l if l in keep_labels else f"$Lsplice{cut_id}_{l.lstrip('$')}" for l in labels_of(nat.body)}
+    labels = {l: l if l in keep_labels else spliced_label(cut_id, l) for l in labels_of(nat.body)}
     body = [rename_node(n, regs, labels) for n in nat.body]
     # labels inside { } are local to it: a kept label (a target from outside) needs the body's
     # scope, so then the scratch (fresh names, no clash) is declared without a scope of its own
@@ -419,6 +419,18 @@ def _packed(outs) -> list:
         out.append((pos, size))
         pos += size
     return out
+
+
+def spliced_label(cut_id, label: str) -> str:
+    """The name a native label gets in the spliced module: one of its own per cut, and one per
+    label.  ``$x`` -> ``$Lsplice<cut>_x`` (the usual NVVM ``$L__BB0_3``); a label without the
+    ``$`` -> ``$Lsplice<cut>n_x``, a ``%`` (legal first in a PTX name) written ``$p``.  Before,
+    ``$`` was stripped, so ``L1`` and ``$L1`` in one native were both ``$Lsplice1_L1`` (ptxas:
+    duplicate label; with --no-ptxas a broken module written), and ``%d0:`` became
+    ``$Lsplice1_%d0``, a syntax error in splice's own glue (``<site>:10:14``)."""
+    if label.startswith("$"):
+        return f"$Lsplice{cut_id}_{label[1:]}"
+    return f"$Lsplice{cut_id}n_{label.replace('%', '$p')}"
 
 
 def _shared_layout(outs, threads) -> list:

@@ -287,25 +287,52 @@ def main(argv=None) -> int:
         return 130
 
 
-def _stop_workers(grace: float = 10.0) -> None:
-    """Stop worker processes a run left alive (a Ctrl-C while ``roundtrip --jobs N`` was still
-    forking its workers, before its scheduler could stop them).  ``os._exit`` skips
-    multiprocessing's exit hook, which terminates daemonic children: they ran on after splice
-    had exited 130, holding its stdout (``splice … | cat`` never ended) and each other's pipes
-    (a worker blocked for ever on a parent that was gone).  SIGTERM unwinds a worker's item as
-    in a normal stop (ptxas killed, temporary files removed); one still there after ``grace``
-    seconds is killed."""
-    mp = sys.modules.get("multiprocessing")
-    if mp is None:
+def _stop_children(grace: float = 10.0) -> None:
+    """Stop child processes a run left alive (a Ctrl-C while ``roundtrip --jobs N`` was still
+    forking or feeding its workers, before its scheduler could stop them): they ran on after
+    splice had exited 130, holding its stdout (``splice … | cat`` did not end) until their
+    batch was done.  The children are read from ``/proc/self/task/*/children`` (Linux; elsewhere
+    nothing is done); SIGTERM unwinds a worker's item as in a normal stop (ptxas killed,
+    temporary files removed), and one still there after ``grace`` seconds is killed.  At a
+    normal end every child has been reaped already and this reads two small files."""
+    import signal
+    import time
+
+    pids: set = set()
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
         return
-    children = mp.active_children()
-    for child in children:
-        child.terminate()
-    for child in children:
-        child.join(grace)
-        if child.is_alive():
-            child.kill()
-            child.join()
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/children") as fh:
+                pids.update(int(p) for p in fh.read().split())
+        except (OSError, ValueError):
+            continue
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    deadline = time.monotonic() + grace
+    while pids:
+        for pid in list(pids):
+            try:
+                done, _status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                pids.discard(pid)
+        if pids and time.monotonic() > deadline:
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                except (OSError, ChildProcessError):
+                    pass
+            return
+        if pids:
+            time.sleep(0.01)
 
 
 def console_main() -> None:
@@ -323,7 +350,7 @@ def console_main() -> None:
         status = main()
     except KeyboardInterrupt:   # Ctrl-C before main's own handler (its imports, the parser)
         status = 130
-    _stop_workers()
+    _stop_children()
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:

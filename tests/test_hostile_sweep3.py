@@ -180,12 +180,11 @@ def test_call_shared_keeps_threads_and_sync(work, capsys):
 
 def test_ctrl_c_while_workers_start_leaves_no_worker(work):
     """regression: a Ctrl-C 0.3 s into ``roundtrip DIR --jobs 2`` (while the scheduler was
-    forking its workers) exited 130 but left the workers running: ``console_main``'s
-    ``os._exit`` skipped multiprocessing's exit hook.  One worker held the other's pipe and
-    blocked for ever, holding splice's stdout too (``splice … | cat`` never ended).  The
-    interrupt is raised here, deterministically, a second after the workers are forked (a
-    signal in the first milliseconds of a worker, before it runs splice's code, is not covered:
-    docs/hostile-inputs.md)."""
+    forking and feeding its workers, before ``results()`` could stop them) exited 130 but left
+    the workers running their batches (with multiprocessing workers, one blocked for ever),
+    holding splice's stdout (``splice … | cat`` did not end).  ``console_main`` now stops every
+    child before its ``os._exit``.  The interrupt is raised here, deterministically, a second
+    after the workers were fed; each is busy with a ptxas that takes a minute."""
     import signal
     import subprocess
     import sys

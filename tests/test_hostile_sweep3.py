@@ -6,7 +6,6 @@ the classes, their causes and their fixes.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
@@ -364,7 +363,8 @@ def test_native_labels_with_and_without_dollar_stay_apart(work, capsys):
     (work / "n.ptx").write_text(NATIVE + "bra L1;\nL1:\nbra $L1;\n$L1:\n")
     assert run(["apply", "r.yaml", "--no-ptxas", "--json"]) == 0
     text = (work / "out.ptx").read_text()
-    defined = [ln.strip()[:-1] for ln in text.splitlines() if ln.strip().startswith("$Lsplice") and ln.strip().endswith(":")]
+    defined = [ln.strip()[:-1] for ln in text.splitlines()
+               if ln.strip().startswith("$Lsplice") and ln.strip().endswith(":")]
     assert len(defined) == 2 and len(set(defined)) == 2, defined
     for name in defined:
         assert f"bra {name};" in text

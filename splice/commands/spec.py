@@ -51,8 +51,6 @@ def cmd_spec(args) -> int:
     (``_kernels``, ``util.heap_frozen``)."""
     from ..util import heap_frozen
 
-    from ..errors import SpliceError
-
     _mode_options(args)
     with heap_frozen():
         return _spec(args)

@@ -385,3 +385,13 @@ def test_a_native_label_named_with_percent_is_a_valid_name(work, capsys):
     import re
 
     assert all(re.fullmatch(r"\$[A-Za-z0-9_$]+", n) for n in names), names
+
+
+@pytest.mark.parametrize("argv", [["apply", "r.yaml", "--no-cache"], ["roundtrip", "tiny.ptx", "--sass"],
+                                  ["sass-mix", "tiny.ptx"]])
+def test_splice_ptxas_naming_a_file_that_is_not_executable(argv, work, monkeypatch, capsys):
+    """regression: ``SPLICE_PTXAS=tiny.ptx`` (a file, not executable) was run: "splice:
+    tiny.ptx: permission denied", not a word of SPLICE_PTXAS."""
+    monkeypatch.setenv("SPLICE_PTXAS", str(work / "tiny.ptx"))
+    refused(capsys, run(argv), "SPLICE_PTXAS=", "does not name an executable")
+    assert not (work / "out.ptx").exists()

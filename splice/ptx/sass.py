@@ -208,7 +208,10 @@ def find_tool(name: str, *, use_cache: bool = True) -> str | None:
     env = ENV_OVERRIDES.get(name, "SPLICE_" + name.upper())
     override = os.environ.get(env)
     if override:
-        path = shutil.which(override) or (override if os.path.isfile(override) else None)
+        # a file that is not executable (SPLICE_PTXAS=kernel.ptx) is no tool: it was run and
+        # failed as "splice: kernel.ptx: permission denied", no word of SPLICE_PTXAS
+        path = shutil.which(override) or (override if os.path.isfile(override) and os.access(override, os.X_OK)
+                                          else None)
         if path is None:
             raise ToolNotFoundError(f"{env}={override!r} does not name an executable")
         return os.path.abspath(path)

@@ -395,3 +395,16 @@ def test_splice_ptxas_naming_a_file_that_is_not_executable(argv, work, monkeypat
     monkeypatch.setenv("SPLICE_PTXAS", str(work / "tiny.ptx"))
     refused(capsys, run(argv), "SPLICE_PTXAS=", "does not name an executable")
     assert not (work / "out.ptx").exists()
+
+
+def test_probe_run_options_defaults_match_the_parser():
+    """``probe init`` tells a run option given from one left out by its default: the table must
+    follow the parser, or init would refuse every call."""
+    import argparse
+
+    from splice.cli import build_parser
+    from splice.commands.probe import RUN_OPTIONS
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    defaults = {a.dest: a.default for a in sub.choices["probe"]._actions}
+    assert {dest: unset for _flag, dest, unset in RUN_OPTIONS} == {dest: defaults[dest] for _f, dest, _u in RUN_OPTIONS}

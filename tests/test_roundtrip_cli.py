@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import pytest
@@ -564,3 +565,23 @@ def test_a_stop_signal_at_the_fork_never_runs_the_command_twice(tmp_path, capfd,
     out, err = capfd.readouterr()
     assert out == "" and err.count("splice") <= 1 and "stopped by" not in err, (out, err)
     assert "worker process ended" in err and "t0.ptx" in err and "Traceback" not in err
+
+
+def test_a_run_dropped_before_its_results_are_read_stops_its_workers(tmp_path):
+    """An interrupt between ``check_files`` and the loop over its results (the generator never
+    started, so its ``finally`` never runs): dropping the run stops and reaps its workers."""
+    import gc
+
+    from splice.commands import roundtrip as rt
+
+    d = tmp_path / "d"
+    d.mkdir()
+    for k in range(6):
+        (d / f"t{k}.ptx").write_text(".version 8.0\n.target sm_90\n.address_size 64\n")
+    rows = rt.check_files(rt.collect([d]), False, jobs=2)
+    pids = [w.pid for w in rows.gi_frame.f_locals["self"].workers]
+    del rows
+    gc.collect()
+    for pid in pids:
+        with pytest.raises(ChildProcessError):   # reaped already: no such child any more
+            os.waitpid(pid, 0)

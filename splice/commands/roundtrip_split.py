@@ -417,7 +417,25 @@ class Scheduler:
             self._add(i, sizes[i], self._skeleton_done, skeleton_job, i, work[i][0])
         self._add_wholes([(i, size + FILE_COST) for i, size in enumerate(sizes) if i not in self.split_files])
         self.workers = _fork_workers(jobs if self.split_files else min(jobs, len(work)))
-        self._feed()   # every worker process is forked here, before the caller starts threads
+        try:
+            self._feed()   # every worker process is forked here, before the caller starts threads
+        except BaseException:   # Ctrl-C, a worker gone: the workers end with the error
+            self._stop(False)
+            raise
+
+    def __del__(self):
+        """A run dropped before its results were read to the end, or before the first (an
+        interrupt between ``check_files`` and the loop over it: a generator that never
+        started runs no ``finally``): its workers are stopped, not left checking for nobody."""
+        if not all(getattr(w, "exitcode", 0) is not None for w in getattr(self, "workers", ())):
+            self._stop(False)
+
+    def _stop(self, wait: bool) -> None:
+        """Tell every worker first (after its item, or now), then wait for each."""
+        for w in self.workers:
+            w.end(wait=wait)
+        for w in self.workers:
+            w.join()
 
     def _family(self, i) -> str:
         return os.path.dirname(os.path.abspath(self.work[i][0]))
@@ -552,11 +570,8 @@ class Scheduler:
                     self._step()
                 yield self.done[i]
             ended = True
-        finally:   # every worker is told first, then each is waited for
-            for w in self.workers:
-                w.end(wait=ended)
-            for w in self.workers:
-                w.join()
+        finally:
+            self._stop(ended)
 
     def _died(self, w: _Worker, i: int, batch: int = 1):
         """The error for a worker that is gone (the OOM killer, a signal to it alone): exit 2

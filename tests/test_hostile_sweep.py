@@ -206,7 +206,7 @@ def test_jobs_is_bounded_before_any_fork(jobs, tmp_path, monkeypatch, capsysbina
 
     def no_fork(*_a, **_k):
         raise AssertionError("workers were forked for an unbounded --jobs")
-    monkeypatch.setattr(roundtrip_split, "_fork_workers", no_fork)
+    monkeypatch.setattr(roundtrip_split, "fork_workers", no_fork)
     _rc, err = sweep(["roundtrip", "m.ptx", "--jobs", jobs], {"m.ptx": TINY}, tmp_path, monkeypatch,
                      capsysbinary, (2,), named="m.ptx")
     assert "--jobs" in err

@@ -331,7 +331,7 @@ def test_a_worker_collects_the_cycles_its_items_leave():
     it are still there (nothing else freed them)."""
     import gc
 
-    from splice.commands import roundtrip_split as R
+    from splice.commands import workers as R
 
     box: list = []
     n = R.COLLECT_EVERY + 3

@@ -26,14 +26,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import pickle
-import signal
-import struct
-import sys
 
 from ..ptx import PtxSyntaxError, emit
 from ..ptx import model as m
 from .roundtrip import RoundTrip, _check, check_file
+from .workers import Worker, fork_workers
 
 #: a file is split when it is bigger than 1/(SHARE × jobs) of the corpus' cost, half a worker's
 #: share: smaller files are whole items, taken biggest first, and the rest fill in around them;
@@ -191,202 +188,6 @@ def _whole(texts: dict, job) -> RoundTrip:
     return _check(job)
 
 
-def _serve(conn) -> None:
-    """A worker process' loop: for each batch that comes down the pipe, a list of ``(fn,
-    args)``, run each as ``fn(texts, *args)`` and send back the list of their ``(True, result)``
-    or ``(False, exception)``, in order, in one message; ``None`` or a closed pipe ends it.  ``texts``
-    (index -> text of the split files this worker read) is the worker's own.
-
-    Ctrl-C is the parent's to handle (it stops the workers); a SIGTERM from the parent unwinds
-    the item like ``splice``'s own handler does (ptxas killed, temporary files removed) and the
-    worker ends quietly: no traceback from a worker reaches the user.
-
-    The cyclic collector is off in a worker, and run by ``_loop`` every ``COLLECT_EVERY``
-    items: an item's model has no cycles and dies with the item (reference counting frees it),
-    while the collector's own passes and the parser's per-model bookkeeping, in a process
-    forked with its parent's heap frozen, cost the workers a sixth of their time on the shared
-    corpus.  The periodic pass frees what cycles items do leave (a caught error's traceback)."""
-    import gc
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    gc.disable()
-    try:
-        _loop(conn, {})
-    except KeyboardInterrupt:   # splice.util.Terminated (SIGTERM, SIGHUP) is one
-        return
-
-
-#: items between two collections in a worker (see ``_serve``)
-COLLECT_EVERY = 64
-
-
-def _loop(conn, texts: dict) -> None:
-    import gc
-
-    done = 0
-    while True:
-        try:
-            job = conn.recv()
-        except EOFError:
-            return
-        if job is None:
-            return
-        outs = []
-        for fn, args in job:
-            try:
-                outs.append((True, fn(texts, *args)))
-            except Exception as exc:  # handed to the parent, which raises it where results are read
-                outs.append((False, exc))
-            done += 1
-            if done % COLLECT_EVERY == 0 and not gc.isenabled():
-                gc.collect(0)   # what the items since the last pass left: the whole heap (the
-                #                 shape cache, the grammar once built) would cost ms each time
-        conn.send(outs)   # one message per batch: a send per 30-line file was 0.1 ms of 0.3
-        del outs
-
-
-#: the signals that stop a command (splice.util.stop_on_signals) or the user (Ctrl-C)
-_STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-#: a message's length, ahead of its pickle
-_HEAD = struct.Struct("<Q")
-
-
-def _send(fd: int, obj) -> None:
-    body = pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
-    view = memoryview(_HEAD.pack(len(body)) + body)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _read(fd: int, n: int) -> bytes:
-    parts = []
-    while n:
-        part = os.read(fd, min(n, 1 << 20))
-        if not part:
-            raise EOFError
-        parts.append(part)
-        n -= len(part)
-    return b"".join(parts)
-
-
-def _recv(fd: int):
-    return pickle.loads(_read(fd, _HEAD.unpack(_read(fd, _HEAD.size))[0]))
-
-
-class _Pipe:
-    """A worker's end of its two pipes, as ``_loop`` uses it."""
-
-    def __init__(self, rfd: int, wfd: int):
-        self.rfd, self.wfd = rfd, wfd
-
-    def recv(self):
-        return _recv(self.rfd)
-
-    def send(self, obj) -> None:
-        _send(self.wfd, obj)
-
-
-class _Worker:
-    """One worker process with its own pipes (so the scheduler chooses which worker runs what,
-    and no thread of the parent's moves items), the directory it is on and its queued items.
-
-    Forked by hand, with a pickle per message on a pipe each way: ``multiprocessing`` costs the
-    parent ~10 ms of its own before the first item starts and after the last one (its import,
-    ``Process``' bookkeeping, a join per worker), a twentieth of what a two-core run saves."""
-    __slots__ = ("pid", "to", "back", "family", "queue", "costs", "exitcode", "told")
-
-    def __init__(self, others: list):
-        down_r, self.to = os.pipe()
-        self.back, up_w = os.pipe()
-        # signals held across the fork: one that reached the worker before its ``try`` would
-        # unwind it into the parent's code (a second copy of the command running on)
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
-        try:
-            self.pid = os.fork()
-        except BaseException:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
-            for fd in (down_r, self.to, self.back, up_w):
-                os.close(fd)
-            raise
-        if self.pid == 0:   # the worker: never returns into the parent's code
-            code = 1
-            try:
-                signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's
-                signal.pthread_sigmask(signal.SIG_SETMASK, held)
-                for w in others:   # the other workers' ends: EOF must reach each of them
-                    os.close(w.to)
-                    os.close(w.back)
-                os.close(self.to)
-                os.close(self.back)
-                _serve(_Pipe(down_r, up_w))
-                code = 0
-            finally:
-                os._exit(code)
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-        os.close(down_r)
-        os.close(up_w)
-        self.family = None
-        self.queue: list = []      # (handler, index, last of its batch) of the items sent, in order
-        self.costs: list = []      # the cost of each batch sent and not done, in order
-        self.exitcode: "int | None" = None
-        self.told = False          # asked to stop
-
-    def send(self, cost: int, batch) -> None:
-        """``batch``: (handler, index, fn, args) of each item."""
-        _send(self.to, [(fn, args) for _handler, _i, fn, args in batch])
-        self.queue.extend((handler, i, k == len(batch) - 1) for k, (handler, i, _fn, _args) in enumerate(batch))
-        self.costs.append(cost)
-
-    def recv(self):
-        return _recv(self.back)
-
-    def end(self, wait: bool) -> None:
-        """Ask the worker to stop after its item (``wait``) or now (SIGTERM)."""
-        if self.told and wait:
-            return
-        self.told = True
-        try:
-            if wait:
-                _send(self.to, None)
-            else:
-                os.kill(self.pid, signal.SIGTERM)
-        except OSError:   # gone already
-            pass
-
-    def join(self) -> int:
-        if self.exitcode is None:
-            self.exitcode = code = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
-            os.close(self.to)
-            os.close(self.back)
-            return code
-        return self.exitcode
-
-
-def _fork_workers(n: int) -> list:
-    """``n`` workers, forked with the parent's objects out of the collector's sight
-    (``gc.freeze``): a worker's collections then never walk (and so never copy, page by page)
-    the modules it inherited.  The parent's collector is as it was after.
-    The standard streams are flushed first: nothing buffered is written twice."""
-    import gc
-
-    for stream in (sys.stdout, sys.stderr):
-        if stream is not None:
-            stream.flush()
-    workers: list = []
-    gc.freeze()
-    try:
-        for _ in range(n):
-            workers.append(_Worker(workers))
-        return workers
-    except BaseException:   # no fork left (EAGAIN), Ctrl-C: the ones forked end with the error
-        for w in workers:
-            w.end(wait=False)
-            w.join()
-        raise
-    finally:
-        gc.unfreeze()
-
-
 class Scheduler:
     """The workers and the bookkeeping of one run.
 
@@ -416,7 +217,7 @@ class Scheduler:
         for i in self.split_files:
             self._add(i, sizes[i], self._skeleton_done, skeleton_job, i, work[i][0])
         self._add_wholes([(i, size + FILE_COST) for i, size in enumerate(sizes) if i not in self.split_files])
-        self.workers = _fork_workers(jobs if self.split_files else min(jobs, len(work)))
+        self.workers = fork_workers(jobs if self.split_files else min(jobs, len(work)))
         try:
             self._feed()   # every worker process is forked here, before the caller starts threads
         except BaseException:   # Ctrl-C, a worker gone: the workers end with the error
@@ -489,7 +290,7 @@ class Scheduler:
         return (sum(it[0] for items in self.todo.values() for it in items)
                 + sum(s.cost for s in self.splits.values()))
 
-    def _ahead(self, w: _Worker) -> bool:
+    def _ahead(self, w: Worker) -> bool:
         """Whether ``w``, busy, gets an item queued behind what it has: only while the others
         would not run dry before it starts it.  They check (workers - 1) times ``w``'s backlog
         meanwhile, and more than a chunk each must be left then: an item queued behind a long
@@ -497,7 +298,7 @@ class Scheduler:
         n = len(self.workers)
         return self._left() - (n - 1) * sum(w.costs) > self.chunk * n
 
-    def _pick(self, w: _Worker):
+    def _pick(self, w: Worker):
         """The next item for ``w``: the next bodies of a file whose skeleton it read, else a
         family's item (``_pick_family``), else bodies from the back of the split file with
         most left."""
@@ -509,7 +310,7 @@ class Scheduler:
         i, s = max(((i, s) for i, s in self.splits.items() if s.spans), key=lambda kv: kv[1].cost)
         return self._piece(i, s, front=False)
 
-    def _owns(self, w: _Worker) -> bool:
+    def _owns(self, w: Worker) -> bool:
         return any(s.owner is w and s.spans for s in self.splits.values())
 
     def _piece(self, i, s: _Split, front: bool):
@@ -517,7 +318,7 @@ class Scheduler:
         cost, spans = s.take(size, front)
         return cost, i, ((self._bodies_done, i, bodies_job, (i, self.work[i][0], spans, s.crc)),)
 
-    def _pick_family(self, w: _Worker):
+    def _pick_family(self, w: Worker):
         """The biggest item of ``w``'s own family, else of the biggest family no other worker
         is on, else of the biggest family left.  A worker busy with the bodies of a file it
         split is on no family: the big files left beside that file are taken first, not last
@@ -534,10 +335,10 @@ class Scheduler:
             del self.todo[w.family]
         return item
 
-    def _whole_done(self, i, result: RoundTrip, w: _Worker) -> None:
+    def _whole_done(self, i, result: RoundTrip, w: Worker) -> None:
         self.done[i] = result
 
-    def _skeleton_done(self, i, result, w: _Worker) -> None:
+    def _skeleton_done(self, i, result, w: Worker) -> None:
         if isinstance(result, RoundTrip):
             self.done[i] = result
             return
@@ -545,7 +346,7 @@ class Scheduler:
         if not result.spans:
             self._finish(i)
 
-    def _bodies_done(self, i, passed: bool, w: _Worker) -> None:
+    def _bodies_done(self, i, passed: bool, w: Worker) -> None:
         s = self.splits[i]
         s.pending -= 1
         if not passed:   # the file is checked whole: its bodies not sent yet are not needed
@@ -573,7 +374,7 @@ class Scheduler:
         finally:
             self._stop(ended)
 
-    def _died(self, w: _Worker, i: int, batch: int = 1):
+    def _died(self, w: Worker, i: int, batch: int = 1):
         """The error for a worker that is gone (the OOM killer, a signal to it alone): exit 2
         naming the file it had (the first of its batch that did not come back), never a result
         missing from the report."""
@@ -585,7 +386,7 @@ class Scheduler:
         return SpliceError(f"a worker process ended while checking {which} (exit code "
                            f"{w.exitcode}); rerun with --jobs 1", str(self.work[i][0]))
 
-    def _batch_left(self, w: _Worker) -> int:
+    def _batch_left(self, w: Worker) -> int:
         """How many of ``w``'s queued items belong to the batch at its head."""
         return next(k + 1 for k, (_h, _i, last) in enumerate(w.queue) if last)
 

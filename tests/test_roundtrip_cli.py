@@ -348,15 +348,15 @@ def test_a_worker_collects_the_cycles_its_items_leave():
     assert alive == [False] * R.COLLECT_EVERY + [True] * 3
 
 
-def test_small_files_of_a_directory_are_batched_up_to_half_a_chunk(tmp_path):
+def test_small_files_of_a_directory_are_batched_up_to_batch_chunks(tmp_path):
     """``_add_wholes``: consecutive files of one directory share a batch while its cost stays
-    within ``chunk // 2``; a file bigger than that goes alone; directories never mix."""
+    within ``BATCH`` chunks; a file bigger than that goes alone; directories never mix."""
     from splice.commands import roundtrip_split as R
 
     s = R.Scheduler.__new__(R.Scheduler)
     s.work = [(tmp_path / "a" / f"{k}.ptx", False, None, None) for k in range(7)] + \
              [(tmp_path / "b" / "x.ptx", False, None, None)]
-    s.chunk, s.todo = 200, {}
+    s.chunk, s.todo = 100 // R.BATCH, {}     # batches of up to 100
     s._add_wholes([(0, 30), (1, 30), (2, 30), (3, 500), (4, 60), (5, 20), (6, 30), (7, 10)])
     got = {fam.rsplit("/", 1)[1]: [(cost, first, [it[1] for it in batch]) for cost, first, batch in items]
            for fam, items in s.todo.items()}

@@ -38,9 +38,13 @@ from .workers import Worker, fork_workers
 #: everything above an eighth cost the workers 5 % more CPU on the shared corpus)
 SHARE = 2
 #: a chunk is 1/(CHUNKS × jobs) of the corpus' cost: body pieces are cut to a share of what is
-#: left in the run, down to half a chunk, and small files are batched up to half a chunk, small
-#: enough that the run ends evenly
+#: left in the run, down to half a chunk, small enough that the run ends evenly
 CHUNKS = 32
+#: small files of a directory travel in batches of up to BATCH chunks of cost, one message each
+#: way per batch: at half a chunk the 300-file corpus took 60 round trips, each ~0.15 ms of the
+#: parent's time on a core the workers need (two chunks: 8-13 ms off `--jobs 2`'s wall time,
+#: four no better); the run ends on body pieces and single files all the same
+BATCH = 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -197,7 +201,7 @@ class Scheduler:
     Big files' skeletons go first; a split file's bodies then go to the worker that read its
     skeleton, front to back, and to the others from the back once they have nothing else
     (``_Split``), in pieces of a share of what is left in the run, down to half a chunk, so the
-    workers end together.  Small files of a family travel in batches of up to ``chunk // 2``
+    workers end together.  Small files of a family travel in batches of up to ``BATCH`` chunks
     of cost: a worker checking a 30-line test in 0.3 ms would otherwise wait on the parent
     (which shares the cores) between files.  Results come back a batch per message, in order,
     and are handed out in input order as soon as each is known."""
@@ -249,8 +253,8 @@ class Scheduler:
 
     def _add_wholes(self, costs) -> None:
         """Whole-file items, (index, cost) each: consecutive files of a family batched up to
-        ``chunk // 2`` of cost (a file that big alone)."""
-        cap = max(1, self.chunk // 2)
+        ``BATCH`` chunks of cost (a file that big alone)."""
+        cap = max(1, self.chunk * BATCH)
         open_: dict = {}   # family -> [cost, first index, items]
         for i, cost in costs:
             family = self._family(i)

@@ -84,3 +84,18 @@ def test_notes_follow_a_loop_carried_constant_into_the_mma():
     row = next(line for line in out.getvalue().splitlines() if line.startswith("| `0f00000000`"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[6] == "P1" and cells[7] == "mma C×4", row
+
+
+def test_a_single_definition_in_a_loop_reaches_its_own_use_through_the_back_edge():
+    """``add %r2, %r2, 1`` is %r2's only definition inside the loop, but the loop's first
+    statement reads %r2 from the increment of the trip before (and from ``mov`` on the first)."""
+    from splice.analysis.reaching import Reaching
+
+    k = _kernel()
+    key = {k.display(x): x for ds in k.du()[0] for x in ds}
+    r = Reaching(k)
+    inc = _at(k, "add.s32 %r2, %r2, 1")
+    assert inc in r.defs(key["%r2"], inc), "the increment reads its own previous value"
+    ld = _at(k, "ld.param.u64 %rd1, [out]")
+    assert r.defs(key["%rd1"], ld) == (), "read nowhere before its one definition"
+    assert r.defs(key["%r4"], _at(k, "st.global.u32 [%rd1+4], %r4")) == (_at(k, "add.s32 %r4, %r2, %r3"),)

@@ -6,10 +6,13 @@ one: a register defined once, or defined earlier in the same block.  An affine v
 exactly one.  A forward question (who reads what this ``mov`` wrote?) needs all of them: a
 loop-carried accumulator (``mov.f32 %f15, 0f00000000`` before the loop, the mma in it reading
 and writing ``%f15``) is read by the mma through two definitions, the ``mov`` on the first trip
-and the mma itself on every later one.  This module answers that for the registers defined
-more than once, one register at a time, when first asked (the classic dataflow: a block's
-reaching set is the union over its predecessors; an unguarded definition replaces the set, a
-guarded one joins it).
+and the mma itself on every later one.
+
+The classic dataflow, solved once per kernel on first need: each definition is a bit (one
+definition in a loop reaches its own use through the back edge too); a block's reaching set is the union over its
+predecessors, an unguarded definition replaces its register's bits, a guarded one joins them.
+Sets are Python integers, so thrust's biggest kernel (1,676 blocks, 9,151 statements) is
+solved in milliseconds, not by one walk of the blocks per register (4 s).
 """
 from __future__ import annotations
 
@@ -22,42 +25,74 @@ class Reaching:
         self._blocks = k.blocks
         self._def_pos = k.provenance.def_pos
         self._guarded = k.du()[2]
-        self._in: dict = {}     # key -> per block, the definitions reaching its first statement
+        self._index: dict = {}   # definition position -> its bit's index
+        self._pos: list = []     # bit index -> definition position
+        self._mask: dict = {}    # register key -> the bits of all its definitions
+        self._in: "list | None" = None
 
     def defs(self, key: str, pos: int) -> tuple:
         """The statement indices of ``key``'s definitions that may reach statement ``pos``
         (before it executes), in order; () when only the kernel's incoming value does."""
-        ins = self._in.get(key)
-        if ins is None:
-            ins = self._in[key] = self._solve(key)
-        b = self._blocks.block_of[pos]
-        return tuple(sorted(self._through(key, b, ins[b], pos)))
-
-    def _through(self, key: str, b: int, reach: frozenset, stop: int) -> frozenset:
-        """``reach`` carried through block ``b``'s definitions of ``key`` before ``stop``."""
         ps = self._def_pos.get(key, ())
+        if not ps:
+            return ()
+        if self._in is None:
+            self._in = self._solve()
+        b = self._blocks.block_of[pos]
+        bits = self._in[b] & self._mask[key]
         lo = bisect_left(ps, self._blocks.starts[b])
-        hi = bisect_left(ps, min(stop, self._blocks.ends[b] + 1))
-        cur = set(reach)
-        for d in ps[lo:hi]:
-            if self._guarded[d]:
-                cur.add(d)
-            else:
-                cur = {d}
-        return frozenset(cur)
+        for d in ps[lo:bisect_left(ps, pos)]:
+            bit = 1 << self._index[d]
+            bits = (bits | bit) if self._guarded[d] else bit
+        return tuple(sorted(self._pos[i] for i in _ones(bits)))
 
-    def _solve(self, key: str) -> list:
+    def _number(self) -> None:
+        """A register's definitions take consecutive bits: its mask is one run of ones (no
+        big integer is kept per definition)."""
+        for key, ps in self._def_pos.items():
+            base = len(self._pos)
+            for d in ps:
+                self._index[d] = len(self._pos)
+                self._pos.append(d)
+            self._mask[key] = ((1 << len(ps)) - 1) << base
+
+    def _gen_kill(self) -> tuple:
+        """Per block: the bits its definitions leave at its end, and the bits it removes (a
+        register's all, where the block defines it unguarded)."""
         blocks = self._blocks
         n = len(blocks.starts)
-        ins = [frozenset()] * n
-        outs = [self._through(key, b, frozenset(), blocks.ends[b] + 1) for b in range(n)]
+        gen, kill = [0] * n, [0] * n
+        for key, mask in self._mask.items():
+            here: dict = {}      # block -> [bits at its end, defined unguarded]
+            for d in self._def_pos[key]:     # in program order
+                state = here.setdefault(blocks.block_of[d], [0, False])
+                bit = 1 << self._index[d]
+                if self._guarded[d]:
+                    state[0] |= bit
+                else:
+                    state[0], state[1] = bit, True
+            for b, (bits, replaced) in here.items():
+                gen[b] |= bits
+                if replaced:
+                    kill[b] |= mask
+        return gen, kill
+
+    def _solve(self) -> list:
+        self._number()
+        gen, kill = self._gen_kill()
+        blocks = self._blocks
+        n = len(blocks.starts)
+        ins, outs = [0] * n, list(gen)
         work = deque(range(n))
         queued = set(work)
         while work:
             b = work.popleft()
             queued.discard(b)
-            ins[b] = frozenset().union(*(outs[p] for p in blocks.pred[b]))
-            out = self._through(key, b, ins[b], blocks.ends[b] + 1)
+            new_in = 0
+            for p in blocks.pred[b]:
+                new_in |= outs[p]
+            ins[b] = new_in
+            out = gen[b] | (new_in & ~kill[b])
             if out != outs[b]:
                 outs[b] = out
                 for s in blocks.succ[b]:
@@ -65,3 +100,11 @@ class Reaching:
                         work.append(s)
                         queued.add(s)
         return ins
+
+
+def _ones(bits: int):
+    """The indices of the set bits of ``bits``."""
+    while bits:
+        low = bits & -bits
+        yield low.bit_length() - 1
+        bits ^= low

@@ -585,3 +585,37 @@ def test_a_run_dropped_before_its_results_are_read_stops_its_workers(tmp_path):
     for pid in pids:
         with pytest.raises(ChildProcessError):   # reaped already: no such child any more
             os.waitpid(pid, 0)
+
+
+class _TwoArgs(Exception):
+    """An exception pickle cannot rebuild (its ``__init__`` needs two arguments, ``args`` holds
+    one)."""
+
+    def __init__(self, what, where):
+        super().__init__(f"{what} at {where}")
+
+
+def _raise_two_args(texts, *_args):
+    raise _TwoArgs("broken", "here")
+
+
+def test_an_error_a_worker_cannot_send_as_it_is_arrives_as_its_text():
+    """``_loop`` hands each item's exception to the parent; one that would not survive the
+    pipe arrives as a RuntimeError with its type and text, and splice's own errors (ptxas',
+    the parser's) arrive whole."""
+    import pickle
+
+    from splice.commands import workers as W
+    from splice.ptx.errors import PtxSyntaxError
+    from splice.ptx.sass import PtxasError
+
+    pipe = _Pipe([[(_raise_two_args, ())]])
+    W._loop(pipe, {})
+    ((ok, exc),) = pickle.loads(pickle.dumps(pipe.sent[0]))
+    assert not ok and type(exc) is RuntimeError and str(exc) == "_TwoArgs: broken at here"
+    err = PtxasError("ptxas failed", stderr="boom", command=["ptxas", "x.ptx"], repro="ptxas x.ptx",
+                     diagnostics=(), returncode=1)
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is PtxasError and str(back) == str(err) and back.returncode == 1
+    syn = PtxSyntaxError("m.ptx", 3, 4, "bad token", "add.s32 %r1 %r2;")
+    assert pickle.loads(pickle.dumps(syn)).render() == syn.render()

@@ -13,6 +13,11 @@ class PtxSyntaxError(Exception):
         self.source_line = source_line
         super().__init__(self.render())
 
+    def __reduce__(self):
+        """Rebuilt from its fields (``roundtrip --jobs`` sends a worker's error to the parent):
+        the default would call ``__init__`` with the rendered text alone."""
+        return (type(self), (self.path, self.line, self.column, self.message, self.source_line))
+
     @property
     def location(self) -> str:
         return f"{self.path}:{self.line}:{self.column}"

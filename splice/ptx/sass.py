@@ -113,9 +113,16 @@ class PtxasError(SassToolError):
         self.repro = repro
         self.diagnostics = tuple(diagnostics)
         self.returncode = returncode
+        self.message = message
         first = [str(d) for d in self.diagnostics if d.severity in ("error", "fatal")][:5]
         body = "\n".join(first) if first else stderr.strip()
         super().__init__(f"{message}\n{body}\nRepro command: {repro}")
+
+    def __reduce__(self):
+        """Rebuilt from its fields (``roundtrip --jobs --sass`` sends a worker's error to the
+        parent): the default would call ``__init__`` without its keyword arguments."""
+        return (_ptxas_error, (type(self), self.message, self.stderr, self.command, self.repro,
+                               self.diagnostics, self.returncode))
 
     def command_for(self, path: str) -> str:
         """The failing ptxas command as a shell line compiling ``path`` (where a caller put the
@@ -414,6 +421,11 @@ def run_tool(cmd: Sequence[str], *, cwd: str | None = None, timeout: float = DEF
 #: the most a tool may print on stdout or stderr; more is a broken or hostile tool (a
 #: ``SPLICE_PTXAS`` that loops printing), killed before it fills the memory
 MAX_TOOL_OUTPUT = 1 << 30
+
+
+def _ptxas_error(cls, message, stderr, command, repro, diagnostics, returncode):
+    return cls(message, stderr=stderr, command=command, repro=repro, diagnostics=diagnostics,
+               returncode=returncode)
 
 
 class ToolOutputTooLarge(SassToolError):

@@ -287,54 +287,6 @@ def main(argv=None) -> int:
         return 130
 
 
-def _stop_children(grace: float = 10.0) -> None:
-    """Stop child processes a run left alive (a Ctrl-C while ``roundtrip --jobs N`` was still
-    forking or feeding its workers, before its scheduler could stop them): they ran on after
-    splice had exited 130, holding its stdout (``splice … | cat`` did not end) until their
-    batch was done.  The children are read from ``/proc/self/task/*/children`` (Linux; elsewhere
-    nothing is done); SIGTERM unwinds a worker's item as in a normal stop (ptxas killed,
-    temporary files removed), and one still there after ``grace`` seconds is killed.  At a
-    normal end every child has been reaped already and this reads two small files."""
-    import signal
-    import time
-
-    pids: set = set()
-    try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
-        return
-    for tid in tasks:
-        try:
-            with open(f"/proc/self/task/{tid}/children") as fh:
-                pids.update(int(p) for p in fh.read().split())
-        except (OSError, ValueError):
-            continue
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except OSError:
-            pass
-    deadline = time.monotonic() + grace
-    while pids:
-        for pid in list(pids):
-            try:
-                done, _status = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                done = pid
-            if done:
-                pids.discard(pid)
-        if pids and time.monotonic() > deadline:
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    os.waitpid(pid, 0)
-                except (OSError, ChildProcessError):
-                    pass
-            return
-        if pids:
-            time.sleep(0.01)
-
-
 def console_main() -> None:
     """The ``splice`` console script: ``main``, then leave without tearing the model down.
 
@@ -350,7 +302,6 @@ def console_main() -> None:
         status = main()
     except KeyboardInterrupt:   # Ctrl-C before main's own handler (its imports, the parser)
         status = 130
-    _stop_children()
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:

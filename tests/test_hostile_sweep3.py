@@ -181,8 +181,8 @@ def test_ctrl_c_while_workers_start_leaves_no_worker(work):
     """regression: a Ctrl-C 0.3 s into ``roundtrip DIR --jobs 2`` (while the scheduler was
     forking and feeding its workers, before ``results()`` could stop them) exited 130 but left
     the workers running their batches (with multiprocessing workers, one blocked for ever),
-    holding splice's stdout (``splice … | cat`` did not end).  ``console_main`` now stops every
-    child before its ``os._exit``.  The interrupt is raised here, deterministically, a second
+    holding splice's stdout (``splice … | cat`` did not end).  The scheduler now stops its
+    workers when its own set-up is interrupted.  The interrupt is raised here, deterministically, a second
     after the workers were fed; each is busy with a ptxas that takes a minute."""
     import signal
     import subprocess

@@ -100,7 +100,7 @@ def resolve_entry(module, query: str) -> str:
             dem = dem or demangle_all(hits)
             which = "" if hits[0] == query else f" ({short(dem[hits[0]])}: {hits[0]})"
             raise SpliceError(f"--entry {query!r} names a .func{which}, not an .entry", path=module.path,
-                              detail="entries:\n" + "\n".join(f"  {n}" for n in ents))
+                              detail=_listing(ents))
     return resolve_name(ents, query, module.path)
 
 
@@ -129,8 +129,14 @@ def resolve_name(ents: list, query: str, path: Optional[str] = None) -> str:
     if len(hits) > 1:
         raise SpliceError(f"--entry {query!r} matches {len(hits)} entries; name one of them",
                           path=path, detail="\n".join(f"  {short(dem[n])}  ({n})" for n in hits))
-    raise SpliceError(f"no entry {query!r}", path=path,
-                      detail="entries:\n" + "\n".join(f"  {short(dem[n])}  ({n})" for n in ents))
+    raise SpliceError(f"no entry {query!r}", path=path, detail=_listing(ents, dem))
+
+
+def _listing(ents: list, dem: Optional[dict] = None) -> str:
+    """The entries an error lists (demangled beside the name when ``dem`` is given)."""
+    if not ents:
+        return "the module has no .entry with a body"
+    return "entries:\n" + "\n".join(f"  {short(dem[n])}  ({n})" if dem else f"  {n}" for n in ents)
 
 
 def lookup(module, query: Optional[str]):

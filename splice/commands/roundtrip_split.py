@@ -219,7 +219,7 @@ class Scheduler:
         self.chunk = max(1, int(total / (CHUNKS * jobs)))
         self.split_files = tuple(i for i, size in enumerate(sizes) if size > big)
         for i in self.split_files:
-            self._add(i, sizes[i], self._skeleton_done, skeleton_job, i, work[i][0])
+            self._add(i, sizes[i], self._skeleton_done, skeleton_job, i, self.work[i][0])
         self._add_wholes([(i, size + FILE_COST) for i, size in enumerate(sizes) if i not in self.split_files])
         self.workers = fork_workers(jobs if self.split_files else min(jobs, len(work)))
         try:

@@ -222,6 +222,9 @@ _BODY_EDGES = [
     "p: .callprototype (.param .b32 _) %r (.param .b32 _);", "p: .callprototype _ (.param .b32 _), x;",
     "p: .callprototype _ (.param .b32 _) (.param .b32 _);", "p: .callprototype _ (.param .b32 a, .param .u64 b);",
     "p: .callprototype _ (.param .b32 _,);", "p: .callprototype _ (.foo .b32 _);", "p : .callprototype;",
+    ".reg .b32 %r<010>;", ".shared .b8 x[010];", ".reg .b32 %r<0>;", ".reg .f32 %f0, %f1, %f2, %f3;",
+    ".reg.u64 a;", ".reg .b32 a, b<3>, c[4], d[];", ".shared .align 16 .b8 a[16], b[];", ".reg .b32 a,;",
+    ".reg .b32 a b;", ".reg .b32 a ,b;", ".reg .b32 a\t,\tb;", ".reg.align 4.b32 a;", ".reg .b32 %r<1>, %r<2>;",
     ".loc\t16\t151\t0", ".loc 1 2 3u", ".loc 0x1 2 3", ".loc 1 2 -3", ".locx 1 2 3", ".loc  1\t2  3", "%:", "L\t:",
 ]
 

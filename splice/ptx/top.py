@@ -75,13 +75,19 @@ _QUICK_LOC = re.compile(r"\.loc[ \t]+([0-9]+)[ \t]+([0-9]+)[ \t]+([0-9]+)")
 _QUICK_LABEL = re.compile(r"(%[A-Za-z0-9_$]+|[A-Za-z_$][A-Za-z0-9_$]*)[ \t]*:")
 
 
-#: ``.reg .b32 %r<10>;``, ``.shared .align 16 .b8 smem[1024];``, ``.param .b64 param0;``: the
-#: declarations every body opens with, as nvcc, NVVM and Triton write them (one declarator,
-#: single-spaced or tab-separated, decimal numbers); any other form is ``body_item``'s
+#: ``.reg .b32 %r<10>;``, ``.shared .align 16 .b8 smem[1024];``, ``.param .b64 param0;``,
+#: ``.reg .f32 %f0, %f1, %f2;``, ``.reg.u64 a;``: the declarations every body opens with, as nvcc,
+#: NVVM, Triton and hand-written PTX write them (decimal numbers, blanks and tabs between words);
+#: any other form is ``body_item``'s
+_DECIMAL = r"(?:0|[1-9][0-9]*)"    # `010` is octal to the grammar: ``body_item``'s (parse_number)
+_DECLARATOR = r"(?:%[A-Za-z0-9_$]+|[A-Za-z_$][A-Za-z0-9_$]*)(?:<" + _DECIMAL + r">|\[(?:" + _DECIMAL + r")?\])?"
 _QUICK_DECL = re.compile(
     r"(\.reg|\.shared|\.local|\.param)"
-    r"((?:[ \t]+\.align[ \t]+[0-9]+)?(?:[ \t]+\.(?:[bsuf](?:8|16|32|64)|f16x2|bf16x2|bf16|pred|v2|v4))+)"
-    r"[ \t]+(%[A-Za-z0-9_$]+|[A-Za-z_$][A-Za-z0-9_$]*)(?:<([0-9]+)>|\[([0-9]*)\])?;")
+    r"((?:[ \t]+\.align[ \t]+[0-9]+)?(?:[ \t]*\.(?:[bsuf](?:8|16|32|64)|f16x2|bf16x2|bf16|pred|v2|v4))+)"
+    r"[ \t]+(" + _DECLARATOR + r"(?:[ \t]*,[ \t]*" + _DECLARATOR + r")*);")
+#: one declarator of a _QUICK_DECL match: name, count (`<N>`), `[`, dimension (`[N]`, `[]`)
+_ONE_DECLARATOR = re.compile(r"(%[A-Za-z0-9_$]+|[A-Za-z_$][A-Za-z0-9_$]*)(?:<([0-9]+)>|(\[)([0-9]*)\])?")
+_ATTR_WORDS = re.compile(r"\.[a-z0-9]+|[0-9]+")
 
 
 def quick_item(text: str, span: tuple, line: int):
@@ -101,11 +107,11 @@ def quick_item(text: str, span: tuple, line: int):
 
 
 def _quick_decl(mt, span: tuple, line: int) -> m.Decl:
-    space, attrs, name, count, dim = mt.groups()
-    words = attrs.split()   # `.align`, its number and the type words, as ``attrs()`` keeps them
-    dims = () if dim is None else ((int(dim) if dim else None),)
-    return m.Decl((), space, tuple(words), (m.Declarator(name, None if count is None else int(count), dims),),
-                  span, line)
+    space, attrs, names = mt.groups()
+    words = _ATTR_WORDS.findall(attrs)   # `.align`, its number and the type words, as ``attrs()`` keeps them
+    return m.Decl((), space, tuple(words), tuple(
+        m.Declarator(name, int(count) if count else None, ((int(dim) if dim else None),) if bracket else ())
+        for name, count, bracket, dim in _ONE_DECLARATOR.findall(names)), span, line)
 
 
 _QUICK_DATA = re.compile(r"(\.b(?:8|16|32|64))[ \t]+([0-9]+)")

@@ -105,6 +105,40 @@ _EDGES = [
 ]
 
 
+#: module headers the header regex (``top._header``) reads, or must leave to the tokenizer
+_HEADERS = [
+    ".version 8.0\n.target sm_90\n.address_size 64\n", ".version 6.5\n.target sm_30, texmode_independent\n",
+    ".version 6.5\n.target sm_30 ,debug , map_f64_to_f32\n.address_size 32\n", ".version 8.0 .target sm_90 .address_size 64\n",
+    "\n\n// c\n//\n.version 8.0\n// d\n.target sm_90\n\n.address_size 64 // e\n", ".version 8.0//c\n.target sm_90\n",
+    ".version 8.0\n.target sm_90//c\n.address_size 64\n", ".version 8.0\n.target sm_90\n.address_size 064\n",
+    ".version 8.0\n.target sm_90\n.address_size 0x40\n", ".version 8.0\n.target sm_90\n.address_size 64u\n",
+    ".version 8.0\n.version 8.0\n.target sm_90\n", ".version 8.0\n.target sm_90\n.target sm_80\n",
+    "/* c */ .version 8.0\n.target sm_90\n", ".version 8.0e1\n.target sm_90\n", ".version 08.00\n.target sm_90\n",
+    ".version 8.0\n.target sm_90,\n", ".version 8.0\n.target $t\n", ".version 8.0\n.target sm_90.x\n",
+    ".version 8.0\n.target sm_90\n.address_size\n", ".version 8.0\n.target\tsm_90\t,\tdebug\n",
+    ".version\t8.0\r\n.target sm_90\r\n.address_size 64\r\n", ".version 8.0\f.target sm_90\n",
+    ".target sm_90\n.version 8.0\n", ".version 8.0\n.address_size 64\n.target sm_90\n",
+]
+
+
+@pytest.mark.parametrize("head", _HEADERS)
+def test_fast_path_agrees_with_lark_on_module_headers(head):
+    """The header regex gives Lark's directives (spans and lines) or leaves the header to the
+    tokenizer; a module that opens with it parses as plain Lark parses it."""
+    _agree(head + "\n.visible .entry z()\n{\n\tret;\n}\n")
+    _agree(head + ".global .u32 g;\n")
+    masked = _skeleton(head + "\n.visible .entry z()\n{\n\tret;\n}\n")
+    if masked is not None:
+        _check(masked)
+
+
+def test_the_header_regex_reads_the_usual_header():
+    """Not vacuous: the common header is read by the regex, to its end."""
+    head, at = top._header(_HEAD)
+    assert [d.name for d in head] == [".version", ".target", ".address_size"] and at == len(_HEAD) - 1
+    assert top._header(".target sm_90\n.version 8.0\n") == ([], 0)
+
+
 @pytest.mark.parametrize("item", _EDGES)
 def test_fast_path_agrees_with_lark_on_skeleton_edge_cases(item):
     """Each item after the header, alone and before a kernel: model and spans, or the error

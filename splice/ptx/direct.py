@@ -42,15 +42,14 @@ class _Refuse(Exception):
 IGNORED = "\x00ignored"
 
 
-def scan(text: str, match, types: tuple, rest_ok):
+def scan(text: str, match, types: tuple, rest_ok, pos: int = 0):
     """The one lexer loop of the readers that bypass Lark (this one and ``top``).  ``match`` is
     a compiled regex whose numbered groups are the grammar's terminals, named by ``types``
     (None: the punctuation's own text is its type; ``IGNORED``: nothing to keep).  Gives
     (type, text, start, end) per token; where no terminal matches, ``rest_ok(text, pos)`` says
     whether the rest is only what the grammar ignores (the tokens so far) or not (None: the
-    caller hands the text to Lark)."""
+    caller hands the text to Lark).  ``pos``: where to start."""
     out = []
-    pos = 0
     n = len(text)
     while pos < n:
         mt = match(text, pos)

@@ -60,11 +60,11 @@ class _Refuse(Exception):
     """Not (certainly) what ``top_chunk`` derives: Lark decides."""
 
 
-def tokens(text: str):
-    """(type, text, start, end) of each token (punctuation has its own text as type), or None
-    where the text holds something this reader does not lex (an unterminated block comment, a
-    stray byte)."""
-    return scan(text, _TOKEN.match, _TYPES, _trailing_ok)
+def tokens(text: str, pos: int = 0):
+    """(type, text, start, end) of each token from ``pos`` on (punctuation has its own text as
+    type), or None where the text holds something this reader does not lex (an unterminated
+    block comment, a stray byte)."""
+    return scan(text, _TOKEN.match, _TYPES, _trailing_ok, pos)
 
 
 def _trailing_ok(text: str, pos: int) -> bool:
@@ -154,14 +154,45 @@ def _whole(text: str, read):
     return node if r.i == len(toks) else None
 
 
+_BLANK = r"(?:[ \t\f\r\n]+|//[^\n]*)*"
+_END = r"(?=[ \t\f\r\n])"
+#: the module header as nvcc, NVVM and Triton write it: ``.version``, ``.target`` (a list of
+#: names), ``.address_size``, each followed by a blank; any other form is the tokenizer's
+_HEADER = re.compile(
+    _BLANK + r"(\.version)[ \t]+([0-9]+\.[0-9]+)" + _END
+    + _BLANK + r"(\.target)[ \t]+([A-Za-z_][A-Za-z0-9_]*(?:[ \t]*,[ \t]*[A-Za-z_][A-Za-z0-9_]*)*)" + _END
+    + r"(?:" + _BLANK + r"(\.address_size)[ \t]+([0-9]+)" + _END + r")?")
+_TARGET_WORDS = re.compile(r"[A-Za-z0-9_]+|,")
+
+
+def _header(text: str):
+    """(the header's directives, where it ends), or ([], 0): a small module's skeleton is
+    mostly its header, and a regex reads it for less than its nine tokens cost the tokenizer."""
+    mt = _HEADER.match(text)
+    if mt is None:
+        return [], 0
+    out = []
+    for k in (1, 3, 5):
+        if mt.group(k) is None:
+            break
+        start, end = mt.start(k), mt.end(k + 1)
+        args = tuple(_TARGET_WORDS.findall(mt.group(k + 1))) if k == 3 else (mt.group(k + 1),)
+        out.append(m.Directive(mt.group(k), args, (start, end), text.count("\n", 0, start) + 1, False))
+    return out, mt.end()
+
+
 def read(text: str):
     """The items of a masked module skeleton exactly as ``_lark(text, "top_chunk", …)`` gives
     them (bodies and sections empty), or None where this reader declines."""
-    toks = tokens(text)
+    head, at = _header(text)
+    toks = tokens(text, at)
     if toks is None:
         return None
+    r = _Reader(text, toks)
+    if at:
+        r._at, r._line = at, text.count("\n", 0, at) + 1
     try:
-        return _Reader(text, toks).items()
+        return head + r.items()
     except (_Refuse, IndexError):
         return None
 

@@ -321,3 +321,31 @@ def test_fast_path_agrees_with_lark_on_section_edge_cases(stmt):
     twin = "\n".join(["\t.b8 1", "\t.b32 .debug_abbrev", "\t$L__x:", "\t.b64 sym+4"] * (COMPILE_ITEM_AT + 2))
     _agree(".version 8.0\n.target sm_90\n.address_size 64\n.section .debug_info\n{\n" + twin + "\n\t" + stmt
            + "\n\t" + stmt + "\n}\n")
+
+
+# ---- block comments in bodies --------------------------------------------------------------------
+
+_COMMENT_LINES = [
+    "/*ptx_texBake_end*/", "\tadd.s32 %r1, %r2, 1; /* x */", "/* a */ /* b */", "/* a */ add.s32 %r1, %r2, 1;",
+    "add.s32 %r1, /* t */ %r2, 1;", "/* a", "/* a */ */", "/**/", "ret; /* a */ // b", "{ /* a */", "/* } */",
+    "/* ; */", "add.s32 %r1, %r2, 1; /* x * / y */", "L: /* c */", "/* a // b */", '/* "s" */',
+    "add.s32 %r1,\n\t\t%r2, 1; /* x */", "add.s32 %r1, /* x */\n\t\t%r2, 1;", "/* a\n b */", "}/* a */", "{ add.s32 %r1, %r2, 1; } /* x */",
+]
+
+
+@pytest.mark.parametrize("line", _COMMENT_LINES)
+def test_block_comments_in_bodies_agree_with_lark(line):
+    _agree(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\t"
+           + line + "\n\tadd.s32 %r1, %r2, 2;\n\tret;\n}\n")
+
+
+def test_a_block_comment_line_keeps_the_body_off_lark(monkeypatch):
+    """nvcc writes ``/*ptx_texBake_end*/`` lines around inline asm; such a line (or a comment
+    after a statement) used to send the whole body to Lark."""
+    calls = []
+    real = parser._lark
+    monkeypatch.setattr(parser, "_lark", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    text = (".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\t.reg .b32 %r<3>;\n"
+            "\t// inline asm\n\t/*ptx_texBake_end*/\n\t// inline asm\n\tadd.s32 %r1, %r2, 1; /* x */\n\tret;\n}\n")
+    module = parser.parse(text, "t.ptx", cache=False)
+    assert calls == [] and len(module.functions()[0].body.items) == 3

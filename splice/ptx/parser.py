@@ -440,7 +440,11 @@ class _BodyParser:
                     line_no += 1
                     continue
             if "/*" in s:
-                raise _Fallback
+                s = _without_block_comment(s)
+                if not s:
+                    pos = nl + 1
+                    line_no += 1
+                    continue
             cut = s.find("//")
             if cut >= 0:
                 if '"' in s[:cut]:
@@ -547,6 +551,18 @@ class _BodyParser:
                 sc.pending_line = line_no
         for c in reversed(closes):
             sc.close(c)
+
+
+def _without_block_comment(s: str) -> str:
+    """A line with a block comment that the line cutter can drop: the whole line one comment
+    (nvcc's ``/*ptx_texBake_end*/`` around inline asm), or one comment after the line's text
+    (``add.s32 %r1, %r2, 1; /* x */``) -- the line without it.  Any other comment (one that
+    spans lines, sits inside a statement, or shares the line with a string or a ``//``) makes
+    Lark parse the body."""
+    p = s.find("/*")
+    if s.endswith("*/") and s.find("*/", p + 2) == len(s) - 2 and '"' not in s and "//" not in s:
+        return s[:p].rstrip(_WS)
+    raise _Fallback
 
 
 _LABEL_HEAD = re.compile(r"(?:%[A-Za-z0-9_$]+|[A-Za-z_$][A-Za-z0-9_$]*)[ \t\f\r]*:(?!:)", re.ASCII)

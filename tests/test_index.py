@@ -140,3 +140,20 @@ def test_entry_naming_a_func_says_so_however_it_is_spelled(capsys, query):
     assert query == "_Z4tilePfjjjjjj" or "(tile(" in err, "a partial name says which .func it found"
     assert "_Z8via_funcPKjS0_Pfi" in err and "Traceback" not in err
     assert main(["index", mod, "--entry", "via_func", "--json"]) == 0
+
+
+_OCELOT = (Path(__file__).parent / "data" / "ptx" / "thirdparty" / "gpuocelot" / "ocelot" / "ocelot" / "executive"
+           / "test" / "kernels.ptx")
+
+
+def test_a_statement_of_several_instructions_is_cited_and_ranged_from_its_first():
+    """``mov.f32 %f3, 0f7f800000; // ((1.0F)/(0.0F))`` joins the next line (``setp.eq.f32 …``)
+    into s5.  Its citation gives the line the notes' index gives (the mov's, not the setp's),
+    as cuts start their ranges there."""
+    from splice.analysis.kernel import Kernel
+
+    k = Kernel.load(_OCELOT, "_Z17k_sequenceLoopingPfi")
+    row = next(s for s in statement_index(_OCELOT.read_text(), "_Z17k_sequenceLoopingPfi") if s.n == 5)
+    assert k.first_pos_of(5) < k.pos_of(5)
+    assert row.line == 65 and k.cite(5).startswith("s5 L65: mov.f32 %f3, 0f7f800000;")
+    assert k.stmts[k.first_pos_of(5)].node.opcode == "mov"

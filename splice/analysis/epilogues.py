@@ -84,7 +84,7 @@ class Epilogue:
 
 def _operand_defs(k, prov, phase, regs):
     """Statement indices of the definitions (through copies) that ``regs`` have at the phase."""
-    pos0 = k.pos_of(phase.first)
+    pos0 = k.first_pos_of(phase.first)
     out = set()
     for r in regs:
         key = k._resolve(r, k._scope_of[pos0])
@@ -118,7 +118,7 @@ def classify_range(k, first: int, last: int, index: int = 0) -> Epilogue:
 
 def _classify(k, prov, index, rng, b_defs, c_defs, next_index) -> Epilogue:
     first, last = rng
-    a, b = k.pos_of(first), k.pos_of(last)
+    a, b = k.first_pos_of(first), k.pos_of(last)
     hist = Counter()
     feats = {name: Feature(name) for name in FEATURES}
     stores = store_kinds(k)

@@ -153,7 +153,7 @@ class Kernel:
 
     def cite(self, n: int) -> str:
         """``sNNNN LNNNNN: text`` — an evidence line in the notes' form."""
-        return f"s{n} L{self.stmts[self.pos_of(n)].line}: {self.text(n)}"
+        return f"s{n} L{self.stmts[self.first_pos_of(n)].line}: {self.text(n)}"
 
     @property
     def last_number(self) -> int:

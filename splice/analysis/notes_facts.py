@@ -70,9 +70,9 @@ class Facts:
             for st in p.mma:
                 self.phase_at[k.pos_of(st.n)] = p.index
         self.epis = list(k.epilogues)
-        self._epi_starts = [k.pos_of(e.first) for e in self.epis]
+        self._epi_starts = [k.first_pos_of(e.first) for e in self.epis]
         self._epi_ends = [k.pos_of(e.last) for e in self.epis]
-        self._ph_starts = [k.pos_of(p.first) for p in k.phases]
+        self._ph_starts = [k.first_pos_of(p.first) for p in k.phases]
         self._ph_ends = [k.pos_of(p.last) for p in k.phases]
         # forward def-use: (key, def pos) -> [use pos]; per key: sorted use positions
         users = defaultdict(list)
@@ -284,7 +284,7 @@ class Facts:
 
     def subsections(self, e, max_sections: int = 10):
         k = self.k
-        a, b = k.pos_of(e.first), k.pos_of(e.last)
+        a, b = k.first_pos_of(e.first), k.pos_of(e.last)
         cls = {}
         for pos in range(a, b + 1):
             c = self.anchor_class(pos, e)
@@ -432,7 +432,7 @@ class Facts:
     def io(self, e):
         k = self.k
         abi = k.abi(e.first, e.last)
-        a, b = k.pos_of(e.first), k.pos_of(e.last)
+        a, b = k.first_pos_of(e.first), k.pos_of(e.last)
         ins = defaultdict(list)
         rd = self.prov.reaching_def
         for r in abi.live_in:
@@ -448,7 +448,7 @@ class Facts:
     def memory(self, first: int, last: int):
         """Accesses of statements first…last grouped by (kind, space, symbolic base)."""
         k = self.k
-        a, b = k.pos_of(first), k.pos_of(last)
+        a, b = k.first_pos_of(first), k.pos_of(last)
         groups = {}
         for acc in self.prov.accesses:
             if acc.pos < a or acc.pos > b:

@@ -275,7 +275,7 @@ def _src_label(F, item):
 
 
 def _pack_groups(k, F, e):
-    a, b = k.pos_of(e.first), k.pos_of(e.last)
+    a, b = k.first_pos_of(e.first), k.pos_of(e.last)
     packs = [p for p in range(a, b + 1)
              if type(F.node(p)) is m.Instruction and is_pack(F.node(p))]
     groups = defaultdict(list)
@@ -417,7 +417,7 @@ def _uncharacterised(k, F, w):
                          f"{p.tiles[2]} = {p.tiles[0] * p.tiles[1] * p.tiles[2]} ≠ {len(p.mma)} mma: "
                          "the chain reading cannot be reconciled with the phase's mma count.")
         if p.b_source in ("registers", "mixed"):
-            pos0 = k.pos_of(p.first)
+            pos0 = k.first_pos_of(p.first)
             srcs = Counter()
             for r in p.b_regs:
                 key = F.key(r, pos0)

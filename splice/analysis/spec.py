@@ -37,7 +37,7 @@ def table_loads(k):
     opcode off one base at a 16-byte step.  Each: bytes [lo, hi], loads, opcode, first, last."""
     from bisect import bisect_right
 
-    starts = [k.pos_of(p.first) for p in k.phases]
+    starts = [k.first_pos_of(p.first) for p in k.phases]
     groups = []
     cur = None
     for a, off in w_loads(k):

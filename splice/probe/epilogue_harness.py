@@ -241,7 +241,7 @@ def epilogue_case(pair, kernel, c, hc, header: str, decls: list, spec, blocks: i
     if why:
         hc.skipped = why
         return hc
-    pos = kernel.pos_of(c.first)
+    pos = kernel.first_pos_of(c.first)
     loaded, computed, reloaded, replayed = [], [], [], set()
     for r in c.abi.live_in:
         t = r.type or kernel.reg_type(r.reg)

@@ -539,6 +539,25 @@ def test_a_fork_that_fails_leaves_no_worker_behind(tmp_path, capsys, monkeypatch
         _os.waitpid(pids[0], 0)
 
 
+def _killed(*_args):
+    import os
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_worker_killed_by_a_signal_is_said_in_words(tmp_path, capsys, monkeypatch):
+    """The OOM killer's SIGKILL reads as such, not as ``exit code -9``."""
+    from splice.commands import roundtrip_split as S
+
+    d = tmp_path / "d"
+    _corpus_with_big_files(d)
+    monkeypatch.setattr(S, "skeleton_job", _killed)
+    assert main(["roundtrip", str(d), "--json", "--jobs", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "worker process ended" in err and "(killed by SIGKILL)" in err and "exit code" not in err
+
+
 def test_a_stop_signal_at_the_fork_never_runs_the_command_twice(tmp_path, capfd, monkeypatch):
     """A SIGTERM that reaches a worker the instant it is forked (before it is on its own loop)
     ends that worker, never unwinds it into a second copy of the command: one report, from

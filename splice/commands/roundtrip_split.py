@@ -383,12 +383,13 @@ class Scheduler:
         naming the file it had (the first of its batch that did not come back), never a result
         missing from the report."""
         from ..errors import SpliceError
+        from ..ptx.sass import exit_text
 
         w.join()
         which = ("this file" if batch == 1 else "this file or the next one in its batch" if batch == 2
                  else f"this file or one of the next {batch - 1} in its batch")
-        return SpliceError(f"a worker process ended while checking {which} (exit code "
-                           f"{w.exitcode}); rerun with --jobs 1", str(self.work[i][0]))
+        return SpliceError(f"a worker process ended while checking {which} ({exit_text(w.exitcode)}); "
+                           "rerun with --jobs 1", str(self.work[i][0]))
 
     def _batch_left(self, w: Worker) -> int:
         """How many of ``w``'s queued items belong to the batch at its head."""

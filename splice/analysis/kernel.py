@@ -12,7 +12,6 @@ two; every public result shows the written name.
 from __future__ import annotations
 
 import bisect
-import re
 from typing import Optional
 
 from ..errors import SpliceError
@@ -20,17 +19,19 @@ from ..ptx import model as m
 from ..ptx.index import SourceLines, Stmt, statement_ends, statement_index, statement_spans
 from . import roles
 
-_SPLIT = re.compile(r"^(.*?)(\d+)$")
 _UNSEEN = object()
 _DIGITS = "0123456789"
 
 
 def _split_number(name: str):
     """(prefix, number) of a name ending in digits (``%rd12`` -> ``('%rd', 12)``), else None:
-    what ``_SPLIT`` matches, without the regex for the ASCII names PTX writes."""
+    the digits are any Unicode decimal digits, as ``\\d`` reads them (``^(.*?)(\\d+)$`` took time
+    quadratic in a long run of digits that does not end the name)."""
     if not name.isascii():
-        mm = _SPLIT.match(name)
-        return (mm.group(1), int(mm.group(2))) if mm else None
+        k = len(name)
+        while k and name[k - 1].isdecimal():
+            k -= 1
+        return None if k == len(name) else (name[:k], int(name[k:]))
     head = name.rstrip(_DIGITS)
     if len(head) == len(name):
         return None

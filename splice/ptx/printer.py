@@ -55,7 +55,10 @@ def _emit_seq(source, start, end, children, indent_hint):
     return "".join(out)
 
 
-_TRIVIA = re.compile(r"(?:[ \t\r\n]|//[^\n]*|/\*.*?\*/)*", re.S)
+#: layout and comments only, each character matched one way only (a line comment runs to its
+#: line's end, a block comment to its first ``*/``): the lazy ``/\*.*?\*/`` could stretch over
+#: ``/* a */ b */`` and, like ``//…`` split anywhere, backtracked in 2^n ways on a failing gap
+_TRIVIA = re.compile(r"(?:[ \t\r\n]|//[^\n]*(?![^\n])|/\*(?:[^*]|\*(?!/))*\*/)*")
 
 
 def _strip_code(gap: str) -> str:

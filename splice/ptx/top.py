@@ -36,7 +36,9 @@ _TOKEN = re.compile(
     r"|([,;:{}\[\]()<>=+]))")                                                               # 9 punctuation
 _TYPES = (None, IGNORED, "STRING", "HEX_FLOAT", "DEC_FLOAT", "INT", "REG", "IDENT", "DOTNAME", None)
 _NUMBERS = frozenset({"HEX_FLOAT", "DEC_FLOAT", "INT"})
-_TRAILING = re.compile(r"(?:[ \t\f\r\n]+|//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/)*\Z")
+#: what may follow the last token: blanks and comments, each character matched one way only
+#: (``[ \t]+`` inside ``*`` splits a run of n blanks in 2^n ways when a stray byte follows it)
+_TRAILING = re.compile(r"(?:[ \t\f\r\n]|//[^\n]*(?![^\n])|/\*(?:[^*]|\*(?!/))*\*/)*\Z")
 
 _LINKAGE = frozenset({".visible", ".extern", ".weak", ".common"})
 _SPACES = frozenset({".reg", ".shared", ".global", ".const", ".local", ".param", ".tex", ".sreg",
@@ -154,7 +156,10 @@ def _whole(text: str, read):
     return node if r.i == len(toks) else None
 
 
-_BLANK = r"(?:[ \t\f\r\n]+|//[^\n]*)*"
+#: blanks and line comments, each character matched one way only (a comment runs to its line's
+#: end): ``(?:[ \t]+|//…)*`` splits a run of blanks in 2^n ways when what follows fails, and a
+#: header followed by a page of comments took seconds
+_BLANK = r"(?:[ \t\f\r\n]|//[^\n]*(?![^\n]))*"
 _END = r"(?=[ \t\f\r\n])"
 #: the module header as nvcc, NVVM and Triton write it: ``.version``, ``.target`` (a list of
 #: names), ``.address_size``, each followed by a blank; any other form is the tokenizer's

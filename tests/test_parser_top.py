@@ -219,6 +219,13 @@ def test_body_reader_accepts_the_common_forms():
     assert _check_body_file(files[0]) >= 5 and _check_body_file(files[1]) >= 5
 
 
+def test_jump_tables_are_read_without_lark():
+    """``$tbl: .branchtargets $a, $b;`` (``brx.idx``) and ``.calltargets`` lists used to cost a
+    Lark parse each (the first one in a process, half a millisecond)."""
+    for s in ("$tbl: .branchtargets $even, $odd;", "ptarget: .calltargets twice, thrice;", ".branchtargets a;"):
+        assert _check_body_item(s), s
+
+
 def test_nvcc_call_prototypes_are_read_without_lark():
     """nvcc writes a labelled prototype before every indirect call; each used to cost a Lark
     parse (two items on one line are never templated)."""
@@ -259,6 +266,9 @@ _BODY_EDGES = [
     ".reg .b32 %r<010>;", ".shared .b8 x[010];", ".reg .b32 %r<0>;", ".reg .f32 %f0, %f1, %f2, %f3;",
     ".reg.u64 a;", ".reg .b32 a, b<3>, c[4], d[];", ".shared .align 16 .b8 a[16], b[];", ".reg .b32 a,;",
     ".reg .b32 a b;", ".reg .b32 a ,b;", ".reg .b32 a\t,\tb;", ".reg.align 4.b32 a;", ".reg .b32 %r<1>, %r<2>;",
+    "$t: .branchtargets a.x, b;", "$t: .branchtargets function_name;", "$t: .branchtargets %r;",
+    "$t: .branchtargets a\n\t\t, b\n\t;", "$t: .calltargets f;", ".calltargets f, g", "$t: .branchtargets a b;",
+    "$t: .branchtargets .a;", "$t: .branchtargets 1;", "$t :\t.calltargets\tf ,g ;", "$t: .branchtargets a, inlined_at;",
     ".loc\t16\t151\t0", ".loc 1 2 3u", ".loc 0x1 2 3", ".loc 1 2 -3", ".locx 1 2 3", ".loc  1\t2  3", "%:", "L\t:",
 ]
 

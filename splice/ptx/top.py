@@ -56,6 +56,7 @@ _KEYWORDS = _LINKAGE | _SPACES | _KINDS | _PERF | frozenset({
 #: the grammar's bare-word keywords (``.loc`` attributes): Lark's lexer may read them as such
 _LOC_WORDS = frozenset({"function_name", "inlined_at"})
 _ATTR_KEYWORDS = frozenset({".ptr", ".global", ".shared", ".const", ".local"})
+_TARGETS = frozenset({".branchtargets", ".calltargets"})
 
 
 class _Refuse(Exception):
@@ -262,14 +263,18 @@ class _Reader:
         t = self.peek()
         if t[0] in ("IDENT", "REG") and self.toks[1][0] == ":":
             self.i = 2
-            if self.peek()[1] == ".callprototype":   # nvcc: `prototype_4 : .callprototype …;`
+            word = self.peek()[1]
+            if word == ".callprototype" or word in _TARGETS:   # nvcc: `prototype_4 : .callprototype …;`
                 label = m.Label(t[1], (span[0] + t[2], span[0] + self.toks[1][3]), line)
-                return label, self.callprototype(span[0], line)
+                read = self.callprototype if word == ".callprototype" else self.targets
+                return label, read(span[0], line)
             return m.Label(t[1], span, line)
         if t[0] != "DOTNAME":
             raise _Refuse
         if t[1] == ".callprototype":
             return self.callprototype(span[0], line)
+        if t[1] in _TARGETS:
+            return self.targets(span[0], line)
         if t[1] == ".loc":
             self.i = 1
             return m.Directive(".loc", self.loc_args(), span, line, False)
@@ -298,6 +303,19 @@ class _Reader:
         args.append(canonical_params(self.params()))
         end = self.expect(";")
         return m.Directive(".callprototype", tuple(args), (base + first[2], base + end[3]), at, True)
+
+    def targets(self, base: int, line: int) -> m.Directive:
+        """``(".branchtargets" | ".calltargets") IDENT ("," IDENT)* ";"`` (``targets_list``):
+        a ``brx.idx`` jump table or an indirect call's candidates, after its label."""
+        first = self.expect("DOTNAME")
+        at = self.line(first[2]) + line - 1
+        args = []
+        for k, word in enumerate(self.separated(lambda: self.expect("IDENT")[1])):
+            if word in _LOC_WORDS:   # keywords of the grammar: how Lark lexes them here is Lark's
+                raise _Refuse
+            args += [",", word] if k else [word]
+        end = self.expect(";")
+        return m.Directive(first[1], tuple(args), (base + first[2], base + end[3]), at, True)
 
     def section_item(self, span: tuple, line: int):
         t = self.next()

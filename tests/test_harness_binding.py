@@ -245,3 +245,35 @@ def test_parameter_fields_are_read_as_the_kernel_reads_them():
     t = k.provenance.field_types()
     assert t["param_0+80"] == ".u16" and t["param_0+82"] == ".u16"      # ld.param.v2.u16 or two u16
     assert t["param_0+0"] == ".u32" and t["param_0+88"] == ".u64"        # extents; the texture handle
+
+
+def test_a_bound_case_runs_every_launch_of_the_sequence(tmp_path):
+    """A spec whose frame is a sequence of launches (split-K: K differs per launch) binds the
+    harness to each launch in turn, in order, and names the launch of the first difference."""
+    import ctypes
+
+    from splice.probe.device import Device
+    from splice.probe.session import _bound_side, _per_launch
+    from splice.probe.spec import load_spec
+    from tests.test_probe_device import FakeCupy, _small_gemm
+
+    path = _small_gemm(tmp_path)
+    path.write_text(path.read_text().replace("  block: [128]\n", "  block: [128]\n  sequence: [{K: 32}, {K: 64}]\n"))
+    spec = load_spec(path)
+    assert spec.launch.launches == 2
+    seen = []
+
+    def harness(kp):
+        ptrs = (ctypes.c_uint64 * 11).from_address(kp)
+        seen.append(ctypes.c_int32.from_address(ptrs[5]).value)     # K, the 6th .param
+
+    cp = FakeCupy([harness, harness])
+    dev = Device(spec, cp)
+    build = SimpleNamespace(modules={"harness0:original": SimpleNamespace(path="h.cubin")})
+    hc = SimpleNamespace(live_out=[("%f1", ".f32", "acc")], dynamic_smem=0)
+    mem = {}
+    outs = _bound_side(spec, build, dev, "harness0:original", hc, cp.zeros(1, np.uint64), 2, 256, mem)
+    assert seen == [32, 64] and outs.shape == (1, 2 * 256) and set(mem) == {"before", "original"}
+    row = _per_launch({"threads": 512, "first": {"thread": 300}}, 256)
+    assert row["launches"] == 2 and row["threads"] == 256 and row["first"] == {"launch": 1, "thread": 44}
+    assert _per_launch({"threads": 256}, 256) == {"threads": 256}

@@ -90,3 +90,28 @@ def test_bound_harness_on_the_gemm_epilogue(tmp_path):
     bad = _run("tests/data/recipes/gemm_e1_wrong_swap.yaml", tmp_path, harness=True)
     (row,) = bad["harness"]["rows"]
     assert row["equal"] is False and row["first"]["output"] == "C"
+
+
+def test_bound_harness_runs_every_launch_of_a_sequence(tmp_path):
+    """A frame of two launches (K = 512, then K = 1024 over the same C): the bound harness runs
+    the GEMM's E1 once per launch with that launch's arguments; identity equal on both, the
+    swapped-columns mutant caught."""
+    from dataclasses import replace
+
+    from splice.probe.modules import resolve
+    from splice.probe.session import ProbeOptions, run_probe
+
+    spec = tmp_path / "gemm_seq.yaml"
+    spec.write_text((ROOT / "probes/gemm_sm80.yaml").read_text()
+                    .replace("ptx: corpus/", f"ptx: {ROOT}/corpus/")
+                    .replace("  block: [128]\n", "  block: [128]\n  sequence: [{K: 512}, {K: 1024}]\n"))
+    opt = ProbeOptions(runs=3, warmup=1, report_dir=tmp_path, harness=True)
+    for recipe, equal in (("tests/data/recipes/gemm_e1_identity.yaml", True),
+                          ("tests/data/recipes/gemm_e1_wrong_swap.yaml", False)):
+        r = run_probe(replace(resolve(str(ROOT / recipe)), spec_path=spec), opt).result
+        (row,) = r["harness"]["rows"]
+        assert row["launches"] == 2 and row["equal"] is equal, row
+        if equal:
+            assert row["memory"]["C"]["bytes_written"] > 0
+        else:
+            assert row["first"]["output"] == "C"

@@ -138,6 +138,9 @@ class FakeArray:
     def fill(self, v):
         self.a[...] = v
 
+    def copy(self):
+        return FakeArray(self.a.copy())
+
 
 class FakeKernel:
     def __init__(self, run):
@@ -194,8 +197,16 @@ class FakeCupy:
         self.cuda.Stream = lambda non_blocking=False: stream
         self.cuda.Stream.null = stream
 
+    uint64 = np.uint64
+
     def zeros(self, n, dtype=np.uint8):
         return FakeArray(np.zeros(n, dtype=dtype))
+
+    def full(self, shape, value, dtype=np.uint8):
+        return FakeArray(np.full(shape, value, dtype=dtype))
+
+    def asnumpy(self, a):
+        return a.a.copy()
 
     def RawModule(self, path):
         k = FakeKernel(self.behaviours[len(self.loaded)])

@@ -385,10 +385,10 @@ class Scheduler:
         from ..errors import SpliceError
         from ..ptx.sass import exit_text
 
-        w.join()
+        code = w.join()
         which = ("this file" if batch == 1 else "this file or the next one in its batch" if batch == 2
                  else f"this file or one of the next {batch - 1} in its batch")
-        return SpliceError(f"a worker process ended while checking {which} ({exit_text(w.exitcode)}); "
+        return SpliceError(f"a worker process ended while checking {which} ({exit_text(code)}); "
                            "rerun with --jobs 1", str(self.work[i][0]))
 
     def _batch_left(self, w: Worker) -> int:

@@ -161,14 +161,16 @@ class Device:
                     drv.launchKernel(fn, *grid, *block, smem, stream.ptr, kp, 0)
         return launch
 
-    def launch_bound(self, name: str, blocks: int, extra: tuple, shared_bytes: int, stream) -> None:
+    def launch_bound(self, name: str, blocks: int, extra: tuple, shared_bytes: int, stream,
+                     launch: int = 0) -> None:
         """Launch module ``name`` -- a kernel declared with the entry's ``.param`` list followed
         by one ``.u64`` per ``extra`` value (the bound harness) -- on ``blocks`` blocks of the
-        spec's block, with the first launch's arguments: the cut reads the same parameter
-        fields, buffers, textures and surfaces as the frame run."""
+        spec's block, with the arguments of launch ``launch`` of the spec's sequence: the cut
+        reads the same parameter fields, buffers, textures and surfaces as that launch of the
+        frame run."""
         vals = np.array(extra, dtype=np.uint64)
         at = np.uint64(vals.ctypes.data) + np.arange(len(vals), dtype=np.uint64) * np.uint64(8)
-        ptrs = np.concatenate([self.args[0].pointers, at])
+        ptrs = np.concatenate([self.args[launch].pointers, at])
         with gpu_errors(f"the {name} module", self.spec.source):
             self.cp.cuda.driver.launchKernel(self.modules[name].function, int(blocks), 1, 1, *self.spec.block,
                                              int(shared_bytes), stream.ptr, int(ptrs.ctypes.data), 0)

@@ -300,7 +300,7 @@ def harness_stage(spec, build: BuildStage, dev, blocks: int, ui) -> HarnessStage
             step()
             continue
         outs, mem = _harness_pair(spec, build, dev, i, hc, blocks, threads)
-        row = compare_outs(hc, outs["original"], outs["spliced"])
+        row = _per_launch(compare_outs(hc, outs["original"], outs["spliced"]), threads)
         row["unwritten"] = int((outs["original"][:len(hc.live_out)] == np.uint64(0xFFFFFFFFFFFFFFFF)).sum())
         if mem is not None:
             _compare_memory(spec, row, mem, dev.cp)
@@ -313,41 +313,74 @@ def harness_stage(spec, build: BuildStage, dev, blocks: int, ui) -> HarnessStage
     return HarnessStage(res, first is None, time.perf_counter() - t0)
 
 
+def _per_launch(row: dict, threads: int) -> dict:
+    """A bound case run over a launch sequence compares (thread, launch) columns: say so, and
+    name the launch of the first difference."""
+    n = row["threads"] // threads
+    if n > 1:
+        row["launches"], row["threads"] = n, threads
+        if "first" in row:
+            row["first"]["launch"], row["first"]["thread"] = divmod(row["first"]["thread"], threads)
+    return row
+
+
 def _harness_pair(spec, build: BuildStage, dev, i: int, hc, blocks: int, threads: int) -> tuple:
     """Both sides of one harness case on the same inputs: (live-out rows per side, and for a
     bound case the device states of every writable field -- before, after each side -- or
     None).  Outputs are poisoned and inputs restored before each side."""
-    from . import memory
-    from .harness import ENTRY, harness_inputs
+    from .harness import harness_inputs
 
-    cp, st = dev.cp, dev.stream
-    ins = cp.asarray(harness_inputs(hc, threads, seed=i))
+    ins = dev.cp.asarray(harness_inputs(hc, threads, seed=i))
     bound = getattr(hc, "bound", False)
     outs, mem = {}, ({} if bound else None)
     for side in ("original", "spliced"):
-        path = build.modules[f"harness{i}:{side}"].path
-        o = cp.full((max(len(hc.live_out), 1), threads), np.uint64(0xFFFFFFFFFFFFFFFF), dtype=cp.uint64)
-        if bound:
-            name = f"harness{i}:{side}"
-            dev.load(name, path, entry=ENTRY)
-            dev.prepare(st)
-            if side == "original":
-                mem["before"] = memory.snapshot(dev, st)
-            else:
-                memory.restore(dev, mem["before"], st)
-            dev.launch_bound(name, blocks, (int(ins.data.ptr), int(o.data.ptr)), hc.dynamic_smem, st)
-            mem[side] = memory.snapshot(dev, st)
-        else:
-            from .device import gpu_errors
-
-            with gpu_errors(f"the harness{i}:{side} module", spec.source):
-                k = cp.RawModule(path=str(path)).get_function(ENTRY)
-                with st:
-                    k((blocks,), tuple(spec.block), (ins, o))
-                st.synchronize()
-        st.synchronize()               # the snapshot copies (bound) are done before anything reads them
-        outs[side] = cp.asnumpy(o)
+        run = _bound_side if bound else _plain_side
+        outs[side] = run(spec, build, dev, f"harness{i}:{side}", hc, ins, blocks, threads, mem)
     return outs, mem
+
+
+def _live_out_rows(cp, hc, threads: int):
+    return cp.full((max(len(hc.live_out), 1), threads), np.uint64(0xFFFFFFFFFFFFFFFF), dtype=cp.uint64)
+
+
+def _plain_side(spec, build, dev, name: str, hc, ins, blocks: int, threads: int, _mem) -> np.ndarray:
+    """A harness kernel on its random live-ins alone."""
+    from .device import gpu_errors
+    from .harness import ENTRY
+
+    cp, st = dev.cp, dev.stream
+    o = _live_out_rows(cp, hc, threads)
+    with gpu_errors(f"the {name} module", spec.source):
+        k = cp.RawModule(path=str(build.modules[name].path)).get_function(ENTRY)
+        with st:
+            k((blocks,), tuple(spec.block), (ins, o))
+        st.synchronize()
+    return cp.asnumpy(o)
+
+
+def _bound_side(spec, build, dev, name: str, hc, ins, blocks: int, threads: int, mem: dict) -> np.ndarray:
+    """A bound harness kernel, once per launch of the spec's sequence with that launch's
+    arguments, in order (a launch sees what the one before it wrote, as in the frame run): its
+    live-outs are the launches' side by side, (n_out, threads × launches).  The original side
+    snapshots the device state before; the spliced side starts from that snapshot."""
+    from . import memory
+    from .harness import ENTRY
+
+    cp, st = dev.cp, dev.stream
+    dev.load(name, build.modules[name].path, entry=ENTRY)
+    dev.prepare(st)
+    if name.endswith(":original"):
+        mem["before"] = memory.snapshot(dev, st)
+    else:
+        memory.restore(dev, mem["before"], st)
+    per = []
+    for k in range(spec.launch.launches):
+        o = _live_out_rows(cp, hc, threads)
+        dev.launch_bound(name, blocks, (int(ins.data.ptr), int(o.data.ptr)), hc.dynamic_smem, st, launch=k)
+        per.append(o)
+    mem[name.rsplit(":", 1)[1]] = memory.snapshot(dev, st)
+    st.synchronize()               # the snapshot copies are done before anything reads them
+    return np.concatenate([cp.asnumpy(o) for o in per], axis=1)
 
 
 def _compare_memory(spec, row: dict, mem: dict, xp) -> None:

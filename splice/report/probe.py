@@ -120,7 +120,8 @@ def _print_harness(res: dict, con) -> None:
                 t.add_row(str(r["cut"]), r["title"], "[yellow]skipped[/]", "-", "-", r["skipped"])
                 continue
             t.add_row(str(r["cut"]), r["title"], "[green]equal[/]" if r["equal"] else "[red]DIFFERS[/]",
-                      f"{r['live_outs_differ']}/{r['live_outs']} ({r['threads_differ']}/{r['threads']} threads)",
+                      f"{r['live_outs_differ']}/{r['live_outs']} ({r['threads_differ']}/{r['threads']} threads"
+                      + (f" × {r['launches']} launches)" if r.get("launches") else ")"),
                       _memory_cell(r.get("memory")), _first_cell(r.get("first")))
         con.print(t)
 
@@ -142,7 +143,8 @@ def _first_cell(f) -> str:
         return "-"
     if "output" in f:
         return f"{f['output']} at {f['index']}: {f['original']} vs {f['spliced']}"
-    return f"{f['register']} ({f['role']}{f['index']}) thread {f['thread']}: {f['original']} vs {f['spliced']}"
+    at = f"launch {f['launch']} thread {f['thread']}" if "launch" in f else f"thread {f['thread']}"
+    return f"{f['register']} ({f['role']}{f['index']}) {at}: {f['original']} vs {f['spliced']}"
 
 
 def _print_timing(res: dict, con) -> None:

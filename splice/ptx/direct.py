@@ -34,6 +34,11 @@ _TYPES = (None, "REG", "HEX_FLOAT", "DEC_FLOAT", "INT", "IDENT", "DOTNAME", None
 _NUMBER_TYPES = frozenset({"HEX_FLOAT", "DEC_FLOAT", "INT"})
 
 
+#: ``parser.MAX_NESTING``: a statement with more opening brackets than that goes to Lark, whose
+#: path refuses the ones nested deeper
+_MAX_OPEN = 64
+
+
 class _Refuse(Exception):
     """Not (certainly) what the instruction rule derives: Lark decides."""
 
@@ -91,6 +96,8 @@ class Reader:
             node = _plain(self, text, span, line)
             if node is not None:
                 return node
+        if text.count("(") > _MAX_OPEN or text.count("{") > _MAX_OPEN:
+            return None     # Lark's, after ``parser.check_nesting``: this reader recurses per level
         toks = tokens(text)
         if not toks or toks[0][2] != 0 or toks[-1][0] != ";" or toks[-1][3] != len(text):
             return None

@@ -148,6 +148,8 @@ def _lark(text: str, start: str, source: str, path: str, base_pos: int, keep_tok
 
     from .build import ModelBuilder
 
+    if text.count("(") > MAX_NESTING or text.count("{") > MAX_NESTING:
+        check_nesting(source, path, text, base_pos)
     try:
         tree = lark_parser().parse(text, start=start)
     except UnexpectedInput as exc:
@@ -169,27 +171,38 @@ _BRACES = re.compile(r'//[^\n]*|/\*.*?\*/|"[^"\n]*"|[{}]', re.S)
 _PREV_SIGNIFICANT = re.compile(r'(?:\s|//[^\n]*\n|/\*.*?\*/)*$', re.S)
 
 
-MAX_NESTING = 256   # braces inside braces; real PTX nests a handful, the analyses recurse per level
+MAX_NESTING = 64    # braces in braces, parentheses in parentheses: real PTX nests a handful, and the
+#                     analyses, the printer and str() recurse several frames per level (at 250, a
+#                     vector in a vector … was a RecursionError in `canonical`)
+#: what nests: braces (blocks, vectors, initializers) and parentheses (call operand lists,
+#: which the grammar lets nest: ``call f, ((((%r1))));``)
+_NESTS = re.compile(r'//[^\n]*|/\*.*?\*/|"[^"\n]*"|[{}()]', re.S)
 
 
 def _nesting_error(source: str, path: str, pos: int) -> PtxSyntaxError:
     line, col = line_col(source, pos)
-    return PtxSyntaxError(path, line, col, f"braces nested deeper than {MAX_NESTING} levels "
+    what = "parentheses" if source[pos] == "(" else "braces"
+    return PtxSyntaxError(path, line, col, f"{what} nested deeper than {MAX_NESTING} levels "
                           "(splice's limit)", source_line(source, line))
 
 
-def check_nesting(source: str, path: str) -> None:
-    """Refuse braces nested deeper than ``MAX_NESTING`` before Lark builds (and everything
-    after it walks) a tree that deep."""
-    depth = 0
-    for mt in _BRACES.finditer(source):
+def check_nesting(source: str, path: str, text: Optional[str] = None, base_pos: int = 0) -> None:
+    """Refuse braces, or parentheses, nested deeper than ``MAX_NESTING`` before Lark builds (and
+    everything after it walks) a tree that deep: the readers and the model's walks recurse per
+    level (2000 parentheses in a call were a RecursionError).  Each kind is counted on its own,
+    so that a statement read alone (parentheses never span statements) is judged as the whole
+    module is.  ``text``: a piece of ``source`` that starts at ``base_pos`` (the whole source
+    by default)."""
+    depth = {"{": 0, "(": 0}
+    opener = {"}": "{", ")": "("}
+    for mt in _NESTS.finditer(source if text is None else text):
         tok = mt.group()
-        if tok == "{":
-            depth += 1
-            if depth > MAX_NESTING:
-                raise _nesting_error(source, path, mt.start())
-        elif tok == "}":
-            depth -= 1
+        if tok in depth:
+            depth[tok] += 1
+            if depth[tok] > MAX_NESTING:
+                raise _nesting_error(source, path, base_pos + mt.start())
+        elif tok in opener:
+            depth[opener[tok]] -= 1
 
 
 def _function_bodies(source: str, path: str = "<string>"):

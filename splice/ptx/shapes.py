@@ -208,7 +208,12 @@ class ShapeCache:
             expr = _codegen(node, posmap, (vs, ve), top=True)
         except _Uncacheable:
             return _EXACT_ONLY, None
-        fn = eval("lambda v, sp, ln: " + expr, dict(self._env))  # noqa: S307 - generated above
+        try:
+            fn = eval("lambda v, sp, ln: " + expr, dict(self._env))  # noqa: S307 - generated above
+        except (SyntaxError, RecursionError):
+            # Python's own limits on an expression (200 nested parentheses: operands nested 40
+            # deep): such a shape is read as it comes, never templated -- the same model
+            return _EXACT_ONLY, None
         fn.nvals = len(vals)
         # a key without a digit run before a letter has no number whose spelling must be checked
         fn.numbers = _NUM_LETTER.search(key) is not None

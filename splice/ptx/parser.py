@@ -112,6 +112,11 @@ def _pretty_terminal(name: str) -> str:
     return name
 
 
+#: a number longer than the grammar's INT reads (it bounds its digits: Python refuses to convert
+#: a decimal of over 4300 digits, and a number no 64-bit register holds is no PTX a kernel runs)
+_LONG_INT = re.compile(r"-?0[xX]([0-9a-fA-F]{33,})|-?0[bB]([01]{129,})|-?([0-9]{41,})")
+
+
 def _syntax_error(exc, source: str, path: str, base_pos: int, text_len: int) -> PtxSyntaxError:
     """Lark's ``UnexpectedInput`` -> the error splice reports, at file coordinates."""
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
@@ -134,6 +139,10 @@ def _syntax_error(exc, source: str, path: str, base_pos: int, text_len: int) -> 
                 msg += "; " + _describe_expected(exc)
         else:
             msg = str(exc).splitlines()[0]
+        long = _LONG_INT.match(source, pos)
+        if long:
+            msg = (f"an integer literal of {len(long.group(long.lastindex or 0))} digits: splice reads at most 40 "
+                   "decimal, 32 hexadecimal or 128 binary digits (PTX integers are 64-bit)")
     line, col = line_col(source, pos)
     if line == 1:   # a UTF-16 file fails on its first character: say why
         from ..util import encode, encoding_advice
@@ -266,7 +275,7 @@ def _mask(source: str, bodies) -> str:
 _INIT_OPEN = re.compile(r"=\s*\{")
 #: one numeric literal exactly as the grammar's number terminals read it (HEX_FLOAT, DEC_FLOAT, INT)
 _NUMBER = re.compile(r"-?0[fF][0-9a-fA-F]{8}|-?0[dD][0-9a-fA-F]{16}|-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?"
-                     r"|-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)[uU]?")
+                     r"|-?(?:0[xX][0-9a-fA-F]{1,32}|0[bB][01]{1,128}|[0-9]{1,40})[uU]?")
 _INIT_TOKEN = re.compile(r"\s*(?:([{},])|([^\s{},]+))")
 _INIT_MIN_CHARS = 64     # shorter lists cost Lark nothing worth a second path
 

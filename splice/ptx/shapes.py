@@ -28,10 +28,11 @@ from .direct import Reader, _plain
 from .operands import LEAVES, leaf_field
 from .tokens import TokInt, token_types
 
-_DIGIT_RUN = re.compile(r"[0-9]+")
+#: digit runs (at most 40: a longer number, which no lexer of splice reads, keys a shape of its own)
+_DIGIT_RUN = re.compile(r"[0-9]{1,40}")
 # \w is ASCII here as in the grammar: a Unicode letter in a name must miss the cache and reach Lark
 _REG_RUN = re.compile(r"%[\w$]+(?:\.[xyzw](?![\w$]))?", re.ASCII)
-_FREE_DIGITS = re.compile(r"(?<![\w.$])[0-9]+", re.ASCII)
+_FREE_DIGITS = re.compile(r"(?<![\w.$])[0-9]{1,40}", re.ASCII)
 _DOT_HEAD = re.compile(r"(?:\.[\w$]+[ \t]*|[0-9]+[ \t]+)*", re.ASCII)
 _IDENT_RUN = re.compile(r"(?<![\w$.%])[A-Za-z_$][\w$]*(?:\.[xyzw](?![\w$]))?", re.ASCII)
 
@@ -49,7 +50,7 @@ _VALS = re.compile(r'%[\w$]+(?:\.[xyzw](?![\w$]))?|-?[0-9][\w.]*'
 _NUM_LETTER = re.compile(r"(?<![\w$%.])-?[0-9]+[A-Za-z_$]", re.ASCII)
 #: one number token exactly as the grammar's HEX_FLOAT, DEC_FLOAT and INT read it
 _NUMBER_TOKEN = re.compile(r"-?0[fF][0-9a-fA-F]{8}|-?0[dD][0-9a-fA-F]{16}|-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?"
-                           r"|-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)[uU]?")
+                           r"|-?(?:0[xX][0-9a-fA-F]{1,32}|0[bB][01]{1,128}|[0-9]{1,40})[uU]?")
 _DIGITS = frozenset("0123456789")
 _EXACT_ONLY = ("",)  # marker: this shape always goes to Lark (or the direct reader)
 _TEMPLATE: Any = type(lambda: None)      # compiled templates are plain functions

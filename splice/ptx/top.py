@@ -29,7 +29,7 @@ _TOKEN = re.compile(
     r'("[^"\n]*")'                                                                        # 2 STRING
     r"|(-?0[fF][0-9a-fA-F]{8}(?![0-9a-zA-Z_$])|-?0[dD][0-9a-fA-F]{16}(?![0-9a-zA-Z_$]))"   # 3 HEX_FLOAT
     r"|(-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?)"                                            # 4 DEC_FLOAT
-    r"|(-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)[uU]?(?![0-9a-zA-Z_$.]))"                # 5 INT
+    r"|(-?(?:0[xX][0-9a-fA-F]{1,32}|0[bB][01]{1,128}|[0-9]{1,40})[uU]?(?![0-9a-zA-Z_$.]))"                # 5 INT
     r"|(%[A-Za-z0-9_$]+(?:\.[xyzw](?![0-9a-zA-Z_$]))?)"                                   # 6 REG
     r"|([A-Za-z_$][A-Za-z0-9_$]*(?:\.[xyzw](?![0-9a-zA-Z_$]))?)"                          # 7 IDENT
     r"|(\.[A-Za-z0-9_$]+(?:::[A-Za-z0-9_$]+)*)"                                           # 8 DOTNAME
@@ -74,7 +74,7 @@ def _trailing_ok(text: str, pos: int) -> bool:
     return _TRAILING.match(text, pos) is not None
 
 
-_QUICK_LOC = re.compile(r"\.loc[ \t]+([0-9]+)[ \t]+([0-9]+)[ \t]+([0-9]+)")
+_QUICK_LOC = re.compile(r"\.loc[ \t]+([0-9]{1,40})[ \t]+([0-9]{1,40})[ \t]+([0-9]{1,40})")
 _QUICK_LABEL = re.compile(r"(%[A-Za-z0-9_$]+|[A-Za-z_$][A-Za-z0-9_$]*)[ \t]*:")
 
 
@@ -82,11 +82,11 @@ _QUICK_LABEL = re.compile(r"(%[A-Za-z0-9_$]+|[A-Za-z_$][A-Za-z0-9_$]*)[ \t]*:")
 #: ``.reg .f32 %f0, %f1, %f2;``, ``.reg.u64 a;``: the declarations every body opens with, as nvcc,
 #: NVVM, Triton and hand-written PTX write them (decimal numbers, blanks and tabs between words);
 #: any other form is ``body_item``'s
-_DECIMAL = r"(?:0|[1-9][0-9]*)"    # `010` is octal to the grammar: ``body_item``'s (parse_number)
+_DECIMAL = r"(?:0|[1-9][0-9]{0,39})"    # `010` is octal to the grammar: ``body_item``'s (parse_number)
 _DECLARATOR = r"(?:%[A-Za-z0-9_$]+|[A-Za-z_$][A-Za-z0-9_$]*)(?:<" + _DECIMAL + r">|\[(?:" + _DECIMAL + r")?\])?"
 _QUICK_DECL = re.compile(
     r"(\.reg|\.shared|\.local|\.param)"
-    r"((?:[ \t]+\.align[ \t]+[0-9]+)?(?:[ \t]*\.(?:[bsuf](?:8|16|32|64)|f16x2|bf16x2|bf16|pred|v2|v4))+)"
+    r"((?:[ \t]+\.align[ \t]+[0-9]{1,40})?(?:[ \t]*\.(?:[bsuf](?:8|16|32|64)|f16x2|bf16x2|bf16|pred|v2|v4))+)"
     r"[ \t]+(" + _DECLARATOR + r"(?:[ \t]*,[ \t]*" + _DECLARATOR + r")*);")
 #: one declarator of a _QUICK_DECL match: name, count (`<N>`), `[`, dimension (`[N]`, `[]`)
 _ONE_DECLARATOR = re.compile(r"(%[A-Za-z0-9_$]+|[A-Za-z_$][A-Za-z0-9_$]*)(?:<([0-9]+)>|(\[)([0-9]*)\])?")
@@ -117,7 +117,7 @@ def _quick_decl(mt, span: tuple, line: int) -> m.Decl:
         for name, count, bracket, dim in _ONE_DECLARATOR.findall(names)), span, line)
 
 
-_QUICK_DATA = re.compile(r"(\.b(?:8|16|32|64))[ \t]+([0-9]+)")
+_QUICK_DATA = re.compile(r"(\.b(?:8|16|32|64))[ \t]+([0-9]{1,40})")
 
 
 def quick_section(text: str):
@@ -167,7 +167,7 @@ _END = r"(?=[ \t\f\r\n])"
 _HEADER = re.compile(
     _BLANK + r"(\.version)[ \t]+([0-9]+\.[0-9]+)" + _END
     + _BLANK + r"(\.target)[ \t]+([A-Za-z_][A-Za-z0-9_]*(?:[ \t]*,[ \t]*[A-Za-z_][A-Za-z0-9_]*)*)" + _END
-    + r"(?:" + _BLANK + r"(\.address_size)[ \t]+([0-9]+)" + _END + r")?")
+    + r"(?:" + _BLANK + r"(\.address_size)[ \t]+([0-9]{1,40})" + _END + r")?")
 _TARGET_WORDS = re.compile(r"[A-Za-z0-9_]+|,")
 
 

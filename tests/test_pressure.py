@@ -87,3 +87,19 @@ def test_cli_ptxas_figures(tmp_path, capsys):
     assert rc == 0
     d = json.loads(capsys.readouterr().out)["entries"][0]
     assert d["ptxas"]["registers"] >= 4 and d["ptxas"]["spill_stores"] == 0
+
+
+def test_the_pressure_plot_of_a_one_statement_kernel(tmp_path):
+    """One statement is one x: the axis spanned zero, the tick step became 1e-12 and numpy was
+    asked for 7 TiB of ticks (a MemoryError traceback on ``spec --pressure`` of a kernel that
+    only returns)."""
+    from splice.cli import main
+    from splice.report.plot import LinePlot, render_line_plot
+
+    img = render_line_plot(LinePlot("one", [1], [("live", [0])]))
+    assert img.shape == (520, 1400, 3)
+    f = tmp_path / "k.ptx"
+    f.write_text(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n")
+    png = tmp_path / "k.png"
+    assert main(["spec", "--pressure", "--no-ptxas", "--png", str(png), str(f)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -113,8 +113,11 @@ def render_line_plot(p: LinePlot) -> np.ndarray:
     """RGB array of the plot: title, bands, grid, series, reference lines, legend."""
     img = np.full((p.height, p.width, 3), 255, np.uint8)
     ys = [v for _, s in p.series for v in s] + [h[0] for h in p.hlines]
-    ymax = max(ys) * 1.08 if ys else 1.0
-    ax = Axes(min(p.x), max(p.x), 0.0, ymax, 70, 40, p.width - 90, p.height - 90)
+    ymax = max(ys) * 1.08 if ys and max(ys) > 0 else 1.0
+    # a kernel of one statement has one x: the axis still spans one unit (a zero span made the
+    # tick step 1e-12 and the ticks an array of 10^12)
+    x0 = min(p.x) if p.x else 0
+    ax = Axes(x0, max(max(p.x) if p.x else x0, x0 + 1), 0.0, ymax, 70, 40, p.width - 90, p.height - 90)
     for a, b, rgb in p.bands:
         xa, xb = int(ax.px(a)), int(ax.px(b))
         img[ax.top:ax.top + ax.height, xa:max(xb, xa + 1)] = rgb

@@ -68,3 +68,46 @@ def test_every_command_says_so(cmd, tmp_path, capsys):
     err = capsys.readouterr().err
     line, col = _where(text, LONG["huge"])
     assert f"m.ptx:{line}:{col}: an integer literal of 5000 digits" in err and "Traceback" not in err
+
+
+# ---- digit runs in names, modifiers and options -------------------------------------------------
+
+D = "1" * 5000
+NAMES = {
+    "register": HEAD + f".visible .entry k(.param .u64 p)\n{{\n\t.reg .b32 %r{D};\n\t.reg .b64 %rd<3>;\n"
+                f"\tld.param.u64 %rd1, [p];\n\tmov.b32 %r{D}, 1;\n\tadd.s32 %r{D}, %r{D}, 2;\n"
+                f"\tst.global.b32 [%rd1], %r{D};\n\tret;\n}}\n",
+    "mangled": HEAD + f".visible .entry _Z{D}k(.param .u64 p)\n{{\n\tret;\n}}\n.visible .func _Z{D}f()\n{{\n\tret;\n}}\n",
+    "mma shape": HEAD + ".visible .entry k(.param .u64 p)\n{\n\t.reg .b32 %r<20>;\n"
+                 f"\tmma.sync.aligned.m{D}n8k32.row.col.f32.e4m3.e4m3.f32 {{%r1,%r2,%r3,%r4}}, {{%r5,%r6,%r7,%r8}}, "
+                 "{%r9,%r10}, {%r1,%r2,%r3,%r4};\n\tret;\n}\n",
+    "type": HEAD + f".visible .entry k(.param .u64 p)\n{{\n\t.reg .b{D} %q;\n\t.reg .b64 %rd<3>;\n"
+            f"\tld.param.u64 %rd1, [p];\n\tld.global.b{D} %q, [%rd1];\n\tst.global.b{D} [%rd1+4], %q;\n\tret;\n}}\n",
+    "target": f".version 8.0\n.target sm_{D}\n.address_size 64\n.visible .entry k()\n{{\n\tret;\n}}\n",
+}
+
+
+@pytest.mark.parametrize("cmd", ["index", "spec", "notes", "canonical", "stats", "spec --abi s1-s3",
+                                 "spec --pressure --no-ptxas --png none", "probe init"])
+@pytest.mark.parametrize("name", sorted(NAMES))
+def test_a_5000_digit_run_in_a_name_is_no_traceback(name, cmd, tmp_path, capsys):
+    """Register numbers, mangled-name lengths, ``.mMnNkK`` shapes, ``.bN`` widths and
+    ``sm_N`` are read with int(): a run of 5000 digits (a valid identifier) was a ValueError
+    in ``spec`` (mma shape), ``spec --abi`` and ``--pressure`` (register order).  Such a run
+    is no number: the name is kept as text."""
+    f = tmp_path / "m.ptx"
+    f.write_text(NAMES[name])
+    rc = main([*cmd.split(), str(f)])
+    out, err = capsys.readouterr()
+    assert rc in (0, 2) and "Traceback" not in err, err[-400:]
+    if rc == 2:
+        assert "m.ptx" in err
+
+
+@pytest.mark.parametrize("opt", [f"--abi s1-s{D}", f"--abi phase:{D}", f"--abi {D}"])
+def test_a_5000_digit_option_is_a_usage_error(opt, capsys):
+    from pathlib import Path
+
+    tiny = Path(__file__).parent / "data" / "ptx" / "modern" / "fp8_mma_sm89.ptx"
+    assert main(["spec", *opt.split(), str(tiny)]) == 2
+    assert "bad --abi" in capsys.readouterr().err

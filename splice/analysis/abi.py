@@ -62,7 +62,7 @@ class CutABI:
 def _natural(name: str):
     import re
 
-    mm = re.match(r"^(.*?)(\d+)$", name)
+    mm = re.match(r"^(.*?)(?<!\d)(\d{1,40})$", name)   # a longer run is no number: sorted by name
     return (mm.group(1), int(mm.group(2))) if mm else (name, -1)
 
 
@@ -230,11 +230,11 @@ def parse_abi_spec(k, spec: str):
 
     s = spec.strip()
     if s.startswith("phase:"):
-        if not re.fullmatch(r"[0-9]+", s[6:].strip()):
+        if not re.fullmatch(r"[0-9]{1,40}", s[6:].strip()):
             raise SpliceError(f"bad --abi {spec!r}: expected phase:N", path=k.path)
         return phase_abi(k, int(s[6:]))
     # the en dash and '..' as recipes and --range take them: splice's own notes write s1–s3
-    mt = re.fullmatch(r"[sS]?([0-9]+)(?:\s*(?:-|\.\.|–)\s*[sS]?([0-9]+))?", s)
+    mt = re.fullmatch(r"[sS]?([0-9]{1,40})(?:\s*(?:-|\.\.|–)\s*[sS]?([0-9]{1,40}))?", s)
     if not mt:
         raise SpliceError(f"bad --abi {spec!r}: expected sA-sB, sA or phase:N", path=k.path)
     a = int(mt.group(1))

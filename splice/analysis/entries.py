@@ -45,7 +45,7 @@ def demangle_all(names) -> dict:
     return out
 
 
-_LEN = re.compile(r"(\d+)")
+_LEN = re.compile(r"(\d{1,9})(?!\d)")   # a longer length is no mangled name: the name itself
 
 
 def _builtin(name: str) -> str:

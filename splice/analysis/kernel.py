@@ -31,9 +31,9 @@ def _split_number(name: str):
         k = len(name)
         while k and name[k - 1].isdecimal():
             k -= 1
-        return None if k == len(name) else (name[:k], int(name[k:]))
+        return None if k == len(name) or len(name) - k > 40 else (name[:k], int(name[k:]))
     head = name.rstrip(_DIGITS)
-    if len(head) == len(name):
+    if len(head) == len(name) or len(name) - len(head) > 40:   # a longer run is no register number
         return None
     return head, int(name[len(head):])
 

@@ -125,7 +125,8 @@ class Layout:
                 "sparse": self.sparse, "section": self.section}
 
 
-_SHAPE = re.compile(r"^m(\d+)n(\d+)k(\d+)$")
+#: ``m16n8k32``; absurd digit runs (no shape has 10 digits) are no shape, not an int() traceback
+_SHAPE = re.compile(r"^m(\d{1,9})n(\d{1,9})k(\d{1,9})$")
 
 
 def parse_shape(s: str) -> Optional[tuple]:

@@ -474,7 +474,7 @@ class Facts:
             short = self.prov.param_short.get(p.name, p.name)
             el = 1
             for at in p.attrs:
-                mm = re.match(r"^\.[bsuf](\d+)$", at)
+                mm = re.match(r"^\.[bsuf](\d{1,9})$", at)
                 if mm:
                     el = int(mm.group(1)) // 8
             size = el

@@ -223,9 +223,11 @@ def _peaks(k, p: Pressure, keep: list, role_of: dict, top: int) -> list:
 
 
 def _natural(key: str):
+    """(prefix, number, key): ``%r9`` before ``%r10``; a name without a (reasonable) trailing
+    number sorts by its text (``isdigit`` took superscripts, and ``int`` refuses 4300 digits)."""
+    from .kernel import _split_number
+
     base = key.split("@", 1)[0]
-    i = len(base)
-    while i and base[i - 1].isdigit():
-        i -= 1
-    return (base[:i], int(base[i:]) if i < len(base) else -1, key)
+    prefix, number = _split_number(base) or (base, -1)
+    return (prefix, number, key)
 

@@ -102,7 +102,7 @@ def role_of_instr(instr) -> str:
     return ROLE_TABLE.get(op, WRITE0)
 
 
-_MMA_SHAPE = re.compile(r"^m(\d+)n(\d+)k(\d+)$")
+_MMA_SHAPE = re.compile(r"^m(\d{1,9})n(\d{1,9})k(\d{1,9})$")   # as mma_forms._SHAPE
 # (m, n, k, A type) -> (A regs, B regs, C/D regs) for the dense f16-accumulator forms the
 # analysis meets; anything else is read from the operand lists themselves.
 _FRAG = {

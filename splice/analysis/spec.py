@@ -115,7 +115,7 @@ def shared_arrays(k):
 def _type_bytes(t):
     if not t:
         return 1
-    mm = re.search(r"(\d+)$", t)
+    mm = re.search(r"(?<!\d)(\d{1,9})$", t)
     return int(mm.group(1)) // 8 if mm else 1
 
 

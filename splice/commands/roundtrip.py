@@ -59,7 +59,7 @@ def ptxas_options(text: str, arch: Optional[str] = None):
     opt = None if "debug" in target else 3
     if arch:
         return arch, opt
-    sm = re.search(r"sm_(\d+)([a-z]?)", target)
+    sm = re.search(r"sm_(\d{1,4})([a-z]?)(?![\w])", target)
     if sm and int(sm.group(1)) >= 90:
         return f"sm_{sm.group(1)}{sm.group(2)}", opt
     return "sm_90", opt

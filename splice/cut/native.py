@@ -40,7 +40,7 @@ _WRAP_POST = "\n}\n"
 _TEMPLATE = re.compile(r"\{\{(.*?)\}\}")
 _HEADER = re.compile(r"^\s*//\s*splice-native\s*:")
 MAX_SCRATCH = 1 << 16     # scratch registers one range may declare (a phase uses a few dozen)
-_SCRATCH_RANGE = re.compile(r"^%?([A-Za-z_$][\w$]*)<(\d+)>$")
+_SCRATCH_RANGE = re.compile(r"^%?([A-Za-z_$][\w$]*)<(\d{1,40})>$")
 
 REG_WIDTH = {
     ".pred": 1, ".b8": 8, ".u8": 8, ".s8": 8, ".b16": 16, ".u16": 16, ".s16": 16, ".f16": 16,

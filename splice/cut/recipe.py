@@ -93,8 +93,8 @@ def _range(text, path, at, prefix=""):
     s = str(text).strip()
     p = f"(?:{prefix})?" if prefix else ""
     # re.A: \d is 0-9 only, not every script's digits ('s١' is not s1)
-    mt = (re.fullmatch(rf"{p}(\d+)\s*(?:-|\.\.|–)\s*{p}(\d+)", s, re.I | re.A)
-          or re.fullmatch(rf"{p}(\d+)", s, re.I | re.A))
+    mt = (re.fullmatch(rf"{p}(\d{{1,40}})\s*(?:-|\.\.|–)\s*{p}(\d{{1,40}})", s, re.I | re.A)
+          or re.fullmatch(rf"{p}(\d{{1,40}})", s, re.I | re.A))
     if not mt:
         want = f"{prefix}A-{prefix}B" if prefix else "A-B"
         raise SpliceError(f"expected a range like {want}, got {s!r}", path, *at)
@@ -120,7 +120,7 @@ def _phase_list(v, path, at) -> tuple:
     for part in str(v).split(","):
         rng, slash, step = part.strip().partition("/")
         lo, hi = _range(rng.strip(), path, at)
-        if slash and not (re.fullmatch(r"[0-9]+", step.strip()) and int(step) > 0):
+        if slash and not (re.fullmatch(r"[0-9]{1,40}", step.strip()) and int(step) > 0):
             raise SpliceError(f"expected a step like 23-59/2, got {part.strip()!r}", path, *at)
         numbers = range(lo, hi + 1, int(step) if slash else 1)
         if len(out) + _length(numbers) > MAX_PHASES:
@@ -295,7 +295,7 @@ def _default_arch(module: Path) -> str:
     compatible; ``roundtrip --sass`` and ``sass-mix`` choose the same)."""
     import re
 
-    sm = re.search(r"sm_(\d+)([a-z]?)", _target_line(module))
+    sm = re.search(r"sm_(\d{1,4})([a-z]?)(?![\w])", _target_line(module))
     return f"sm_{sm.group(1)}{sm.group(2)}" if sm and int(sm.group(1)) >= 90 else "sm_90"
 
 

@@ -21,7 +21,7 @@ from typing import Optional
 
 from ..errors import SpliceError
 
-_TOKEN = re.compile(r"^e(\d+)(?:\s*-\s*e?(\d+))?$", re.I)
+_TOKEN = re.compile(r"^e(\d{1,40})(?:\s*-\s*e?(\d{1,40}))?$", re.I)
 
 
 def split_selection(sel: Optional[str], most: Optional[int] = None) -> tuple:

@@ -47,7 +47,7 @@ class Namer:
     def for_source(cls, source: str) -> "Namer":
         import re
 
-        used = [int(x) for x in re.findall(r"%rsplice(\d+)", source)]
+        used = [int(x) for x in re.findall(r"%rsplice(\d{1,40})(?!\d)", source)]
         return cls(max(used) + 1 if used else 0)
 
     def fresh(self) -> str:

@@ -99,3 +99,25 @@ def test_a_single_definition_in_a_loop_reaches_its_own_use_through_the_back_edge
     ld = _at(k, "ld.param.u64 %rd1, [out]")
     assert r.defs(key["%rd1"], ld) == (), "read nowhere before its one definition"
     assert r.defs(key["%r4"], _at(k, "st.global.u32 [%rd1+4], %r4")) == (_at(k, "add.s32 %r4, %r2, %r3"),)
+
+
+def test_the_solve_is_bounded(tmp_path, monkeypatch, capsys):
+    """Each block keeps a set of bits as wide as the kernel's definitions: memory is blocks x
+    definitions (40k blocks that each redefine two registers took 1.6 GB in ``notes``).  Past
+    ``MAX_BITS`` the command is exit 2 naming the kernel and both numbers."""
+    from splice.analysis import reaching
+    from splice.cli import main
+
+    n = 300
+    body = "".join(f"L{i}:\n\tadd.s32 %r1, %r1, 1;\n\tsetp.lt.s32 %p1, %r1, {i};\n\t@%p1 bra L{i + 1};\n"
+                   for i in range(n))
+    f = tmp_path / "chain.ptx"
+    f.write_text(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
+                 "\t.reg .b32 %r<3>;\n\t.reg .pred %p<2>;\n\t.reg .b64 %rd<2>;\n\tld.param.u64 %rd1, [p];\n"
+                 f"\tmov.b32 %r1, 0;\n{body}L{n}:\n\tst.global.b32 [%rd1], %r1;\n\tret;\n}}\n")
+    assert main(["notes", str(f)]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(reaching, "MAX_BITS", 1000)
+    assert main(["notes", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "chain.ptx" in err and "blocks x" in err and "splice's limit" in err and "Traceback" not in err

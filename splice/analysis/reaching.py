@@ -20,8 +20,16 @@ from bisect import bisect_left
 from collections import deque
 
 
+#: the most (blocks x definitions) bits the solve may hold per set.  Each block keeps a set of
+#: bits as wide as the kernel's definitions, so the memory is their product: 40k blocks that
+#: each redefine two registers took 1.6 GB, 200k would take 40.  thrust's biggest kernel needs
+#: 1.5e7, the stand-ins less; at this bound the solve holds ~0.6 GB.
+MAX_BITS = 1 << 30
+
+
 class Reaching:
     def __init__(self, k):
+        self._kernel = (k.name, k.path)
         self._blocks = k.blocks
         self._def_pos = k.provenance.def_pos
         self._guarded = k.du()[2]
@@ -79,9 +87,15 @@ class Reaching:
 
     def _solve(self) -> list:
         self._number()
-        gen, kill = self._gen_kill()
         blocks = self._blocks
         n = len(blocks.starts)
+        if n * len(self._pos) > MAX_BITS:
+            from ..errors import SpliceError
+
+            name, path = self._kernel
+            raise SpliceError(f"{name}: {n} blocks x {len(self._pos)} register definitions is more than "
+                              f"{MAX_BITS} bits of reaching definitions to follow (splice's limit)", path)
+        gen, kill = self._gen_kill()
         ins, outs = [0] * n, list(gen)
         work = deque(range(n))
         queued = set(work)

@@ -27,7 +27,9 @@ class SpliceError(Exception):
     def __init__(self, message: str, path: Optional[str] = None, line: Optional[int] = None,
                  column: Optional[int] = None, detail: str = ""):
         self.message = message
-        self.path = path
+        # a pathlib.Path is text too: ``where += ": "`` on one was a TypeError traceback in place
+        # of the user's error (``--harness`` on a probe spec named by its Path)
+        self.path = os.fsdecode(path) if path is not None else None
         self.line = line
         self.column = column
         self.detail = detail

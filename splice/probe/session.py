@@ -149,10 +149,33 @@ def probe_arch(spec, device_sm: str, target: str) -> str:
     return device_sm
 
 
-def build_stage(pair: Pair, spec, opt: ProbeOptions, ui, arch: str, target: str) -> BuildStage:
-    t0 = time.perf_counter()
+@dataclass(frozen=True)
+class BuildPlan:
+    """What ``build_stage`` compiles, decided before cupy is imported: every error it can raise
+    (``--stages 99``, an instrumentation that does not fit) is a usage error, and a usage error
+    is said before "no GPU", not after it."""
+    items: list                  # (name, PTX text)
+    stage_plan: Any = None
+    harness_cases: tuple = ()
+    profiling: object = None
+
+
+def plan_build(pair: Pair, spec, opt: ProbeOptions) -> BuildPlan:
+    try:
+        return _plan_build(pair, spec, opt)
+    except SpliceError as exc:      # an option's error (``--stages 99``) names the target it was about
+        if exc.path is not None:
+            raise
+        target = pair.recipe.path if pair.recipe is not None else pair.spec_path
+        raise SpliceError(exc.message, target, detail=exc.detail) from None
+
+
+def _plan_build(pair: Pair, spec, opt: ProbeOptions) -> BuildPlan:
     items = [("original", pair.original), ("spliced", pair.spliced)]
     sp, hcases = None, ()
+    if opt.harness and pair.plan is None:   # no cut to compare: the harness would run nothing
+        raise SpliceError("--harness compares each cut of a recipe with its native phase: a probe spec "
+                          "and a module have no cut (probe the recipe instead)", pair.spec_path)
     if opt.stages or opt.harness:
         from ..analysis import Kernel
 
@@ -181,9 +204,15 @@ def build_stage(pair: Pair, spec, opt: ProbeOptions, ui, arch: str, target: str)
 
         prof = prepare(pair, spec)
         items += prof.items
-    step = ui.task(f"compile (ptxas -arch={arch} -O3)", len(items))
-    built = compile_many(items, arch, lambda n, b: step(), use_cache=opt.compile_cache)
-    return BuildStage(arch, target, built, dict(items), sp, hcases, time.perf_counter() - t0, prof)
+    return BuildPlan(items, sp, hcases, prof)
+
+
+def build_stage(plan: BuildPlan, opt: ProbeOptions, ui, arch: str, target: str) -> BuildStage:
+    t0 = time.perf_counter()
+    step = ui.task(f"compile (ptxas -arch={arch} -O3)", len(plan.items))
+    built = compile_many(plan.items, arch, lambda n, b: step(), use_cache=opt.compile_cache)
+    return BuildStage(arch, target, built, dict(plan.items), plan.stage_plan, plan.harness_cases,
+                      time.perf_counter() - t0, plan.profiling)
 
 
 def inputs_stage(spec, build: BuildStage, check: CheckStage, cp, ui) -> InputsStage:
@@ -478,10 +507,11 @@ def run_probe(pair: Pair, opt: ProbeOptions, ui=None, cp=None) -> ProbeRun:
     spec = load_spec(pair.spec_path)
     res = _header(pair, opt)
     chk = check_stage(spec, pair)                       # before cupy, cubins or the GPU
+    plan = plan_build(pair, spec, opt)                  # --stages, --harness, --profile: before cupy too
     cp = cp or import_cupy(pair.recipe.path if pair.recipe is not None else pair.spec_path)
     arch = probe_arch(spec, device_arch(cp), chk.decl.target)
     res["build_arch"] = arch
-    build = build_stage(pair, spec, opt, ui, arch, chk.decl.target)
+    build = build_stage(plan, opt, ui, arch, chk.decl.target)
     res["timings_s"]["build"] = build.seconds
     res["modules"] = {n: {"cubin": str(b.path), "cached": b.cached, "ptxas_s": round(b.seconds, 3),
                           "resources": b.resources} for n, b in build.modules.items()}

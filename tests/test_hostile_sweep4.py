@@ -1,0 +1,96 @@
+"""A fourth hostile user: classes of failure the first three sweeps (tests/test_hostile_sweep.py,
+tests/test_hostile_sweep2.py, tests/test_hostile_sweep3.py) do not reach.  Each class names the
+fix it guards (``regression:``); every case failed before its fix.  docs/hostile-inputs.md,
+"Sweep 4", lists the classes, their causes and their fixes.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from splice.cli import main
+
+from .conftest import DATA, TINY_SWAPPED, tree_digest
+
+TINY = (DATA / "recipes" / "tiny.ptx").read_text()
+NATIVE = "// tiny phase 1, n-tiles swapped\n" + TINY_SWAPPED
+RECIPE = "module: tiny.ptx\nentry: tiny\noutput: out.ptx\ncuts:\n  - phase: 1\n    native: n.ptx\n"
+SPEC = ("name: tiny\nptx: tiny.ptx\nentry: tiny\nlaunch:\n  grid: [1, 1, 1]\n  block: [32, 1, 1]\nparams:\n"
+        "- {name: param_0, kind: buffer, dtype: f32, shape: [1024], role: input}\n"
+        "- {name: param_1, kind: buffer, dtype: f32, shape: [1024], role: output}\n")
+
+
+@pytest.fixture
+def work(tmp_path, monkeypatch):
+    """A directory holding tiny.ptx, its native phase, a recipe and a probe spec; the cwd and
+    SPLICE_CORPUS."""
+    for name, text in {"tiny.ptx": TINY, "n.ptx": NATIVE, "r.yaml": RECIPE, "spec.yaml": SPEC}.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "probes").mkdir()          # the recipe's probe spec, found next to its corpus
+    (tmp_path / "probes" / "tiny.yaml").write_text(SPEC.replace("ptx: tiny.ptx", "ptx: ../tiny.ptx"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SPLICE_CORPUS", str(tmp_path))
+    monkeypatch.setenv("SPLICE_CACHE", str(tmp_path.parent / (tmp_path.name + "-cache")))
+    monkeypatch.setenv("SPLICE_PROBE_CACHE", str(tmp_path.parent / (tmp_path.name + "-probe")))
+    return tmp_path
+
+
+def run(argv) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exc:      # argparse's usage errors
+        return exc.code
+
+
+def refused(capsys, rc, *says) -> str:
+    out, err = capsys.readouterr()
+    assert rc == 2, (rc, err[-1500:])
+    assert "Traceback" not in out + err
+    for s in says:
+        assert s in err, err[-1500:]
+    return err
+
+
+# ---- probe: a usage error is said before "no cupy / no GPU" -------------------------------------
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    """cupy missing, whatever this machine has: the probe's import of it fails as without one."""
+    monkeypatch.setitem(sys.modules, "cupy", None)
+
+
+PROBE_USAGE = [
+    (["probe", "r.yaml", "--stages", "garbage"], "r.yaml: --stages: 'garbage' is not a phase"),
+    (["probe", "r.yaml", "--stages", "1-99999"], "r.yaml: --stages: phase 99999 does not exist"),
+    (["probe", "r.yaml", "--stages", "E999"], "r.yaml: --stages: epilogue E999 does not exist"),
+    (["probe", "spec.yaml", "tiny.ptx", "--stages", "cut"], "spec.yaml: --stages cut needs a recipe"),
+    # regression: a probe spec and a module have no cut, --harness compared nothing (exit 0)
+    (["probe", "spec.yaml", "tiny.ptx", "--harness"], "spec.yaml: --harness compares each cut"),
+]
+
+
+@pytest.mark.parametrize("argv, says", PROBE_USAGE, ids=[" ".join(a[1:]) for a, _ in PROBE_USAGE])
+def test_probe_usage_errors_come_before_the_gpu_check(argv, says, work, no_gpu, capsys):
+    """regression: the run's options (``--stages``) were planned after cupy was imported, so
+    without a GPU the user learnt of the missing GPU first and of the typo only on the GPU box."""
+    before = tree_digest(work)
+    err = refused(capsys, run(argv), says)
+    assert "cupy" not in err
+    assert tree_digest(work) == before
+
+
+def test_probe_without_a_usage_error_still_says_no_gpu(work, no_gpu, capsys):
+    refused(capsys, run(["probe", "r.yaml", "--stages", "1"]), "r.yaml: splice probe needs cupy")
+
+
+def test_an_error_placed_at_a_path_object_is_rendered(capsys):
+    """regression: ``SpliceError(msg, Path(...))`` was a ``TypeError`` traceback in ``_headline``
+    (``where += ": "`` on a Path) in place of the message."""
+    from pathlib import Path
+
+    from splice.errors import SpliceError
+
+    e = SpliceError("bad", Path("dir/x.yaml"), line=3)
+    assert str(e) == "dir/x.yaml:3: bad" and e.render().startswith("dir/x.yaml:3: bad")

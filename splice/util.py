@@ -181,6 +181,29 @@ def write_stdout(text: str) -> None:
     sys.stdout.buffer.flush()
 
 
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def user_path(spelled: str, where: PathLike = None, line=None, column=None) -> Path:
+    """A file name the user wrote (a recipe's ``module:``/``native:``, ``$SPLICE_CACHE``), ``~``
+    and ``~user`` expanded.  ``Path.expanduser`` raised ``RuntimeError`` (a traceback) for an
+    unknown user or a ``~`` without a home; ``os.path.expanduser`` would leave ``~nobody/x`` as a
+    relative name that a corpus search then finds by its base name.  Both are errors at the
+    name's place, as is a URL: splice reads local files only, and ``http://h/x.ptx`` is the
+    relative path ``http:/h/x.ptx``."""
+    if _URL.match(spelled):
+        raise SpliceError(f"{spelled!r} is a URL: splice reads local files only (download it first)",
+                          where, line, column)
+    if spelled.startswith("~"):
+        out = os.path.expanduser(spelled)
+        if out.startswith("~"):
+            user = spelled[1:].split("/", 1)[0]
+            why = f"no user {user!r} on this system" if user else "no home directory ($HOME is not set)"
+            raise SpliceError(f"{spelled!r}: cannot expand {spelled.split('/', 1)[0]!r}: {why}", where, line, column)
+        spelled = out
+    return Path(spelled)
+
+
 def _same_file(a: PathLike, b: PathLike) -> bool:
     try:
         return os.path.samefile(a, b)

@@ -94,3 +94,30 @@ def test_an_error_placed_at_a_path_object_is_rendered(capsys):
 
     e = SpliceError("bad", Path("dir/x.yaml"), line=3)
     assert str(e) == "dir/x.yaml:3: bad" and e.render().startswith("dir/x.yaml:3: bad")
+
+
+# ---- file names a recipe or the environment spells with ~ or as a URL ---------------------------
+
+TILDE = [
+    # regression: Path.expanduser raised RuntimeError("Could not determine home directory.")
+    ("module: ~nosuchuser-hx4/tiny.ptx", "module", "no user 'nosuchuser-hx4' on this system"),
+    ("native: ~nosuchuser-hx4/n.ptx", "native", "no user 'nosuchuser-hx4' on this system"),
+    # regression: read as the relative path http:/example.org/tiny.ptx, found by base name in the corpus
+    ("module: http://example.org/tiny.ptx", "module", "is a URL: splice reads local files only"),
+    ("native: file:///tmp/n.ptx", "native", "is a URL"),
+]
+
+
+@pytest.mark.parametrize("line, key, says", TILDE, ids=[t[0] for t in TILDE])
+def test_a_name_that_cannot_be_a_local_file_is_refused_at_its_line(line, key, says, work, capsys):
+    text = RECIPE.replace(f"{key}: tiny.ptx" if key == "module" else f"{key}: n.ptx", line)
+    (work / "r.yaml").write_text(text)
+    lineno = text.splitlines().index(line.strip()) + 1 if key == "module" else 6
+    refused(capsys, run(["apply", "r.yaml", "--no-ptxas", "-o", "o.ptx"]), f"r.yaml:{lineno}:", says)
+    assert not (work / "o.ptx").exists()
+
+
+def test_splice_cache_naming_an_unknown_user_is_refused(work, monkeypatch, capsys):
+    """regression: ``SPLICE_CACHE=~nobody/c`` was a RuntimeError traceback."""
+    monkeypatch.setenv("SPLICE_CACHE", "~nosuchuser-hx4/cache")
+    refused(capsys, run(["apply", "r.yaml", "-o", "o.ptx"]), "SPLICE_CACHE:", "no user 'nosuchuser-hx4'")

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import SpliceError
-from ..util import DIRECTORY_NAME, names_a_directory, read_input, read_utf8
+from ..util import DIRECTORY_NAME, names_a_directory, read_input, read_utf8, user_path
 from ..yamlsafe import DEFAULT_LIMITS, YList, YMap, load_yaml_marked  # noqa: F401  (re-exported)
 
 TOP_KEYS = {"module", "entry", "arch", "opt_level", "output", "cuts", "description", "name"}
@@ -148,13 +148,13 @@ def resolve_module(spec: str, recipe_dir: Path, search_path, entry: Optional[str
     written against the stand-in ``enc5.ptx`` run unchanged on a user's own corpus, whose files
     are named otherwise (``0018-PREPASS_ENTRYPOINT_NAME.ptx``); the user's directories come
     first, so the stand-in never shadows the real kernel."""
-    p = Path(spec).expanduser()
+    p = user_path(spec)
     if p.is_absolute():
         return p if p.is_file() else None
     if (recipe_dir / p).is_file():
         return recipe_dir / p
     for d in search_path or ():
-        d = Path(d).expanduser()
+        d = user_path(str(d))
         for c in (d / p, d / p.name):
             if c.is_file():
                 return c
@@ -249,6 +249,7 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
             raise SpliceError(f"{k}: expected text, got {data[k]!r}", path, *data.vat(k))
     if not isinstance(data["module"], str) or not data["module"].strip():  # '': found by entry alone
         raise SpliceError(f"module: expected a file name, got {data['module']!r}", path, *data.vat("module"))
+    user_path(data["module"], path, *data.vat("module"))     # ~nobody, a URL: refused at the line
     mod = resolve_module(data["module"], rdir, sp, entry)
     if mod is None:
         line, col = data.vat("module")
@@ -394,6 +395,6 @@ def _load_cut(i: int, cy, at0, path: str, rdir: Path) -> Cut:
     at.update({f"params.{k}": params.at(k) for k in params})
     if not isinstance(cy["native"], str) or not cy["native"].strip():   # str(None) is a file 'None'
         raise SpliceError(f"cut {i}: native: expected a file name, got {cy['native']!r}", path, *cy.vat("native"))
-    native = rdir / Path(cy["native"]).expanduser()      # ~ expanded as for module:
+    native = rdir / user_path(cy["native"], path, *cy.vat("native"))     # ~ expanded as for module:
     return Cut(i, sel, targets, native, str(native), abi, dict(params), vals,
                dict(exp), thr, sync, cy.get("name"), at0[0], at)

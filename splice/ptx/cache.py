@@ -41,7 +41,13 @@ def default_cache_dir(env=None) -> Path:
     """``$SPLICE_CACHE`` > ``$XDG_CACHE_HOME/splice`` > ``~/.cache/splice``."""
     env = os.environ if env is None else env
     if env.get("SPLICE_CACHE"):
-        return Path(env["SPLICE_CACHE"]).expanduser()
+        from ..errors import SpliceError
+        from ..util import user_path
+
+        try:
+            return user_path(env["SPLICE_CACHE"])
+        except SpliceError as exc:
+            raise SpliceError(f"SPLICE_CACHE: {exc.message}") from None
     base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
     return Path(base) / "splice"
 

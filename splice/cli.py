@@ -229,11 +229,30 @@ def _os_message(exc: OSError, args) -> str:
     return f"{name}: {reason}"
 
 
+def _buffer_raw_streams() -> None:
+    """Under ``PYTHONUNBUFFERED=1`` (``python -u``, many containers) stdout's ``buffer`` is the raw
+    ``FileIO``, whose ``write`` may write part of what it is given and say so only in its return
+    value, which the text layer ignores: a file size limit or a full pipe cut ``splice canonical
+    m.ptx > out.ptx`` short with exit status 0.  A ``BufferedWriter`` over it writes the rest or
+    raises; line buffering keeps the unbuffered mode's promptness."""
+    import io
+
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not getattr(sys, f"__{name}__") or not isinstance(getattr(stream, "buffer", None), io.RawIOBase):
+            continue     # already buffered, or replaced by a caller (a test's capture): left alone
+        stream.flush()
+        raw = io.FileIO(stream.fileno(), "wb", closefd=False)   # its own: the old one stays whole
+        setattr(sys, name, io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding,
+                                            errors=stream.errors, line_buffering=True))
+
+
 def _stdout_keeps_bytes() -> None:
     """Module text read with surrogateescape (a Latin-1 comment in a statement the index prints)
     goes back out as the same bytes instead of a UnicodeEncodeError under a strict locale; on a
     stream that is not UTF-8 (``PYTHONIOENCODING=ascii``, a Latin-1 locale) what cannot be
     encoded is replaced."""
+    _buffer_raw_streams()
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is None:
@@ -265,7 +284,11 @@ def main(argv=None) -> int:
 
     try:
         with stop_on_signals():   # SIGTERM/SIGHUP stop ptxas and clean up, as SIGINT does
-            return int(args.func(args) or 0)
+            status = int(args.func(args) or 0)
+        # what is still buffered is written now, where a file size limit or a full disk is an
+        # error (exit 2) rather than a truncated output after a status of 0
+        sys.stdout.flush()
+        return status
     except (PtxSyntaxError, SpliceError) as exc:
         print(printable(exc.render() if hasattr(exc, "render") else str(exc)), file=sys.stderr)
         return 2

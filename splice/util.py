@@ -177,8 +177,14 @@ def write_stdout(text: str) -> None:
     """Write module text to stdout byte for byte (no newline translation, no encode error on
     the surrogates a non-UTF-8 input carries)."""
     sys.stdout.flush()
-    sys.stdout.buffer.write(encode(text))
-    sys.stdout.buffer.flush()
+    out = sys.stdout.buffer
+    view = memoryview(encode(text))
+    while view:   # a raw (unbuffered) stream may write part and return the count: write the rest
+        n = out.write(view)
+        if not n:
+            raise OSError(errno.EIO, "standard output accepts no more bytes")
+        view = view[n:]
+    out.flush()
 
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -249,6 +255,9 @@ def write_atomic(path: PathLike, data: Union[str, bytes], inputs: Iterable[PathL
     else:
         raise TypeError(f"write_atomic writes str or bytes, not {type(data).__name__}")
     check_output(path, inputs)
+    if os.fspath(path) == "-":   # the usual spelling of stdout: a file named '-' is not what was meant
+        raise SpliceError("cannot write the output: '-' would be a file named '-', not standard output; "
+                          "write -o /dev/stdout (or ./- for a file of that name)", "-")
     if names_a_directory(os.fspath(path)):
         raise SpliceError(DIRECTORY_NAME, str(path))
     fd = _descriptor(path)
@@ -263,6 +272,9 @@ def write_atomic(path: PathLike, data: Union[str, bytes], inputs: Iterable[PathL
         raise _fail(path, "", exc) from None
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise SpliceError("cannot write the output: it is a directory", str(path))
+    if st is not None and stat.S_ISBLK(st.st_mode):   # a disk or partition: written through, its data is gone
+        raise SpliceError("cannot write the output: it is a block device (a disk or partition); "
+                          "splice writes files, terminals and pipes only", str(path))
     if st is not None and not stat.S_ISREG(st.st_mode):
         return _write_through(path, target, raw)
     try:

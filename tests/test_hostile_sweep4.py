@@ -121,3 +121,72 @@ def test_splice_cache_naming_an_unknown_user_is_refused(work, monkeypatch, capsy
     """regression: ``SPLICE_CACHE=~nobody/c`` was a RuntimeError traceback."""
     monkeypatch.setenv("SPLICE_CACHE", "~nosuchuser-hx4/cache")
     refused(capsys, run(["apply", "r.yaml", "-o", "o.ptx"]), "SPLICE_CACHE:", "no user 'nosuchuser-hx4'")
+
+
+# ---- standard output that takes only part of the output -----------------------------------------
+
+def _limited(argv, out_path, env_extra, limit=1024):
+    """``splice ARGV > out_path`` in a child whose file size limit is ``limit`` bytes (a full
+    disk, as far as the output is concerned)."""
+    import resource
+    import subprocess
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    env.update(env_extra)
+    with open(out_path, "wb") as fh:
+        return subprocess.run([sys.executable, "-c", "from splice.cli import console_main; console_main()", *argv],
+                              stdout=fh, stderr=subprocess.PIPE, env=env, preexec_fn=cap, timeout=120)
+
+
+@pytest.mark.parametrize("unbuffered", [{}, {"PYTHONUNBUFFERED": "1"}], ids=["buffered", "unbuffered"])
+@pytest.mark.parametrize("argv", [["canonical", "enc5.ptx"], ["stats", "--json", "enc5.ptx"],
+                                  ["index", "enc5.ptx"]], ids=lambda a: " ".join(a))
+def test_an_output_cut_short_is_not_exit_0(argv, unbuffered, work):
+    """regression: with ``PYTHONUNBUFFERED=1`` the raw stdout wrote 1 KiB of 900 KiB and returned
+    the count, which the text layer ignored (``canonical``: exit 0, a truncated module); buffered,
+    the last flush's ``EFBIG``/``ENOSPC`` was swallowed by the console script (``stats --json``:
+    exit 0)."""
+    from .conftest import ROOT
+
+    (work / "enc5.ptx").write_bytes((ROOT / "corpus" / "enc5.ptx").read_bytes())
+    proc = _limited(argv, work / "out", unbuffered)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, (proc.returncode, err[-800:])
+    assert "file too large" in err and "Traceback" not in err
+
+
+def test_an_output_that_fits_is_whole(work):
+    proc = _limited(["canonical", "tiny.ptx"], work / "out", {"PYTHONUNBUFFERED": "1"}, limit=1 << 20)
+    assert proc.returncode == 0, proc.stderr.decode()
+    from splice.ptx import parse
+    from splice.ptx.printer import canonical
+
+    assert (work / "out").read_text() == canonical(parse(TINY, "tiny.ptx"))
+
+
+# ---- output names ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv", [["canonical", "tiny.ptx", "-o", "-"], ["notes", "tiny.ptx", "-o", "-"],
+                                  ["extract", "tiny.ptx", "--phase", "1", "-o", "-"],
+                                  ["probe", "init", "tiny.ptx", "-o", "-"]], ids=lambda a: a[0])
+def test_dash_as_an_output_is_refused(argv, work, capsys):
+    """regression: ``-o -`` wrote a file named ``-`` (exit 0), where ``-`` is everywhere else
+    standard output."""
+    refused(capsys, run(argv), "'-' would be a file named '-'")
+    assert not (work / "-").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mknod of a block device needs root")
+def test_a_block_device_is_never_written_through(work, capsys):
+    """regression: an output that is a device was opened and written through, a block device (a
+    disk, ``-o /dev/sda`` as root) included.  The node made here (loop 250) backs no disk."""
+    try:
+        os.mknod(work / "disk", 0o600 | __import__("stat").S_IFBLK, os.makedev(7, 250))
+    except OSError as exc:
+        pytest.skip(f"cannot make a block device here: {exc}")
+    os.symlink("disk", work / "link.ptx")
+    for target in ("disk", "link.ptx"):
+        refused(capsys, run(["canonical", "tiny.ptx", "-o", target]), "it is a block device")

@@ -26,8 +26,30 @@ def _add_no_cache(p):
     return p
 
 
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` that keeps the actions its ``add_argument`` returned, in
+    ``options``, and its subcommands' parsers in ``commands``: the checks below go over them
+    without argparse's private ``_actions``.  ``add_subparsers`` makes each subcommand's parser
+    of this class too."""
+
+    def __init__(self, *args, **kwargs):
+        self.options: list = []      # before argparse's __init__, which adds -h
+        self.commands: dict = {}
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args, **kwargs):
+        action = super().add_argument(*args, **kwargs)
+        self.options.append(action)
+        return action
+
+    def add_subparsers(self, **kwargs):
+        action = super().add_subparsers(**kwargs)
+        self.commands = action.choices
+        return action
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="splice", description="Splice and patch NVIDIA PTX.")
+    ap = _Parser(prog="splice", description="Splice and patch NVIDIA PTX.")
     ap.add_argument("--version", action="version", version="splice 0.1.0")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -148,12 +170,12 @@ def _nonempty(value: str) -> str:
     return value
 
 
-def _refuse_empty(p: argparse.ArgumentParser) -> None:
+def _refuse_empty(p: "_Parser") -> None:
     """Every text option and argument of ``p`` refuses an empty value (exit 2, naming the
     option): ``-o ''`` would otherwise mean "no -o" (stdout), ``--entry ''`` every entry,
     ``--range ''`` every statement -- a silent fallback where a shell variable was unset.
     ``--abi`` reports its own empty range, naming the module."""
-    for action in p._actions:
+    for action in p.options:
         if action.type is None and action.nargs != 0 and action.dest not in ("abi", "help"):
             action.type = _nonempty
 
@@ -163,9 +185,8 @@ def _refuse_dashdash_values(ap: argparse.ArgumentParser, args) -> None:
     stores an empty *list* without calling the option's type, so the value reached the commands
     as ``[]`` (``TypeError`` tracebacks in stats, spec, roundtrip, notes).  Refused as a usage
     error (exit 2) naming the option."""
-    sub = next(a for a in ap._actions if isinstance(a, argparse._SubParsersAction))
-    parser = sub.choices[args.command]
-    for action in parser._actions:
+    parser = ap.commands[args.command]
+    for action in parser.options:
         if action.nargs is None and action.option_strings and isinstance(getattr(args, action.dest, None), list):
             parser.error(f"argument {'/'.join(action.option_strings)}: '--' is not a value")
 

@@ -190,3 +190,68 @@ def test_a_block_device_is_never_written_through(work, capsys):
     os.symlink("disk", work / "link.ptx")
     for target in ("disk", "link.ptx"):
         refused(capsys, run(["canonical", "tiny.ptx", "-o", target]), "it is a block device")
+
+
+# ---- data shown through rich: never read as markup ----------------------------------------------
+
+MARKUP_NAMES = ["[/b].ptx", "[red]x.ptx", "[link=http://e]y.ptx"]
+MARKUP_COMMANDS = [["stats"], ["spec"], ["spec", "--phases", "--epilogues"], ["spec", "--abi", "phase:1"],
+                   ["spec", "--pressure", "--no-ptxas", "--png", "none"], ["roundtrip"]]
+
+
+@pytest.mark.parametrize("name", MARKUP_NAMES)
+@pytest.mark.parametrize("cmd", MARKUP_COMMANDS, ids=lambda c: " ".join(c))
+def test_a_file_name_in_brackets_is_shown_as_written(cmd, name, work, capsys):
+    """regression: a path interpolated into rich markup: ``[/b].ptx`` was a ``MarkupError``
+    traceback (stats, roundtrip, spec --pressure), ``[red]x.ptx`` was shown as a red ``x.ptx``."""
+    (work / name).parent.mkdir(parents=True, exist_ok=True)
+    (work / name).write_text(TINY)
+    assert run([cmd[0], name, *cmd[1:]]) == 0
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    if cmd[0] in ("stats", "roundtrip"):
+        assert name in out or os.path.normpath(name) in out, out    # roundtrip shows it normalised
+
+
+def test_recipe_and_output_names_in_brackets_are_shown_as_written(work, capsys):
+    (work / "[red]r.yaml").write_text(RECIPE)
+    (work / "[").mkdir()
+    assert run(["apply", "[red]r.yaml", "--no-ptxas", "-o", "[/b]o.ptx"]) == 0
+    out = capsys.readouterr().out
+    assert "[red]r.yaml" in out and "[/b]o.ptx" in out
+    assert run(["verify", "[red]r.yaml"]) == 0
+    assert "[red]r.yaml" in capsys.readouterr().out
+
+
+def test_an_address_in_a_provenance_keeps_its_brackets(capsys):
+    """regression: ``spec --abi`` showed ``ld.shared`` where the value is ``ld.shared [smem +
+    16·laneid + 9216]``: rich took ``[smem …]`` for a style tag and dropped it."""
+    from .conftest import ROOT
+
+    assert run(["spec", str(ROOT / "corpus" / "enc5.ptx"), "--abi", "phase:8"]) == 0
+    out = capsys.readouterr().out
+    assert "ld.shared [smem + 16·laneid + 9216]" in out
+
+
+def test_consoles_do_not_highlight(tmp_path, monkeypatch, capsys):
+    """regression: rich's highlighter ran its regular expressions over every printed line: the
+    pressure header of a 100000-character entry name took 73 s of CPU (quadratic; 10000: 0.5 s),
+    and numbers and paths inside the user's text were coloured.  No console of splice highlights."""
+    from rich.highlighter import ReprHighlighter
+
+    def refuse(self, text):
+        raise AssertionError(f"highlighted: {str(text)[:80]!r}")
+
+    monkeypatch.setattr(ReprHighlighter, "highlight", refuse)
+    name = "k" * 2000
+    (tmp_path / "m.ptx").write_text(".version 8.7\n.target sm_90\n.address_size 64\n\n"
+                                    f".visible .entry {name}(.param .u64 p0)\n{{\n.reg .b32 %r<4>;\nret;\n}}\n")
+    (tmp_path / "r.yaml").write_text(RECIPE)
+    (tmp_path / "tiny.ptx").write_text(TINY)
+    (tmp_path / "n.ptx").write_text(NATIVE)
+    for argv in (["spec", "m.ptx", "--pressure", "--no-ptxas", "--png", "none"], ["spec", "m.ptx"],
+                 ["stats", "m.ptx"], ["roundtrip", "m.ptx"], ["apply", "r.yaml", "--no-ptxas", "-o", "o.ptx"],
+                 ["verify", "r.yaml"]):
+        monkeypatch.chdir(tmp_path)
+        assert run(argv) == 0, argv
+    assert name in capsys.readouterr().out.replace("\n", "")

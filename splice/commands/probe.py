@@ -86,7 +86,7 @@ def cmd_probe(args) -> int:
     pair = resolve(args.target, args.module)
     report_dir = Path(args.report_dir) if args.report_dir else Path("build/probe/reports") / pair.name
     opt = dataclasses.replace(opt, report_dir=report_dir)
-    err = Console(stderr=True)
+    err = Console(stderr=True, highlight=False)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err, transient=False, disable=not err.is_terminal) as prog:
         run = run_probe(pair, opt, RichUI(prog))
@@ -107,8 +107,8 @@ def cmd_probe(args) -> int:
     else:
         from ..report.plot_profile import print_perf
 
-        print_report(res, Console())
-        print_perf(res, Console())
+        print_report(res, Console(highlight=False))
+        print_perf(res, Console(highlight=False))
     return 0 if res["ok"] else 1
 
 

@@ -6,8 +6,19 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-console = Console()
-err_console = Console(stderr=True)
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+def esc(value) -> str:
+    """``value`` (a path, an entry, statement text, a provenance like ``ld.shared [smem + 16]``,
+    a message) as rich shows it: rich reads ``[word ...]`` in a printed string as a style tag, so
+    unescaped data lost its ``[smem + 16]`` address, and a file named ``[/b].ptx`` was a
+    ``MarkupError`` traceback.  Every piece of data interpolated into a printed string or a
+    table cell goes through here; splice's own ``[bold]`` stays markup."""
+    from rich.markup import escape
+
+    return escape(str(value))
 
 
 def progress() -> Progress:
@@ -16,24 +27,24 @@ def progress() -> Progress:
 
 
 def stats_table(data: dict, top: int = 25) -> None:
-    t = Table(title=f"{data['path']} — {data['lines']} lines")
+    t = Table(title=f"{esc(data['path'])} — {data['lines']} lines")
     for col in ("function", "kind", "line", "statements", "instructions", "labels"):
         t.add_column(col, justify="right" if col not in ("function", "kind") else "left")
     for f in data["functions"]:
-        t.add_row(f["name"], f["kind"], str(f["line"]),
+        t.add_row(esc(f["name"]), f["kind"], str(f["line"]),
                   "" if f["statements"] is None else str(f["statements"]),
                   str(f["instructions"]), str(f["labels"]))
     console.print(t)
     for f in data["functions"]:
         if not f["opcodes"]:
             continue
-        h = Table(title=f"opcodes of {f['name']} (top {top})")
+        h = Table(title=f"opcodes of {esc(f['name'])} (top {top})")
         h.add_column("opcode")
         h.add_column("count", justify="right")
         h.add_column("share", justify="right")
         total = sum(f["opcodes"].values())
         for op, n in list(f["opcodes"].items())[:top]:
-            h.add_row(op, str(n), f"{100 * n / total:.1f}%")
+            h.add_row(esc(op), str(n), f"{100 * n / total:.1f}%")
         console.print(h)
 
 
@@ -51,11 +62,11 @@ def roundtrip_table(results, sass: bool) -> None:
         return "[green]yes" if v else ("[dim]—" if v is None else "[red]no")
 
     for r in results:
-        row = [r.path, str(r.lines), mark(r.parsed), mark(r.identical if r.parsed else None)]
+        row = [esc(r.path), str(r.lines), mark(r.parsed), mark(r.identical if r.parsed else None)]
         if sass:
             row.append(mark(r.sass_identical))
         note = r.error or r.note or ""
-        row.append(note.splitlines()[0] if note else "")
+        row.append(esc(note.splitlines()[0]) if note else "")
         t.add_row(*row)
     console.print(t)
     n = len(results)

@@ -38,22 +38,24 @@ def print_pressure(results) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    con = Console() if sys.stdout.isatty() else Console(width=200)
+    from .console import esc
+
+    con = Console(highlight=False) if sys.stdout.isatty() else Console(width=200, highlight=False)
     for d in results:
         px = d.get("ptxas") or {}
         regs = px.get("registers")
-        con.print(f"[bold]{d['entry']}[/bold]  peak {d['max']:g} live 32-bit registers"
-                  + (f"; ptxas {px['arch']}: {regs} registers, spill {px['spill_stores']} B stores"
+        con.print(f"[bold]{esc(d['entry'])}[/bold]  peak {d['max']:g} live 32-bit registers"
+                  + (f"; ptxas {esc(px['arch'])}: {regs} registers, spill {px['spill_stores']} B stores"
                      f" / {px['spill_loads']} B loads, stack {px['stack_frame']} B" if regs else "")
-                  + (f"  -> {d['png']}" if d.get("png") else ""))
+                  + (f"  -> {esc(d['png'])}" if d.get("png") else ""))
         t = Table(title="pressure peaks (highest statement of each region)")
         for col in ("region", "statement", "live", "D", "C", "A", "B", "address", "temp", "text"):
             t.add_column(col, justify="right" if col not in ("region", "text", "statement") else "left")
         for p in d["peaks"]:
             br = p["by_role"]
-            t.add_row(p["region"], f"s{p['statement']} L{p['line']}", f"{p['total']:g}",
+            t.add_row(esc(p["region"]), f"s{p['statement']} L{p['line']}", f"{p['total']:g}",
                       *(f"{br.get(r, 0):g}" for r in ("D", "C", "A", "B", "address", "temp")),
-                      p["text"][:60])
+                      esc(p["text"][:60]))
         con.print(t)
 
 
@@ -66,9 +68,11 @@ def print_sass_mix(d: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    con = Console() if sys.stdout.isatty() else Console(width=220)
+    from .console import esc
+
+    con = Console(highlight=False) if sys.stdout.isatty() else Console(width=220, highlight=False)
     if d["kind"] == "module":
-        con.print(f"[bold]{d['entry']}[/bold] ({d['arch']}): {d['registers']} registers, spill "
+        con.print(f"[bold]{esc(d['entry'])}[/bold] ({esc(d['arch'])}): {d['registers']} registers, spill "
                   f"{d['spill_stores']} B stores / {d['spill_loads']} B loads")
         t = Table(title="SASS instruction mix per region (PTX lines via .loc / nvdisasm -g)")
         t.add_column("region")
@@ -77,12 +81,12 @@ def print_sass_mix(d: dict) -> None:
             t.add_column(c, justify="right")
         for r in d["regions"]:
             lo, hi = r["lines"]
-            t.add_row(r["name"], f"s{r['first']}-s{r['last']} L{lo}-" + (f"L{hi}" if hi < 10 ** 9 else ""),
+            t.add_row(esc(r["name"]), f"s{r['first']}-s{r['last']} L{lo}-" + (f"L{hi}" if hi < 10 ** 9 else ""),
                       *(str(r.get(c, 0)) for c in MIX_COLUMNS))
         con.print(t)
         return
     b, a = d["before"], d["after"]
-    con.print(f"[bold]{d['recipe']}[/bold] {d['entry']} ({d['arch']}): registers "
+    con.print(f"[bold]{esc(d['recipe'])}[/bold] {esc(d['entry'])} ({esc(d['arch'])}): registers "
               f"{b.get('registers')} -> {a.get('registers')}, spill stores {b.get('spill_stores')} -> "
               f"{a.get('spill_stores')} B, loads {b.get('spill_loads')} -> {a.get('spill_loads')} B")
     t = Table(title="SASS instruction mix per cut: original -> spliced")
@@ -90,6 +94,6 @@ def print_sass_mix(d: dict) -> None:
     for c in MIX_COLUMNS:
         t.add_column(c, justify="right")
     for cut in d["cuts"]:
-        t.add_row(f"{cut['cut']} {cut['title']}",
+        t.add_row(f"{cut['cut']} {esc(cut['title'])}",
                   *(f"{cut['before'].get(c, 0)} -> {cut['after'].get(c, 0)}" for c in MIX_COLUMNS))
     con.print(t)

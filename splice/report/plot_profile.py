@@ -1,6 +1,7 @@
 """Rendering of ``splice probe --profile`` and ``--ncu``: bar chart PNG and rich tables."""
 from __future__ import annotations
 
+from .console import esc
 from .plot import BarChart, render_bar_chart
 
 
@@ -39,7 +40,7 @@ def print_profile(prof: dict, con) -> None:
                   f"({100 * d['parts_vs_whole']:.1f}% off, tolerance {100 * d['tolerance']:.0f}%: "
                   f"{'ok' if d['agrees'] else 'DISAGREE'}); instrumentation overhead "
                   f"{100 * d['overhead']:+.1f}% ({d['frame_ms']:.3f} -> {d['instrumented_frame_ms']:.3f} ms)"
-                  f"; top: {', '.join(d['top'])}")
+                  f"; top: {esc(', '.join(d['top']))}")
     t = Table(title="median cycles per warp and region (statement order)")
     for c in ("region", "statements", "original", "share", "spliced", "share", "ratio"):
         t.add_column(c, justify="left" if c in ("region", "statements") else "right")
@@ -47,7 +48,7 @@ def print_profile(prof: dict, con) -> None:
     for r in o.get("regions", []):
         q = srows.get(r["region"], {})
         a, b = r["median_cycles"], q.get("median_cycles")
-        t.add_row(r["region"], f"s{r['first']}-s{r['last']}", _f(a), _pct(r.get("share")),
+        t.add_row(esc(r["region"]), f"s{r['first']}-s{r['last']}", _f(a), _pct(r.get("share")),
                   _f(b), _pct(q.get("share")), f"{b / a:.2f}" if a and b else "")
     con.print(t)
 
@@ -56,7 +57,7 @@ def print_ncu(n: dict, con) -> None:
     from rich.table import Table
 
     if n.get("error"):
-        con.print(f"[yellow]ncu[/yellow]: {n['error']}")
+        con.print(f"[yellow]ncu[/yellow]: {esc(n['error'])}")
         return
     t = Table(title="Nsight Compute (one launch each)")
     for c in ("metric", "original", "spliced"):

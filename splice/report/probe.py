@@ -1,6 +1,8 @@
 """Rendering of ``splice probe``'s result: progress UI and the rich summary."""
 from __future__ import annotations
 
+from .console import esc
+
 
 class RichUI:
     def __init__(self, progress):
@@ -14,7 +16,7 @@ class RichUI:
         return step
 
     def note(self, text: str):
-        self.p.console.print(text)
+        self.p.console.print(esc(text))
 
 
 def _ms(x):
@@ -27,17 +29,17 @@ def _g(x):
 
 def print_report(res: dict, con) -> None:
     ok = res["ok"]
-    con.print(f"[bold]splice probe[/] {res['target']}: {res['original']} vs {res['spliced']} "
-              f"[dim]({res['entry']}, {res['arch']})[/]")
+    con.print(f"[bold]splice probe[/] {esc(res['target'])}: {esc(res['original'])} vs {esc(res['spliced'])} "
+              f"[dim]({esc(res['entry'])}, {esc(res['arch'])})[/]")
     for c in res["cuts"]:
         func = f" ({c['function']})" if c.get("function") else ""
-        con.print(f"  cut {c['cut']}: {c['title']} abi {c['abi']}{func}")
+        con.print(f"  cut {c['cut']}: {esc(c['title'])} abi {esc(c['abi'])}{esc(func)}")
     _print_outputs(res, con)
     _print_stages(res, con)
     _print_harness(res, con)
     _print_timing(res, con)
     _print_roofline(res, con)
-    con.print(f"report: {res.get('report_dir')}  [dim]({res['timings_s']['total']:.1f} s)[/]")
+    con.print(f"report: {esc(res.get('report_dir'))}  [dim]({res['timings_s']['total']:.1f} s)[/]")
     con.print("[bold green]OK[/]" if ok else "[bold red]DIFFERENCE FOUND[/]")
 
 
@@ -45,7 +47,7 @@ def _print_outputs(res: dict, con) -> None:
     from rich.table import Table
 
     fr, cmp = res["frames"], res["compare"]
-    con.print(f"[dim]cubins built for {res.get('build_arch')}; frame = {', '.join(cmp.get('frame', []))}[/]")
+    con.print(f"[dim]cubins built for {esc(res.get('build_arch'))}; frame = {esc(', '.join(cmp.get('frame', [])))}[/]")
     t = Table(title="outputs (poisoned, launched, read back)")
     for col in ("module", "frame sha256", "deterministic", "uncovered", "non-finite", "outputs uncovered"):
         t.add_column(col)
@@ -53,28 +55,28 @@ def _print_outputs(res: dict, con) -> None:
         f = fr[n]
         t.add_row(n, f["sha256"][0][:16] + "…", "yes" if f["deterministic"] else "[red]NO[/]",
                   str(f["uncovered"]), str(f["nonfinite"]),
-                  ", ".join(f"{k} {v['uncovered']}/{v['elements']}" for k, v in f["outputs"].items()) or "-")
+                  esc(", ".join(f"{k} {v['uncovered']}/{v['elements']}" for k, v in f["outputs"].items()) or "-"))
     con.print(t)
     if cmp["identical"]:
         con.print("[bold green]outputs bit-identical[/]: "
-                  + ", ".join(f"{k} ({v['dtype']}, {v['bytes']} bytes)" for k, v in cmp["outputs"].items()))
+                  + esc(", ".join(f"{k} ({v['dtype']}, {v['bytes']} bytes)" for k, v in cmp["outputs"].items())))
     else:
         t = Table(title="differences (original vs spliced)")
         for col in ("output", "dtype", "differ", "first", "values", "max ULP", "max |Δ|", "max rel", "ULP histogram"):
             t.add_column(col)
         for k, v in cmp["outputs"].items():
             if v["identical"]:
-                t.add_row(k, v["dtype"], "[green]identical[/]", "", "", "", "", "", "")
+                t.add_row(esc(k), esc(v["dtype"]), "[green]identical[/]", "", "", "", "", "", "")
                 continue
             fv = v.get("first_values", {})
             first = v.get("first_xy") or v["first_index"]
-            t.add_row(k, v["dtype"], f"{v['elements_differ']}/{v['elements']}", str(first),
-                      f"{fv.get('original')} vs {fv.get('spliced')}", str(v.get("max_ulp")), _g(v.get("max_abs_err")),
-                      _g(v.get("max_rel_err")), str(v.get("ulp_histogram") or ""))
+            t.add_row(esc(k), esc(v["dtype"]), f"{v['elements_differ']}/{v['elements']}", esc(first),
+                      esc(f"{fv.get('original')} vs {fv.get('spliced')}"), str(v.get("max_ulp")),
+                      _g(v.get("max_abs_err")), _g(v.get("max_rel_err")), esc(v.get("ulp_histogram") or ""))
         con.print(t)
         for k, v in cmp["outputs"].items():
             if v.get("heatmap"):
-                con.print(f"  heatmap {k}: {v['heatmap']}")
+                con.print(f"  heatmap {esc(k)}: {esc(v['heatmap'])}")
 
 
 def _print_stages(res: dict, con) -> None:
@@ -91,20 +93,20 @@ def _print_stages(res: dict, con) -> None:
         shown = ([r for r in rows if not r["equal"]][:12] if fd else []) or rows[-3:]
         for r in shown:
             f = r.get("first")
-            t.add_row(str(r["stage"]), r["name"], f"{r.get('values_differ', 0)}/{r.get('values', 0)}",
+            t.add_row(str(r["stage"]), esc(r["name"]), f"{r.get('values_differ', 0)}/{r.get('values', 0)}",
                       f"{r.get('slots_differ', 0)}/{r.get('slots', 0)}",
-                      f"{f['block']}, {f['wave']}, {f['lane']}, {f['register']} ({f['original']} vs {f['spliced']})"
+                      esc(f"{f['block']}, {f['wave']}, {f['lane']}, {f['register']} ({f['original']} vs {f['spliced']})")
                       if f else "-")
         con.print(t)
         if fd and fd["stage"] == "memory":
-            con.print(f"[bold red]first divergence[/]: {fd['name']} (outputs "
-                      f"{', '.join(fd['first']['outputs'])}: {fd['first']['why']})")
+            con.print(f"[bold red]first divergence[/]: {esc(fd['name'])} (outputs "
+                      f"{esc(', '.join(fd['first']['outputs']))}: {esc(fd['first']['why'])})")
         elif fd:
-            con.print(f"[bold red]first diverging stage[/]: {fd['name']} (stage {fd['stage']})")
+            con.print(f"[bold red]first diverging stage[/]: {esc(fd['name'])} (stage {fd['stage']})")
         else:
             con.print(f"[green]all {len(rows)} stages equal[/]")
         for n in st.get("notes", []):
-            con.print(f"  [yellow]note[/]: {n}")
+            con.print(f"  [yellow]note[/]: {esc(n)}")
 
 
 def _print_harness(res: dict, con) -> None:
@@ -117,9 +119,9 @@ def _print_harness(res: dict, con) -> None:
             t.add_column(col)
         for r in h["rows"]:
             if r.get("skipped"):
-                t.add_row(str(r["cut"]), r["title"], "[yellow]skipped[/]", "-", "-", r["skipped"])
+                t.add_row(str(r["cut"]), esc(r["title"]), "[yellow]skipped[/]", "-", "-", esc(r["skipped"]))
                 continue
-            t.add_row(str(r["cut"]), r["title"], "[green]equal[/]" if r["equal"] else "[red]DIFFERS[/]",
+            t.add_row(str(r["cut"]), esc(r["title"]), "[green]equal[/]" if r["equal"] else "[red]DIFFERS[/]",
                       f"{r['live_outs_differ']}/{r['live_outs']} ({r['threads_differ']}/{r['threads']} threads"
                       + (f" × {r['launches']} launches)" if r.get("launches") else ")"),
                       _memory_cell(r.get("memory")), _first_cell(r.get("first")))
@@ -134,7 +136,7 @@ def _memory_cell(mem) -> str:
     for name, m in mem.items():
         if m["bytes_written"] or m["bytes_differ"]:
             verdict = "same" if m["identical"] else f"[red]{m['bytes_differ']} B differ[/]"
-            parts.append(f"{name}: {m['bytes_written']} B written, {verdict}")
+            parts.append(f"{esc(name)}: {m['bytes_written']} B written, {verdict}")
     return "; ".join(parts) or "nothing written"
 
 
@@ -142,9 +144,9 @@ def _first_cell(f) -> str:
     if not f:
         return "-"
     if "output" in f:
-        return f"{f['output']} at {f['index']}: {f['original']} vs {f['spliced']}"
+        return esc(f"{f['output']} at {f['index']}: {f['original']} vs {f['spliced']}")
     at = f"launch {f['launch']} thread {f['thread']}" if "launch" in f else f"thread {f['thread']}"
-    return f"{f['register']} ({f['role']}{f['index']}) {at}: {f['original']} vs {f['spliced']}"
+    return esc(f"{f['register']} ({f['role']}{f['index']}) {at}: {f['original']} vs {f['spliced']}")
 
 
 def _print_timing(res: dict, con) -> None:
@@ -173,16 +175,16 @@ def _print_roofline(res: dict, con) -> None:
     if rf and "error" not in rf:
         d = rf["device"]
         shape = d["mma"]["op"].split(".")[3]
-        con.print(f"roofline ({d['device']}): ceilings {d['mma']['tflops']:.0f} TFLOP/s ({shape} "
+        con.print(f"roofline ({esc(d['device'])}): ceilings {d['mma']['tflops']:.0f} TFLOP/s ({shape} "
                   f"fp8 mma.sync), copy {d['copy']['bytes_per_s'] / 1e9:.0f} GB/s")
         for n in ("original", "spliced"):
             o = rf[n]
             w = o["work"]
             fl = "-" if o.get("tflops") is None else f"{o['tflops']:.2f} TFLOP/s"
             con.print(f"  {n}: {fl}, {o['gbps']:.1f} GB/s; floor {o['floor_ms']:.4f} ms ({o['bound']}), "
-                      f"{o['of_floor']:.2f}x floor  [dim]flops: {w.get('flops_source')}, bytes: {w['bytes_source']}[/]"
+                      f"{o['of_floor']:.2f}x floor  [dim]flops: {esc(w.get('flops_source'))}, bytes: {esc(w['bytes_source'])}[/]"
                       if o.get("of_floor") else f"  {n}: {fl}, {o['gbps']:.1f} GB/s")
             if w.get("note"):
-                con.print(f"  [yellow]note[/]: {w['note']}")
+                con.print(f"  [yellow]note[/]: {esc(w['note'])}")
     elif rf:
-        con.print(f"[yellow]roofline: {rf['error']}[/]")
+        con.print(f"[yellow]roofline: {esc(rf['error'])}[/]")

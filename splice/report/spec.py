@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import sys
 
+from .console import esc
+
 
 def print_spec(results, want_phases: bool, want_epilogues: bool, want_abi: bool) -> None:
     """``results``: (entry name, spec dict) pairs."""
     from rich.console import Console
 
-    con = Console() if sys.stdout.isatty() else Console(width=200)   # piped: do not truncate
+    con = Console(highlight=False) if sys.stdout.isatty() else Console(width=200, highlight=False)  # piped: do not truncate
     for name, d in results:
         _summary(con, name, d)
         if want_phases:
@@ -30,16 +32,16 @@ def _summary(con, name, d):
     run = d.get("mma_executed")
     looped = any(p.get("loop") for p in d.get("phases", []))
     shown = d.get("display_name") or name
-    con.print(f"[bold]{shown}[/bold]  {d['statements']} statements, "
+    con.print(f"[bold]{esc(shown)}[/bold]  {d['statements']} statements, "
               f"{len(d.get('phases', []))} phases, {d.get('mma_total', 0)} mma"
               + ((f" ({run} executed)" if run is not None else " (some per loop iteration)") if looped else "")
-              + field
-              + (f", weight image {img} bytes (W = {d['weight_field']})" if img else ""))
+              + esc(field)
+              + (f", weight image {img} bytes (W = {esc(d['weight_field'])})" if img else ""))
     from ..analysis.calls import describe
 
     note = describe(d.get("mma_in_calls") or {})
     if note:
-        con.print(f"[yellow]note:[/yellow] {note}")
+        con.print(f"[yellow]note:[/yellow] {esc(note)}")
 
 
 def _r(a, b):
@@ -56,7 +58,7 @@ def _phase_table(con, d):
     extra = any(p.get("form", "mma") != "mma" or p.get("loop") for p in phases)
     t = Table(title="phases", show_lines=False)
     words = (["weight bytes", "bias bytes", "slot"] if d.get("weight_proven", True)
-             else [f"B bytes ({d['weight_field']})" if d.get("weight_field") else "B bytes",
+             else [f"B bytes ({esc(d['weight_field'])})" if d.get("weight_field") else "B bytes",
                    "C bytes", "tid.z stride"])
     cols = ["#", "range"] + (["form", "loop"] if extra else []) + [
         "M", "N", "K", "naive", "mma", "tiles", "grid"] + words + ["B", "C", "epi"]
@@ -71,12 +73,12 @@ def _phase_table(con, d):
         shape_changed = p["naive_shape"] != p["shape"]
         head = [str(p["index"]), _r(p["first"], p["last"])]
         if extra:
-            head += [_form(p), _loop(p)]
+            head += [esc(_form(p)), _loop(p)]
         t.add_row(*head, *map(str, shape),
                   f"[yellow]{naive}[/yellow]" if shape_changed else naive, _mma(p), _tiles(p),
-                  p["grid"], f"{wb[0]}..{wb[1]}" if wb else "–",
+                  esc(p["grid"]), f"{wb[0]}..{wb[1]}" if wb else "–",
                   f"{bb[0]}..{bb[1]}" if bb else "–", str(p["slot_stride"] or "–"),
-                  _src(p["b_source"], d), _src(p["c_source"], d),
+                  esc(_src(p["b_source"], d)), esc(_src(p["c_source"], d)),
                   str(epi[1] - epi[0] + 1) if epi else "0")
     con.print(t)
 
@@ -130,8 +132,8 @@ def _epilogue_table(con, d):
         secs = "; ".join(f"{s['what']} {_r(s['first'], s['last'])} ×{s['count']}"
                          for s in e["sections"])
         top = ", ".join(f"{c} {nm}" for nm, c in list(e["histogram"].items())[:4])
-        t.add_row(f"E{e['index']}", _r(e["first"], e["last"]), str(e["statements"]), e["name"],
-                  secs, top)
+        t.add_row(f"E{e['index']}", _r(e["first"], e["last"]), str(e["statements"]), esc(e["name"]),
+                  esc(secs), esc(top))
     con.print(t)
 
 
@@ -143,6 +145,6 @@ def _abi_table(con, abi):
         for c in ("role", "reg", "type", "value"):
             t.add_column(c)
         for r in abi[side]:
-            t.add_row(f"{r['role']}{r['index']}", r["reg"], r["type"],
-                      abi["values"].get(r["reg"], "") if side == "live_in" else "")
+            t.add_row(f"{r['role']}{r['index']}", esc(r["reg"]), esc(r["type"]),
+                      esc(abi["values"].get(r["reg"], "")) if side == "live_in" else "")
         con.print(t)

@@ -9,15 +9,19 @@ def verdict_line(r) -> str:
     """One line per cut: ``cut 1 phase 8 s1186-s1209: proved equal (48 live-outs, memory)``."""
     s = STYLE.get(r.verdict, "bold")
     tail = f"{len(r.rows)} live-outs and memory" if r.verdict == "proved equal" else r.reason
-    return f"cut {r.cut} {r.title} [dim]({r.abi})[/]: [{s}]{r.verdict}[/] — {tail}"
+    from .console import esc
+
+    return f"cut {r.cut} {esc(r.title)} [dim]({esc(r.abi)})[/]: [{s}]{r.verdict}[/] — {esc(tail)}"
 
 
 def print_verify(plan, results, timings):
     from rich.console import Console
     from rich.table import Table
 
-    con = Console()
-    con.print(f"[bold]splice verify[/] {plan.recipe.path}: {plan.recipe.module} [dim]({plan.entry})[/]")
+    from .console import esc
+
+    con = Console(highlight=False)
+    con.print(f"[bold]splice verify[/] {esc(plan.recipe.path)}: {esc(plan.recipe.module)} [dim]({esc(plan.entry)})[/]")
     for r in results:
         con.print(verdict_line(r))
         bad = r.differing
@@ -27,22 +31,23 @@ def print_verify(plan, results, timings):
         for col in ("output", "", "original", "native"):
             t.add_column(col, overflow="fold")
         for d in bad[:MAX_ROWS]:
-            t.add_row(d.name, "[red]different[/]" if d.definite else "[yellow]?[/]",
-                      f"{d.original}\n[dim]{d.where_original}[/]", f"{d.native}\n[dim]{d.where_native}[/]")
+            t.add_row(esc(d.name), "[red]different[/]" if d.definite else "[yellow]?[/]",
+                      f"{esc(d.original)}\n[dim]{esc(d.where_original)}[/]",
+                      f"{esc(d.native)}\n[dim]{esc(d.where_native)}[/]")
         if len(bad) > MAX_ROWS:
             t.caption = f"{len(bad) - MAX_ROWS} more (--json lists all)"
         con.print(t)
         for d in bad[:3]:
-            con.print(f"  {d.message}")
+            con.print(f"  {esc(d.message)}")
     con.print(f"[dim]plan {timings['plan']:.3f}s, verify {timings['verify']:.3f}s[/]")
     if any(r.verdict == "not proven" for r in results):
-        con.print(f"[yellow]not proven cuts: run the GPU probe (splice probe {plan.recipe.path} --harness)[/]")
+        con.print(f"[yellow]not proven cuts: run the GPU probe (splice probe {esc(plan.recipe.path)} --harness)[/]")
 
 
 def print_verify_lines(results):
     """``splice apply``'s verify section: one line per cut."""
     from rich.console import Console
 
-    con = Console()
+    con = Console(highlight=False)
     for r in results:
         con.print("verify: " + verdict_line(r))

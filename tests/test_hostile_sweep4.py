@@ -255,3 +255,55 @@ def test_consoles_do_not_highlight(tmp_path, monkeypatch, capsys):
         monkeypatch.chdir(tmp_path)
         assert run(argv) == 0, argv
     assert name in capsys.readouterr().out.replace("\n", "")
+
+
+# ---- compile caches: an entry another user planted ----------------------------------------------
+
+@pytest.fixture
+def fake_ptxas(tmp_path, monkeypatch):
+    """SPLICE_PTXAS -> tests/data/tools/fake_ptxas.py; returns the compile log's lines."""
+    from .conftest import ROOT
+
+    exe = tmp_path / "bin" / "ptxas"
+    exe.parent.mkdir()
+    exe.write_text(f"#!/bin/sh\nexec {sys.executable} {ROOT / 'tests' / 'data' / 'tools' / 'fake_ptxas.py'} \"$@\"\n")
+    exe.chmod(0o755)
+    log = tmp_path / "ptxas.log"
+    log.write_text("")
+    monkeypatch.setenv("SPLICE_PTXAS", str(exe))
+    monkeypatch.setenv("FAKE_PTXAS_LOG", str(log))
+    return lambda: log.read_text().splitlines()
+
+
+PTX = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n"
+OTHER_UID = 54321
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
+def test_a_ptxas_cache_entry_of_another_user_is_not_trusted(fake_ptxas, tmp_path):
+    """regression: a well-formed entry (right key, checksum and ELF magic) was trusted whoever
+    wrote it: in a shared $SPLICE_CACHE another user could plant a cubin for a module."""
+    from splice.ptx import sass
+    from splice.ptx.cache import CompileCache
+
+    c = CompileCache(tmp_path / "c")
+    sass.compile_ptx(PTX, "sm_90", 3, cache=c)
+    assert sass.compile_ptx(PTX, "sm_90", 3, cache=c).cached
+    (entry,) = (tmp_path / "c").rglob("*.entry")
+    os.chown(entry, OTHER_UID, OTHER_UID)
+    again = sass.compile_ptx(PTX, "sm_90", 3, cache=c)
+    assert not again.cached and len(fake_ptxas()) == 2
+    assert entry.stat().st_uid == os.geteuid()        # replaced by this user's own
+    assert sass.compile_ptx(PTX, "sm_90", 3, cache=c).cached
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
+@pytest.mark.parametrize("which", ["cubin", "json"])
+def test_a_probe_cubin_of_another_user_is_not_trusted(which, fake_ptxas, tmp_path):
+    from splice.probe.modules import compile_one
+
+    first = compile_one("k", PTX, "sm_90", tmp_path / "probe")
+    assert compile_one("k", PTX, "sm_90", tmp_path / "probe").cached
+    os.chown(first.path.with_suffix("." + which), OTHER_UID, OTHER_UID)
+    assert not compile_one("k", PTX, "sm_90", tmp_path / "probe").cached
+    assert compile_one("k", PTX, "sm_90", tmp_path / "probe").cached

@@ -162,9 +162,13 @@ def compile_one(name: str, text: str, arch: str, cache: Path = CACHE, use_cache:
         res[fn] = {"registers": u.registers, "spill_stores": u.spill_stores, "spill_loads": u.spill_loads,
                    "shared": u.shared, "stack": u.stack_frame, "entry": u.is_entry}
     # atomic, with unique temp names: two threads compiling the same text race harmlessly; a
-    # FIFO or link left in the cache's place is removed, not written through
+    # FIFO or link left in the cache's place is removed, not written through, and another
+    # user's file too (write_atomic would keep its owner, and it would never be trusted)
+    from ..ptx.cache import ours
+
     for p in (cub, meta):
-        if p.is_symlink() or (p.exists() and not p.is_file() and not p.is_dir()):
+        if p.is_symlink() or (p.exists() and not p.is_file() and not p.is_dir()) or \
+                (p.is_file() and not ours(p.stat())):
             p.unlink()
     write_atomic(cub, c.cubin)
     write_atomic(meta, json.dumps({"key": key, "cubin_len": len(c.cubin),
@@ -178,10 +182,12 @@ def _cached_cubin(cub: Path, meta: Path, key: str) -> Optional[dict]:
     import json
 
     from ..errors import SpliceError
-    from ..ptx.cache import ELF_MAGIC
+    from ..ptx.cache import ELF_MAGIC, ours
     from ..util import read_input
 
     try:
+        if not (ours(os.stat(meta)) and ours(os.stat(cub))):   # planted by another user: recompiled
+            return None
         head = json.loads(read_input(meta, 1 << 20))
         blob = read_input(cub, 1 << 30)
     except (OSError, SpliceError, ValueError, RecursionError):

@@ -194,7 +194,7 @@ def _read_entry(p: Path, limit: int) -> Optional[bytes]:
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit or not ours(st):
             return None
         with os.fdopen(os.dup(fd), "rb") as fh:
             return fh.read(limit + 1)
@@ -202,6 +202,16 @@ def _read_entry(p: Path, limit: int) -> Optional[bytes]:
         return None
     finally:
         os.close(fd)
+
+
+def ours(st: os.stat_result) -> bool:
+    """An entry this user wrote.  The checksum in an entry proves it whole, not who made it:
+    anyone who can write into a shared ``$SPLICE_CACHE`` (``/tmp/cache``) can compute the key of
+    a module and plant a well-formed entry with a cubin of their own, which the probe would then
+    load onto the GPU as the module under test.  Another user's entry is a miss, recompiled and
+    replaced by this user's own."""
+    geteuid = getattr(os, "geteuid", None)
+    return geteuid is None or st.st_uid == geteuid()
 
 
 #: what each header field of an entry must be: an entry written by another version (or by hand)

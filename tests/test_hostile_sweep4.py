@@ -307,3 +307,28 @@ def test_a_probe_cubin_of_another_user_is_not_trusted(which, fake_ptxas, tmp_pat
     os.chown(first.path.with_suffix("." + which), OTHER_UID, OTHER_UID)
     assert not compile_one("k", PTX, "sm_90", tmp_path / "probe").cached
     assert compile_one("k", PTX, "sm_90", tmp_path / "probe").cached
+
+
+# ---- analysis whose size grows as the square of the kernel --------------------------------------
+
+def _skip_chain(n: int) -> str:
+    """n blocks, each skipping or taking one ``add`` of %r1: n/2 definitions reach each use."""
+    body = "".join(f"L{i}:\n\t@%p1 bra L{i + 1};\n\tadd.s32 %r1, %r1, 1;\n" for i in range(n))
+    return (".version 8.7\n.target sm_90\n.address_size 64\n\n.visible .entry k(.param .u64 p0)\n{\n"
+            f"\t.reg .b32 %r<4>;\n\t.reg .pred %p<2>;\n{body}L{n}:\n\tret;\n}}\n")
+
+
+def test_notes_refuses_a_def_use_web_past_its_bound(tmp_path, monkeypatch, capsys):
+    """regression: ``notes`` built every (definition, use) pair through joins of paths: 200k
+    such blocks took more than 8 GB (MemoryError traceback, exit 1), 20k three minutes.  The
+    pairs are counted as they are made; past the bound the run stops at the use that crossed it.
+    (Here the bound is lowered so that a small kernel shows it.)"""
+    from splice.analysis import notes_facts
+
+    monkeypatch.setattr(notes_facts, "MAX_JOINED_PAIRS", 5000, raising=False)
+    (tmp_path / "m.ptx").write_text(_skip_chain(400))       # 80k pairs
+    err = refused(capsys, run(["notes", str(tmp_path / "m.ptx")]), "m.ptx:", "pairs through joins of paths",
+                  "splice's limit")
+    assert "add.s32 %r1, %r1, 1;" in err       # the statement is quoted, caret under it
+    (tmp_path / "s.ptx").write_text(_skip_chain(40))        # 800 pairs: notes as before
+    assert run(["notes", str(tmp_path / "s.ptx")]) == 0

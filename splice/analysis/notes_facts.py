@@ -59,6 +59,23 @@ def _stores(acc) -> bool:
     atomic or surface write (the roles memory table's effect), not a copy (memory to memory)."""
     return acc is not None and acc.effect in (WRITE, READ_WRITE) and acc.kind != "cp"
 
+#: the most (definition, use) pairs the forward def-use map holds through joins of paths.  Their
+#: number can grow as the square of the kernel: n blocks that each skip or take one ``add`` of
+#: the same register leave n/2 definitions reaching each of n uses (200k blocks: more than 8 GB
+#: and a MemoryError; 20k: 3 minutes).  The stand-ins need 24k pairs in all, the largest corpus
+#: kernels fewer than 100k.
+MAX_JOINED_PAIRS = 4_000_000
+
+
+def _too_many_joins(k, key: str, pos: int, here: int):
+    from ..errors import SpliceError
+
+    st = k.stmts[pos]
+    raise SpliceError(f"{k.name}: more than {MAX_JOINED_PAIRS} (definition, use) pairs through joins of "
+                      f"paths (s{st.n} reads {k.display(key)} from {here} definitions): too many to "
+                      "draft notes from (splice's limit)", k.path, st.line)
+
+
 class Facts:
     def __init__(self, k):
         self.k = k
@@ -80,6 +97,7 @@ class Facts:
         rd = self.prov.reaching_def
         def_pos = self.prov.def_pos
         reach = None    # every definition that may reach a use, where no single one does
+        joined = 0      # (definition, use) pairs through joins: bounded, see MAX_JOINED_PAIRS
         for pos, us in enumerate(self.uses):
             for key in us:
                 use_pos[key].append(pos)
@@ -91,7 +109,11 @@ class Facts:
                         from .reaching import Reaching
 
                         reach = Reaching(k)
-                    for d in reach.defs(key, pos):
+                    ds = reach.defs(key, pos)
+                    joined += len(ds)
+                    if joined > MAX_JOINED_PAIRS:
+                        _too_many_joins(k, key, pos, len(ds))
+                    for d in ds:
                         users[(key, d)].append(pos)
         self.users = users
         self.use_pos = use_pos

@@ -332,3 +332,45 @@ def test_notes_refuses_a_def_use_web_past_its_bound(tmp_path, monkeypatch, capsy
     assert "add.s32 %r1, %r1, 1;" in err       # the statement is quoted, caret under it
     (tmp_path / "s.ptx").write_text(_skip_chain(40))        # 800 pairs: notes as before
     assert run(["notes", str(tmp_path / "s.ptx")]) == 0
+
+
+# ---- probe spec fills whose numbers cannot be drawn ----------------------------------------------
+
+FILLS = [
+    # regression: OverflowError/ValueError tracebacks from numpy on the GPU run, after the build
+    ("f32", "{rule: uniform, range: [.nan, 1]}", "range", "not a finite number"),
+    ("f32", "{rule: uniform, range: [-.inf, .inf]}", "range", "not a finite number"),
+    ("f32", "{rule: uniform, range: [5, 1]}", "range", "is empty"),
+    ("u8", "{rule: uniform, range: [5, 1]}", "range", "is empty"),
+    ("s32", "{rule: integers, range: [0, 99999999999999999999999]}", "range", "goes beyond s32"),
+    ("s32", "{rule: integers, range: [1.5, 1.7]}", "range", "holds no integer"),
+    ("s32", "{rule: uniform, range: [-.inf, 1]}", "range", "not a finite number"),
+    ("s32", "{rule: arange, start: .nan, step: 1}", "start", "not a finite number"),
+    ("s32", "{rule: arange, start: 0.5, step: 1}", "start", "whole numbers"),
+    ("f32", "{rule: from, path: spec.yaml}", "path", "is not a .npy array"),
+    ("f32", "{rule: weight_image, f16_regions: [{lo: 0, hi: 8, range: [.nan, 1]}]}", "range", "finite numbers"),
+    # regression: silent: NaN stored as INT_MIN, 1e23 clipped to INT_MAX, a NaN normal fill
+    ("s32", "{rule: constant, value: .nan}", "value", "not a finite number"),
+    ("s32", "{rule: constant, value: 99999999999999999999999}", "value", "is not a s32"),
+    ("u8", "{rule: constant, value: -1}", "value", "is not a u8"),
+    ("f32", "{rule: normal, mean: .nan, std: 1}", "mean", "not a finite number"),
+    ("f32", "{rule: normal, mean: 0, std: .inf}", "std", "not a finite number"),
+]
+
+
+@pytest.mark.parametrize("dtype, fill, key, says", FILLS, ids=[f"{d} {f}" for d, f, _, _ in FILLS])
+def test_a_fill_that_cannot_be_drawn_is_refused_with_the_spec(dtype, fill, key, says, work, no_gpu, capsys):
+    text = SPEC.replace("dtype: f32, shape: [1024], role: input}",
+                        f"dtype: {dtype}, shape: [1024], role: input, fill: {fill}}}")
+    (work / "s2.yaml").write_text(text)
+    err = refused(capsys, run(["probe", "s2.yaml", "tiny.ptx"]), "s2.yaml:8:", f"params[0].fill.", says)
+    assert "cupy" not in err
+
+
+@pytest.mark.parametrize("dtype, fill", [("f32", "{rule: constant, value: .nan}"), ("s8", "{rule: integers, range: [-128, 127]}"),
+                                         ("u64", "{rule: arange, start: 0, step: 3}"), ("f16", "{rule: uniform, range: [-1, 1]}")])
+def test_fills_that_can_be_drawn_still_pass(dtype, fill, work, no_gpu, capsys):
+    text = SPEC.replace("dtype: f32, shape: [1024], role: input}",
+                        f"dtype: {dtype}, shape: [1024], role: input, fill: {fill}}}")
+    (work / "s2.yaml").write_text(text)
+    refused(capsys, run(["probe", "s2.yaml", "tiny.ptx"]), "needs cupy")

@@ -315,6 +315,9 @@ def _fill(c: _Ctx, d: Any, where: str, base: Path, holder=None) -> Fill:
             raise c.err(f"{where}.path", f"no such file {p!r}", d, "path")
         if not Path(path).is_file():   # a FIFO or /dev/zero would hang or flood np.load on the GPU run
             raise c.err(f"{where}.path", f"{p!r} is not a regular file (a .npy array)", d, "path")
+        with open(path, "rb") as fh:   # np.load on the GPU run: a ValueError traceback for anything else
+            if fh.read(6) != b"\x93NUMPY":
+                raise c.err(f"{where}.path", f"{p!r} is not a .npy array (numpy.save writes one)", d, "path")
     value = d.get("value", 0)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise c.err(f"{where}.value", f"expected a number, got {value!r}", d, "value")
@@ -328,6 +331,50 @@ def _fill(c: _Ctx, d: Any, where: str, base: Path, holder=None) -> Fill:
                 step=c.num(d.get("step", 1.0), f"{where}.step", d, "step"), path=path)
 
 
+def _check_fill(c: _Ctx, fill: Fill, t, d, where: str) -> None:
+    """What the fill's numbers must be for its element type ``t``, checked with the spec (before
+    the GPU run, where numpy's ``ValueError``/``OverflowError`` were tracebacks, or worse,
+    silent: ``constant: .nan`` in an s32 buffer stored INT_MIN, ``value: 1e23`` the type's max)."""
+    import math
+
+    fd = d.get("fill") if hasattr(d, "get") else None
+    rule = fill.rule
+
+    def bad(key: str, msg: str):
+        return c.err(f"{where}.fill.{key}", msg, fd if fd is not None else d, key)
+
+    used = {"uniform": ("range",), "integers": ("range",), "normal": ("mean", "std"), "arange": ("start", "step"),
+            "constant": ("value",)}.get(rule, ())
+    nums = {"range": (fill.low, fill.high), "mean": (fill.mean,), "std": (fill.std,), "start": (fill.start,),
+            "step": (fill.step,), "value": (fill.value,)}
+    for key in used:
+        if key == "value" and t.is_float:    # a constant NaN or infinity is a float input like any other
+            continue
+        if not all(math.isfinite(x) for x in nums[key]):
+            raise bad(key, f"{', '.join(str(x) for x in nums[key])}: not a finite number")
+    if rule in ("uniform", "integers") and fill.high < fill.low:
+        raise bad("range", f"[{fill.low:g}, {fill.high:g}] is empty (low above high)")
+    if t.is_float or t.kind == "fp8":
+        return
+    lo, hi = _int_range(t)
+    if rule in ("uniform", "integers"):
+        a, b = math.ceil(fill.low), math.floor(fill.high)
+        if a > b:
+            raise bad("range", f"[{fill.low:g}, {fill.high:g}] holds no integer")
+        if a < lo or b > hi:
+            raise bad("range", f"[{a}, {b}] goes beyond {t.name} ({lo}..{hi})")
+    if rule == "constant" and not (lo <= fill.value <= hi and fill.value == int(fill.value)):
+        raise bad("value", f"{fill.value!r} is not a {t.name} ({lo}..{hi})")
+    if rule == "arange" and not all(float(x).is_integer() and abs(x) < 2 ** 63 for x in (fill.start, fill.step)):
+        raise bad("start" if not float(fill.start).is_integer() or abs(fill.start) >= 2 ** 63 else "step",
+                  f"an integer arange needs whole numbers below 2^63, got start {fill.start:g}, step {fill.step:g}")
+
+
+def _int_range(t) -> tuple:
+    bits = 8 * t.size
+    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if t.kind == "int" else (0, (1 << bits) - 1)
+
+
 def _region(c: _Ctx, r, w: str) -> Region:
     lo = c.int(c.need(r, "lo", w) and r, "lo", f"{w}.lo")
     hi = c.int(r, "hi", f"{w}.hi")
@@ -337,6 +384,8 @@ def _region(c: _Ctx, r, w: str) -> Region:
         raise c.err(f"{w}.lo", "f16 regions must be 2-byte aligned", r, "lo")
     c.need(r, "range", w)
     low, high = c.pair(r, "range", w)
+    if not (low <= high and abs(low) < float("inf") and abs(high) < float("inf")):   # NaN fails both
+        raise c.err(f"{w}.range", f"[{low:g}, {high:g}]: expected finite numbers, low <= high", r, "range")
     return Region(lo, hi, low, high, str(r.get("what", "")))
 
 
@@ -417,6 +466,8 @@ def _buffer(c: _Ctx, d, where: str, name: str, offset: int, legacy: bool, base: 
     if align & (align - 1):
         raise c.err(f"{where}.align", f"{align} is not a power of two", d, "align")
     fill = _fill(c, d["fill"], f"{where}.fill", base, d) if "fill" in d else None
+    if fill is not None:
+        _check_fill(c, fill, t, d, where)
     role = d.get("role")
     if role is None:
         role = "output" if (legacy and fill is not None and fill.rule == "zeros") else "input"
@@ -449,6 +500,8 @@ def _image(c: _Ctx, d, where: str, name: str, offset: int, kind: str, base: Path
         raise c.err(f"{where}.format", f"{fmt!r} is not one of {', '.join(FORMATS)}", d, "format")
     t = dt.TYPES[FORMATS[fmt][0]]
     fill = _fill(c, d["fill"], f"{where}.fill", base, d) if "fill" in d else None
+    if fill is not None:
+        _check_fill(c, fill, t, d, where)
     line, col = getattr(d, "line", 0), getattr(d, "column", 0)
     if kind == "texture":
         if fill is None:

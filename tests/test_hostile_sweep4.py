@@ -374,3 +374,22 @@ def test_fills_that_can_be_drawn_still_pass(dtype, fill, work, no_gpu, capsys):
                         f"dtype: {dtype}, shape: [1024], role: input, fill: {fill}}}")
     (work / "s2.yaml").write_text(text)
     refused(capsys, run(["probe", "s2.yaml", "tiny.ptx"]), "needs cupy")
+
+
+def test_a_module_of_empty_lines_costs_8_bytes_a_line():
+    """regression: the line-start table was built as a list of ints (36 bytes a line at the
+    peak) before it became an array: 50M empty lines took 2.4 GB to print the stats of a 50 MB
+    file.  Measured with tracemalloc (Python's own allocations), not the clock."""
+    import tracemalloc
+
+    from splice.ptx.index import SourceLines
+
+    text = "\n" * 1_000_000
+    tracemalloc.start()
+    try:
+        sl = SourceLines(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(sl.starts) == 1_000_001 and sl.line_of(500_000) == 500_001
+    assert peak < 12 * 1_000_000, peak        # 8 bytes a line (and the array's growth), not 36

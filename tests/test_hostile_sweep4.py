@@ -393,3 +393,19 @@ def test_a_module_of_empty_lines_costs_8_bytes_a_line():
         tracemalloc.stop()
     assert len(sl.starts) == 1_000_001 and sl.line_of(500_000) == 500_001
     assert peak < 12 * 1_000_000, peak        # 8 bytes a line (and the array's growth), not 36
+
+
+# ---- native scratch: bounded in all, not per range -----------------------------------------------
+
+@pytest.mark.parametrize("head, says", [
+    # regression: each range was bounded (65536), not their sum: 200 ranges, 13M names, 10 GB
+    ("// splice-native:\n//   scratch: {" + ", ".join(f"r{i}<65536>: .b32" for i in range(200)) + "}\n\n",
+     "in all (at most 65536)"),
+    # regression: a body's .reg range was expanded name by name: %x<4294967296> took 16 GB
+    (".reg .b32 %x<4294967296>;\n", "scratch registers in all (at most 65536)"),
+    ("{\n.reg .b32 %y<40000>;\n}\n.reg .b32 %x<40000>;\n", "80000 scratch registers in all"),
+], ids=["header ranges", "body range", "nested and flat"])
+def test_native_scratch_is_bounded_in_all(head, says, work, capsys):
+    (work / "n.ptx").write_text(head + TINY_SWAPPED)
+    refused(capsys, run(["apply", "r.yaml", "--no-ptxas", "-o", "o.ptx"]), "n.ptx:", says)
+    assert not (work / "o.ptx").exists()

@@ -39,7 +39,8 @@ _WRAP_POST = "\n}\n"
 
 _TEMPLATE = re.compile(r"\{\{(.*?)\}\}")
 _HEADER = re.compile(r"^\s*//\s*splice-native\s*:")
-MAX_SCRATCH = 1 << 16     # scratch registers one range may declare (a phase uses a few dozen)
+MAX_SCRATCH = 1 << 16     # scratch registers a header, or a body's .reg lines, may declare in all
+                          # (a phase uses a few dozen)
 _SCRATCH_RANGE = re.compile(r"^%?([A-Za-z_$][\w$]*)<(\d{1,40})>$")
 
 REG_WIDTH = {
@@ -257,9 +258,10 @@ def _scratch_from_header(spec, path, line) -> dict:
         mt = _SCRATCH_RANGE.match(str(name))
         if mt:
             count = int(mt.group(2))
-            if count > MAX_SCRATCH:     # expanded one name per register: 10^11 would never end
-                raise SpliceError(f"scratch register range {name!r}: {count} registers (at most {MAX_SCRATCH})",
-                                  path, line)
+            if len(out) + count > MAX_SCRATCH:     # expanded one name per register: 10^11 would never
+                # end, nor would 200 ranges of 65536 (13M names, 10 GB): the bound is the header's total
+                raise SpliceError(f"scratch register range {name!r}: {count} registers, "
+                                  f"{len(out) + count} in all (at most {MAX_SCRATCH})", path, line)
             for k in range(count):
                 out[f"%{mt.group(1)}{k}"] = typ
         else:
@@ -300,6 +302,9 @@ def _collect_body(items, out: list, scratch: dict, path: str, env: dict, nested:
                                   + (" (outside a { } call sequence)" if it.space == ".param" else ""),
                                   path, it.line - _WRAP_LINES)
             for d in it.declarators:
+                if d.count is not None and len(scratch) + d.count > MAX_SCRATCH:   # %x<4294967296>: 16 GB
+                    raise SpliceError(f".reg {d.name}<{d.count}>: {len(scratch) + d.count} scratch registers in all "
+                                      f"(at most {MAX_SCRATCH})", path, it.line - _WRAP_LINES)
                 names = [f"{d.name}{k}" for k in range(d.count)] if d.count is not None else [d.name]
                 for name in names:
                     _declare(name, it.type, scratch, env, nested)

@@ -409,3 +409,24 @@ def test_native_scratch_is_bounded_in_all(head, says, work, capsys):
     (work / "n.ptx").write_text(head + TINY_SWAPPED)
     refused(capsys, run(["apply", "r.yaml", "--no-ptxas", "-o", "o.ptx"]), "n.ptx:", says)
     assert not (work / "o.ptx").exists()
+
+
+def test_a_report_dir_that_cannot_be_made_is_refused_before_the_gpu(work, no_gpu, capsys):
+    """regression: ``--report-dir tiny.ptx/sub`` (under a file) passed the check, which looked
+    only at a path that exists; ``mkdir`` failed after the whole GPU run."""
+    err = refused(capsys, run(["probe", "spec.yaml", "tiny.ptx", "--report-dir", "tiny.ptx/sub/deeper"]),
+                  "--report-dir:", "tiny.ptx is a file, not a directory")
+    assert "cupy" not in err
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write into any directory")
+def test_a_report_dir_under_a_read_only_directory_is_refused_before_the_gpu(work, no_gpu, capsys):
+    ro = work / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        err = refused(capsys, run(["probe", "spec.yaml", "tiny.ptx", "--report-dir", "ro/reports"]),
+                      "cannot create it under", "permission denied")
+    finally:
+        ro.chmod(0o755)
+    assert "cupy" not in err

@@ -53,9 +53,26 @@ def _options(args):
     rd = args.report_dir
     if rd is not None and os.path.exists(rd) and not os.path.isdir(rd):   # known now, not after the GPU run
         raise SpliceError("--report-dir: not a directory (the probe writes its reports into it)", rd)
+    if rd is not None:
+        _creatable(rd)
     return ProbeOptions(runs=args.runs, warmup=args.warmup, graph=args.graph, stages=args.stages,
                         harness=args.harness, compile_cache=not args.no_cache,
                         profile=bool(getattr(args, "profile", False)), ncu=bool(getattr(args, "ncu", False)))
+
+
+def _creatable(rd: str) -> None:
+    """``--report-dir`` under a file, or under a directory this user cannot write (``/proc/x``,
+    a read-only mount): known before the GPU run, where ``mkdir`` failed only after it."""
+    here = os.path.abspath(rd)
+    while not os.path.lexists(here):
+        here = os.path.dirname(here)
+    if not os.path.isdir(here):
+        raise SpliceError(f"--report-dir: {here} is a file, not a directory", rd)
+    if here != os.path.abspath(rd):       # it will be created under here
+        if not os.access(here, os.W_OK | os.X_OK):
+            raise SpliceError(f"--report-dir: cannot create it under {here}: permission denied", rd)
+    elif not os.access(here, os.W_OK | os.X_OK):
+        raise SpliceError("--report-dir: cannot write into it: permission denied", rd)
 
 
 def write_maps(maps: dict, report_dir: Path, stem: str, inputs=()) -> dict:

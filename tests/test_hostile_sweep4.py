@@ -430,3 +430,11 @@ def test_a_report_dir_under_a_read_only_directory_is_refused_before_the_gpu(work
     finally:
         ro.chmod(0o755)
     assert "cupy" not in err
+
+
+@pytest.mark.parametrize("argv", [["--runs", "99999999999"], ["--warmup", "10000001"]], ids=lambda a: a[0])
+def test_a_run_count_past_the_bound_is_refused_before_the_gpu(argv, work, no_gpu, capsys):
+    """regression: ``--runs 99999999999`` passed (only negatives were refused): the timing loop
+    would have launched frames for days on the GPU box."""
+    err = refused(capsys, run(["probe", "spec.yaml", "tiny.ptx", *argv]), f"{argv[0]} {argv[1]}: at most 1000000")
+    assert "cupy" not in err

@@ -38,6 +38,11 @@ def _jsonable(o):
     return o
 
 
+#: the most timed (or warm-up) rounds one probe runs: a round is a frame or two, so a million
+#: rounds is already hours for a slow kernel
+MAX_RUNS = 1_000_000
+
+
 def _options(args):
     from ..probe.session import ProbeOptions
 
@@ -45,6 +50,8 @@ def _options(args):
         v = getattr(args, name)
         if v < 0:
             raise SpliceError(f"--{name} {v}: must be 0 or more", args.target)
+        if v > MAX_RUNS:    # --runs 99999999999: a typo that would time frames for days
+            raise SpliceError(f"--{name} {v}: at most {MAX_RUNS}", args.target)
     if args.graph and args.runs == 0:    # graph replay is timed with the runs: none, nothing timed
         raise SpliceError("--graph times CUDA-graph replay over the --runs: --runs 0 times nothing", args.target)
     for flag, v in (("--entry", args.entry), ("-o", args.output)):

@@ -451,3 +451,76 @@ def test_index_range_naming_no_statement_is_refused(rng, work, capsys):
 def test_index_range_past_the_end_lists_what_exists(work, capsys):
     assert run(["index", "tiny.ptx", "--range", "s15-s100"]) == 0
     assert capsys.readouterr().out.startswith("s15 L")
+
+
+# ---- Lark's grammar cache: a pickle, never from a directory others write -------------------------
+
+_BUILD = "from splice.ptx.parser import lark_parser; lark_parser()"
+
+
+class _Payload:
+    """Unpickled, it creates the file ``MARKER`` names: the proof that a planted cache ran code."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def _build_grammar(env_extra: dict):
+    import subprocess
+
+    from .conftest import ROOT
+
+    env = {**os.environ, **env_extra}
+    r = subprocess.run([sys.executable, "-c", _BUILD], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_the_grammar_cache_is_not_read_from_tmpdir(tmp_path):
+    """regression: Lark's default cache is ``$TMPDIR/.lark_cache_<user>_<sha>_<py>.tmp``, a name
+    anyone can compute in a directory anyone can write, and Lark unpickles it (before checking
+    its checksum): another user of a shared /tmp could plant one and run code as whoever parses a
+    module next.  Here: after one build nothing of Lark's is in TMPDIR; were it there, the planted
+    payload would run on the next build."""
+    import pickle
+
+    tmp, marker = tmp_path / "tmp", tmp_path / "PWNED"
+    tmp.mkdir()
+    env = {"TMPDIR": str(tmp), "SPLICE_CACHE": str(tmp_path / "cache")}
+    _build_grammar(env)
+    planted = list(tmp.glob(".lark_*"))
+    for f in planted:
+        f.write_bytes(b"0\n" + pickle.dumps(_Payload(str(marker))))
+    _build_grammar(env)
+    assert not marker.exists() and not planted
+    assert (tmp_path / "cache" / "lark" / "grammar.pickle").is_file()       # the cache is kept, privately
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
+def test_a_grammar_cache_planted_by_another_user_is_not_loaded(tmp_path):
+    import pickle
+
+    marker = tmp_path / "PWNED"
+    lark_dir = tmp_path / "cache" / "lark"
+    lark_dir.mkdir(parents=True, mode=0o700)
+    f = lark_dir / "grammar.pickle"
+    f.write_bytes(b"0\n" + pickle.dumps(_Payload(str(marker))))
+    os.chown(f, OTHER_UID, OTHER_UID)
+    _build_grammar({"SPLICE_CACHE": str(tmp_path / "cache"), "TMPDIR": str(tmp_path)})
+    assert not marker.exists()
+    assert f.stat().st_uid == os.geteuid()        # replaced by this user's own build
+
+
+def test_no_grammar_cache_in_a_folder_others_may_write(tmp_path, monkeypatch):
+    from splice.ptx.cache import grammar_cache
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)        # SPLICE_CACHE=/tmp/shared: anyone could swap lark/ for their own
+    monkeypatch.setenv("SPLICE_CACHE", str(shared))
+    assert grammar_cache() is False
+    shared.chmod(0o755)
+    assert grammar_cache() == str(shared / "lark" / "grammar.pickle")
+    assert (shared / "lark").stat().st_mode & 0o777 == 0o700

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
+from ..errors import SpliceError
+
 __all__ = ["CompileCache", "default_cache", "default_cache_dir"]
 
 MAGIC = b"SPLICE-PTXAS-1\n"
@@ -41,7 +43,6 @@ def default_cache_dir(env=None) -> Path:
     """``$SPLICE_CACHE`` > ``$XDG_CACHE_HOME/splice`` > ``~/.cache/splice``."""
     env = os.environ if env is None else env
     if env.get("SPLICE_CACHE"):
-        from ..errors import SpliceError
         from ..util import user_path
 
         try:
@@ -50,6 +51,43 @@ def default_cache_dir(env=None) -> Path:
             raise SpliceError(f"SPLICE_CACHE: {exc.message}") from None
     base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
     return Path(base) / "splice"
+
+
+def grammar_cache() -> "str | bool":
+    """Where Lark keeps the built PTX grammar (``Lark(cache=...)``), or False for no cache.
+
+    Lark's own default is ``$TMPDIR/.lark_cache_<user>_<sha>_<python>.tmp``, a name anyone can
+    compute, in a directory anyone can write, and Lark *unpickles* that file (its first
+    ``pickle.load`` runs before the checksum is compared): another user of a shared ``/tmp``
+    could plant one and run code as whoever parses a module next.  Here the file lives in
+    splice's cache folder, in a ``lark`` directory that must be this user's own and writable by
+    no one else; a file there that is not this user's own, or that group or others may write, is
+    removed before Lark sees it.  Anything else (the folder cannot be made, belongs to someone
+    else) means no grammar cache: the grammar is built each run, slower but never loaded from a
+    stranger's file."""
+    import stat
+
+    try:
+        d = default_cache_dir() / "lark"
+        d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        up = os.lstat(d.parent)     # a folder others may write: they could swap `lark` for their own
+        if not stat.S_ISDIR(up.st_mode) or not ours(up) or up.st_mode & 0o022:
+            return False
+        st = os.lstat(d)
+        if not stat.S_ISDIR(st.st_mode) or not ours(st):
+            return False
+        if st.st_mode & 0o077:      # private: then the file's own mode (umask 002) does not matter
+            os.chmod(d, 0o700)
+        f = d / "grammar.pickle"
+        try:
+            st = os.lstat(f)
+        except FileNotFoundError:
+            return str(f)
+        if not stat.S_ISREG(st.st_mode) or not ours(st):
+            f.unlink()
+        return str(f)
+    except (OSError, SpliceError):
+        return False
 
 
 def default_cache(enabled: bool = True) -> Optional["CompileCache"]:

@@ -54,9 +54,11 @@ def lark_parser():
     sees few statements anyway.)"""
     from lark import Lark
 
+    from .cache import grammar_cache    # not Lark's $TMPDIR default: it unpickles that file
+
     return Lark(_grammar_text(), parser="lalr", lexer="contextual",
                 start=["module", "top_chunk", "body_items", "section_items"], propagate_positions=True,
-                maybe_placeholders=False, cache=True)
+                maybe_placeholders=False, cache=grammar_cache())
 
 
 def build_grammar():

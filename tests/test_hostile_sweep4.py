@@ -524,3 +524,23 @@ def test_no_grammar_cache_in_a_folder_others_may_write(tmp_path, monkeypatch):
     shared.chmod(0o755)
     assert grammar_cache() == str(shared / "lark" / "grammar.pickle")
     assert (shared / "lark").stat().st_mode & 0o777 == 0o700
+
+
+SEQ_SPEC = ("name: tiny\nptx: tiny.ptx\nentry: tiny\nlaunch:\n  grid: [1]\n  block: [32]\n"
+            "  sequence: [{k: 0}, {k: VALUE}]\nparams:\n"
+            "- {name: param_0, kind: buffer, dtype: f32, shape: [1024], role: input}\n"
+            "- {name: param_1, kind: buffer, dtype: f32, shape: [1024], role: output}\n")
+
+
+@pytest.mark.parametrize("value, says", [(".nan", "expected an integer, got nan"), ("1.5", "expected an integer, got 1.5"),
+                                         ("1000000000000000000000000000000", "does not fit .s32")])
+def test_a_sequence_override_is_checked_like_the_value(value, says, work, no_gpu, capsys):
+    """regression: ``launch.sequence: [{k: .nan}]`` for an s32 scalar passed (only "a number" was
+    checked): ``int(nan)`` was a ValueError traceback on the GPU run, 1.5 became 1, 10^30 wrapped."""
+    src = (work / "tiny.ptx").read_text()
+    (work / "k.ptx").write_text(src.replace(".param .u64 tiny_param_1\n", ".param .u64 tiny_param_1,\n\t.param .u32 tiny_param_2\n"))
+    text = SEQ_SPEC.replace("VALUE", value).replace("ptx: tiny.ptx", "ptx: k.ptx") + \
+        "- {name: k, kind: scalar, dtype: s32, value: 0}\n"
+    (work / "s3.yaml").write_text(text)
+    err = refused(capsys, run(["probe", "s3.yaml", "k.ptx"]), "s3.yaml:7:", "launch.sequence[1].k[0]", says)
+    assert "cupy" not in err

@@ -389,6 +389,18 @@ def _region(c: _Ctx, r, w: str) -> Region:
     return Region(lo, hi, low, high, str(r.get("what", "")))
 
 
+def _scalar_value(c: _Ctx, t, v, where: str, holder, key):
+    """One element of a scalar's value (or of a ``launch.sequence`` override of it)."""
+    if t.is_float:
+        return c.num(v, where, holder, key)
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise c.err(where, f"expected an integer, got {v!r}", holder, key)
+    lo = -(1 << (8 * t.size - 1))          # negative unsigned values wrap (-1 = all ones)
+    if not lo <= v < (1 << (8 * t.size)):
+        raise c.err(where, f"{v} does not fit .{t.name}", holder, key)
+    return v
+
+
 def _scalar(c: _Ctx, d, where: str, name: str, offset: int) -> Field:
     raw_t = c.need(d, "dtype", where)
     t = dt.lookup(raw_t)
@@ -400,17 +412,7 @@ def _scalar(c: _Ctx, d, where: str, name: str, offset: int) -> Field:
     vals = value if isinstance(value, list) else [value]
     if not vals:
         raise c.err(f"{where}.value", "empty list", d, "value")
-    out = []
-    for i, v in enumerate(vals):
-        if t.is_float:
-            out.append(c.num(v, f"{where}.value[{i}]", d, "value"))
-            continue
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise c.err(f"{where}.value[{i}]", f"expected an integer, got {v!r}", d, "value")
-        lo = -(1 << (8 * t.size - 1))          # negative unsigned values wrap (-1 = all ones)
-        if not lo <= v < (1 << (8 * t.size)):
-            raise c.err(f"{where}.value[{i}]", f"{v} does not fit .{t.name}", d, "value")
-        out.append(v)
+    out = [_scalar_value(c, t, v, f"{where}.value[{i}]", d, "value") for i, v in enumerate(vals)]
     if offset % t.size:
         raise c.err(f"{where}.offset", f"{offset} is not {t.size}-byte aligned", d, "offset")
     return Field(name, offset, "scalar", t.size * len(out), dtype=t.name, value=tuple(out),
@@ -649,6 +651,9 @@ def _sequence(c: _Ctx, launch, params) -> tuple:
             vals = v if isinstance(v, list) else [v]
             if len(vals) != n or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in vals):
                 raise c.err(f"{w}.{k}", f"expected {n} number(s) like the parameter's value", step, k)
+            t = dt.TYPES[scalars[k].dtype]     # checked as the value itself: .nan or 1.5 in an s32, 10^30
+            for j, x in enumerate(vals):       # were a traceback, a truncation and a wrap on the GPU run
+                _scalar_value(c, t, x, f"{w}.{k}[{j}]", step, k)
         out.append(tuple(sorted((k, tuple(v if isinstance(v, list) else [v])) for k, v in step.items())))
     return tuple(out)
 

@@ -544,3 +544,16 @@ def test_a_sequence_override_is_checked_like_the_value(value, says, work, no_gpu
     (work / "s3.yaml").write_text(text)
     err = refused(capsys, run(["probe", "s3.yaml", "k.ptx"]), "s3.yaml:7:", "launch.sequence[1].k[0]", says)
     assert "cupy" not in err
+
+
+@pytest.mark.parametrize("kind", ["texture", "surface"])
+@pytest.mark.parametrize("wh, key", [("width: 99999999999, height: 1", "width"), ("width: 1, height: 65537", "height")])
+def test_an_image_past_cudas_2d_limits_is_refused_with_the_spec(kind, wh, key, work, no_gpu, capsys):
+    """regression: a texture or surface of 10^11 x 10^11 texels passed the spec check; its texels
+    were built on the host on the GPU run (a MemoryError traceback)."""
+    fill = ", fill: {rule: zeros}" if kind == "texture" else ""
+    text = SPEC.replace("{name: param_0, kind: buffer, dtype: f32, shape: [1024], role: input}",
+                        f"{{name: param_0, kind: {kind}, {wh}, format: rgba32f{fill}}}")
+    (work / "s4.yaml").write_text(text)
+    err = refused(capsys, run(["probe", "s4.yaml", "tiny.ptx"]), f"params[0].{key}:", f"CUDA allows a 2-D {kind}")
+    assert "cupy" not in err

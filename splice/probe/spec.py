@@ -494,9 +494,16 @@ def _pos(c: _Ctx, x, where: str, holder) -> int:
     return x
 
 
+#: CUDA's 2-D texture and surface limits (maxTexture2D, maxSurface2D; every arch since sm_50)
+MAX_IMAGE = (131072, 65536)
+
+
 def _image(c: _Ctx, d, where: str, name: str, offset: int, kind: str, base: Path) -> Field:
     width = c.int(c.need(d, "width", where) and d, "width", f"{where}.width", 1)
     height = c.int(c.need(d, "height", where) and d, "height", f"{where}.height", 1)
+    for key, v, most in (("width", width, MAX_IMAGE[0]), ("height", height, MAX_IMAGE[1])):
+        if v > most:   # 10^11 x 10^11 texels were accepted, then built on the host: a MemoryError traceback
+            raise c.err(f"{where}.{key}", f"{v}: more than the {most} CUDA allows a 2-D {kind}", d, key)
     fmt = d.get("format", "rgba16f")
     if fmt not in FORMATS:
         raise c.err(f"{where}.format", f"{fmt!r} is not one of {', '.join(FORMATS)}", d, "format")

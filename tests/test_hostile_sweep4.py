@@ -440,19 +440,6 @@ def test_a_run_count_past_the_bound_is_refused_before_the_gpu(argv, work, no_gpu
     assert "cupy" not in err
 
 
-@pytest.mark.parametrize("rng", ["s99-s100", "s0", "s0-s2", "99"])
-def test_index_range_naming_no_statement_is_refused(rng, work, capsys):
-    """regression: ``index --range s99-s100`` of a 15-statement kernel printed nothing, exit 0 (a
-    typo looked like an empty kernel); ``s0`` listed from s1."""
-    refused(capsys, run(["index", "tiny.ptx", "--range", rng]), f"--range {rng}: no such statement",
-            "tiny s1-s15")
-
-
-def test_index_range_past_the_end_lists_what_exists(work, capsys):
-    assert run(["index", "tiny.ptx", "--range", "s15-s100"]) == 0
-    assert capsys.readouterr().out.startswith("s15 L")
-
-
 # ---- Lark's grammar cache: a pickle, never from a directory others write -------------------------
 
 _BUILD = "from splice.ptx.parser import lark_parser; lark_parser()"

@@ -544,3 +544,17 @@ def test_an_image_past_cudas_2d_limits_is_refused_with_the_spec(kind, wh, key, w
     (work / "s4.yaml").write_text(text)
     err = refused(capsys, run(["probe", "s4.yaml", "tiny.ptx"]), f"params[0].{key}:", f"CUDA allows a 2-D {kind}")
     assert "cupy" not in err
+
+
+def test_a_specs_ptx_is_found_next_to_the_spec_before_the_cwd(tmp_path, monkeypatch, no_gpu, capsys):
+    """regression: ``ptx: tiny.ptx`` was looked up in the working directory first: run from a
+    directory holding another ``tiny.ptx``, the probe took that one as the original."""
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "specs" / "tiny.ptx").write_text(TINY)
+    (tmp_path / "specs" / "s.yaml").write_text(SPEC)
+    (tmp_path / "elsewhere" / "tiny.ptx").write_text(
+        TINY.replace(".param .u64 tiny_param_1\n", ".param .u64 tiny_param_1,\n\t.param .u32 extra\n"))
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    err = refused(capsys, run(["probe", "../specs/s.yaml", "../specs/tiny.ptx"]), "needs cupy")
+    assert "param" not in err

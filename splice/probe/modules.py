@@ -106,8 +106,8 @@ def resolve(target: str, module: Optional[str] = None) -> Pair:
         raise SpliceError("a probe spec needs a module: splice probe PROBE.yaml MODULE.ptx", target)
     spec = load_spec(t)
     orig = Path(spec.ptx)
-    if not orig.is_absolute() and not orig.exists():
-        for base in (t.parent, t.parent.parent, ROOT):
+    if not orig.is_absolute():   # next to the spec first, as a recipe's module: not a namesake in the cwd
+        for base in (t.parent, t.parent.parent, Path.cwd(), ROOT):
             if (base / spec.ptx).exists():
                 orig = base / spec.ptx
                 break
@@ -115,8 +115,8 @@ def resolve(target: str, module: Optional[str] = None) -> Pair:
     if not mp.exists():
         raise SpliceError("no such module", module)
     if not orig.is_file():   # named by the spec: the error is the spec's, at its ptx: line
-        raise SpliceError(f"ptx: {spec.ptx!r} is not a file (looked next to the spec, above it and in "
-                          "the repository)", str(t), *spec.where("ptx"))
+        raise SpliceError(f"ptx: {spec.ptx!r} is not a file (looked next to the spec, above it, in the "
+                          "working directory and in the repository)", str(t), *spec.where("ptx"))
     return Pair(f"{spec.name}-{mp.stem}", t, orig, read_text(orig), read_text(mp), str(mp),
                 spec.entry, spec.arch)
 

@@ -558,3 +558,14 @@ def test_a_specs_ptx_is_found_next_to_the_spec_before_the_cwd(tmp_path, monkeypa
     monkeypatch.chdir(tmp_path / "elsewhere")
     err = refused(capsys, run(["probe", "../specs/s.yaml", "../specs/tiny.ptx"]), "needs cupy")
     assert "param" not in err
+
+
+def test_a_loop_in_a_native_is_named_without_a_memory_address(work, capsys):
+    """regression: verify's reason for a native with a loop named the label with its scope's
+    ``id()`` (``$Lsplice1n_LOOP@140472916579712``): a memory address, different on every run."""
+    import re
+
+    (work / "n.ptx").write_text("LOOP:\nbra LOOP;\n" + TINY_SWAPPED)
+    assert run(["verify", "r.yaml", "--json"]) == 3
+    out = capsys.readouterr().out
+    assert "backward branch to $Lsplice1n_LOOP" in out and not re.search(r"@\d{6,}", out)

@@ -208,10 +208,11 @@ class Evaluator:
 
     def _branch(self, st, s, i, labels, pending):
         target = s.operands[0].name if s.operands and isinstance(s.operands[0], m.Sym) else None
+        shown = target.split("@")[0] if target else target   # a nested scope's label@<scope>: its own name
         if target not in labels:
-            raise Unsupported(f"branch to {target}, outside the statements", self.origin(s))
+            raise Unsupported(f"branch to {shown}, outside the statements", self.origin(s))
         if labels[target] < i:
-            raise Unsupported(f"loop: backward branch to {target}", self.origin(s))
+            raise Unsupported(f"loop: backward branch to {shown}", self.origin(s))
         if s.guard is None:
             pending.setdefault(target, []).append(st)
             return None

@@ -569,3 +569,38 @@ def test_a_loop_in_a_native_is_named_without_a_memory_address(work, capsys):
     assert run(["verify", "r.yaml", "--json"]) == 3
     out = capsys.readouterr().out
     assert "backward branch to $Lsplice1n_LOOP" in out and not re.search(r"@\d{6,}", out)
+
+
+@pytest.mark.parametrize("arch", ["'[/x]'", "sm_1", "'sm_90 -o /tmp/x'"])
+def test_a_build_arch_that_is_no_arch_is_refused_with_the_spec(arch, work, no_gpu, capsys):
+    """regression: ``build_arch:`` was checked to be text only: ptxas refused it on the GPU run,
+    and ``[/x]`` in the progress bar's markup was a MarkupError traceback there."""
+    (work / "s5.yaml").write_text(SPEC + f"build_arch: {arch}\n")
+    err = refused(capsys, run(["probe", "s5.yaml", "tiny.ptx"]), "s5.yaml:", "build_arch: not a GPU architecture")
+    assert "cupy" not in err
+
+
+def test_a_build_arch_is_normalised_as_arch_is():
+    from splice.probe.spec import load_spec
+
+    from .conftest import ROOT
+
+    text = (ROOT / "probes" / "gemm_sm80.yaml").read_text() + "build_arch: 90a\n"
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "s.yaml")
+        open(p, "w").write(text.replace("ptx: corpus/", f"ptx: {ROOT}/corpus/"))
+        assert load_spec(p).build_arch == "sm_90a"
+
+
+def test_a_progress_task_is_not_markup():
+    from rich.console import Console
+    from rich.progress import Progress, TextColumn
+
+    from splice.report.probe import RichUI
+
+    con = Console(file=__import__("io").StringIO(), width=120)
+    with Progress(TextColumn("[bold]{task.description}"), console=con) as prog:
+        RichUI(prog).task("compile (ptxas -arch=[/x] -O3)", 1)()
+    assert "[/x]" in con.file.getvalue()

@@ -723,6 +723,15 @@ def parse_spec(data: Any, source: str = "<spec>", base: Optional[Path] = None) -
     for k in ("arch", "build_arch", "notes"):
         if k in data and not isinstance(data[k], str):
             raise c.err(k, f"expected text, got {data[k]!r}", data, k)
+    build_arch = ""
+    if data.get("build_arch"):    # ptxas' -arch: refused on the GPU run (after the build started) before
+        from ..ptx.sass import normalize_arch
+
+        try:
+            build_arch = normalize_arch(data["build_arch"])     # "90a" -> "sm_90a", as --arch
+        except ValueError:
+            raise c.err("build_arch", f"not a GPU architecture: {data['build_arch']!r} (expected e.g. sm_90 "
+                        "or sm_90a)", data, "build_arch") from None
     entry = c.need(data, "entry", "")
     if not isinstance(entry, str) or not entry:
         raise c.err("entry", "expected the .entry name", data, "entry")
@@ -743,7 +752,7 @@ def parse_spec(data: Any, source: str = "<spec>", base: Optional[Path] = None) -
         arch=str(data.get("arch", "")), launch=_launch(c, data, params), params=params,
         frame=frame, frames=frames, seed=c.int(data, "seed", "seed", 0, 0),
         notes=str(data.get("notes", "")), source=source,
-        build_arch=str(data.get("build_arch", "")), work=_work(c, data), legacy=legacy,
+        build_arch=build_arch, work=_work(c, data), legacy=legacy,
         at=_positions(data))
 
 

@@ -9,7 +9,7 @@ class RichUI:
         self.p = progress
 
     def task(self, name: str, total: int):
-        tid = self.p.add_task(name, total=total)
+        tid = self.p.add_task(esc(name), total=total)   # shown through "[bold]{task.description}"
 
         def step(n: int = 1):
             self.p.advance(tid, n)

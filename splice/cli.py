@@ -48,7 +48,7 @@ class _Parser(argparse.ArgumentParser):
         return action
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> "_Parser":
     ap = _Parser(prog="splice", description="Splice and patch NVIDIA PTX.")
     ap.add_argument("--version", action="version", version="splice 0.1.0")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
@@ -180,7 +180,7 @@ def _refuse_empty(p: "_Parser") -> None:
             action.type = _nonempty
 
 
-def _refuse_dashdash_values(ap: argparse.ArgumentParser, args) -> None:
+def _refuse_dashdash_values(ap: "_Parser", args) -> None:
     """``--top=--`` (or ``-o=--``): argparse drops the ``--`` as its end-of-options marker and
     stores an empty *list* without calling the option's type, so the value reached the commands
     as ``[]`` (``TypeError`` tracebacks in stats, spec, roundtrip, notes).  Refused as a usage

@@ -24,7 +24,7 @@ def printable(text: str) -> str:
 
 
 class SpliceError(Exception):
-    def __init__(self, message: str, path: Optional[str] = None, line: Optional[int] = None,
+    def __init__(self, message: str, path: "Optional[str | os.PathLike[str]]" = None, line: Optional[int] = None,
                  column: Optional[int] = None, detail: str = ""):
         self.message = message
         # a pathlib.Path is text too: ``where += ": "`` on one was a TypeError traceback in place

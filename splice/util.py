@@ -190,7 +190,7 @@ def write_stdout(text: str) -> None:
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
-def user_path(spelled: str, where: PathLike = None, line=None, column=None) -> Path:
+def user_path(spelled: str, where: "PathLike | None" = None, line=None, column=None) -> Path:
     """A file name the user wrote (a recipe's ``module:``/``native:``, ``$SPLICE_CACHE``), ``~``
     and ``~user`` expanded.  ``Path.expanduser`` raised ``RuntimeError`` (a traceback) for an
     unknown user or a ``~`` without a home; ``os.path.expanduser`` would leave ``~nobody/x`` as a

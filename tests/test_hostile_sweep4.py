@@ -363,12 +363,14 @@ def test_a_fill_that_cannot_be_drawn_is_refused_with_the_spec(dtype, fill, key, 
     text = SPEC.replace("dtype: f32, shape: [1024], role: input}",
                         f"dtype: {dtype}, shape: [1024], role: input, fill: {fill}}}")
     (work / "s2.yaml").write_text(text)
-    err = refused(capsys, run(["probe", "s2.yaml", "tiny.ptx"]), "s2.yaml:8:", f"params[0].fill.", says)
+    err = refused(capsys, run(["probe", "s2.yaml", "tiny.ptx"]), "s2.yaml:8:", "params[0].fill.", f".{key}:", says)
     assert "cupy" not in err
 
 
-@pytest.mark.parametrize("dtype, fill", [("f32", "{rule: constant, value: .nan}"), ("s8", "{rule: integers, range: [-128, 127]}"),
-                                         ("u64", "{rule: arange, start: 0, step: 3}"), ("f16", "{rule: uniform, range: [-1, 1]}")])
+@pytest.mark.parametrize("dtype, fill", [("f32", "{rule: constant, value: .nan}"),
+                                         ("s8", "{rule: integers, range: [-128, 127]}"),
+                                         ("u64", "{rule: arange, start: 0, step: 3}"),
+                                         ("f16", "{rule: uniform, range: [-1, 1]}")])
 def test_fills_that_can_be_drawn_still_pass(dtype, fill, work, no_gpu, capsys):
     text = SPEC.replace("dtype: f32, shape: [1024], role: input}",
                         f"dtype: {dtype}, shape: [1024], role: input, fill: {fill}}}")
@@ -519,13 +521,15 @@ SEQ_SPEC = ("name: tiny\nptx: tiny.ptx\nentry: tiny\nlaunch:\n  grid: [1]\n  blo
             "- {name: param_1, kind: buffer, dtype: f32, shape: [1024], role: output}\n")
 
 
-@pytest.mark.parametrize("value, says", [(".nan", "expected an integer, got nan"), ("1.5", "expected an integer, got 1.5"),
+@pytest.mark.parametrize("value, says", [(".nan", "expected an integer, got nan"),
+                                         ("1.5", "expected an integer, got 1.5"),
                                          ("1000000000000000000000000000000", "does not fit .s32")])
 def test_a_sequence_override_is_checked_like_the_value(value, says, work, no_gpu, capsys):
     """regression: ``launch.sequence: [{k: .nan}]`` for an s32 scalar passed (only "a number" was
     checked): ``int(nan)`` was a ValueError traceback on the GPU run, 1.5 became 1, 10^30 wrapped."""
     src = (work / "tiny.ptx").read_text()
-    (work / "k.ptx").write_text(src.replace(".param .u64 tiny_param_1\n", ".param .u64 tiny_param_1,\n\t.param .u32 tiny_param_2\n"))
+    (work / "k.ptx").write_text(src.replace(".param .u64 tiny_param_1\n",
+                                            ".param .u64 tiny_param_1,\n\t.param .u32 tiny_param_2\n"))
     text = SEQ_SPEC.replace("VALUE", value).replace("ptx: tiny.ptx", "ptx: k.ptx") + \
         "- {name: k, kind: scalar, dtype: s32, value: 0}\n"
     (work / "s3.yaml").write_text(text)

@@ -95,7 +95,8 @@ def _print_stages(res: dict, con) -> None:
             f = r.get("first")
             t.add_row(str(r["stage"]), esc(r["name"]), f"{r.get('values_differ', 0)}/{r.get('values', 0)}",
                       f"{r.get('slots_differ', 0)}/{r.get('slots', 0)}",
-                      esc(f"{f['block']}, {f['wave']}, {f['lane']}, {f['register']} ({f['original']} vs {f['spliced']})")
+                      esc(f"{f['block']}, {f['wave']}, {f['lane']}, {f['register']} "
+                          f"({f['original']} vs {f['spliced']})")
                       if f else "-")
         con.print(t)
         if fd and fd["stage"] == "memory":
@@ -182,7 +183,8 @@ def _print_roofline(res: dict, con) -> None:
             w = o["work"]
             fl = "-" if o.get("tflops") is None else f"{o['tflops']:.2f} TFLOP/s"
             con.print(f"  {n}: {fl}, {o['gbps']:.1f} GB/s; floor {o['floor_ms']:.4f} ms ({o['bound']}), "
-                      f"{o['of_floor']:.2f}x floor  [dim]flops: {esc(w.get('flops_source'))}, bytes: {esc(w['bytes_source'])}[/]"
+                      f"{o['of_floor']:.2f}x floor  [dim]flops: {esc(w.get('flops_source'))}, "
+                      f"bytes: {esc(w['bytes_source'])}[/]"
                       if o.get("of_floor") else f"  {n}: {fl}, {o['gbps']:.1f} GB/s")
             if w.get("note"):
                 con.print(f"  [yellow]note[/]: {esc(w['note'])}")

@@ -11,7 +11,8 @@ def print_spec(results, want_phases: bool, want_epilogues: bool, want_abi: bool)
     """``results``: (entry name, spec dict) pairs."""
     from rich.console import Console
 
-    con = Console(highlight=False) if sys.stdout.isatty() else Console(width=200, highlight=False)  # piped: do not truncate
+    # piped: do not truncate
+    con = Console(highlight=False) if sys.stdout.isatty() else Console(width=200, highlight=False)
     for name, d in results:
         _summary(con, name, d)
         if want_phases:

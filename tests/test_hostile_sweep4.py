@@ -608,3 +608,27 @@ def test_a_progress_task_is_not_markup():
     with Progress(TextColumn("[bold]{task.description}"), console=con) as prog:
         RichUI(prog).task("compile (ptxas -arch=[/x] -O3)", 1)()
     assert "[/x]" in con.file.getvalue()
+
+
+@pytest.mark.parametrize("names", [("%tp0", "$tp1"), ("on", "null"), ("yes", "no")], ids=" ".join)
+def test_probe_init_writes_names_yaml_reads_back(names, work, capsys):
+    """regression: the skeleton wrote parameter names unquoted: ``%tp0`` (a legal PTX name) made
+    it invalid YAML (``found character '%' that cannot start any token``), ``on``/``null``
+    read back as True/None."""
+    from splice.yamlsafe import load_yaml_marked
+
+    text = TINY.replace("tiny_param_0", names[0]).replace("tiny_param_1", names[1])
+    (work / "m.ptx").write_text(text)
+    assert run(["probe", "init", "m.ptx", "-o", "s.yaml"]) == 0
+    data = load_yaml_marked((work / "s.yaml").read_text(), "s.yaml")
+    assert [p["name"] for p in data["params"]] == list(names)
+
+
+def test_probe_init_keeps_a_newline_in_the_path_inside_its_comment(work, capsys):
+    name = "a\nname: evil.ptx"
+    (work / name).write_text(TINY)
+    assert run(["probe", "init", name, "-o", "s.yaml"]) == 0
+    from splice.yamlsafe import load_yaml_marked
+
+    data = load_yaml_marked((work / "s.yaml").read_text(), "s.yaml")
+    assert data["name"] == "tiny" and data["ptx"] == name

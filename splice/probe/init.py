@@ -251,7 +251,8 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
     uses = trace(k)
     read = params_read(k)
     y = _Yaml()
-    y.line(f"# Probe spec skeleton for {k.name} ({path}), written by `splice probe init`.")
+    shown = " ".join(path.splitlines())    # a newline in the path would end the comment: YAML after it
+    y.line(f"# Probe spec skeleton for {k.name} ({shown}), written by `splice probe init`.")
     y.line("# Fill in every `null` (sizes, scalar values, grid); check each buffer's dtype and role.")
     y.line("# Format: docs/probe-spec.md.  Run: splice probe THIS.yaml MODULE.ptx")
     refs = module_image_refs(k)
@@ -308,7 +309,7 @@ def _param_yaml(y, pp, uses: dict, decl, read: bool = True) -> dict:
     short = pp.name[len(decl.name) + 1:] if pp.name.startswith(decl.name + "_") else pp.name
     if pp.is_array and pp.size != 8:
         fields = sorted((off, u) for (i, off), u in uses.items() if i == pp.index)
-        y.line(f"- name: {short}")
+        y.line(f"- name: {_scalar(short)}")
         y.line("  kind: struct")
         y.line(f"  size: {pp.size}")
         y.line(f"  align: {pp.align}")
@@ -321,17 +322,26 @@ def _param_yaml(y, pp, uses: dict, decl, read: bool = True) -> dict:
         t = dt.lookup(pp.type)
         tname = t.name if t is not None else "b8"
         if not read:
-            y.line(f"- {{name: {short}, kind: scalar, dtype: {tname}, value: 0}}   "
+            y.line(f"- {{name: {_scalar(short)}, kind: scalar, dtype: {tname}, value: 0}}   "
                    "# never read by this entry: passed as 0")
         elif pp.size == 8 and not pp.is_array and not t_is_float(t):
-            y.line(f"- {{name: {short}, kind: scalar, dtype: {tname}, value: null}}   "
+            y.line(f"- {{name: {_scalar(short)}, kind: scalar, dtype: {tname}, value: null}}   "
                    "# TODO: read as a value, never dereferenced here")
         else:
-            y.line(f"- {{name: {short}, kind: scalar, dtype: {tname}, value: null}}   # TODO")
+            y.line(f"- {{name: {_scalar(short)}, kind: scalar, dtype: {tname}, value: null}}   # TODO")
         return {"param": pp.index, "name": pp.name, "kind": "scalar", "dtype": tname}
     _object_yaml(y, short, u, 0, None)
     return {"param": pp.index, "name": pp.name, "kind": u.image or "buffer", "role": u.role,
             "dtype": u.element()[0]}
+
+
+def _scalar(value) -> str:
+    """``value`` as one YAML scalar: PTX names may start with ``%`` (a YAML directive
+    character: the skeleton of an entry with a parameter ``%p0`` did not load) or read as YAML
+    booleans (``on``, ``no``) and nulls."""
+    import yaml
+
+    return yaml.safe_dump(value, default_flow_style=True, width=1 << 20).strip().removesuffix("\n...").strip()
 
 
 def t_is_float(t) -> bool:
@@ -340,7 +350,7 @@ def t_is_float(t) -> bool:
 
 def _object_yaml(y, name: str, u: Use, indent: int, offset) -> None:
     pad = "  " * indent
-    y.line(f"{pad}- name: {name}")
+    y.line(f"{pad}- name: {_scalar(name)}")
     if offset is not None:
         y.line(f"{pad}  offset: {offset}")
     seen = ", ".join(sorted({f"{t}{f' x{v}' if v > 1 else ''}" for t, v in u.types})) or "-"

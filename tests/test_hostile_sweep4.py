@@ -632,3 +632,15 @@ def test_probe_init_keeps_a_newline_in_the_path_inside_its_comment(work, capsys)
 
     data = load_yaml_marked((work / "s.yaml").read_text(), "s.yaml")
     assert data["name"] == "tiny" and data["ptx"] == name
+
+
+@pytest.mark.parametrize("how", [["--phase", "1"], ["--epilogue", "1"]], ids=lambda a: a[0])
+def test_an_extracted_native_from_a_path_with_a_newline_applies(how, work, capsys):
+    """regression: extract's header comment quoted the module path as is: a newline in it ended
+    the comment, and the rest of the path was a PTX syntax error in the native file written."""
+    name = "a\nb.ptx"
+    (work / name).write_text(TINY)
+    assert run(["extract", name, *how, "-o", "x.ptx"]) == 0
+    from splice.cut.native import load_native
+
+    load_native(str(work / "x.ptx"))

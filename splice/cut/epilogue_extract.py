@@ -72,6 +72,7 @@ def epilogue_header(kernel, e, abi, i: int, j: int, sym_name, source_name: str) 
     facts = epilogue_facts(kernel, i, j, abi, e)
     first = kernel.stmts[i].n
     what = f"phase {e.index} + epilogue E{e.index}" if first != e.first else f"epilogue E{e.index}"
+    source_name = " ".join(str(source_name).splitlines())   # one comment line, whatever the path holds
     head = [f"// splice native {what} extracted from {source_name} s{first}-s{e.last}"
             f" ({facts['statement_count']} statements; after phase {e.index}, before phase "
             f"{e.next_phase if e.next_phase else '-'})",

@@ -80,6 +80,7 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
 def _phase_head(kernel, abi, ph, facts, first, last, source_name) -> list:
     from .binding.abi import sym_name
 
+    source_name = " ".join(str(source_name).splitlines())   # one comment line, whatever the path holds
     head = [f"// splice native phase extracted from {source_name} "
             f"s{first}-s{last}" + (f" (phase {ph.index})" if ph is not None else "")]
     for k in ("mma", "shape", "weight_bytes", "live_in", "live_out"):

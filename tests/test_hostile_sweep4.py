@@ -644,3 +644,18 @@ def test_an_extracted_native_from_a_path_with_a_newline_applies(how, work, capsy
     from splice.cut.native import load_native
 
     load_native(str(work / "x.ptx"))
+
+
+@pytest.mark.parametrize("abi", ["inline", "call"])
+def test_a_native_path_with_a_newline_stays_in_its_comment(abi, work, capsys):
+    """regression: the spliced module's ``// splice: cut 1 … <- NATIVE`` comment quoted the
+    native's path as is: a newline in it put the rest of the path into the PTX (``.entry x``:
+    ptxas' syntax error; with --no-ptxas a broken module written, exit 0)."""
+    from splice.ptx import parse_file
+
+    (work / "n\n.entry x.ptx").write_text(NATIVE)
+    (work / "r.yaml").write_text(RECIPE.replace("native: n.ptx", 'native: "n\\n.entry x.ptx"') + f"    abi: {abi}\n")
+    assert run(["apply", "r.yaml", "--no-ptxas", "-o", "o.ptx"]) == 0
+    parse_file(str(work / "o.ptx"))
+    assert ".entry x" not in "".join(ln for ln in (work / "o.ptx").read_text().splitlines()
+                                     if not ln.lstrip().startswith("//"))

@@ -246,7 +246,7 @@ def bind(nat: NativePhase, abi, kind: str, namer: Namer, cut_id: int, *,
     unused = [s for s in live_in_syms if s not in nat.used]
     notes = [f"{len(unused)} live-in(s) not read by the native phase: {_ranges(unused)}"] if unused else []
     n_native = sum(1 for s in m.walk(nat.body) if isinstance(s, m.Instruction))
-    head = f"// splice: cut {cut_id}{' - ' + title if title else ''} <- {nat.path} (abi {kind})"
+    head = one_line(f"// splice: cut {cut_id}{' - ' + title if title else ''} <- {nat.path} (abi {kind})")
     if kind == "inline":
         dead = frozenset(_sym(r) for r in abi.live_in if getattr(r, "dead_after", False))
         return _bind_inline(nat, real, types, set(live_in_syms), set(live_out_syms), namer, cut_id,
@@ -350,7 +350,8 @@ def _bind_call(nat, abi, values, real, types, kind, namer, cut_id, head, table, 
     else:
         if func_cache is not None:
             func_cache[key] = fn
-        prelude.append(f"// splice: native phase of cut {cut_id} <- {nat.path} (abi {kind})\n" + func_text)
+        prelude.append(one_line(f"// splice: native phase of cut {cut_id} <- {nat.path} (abi {kind})") + "\n"
+                       + func_text)
         prelude_origin = [func_origin]
     # ---- the call site
     site = [head, "{"]
@@ -443,3 +444,10 @@ def _shared_layout(outs, threads) -> list:
         offs[i] = pos
         pos += sizes[i] * threads
     return [(offs[i], sizes[i]) for i in range(len(outs))]
+
+
+def one_line(comment: str) -> str:
+    """A ``//`` comment the output module carries, on one line: a native's path with a newline
+    in it ended the comment, and the rest of the path was PTX (ptxas: a syntax error; with
+    ``--no-ptxas`` a broken module written, exit 0)."""
+    return " ".join(comment.splitlines())

@@ -659,3 +659,13 @@ def test_a_native_path_with_a_newline_stays_in_its_comment(abi, work, capsys):
     parse_file(str(work / "o.ptx"))
     assert ".entry x" not in "".join(ln for ln in (work / "o.ptx").read_text().splitlines()
                                      if not ln.lstrip().startswith("//"))
+
+
+def test_verify_suggests_a_shell_line_with_the_recipe_quoted(work, capsys):
+    """regression: "run the GPU probe (splice probe RECIPE --harness)" pasted the recipe's path
+    as is into a line meant for a shell: ``x;touch PWNED.yaml`` ran a second command there."""
+    (work / "n.ptx").write_text("LOOP:\nbra LOOP;\n" + TINY_SWAPPED)      # not proven: the line is printed
+    (work / "x;touch PWNED.yaml").write_text(RECIPE)
+    assert run(["verify", "x;touch PWNED.yaml"]) == 3
+    out = " ".join(capsys.readouterr().out.split())      # rich wraps at the console's width
+    assert "splice probe 'x;touch PWNED.yaml' --harness" in out

@@ -41,7 +41,10 @@ def print_verify(plan, results, timings):
             con.print(f"  {esc(d.message)}")
     con.print(f"[dim]plan {timings['plan']:.3f}s, verify {timings['verify']:.3f}s[/]")
     if any(r.verdict == "not proven" for r in results):
-        con.print(f"[yellow]not proven cuts: run the GPU probe (splice probe {esc(plan.recipe.path)} --harness)[/]")
+        import shlex    # a line to copy into a shell: the path quoted (a recipe named `x;rm -r ~.yaml`)
+
+        line = shlex.join(["splice", "probe", str(plan.recipe.path), "--harness"])
+        con.print(f"[yellow]not proven cuts: run the GPU probe ({esc(line)})[/]")
 
 
 def print_verify_lines(results):

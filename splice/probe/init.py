@@ -23,17 +23,20 @@ _ARITH = {"mov", "add", "sub", "mad", "mul", "cvta", "cvt", "selp", "and", "or",
 # param accesses are the kernel's own business); 'tex'/'surf' are image handles
 _CALLER_SPACES = ("global", "generic", "tex", "surf")
 _IMAGES = {"tex": "texture", "surf": "surface"}
+_OWN_SPACES = ("shared", "const", "local")
 
 
-def _addresses(node) -> list:
+def _addresses(node, own: bool = False) -> list:
     """[(address operand, space, effect)] of the caller-visible addresses ``node`` reaches, from
-    the roles table: a copy's global source is read even when its destination is shared."""
+    the roles table: a copy's global source is read even when its destination is shared.  With
+    ``own``: the addresses in the kernel's own spaces (shared, const, local) instead."""
     from ..analysis import roles
 
     acc = roles.memory_access(node)
     if acc is None:
         return []
-    return [(node.operands[i], sp, eff) for i, sp, eff in acc.addresses()[:2] if sp in _CALLER_SPACES]
+    return [(node.operands[i], sp, eff) for i, sp, eff in acc.addresses()[:2]
+            if (sp in _OWN_SPACES if own else sp in _CALLER_SPACES)]
 
 
 @dataclass
@@ -47,6 +50,7 @@ class Use:
     seed: int = 1                                  # the fill seed the skeleton proposes
     multicast: bool = False                        # reached by multimem.*: a multicast address
     arith: list = field(default_factory=list)      # integer types of atom/red/wmma on it
+    values: list = field(default_factory=list)     # (kind, evidence) of what uses the loaded values
 
     @property
     def role(self) -> Optional[str]:
@@ -67,6 +71,9 @@ class Use:
                 return d.name, False
         for t in self.arith:            # atom.max.s32 / red.add.u64: the memory holds that type
             return dt.lookup(t).name, False
+        by_use = self._by_use(names)
+        if by_use is not None:
+            return by_use
         sizes = sorted(x for x in self.scales if x in (1, 2, 4, 8))
         if sizes:                       # the index is scaled by the element size
             return {1: "u8", 2: "f16", 4: "f32", 8: "f64"}[sizes[0]], True
@@ -75,6 +82,26 @@ class Use:
             if d is not None:
                 return {1: "u8", 2: "f16", 4: "f32", 8: "u64"}[d.size], True
         return "u8", True
+
+
+    def _by_use(self, names: list) -> Optional[tuple]:
+        """(dtype, False) when every typed use of the loaded values agrees with the access size:
+        integer arithmetic, compares or indexing say an integer (signed if one use is), float
+        arithmetic that float; copies, stores and bit operations say nothing.  None when the
+        uses disagree, say nothing, or name another size (``.f16x2`` on a ``.u32`` load): the
+        caller guesses."""
+        sizes = {d.size for d in map(dt.lookup, names) if d is not None}
+        types = {t for _k, t, _w in self.values}
+        kinds = {dt.lookup(t).kind if dt.lookup(t) is not None else None for t in types}
+        if len(sizes) != 1 or not types or None in kinds or {dt.lookup(t).size for t in types} != sizes:
+            return None
+        if kinds <= {"int", "uint"}:
+            size = sizes.pop()
+            told = {dt.lookup(t).kind for _k, t, w in self.values if _signed_use(w)}
+            signed = any(dt.lookup(t).kind == "int" for t in names if dt.lookup(t) is not None) or told == {"int"}
+            return ({1: "s8", 2: "s16", 4: "s32", 8: "s64"} if signed else
+                    {1: "u8", 2: "u16", 4: "u32", 8: "u64"})[size], False
+        return (types.pop(), False) if len(types) == 1 and kinds <= {"float"} else None
 
 
 def _param_label(node, params: dict):
@@ -168,25 +195,113 @@ def _record(u: Use, node, space: str, effect: str) -> None:
         u.image = _IMAGES[space]
 
 
-def trace(kernel) -> dict:
+_VALUE_COPIES = {"mov"}                  # followed: the copy's uses are the value's uses
+# copies, selections and collective/tensor-core operations say nothing of the value's type
+# (memory instructions are left out through the roles table)
+_NO_EVIDENCE = {"shfl", "selp", "prmt", "mov", "cvta", "vote", "bar", "mma", "wgmma", "tcgen05", "brx",
+                "call", "redux", "match"}
+# integer uses whose signedness means something (nvcc writes add.s32 / mul.lo.s32 for unsigned too)
+_SIGNED_USES = {"setp", "set", "min", "max", "shr", "div", "rem", "cvt", "bfe", "abs", "neg"}
+
+
+def _signed_use(where: str) -> bool:
+    """Whether the use named ``where`` ('mul.wide.s32 s12') depends on signedness."""
+    name = where.split(" ", 1)[0]
+    op = name.split(".", 1)[0]
+    if op in ("setp", "set"):
+        return not any(c in name.split(".") for c in ("eq", "ne"))
+    return op in _SIGNED_USES or (op in ("mul", "mad") and (".wide" in name or ".hi" in name))
+
+
+def _use_type(node) -> Optional[str]:
+    """The type a consumer reads its operand as: a ``cvt``'s source type, else the first typed
+    modifier that is not plain bits; None for copies, memory and bit operations."""
+    from ..analysis.roles import memory_access
+
+    if node.opcode in _NO_EVIDENCE or memory_access(node) is not None:
+        return None
+    typed = [mm[1:] for mm in node.modifiers if dt.lookup(mm) is not None or mm in (".f16x2", ".bf16x2")]
+    if node.opcode == "cvt":
+        typed = typed[-1:]
+    typed = list(dict.fromkeys(t for t in typed if dt.lookup(t) is None or dt.lookup(t).kind != "bits"))
+    # one type, or none: an instruction of several (mma-like forms) does not say which operand
+    return typed[0] if len(typed) == 1 else None
+
+
+def _value_uses(kernel, pos: int, consumers: dict) -> list:
+    """[(kind, type, 'sN')] of the instructions that use the registers the load at ``pos``
+    writes (through plain copies, two deep)."""
+    from ..ptx import model as m
+
+    defs = kernel.du()[0]
+    out, todo, seen = [], [(k, 0) for k in defs[pos]], set()
+    while todo:
+        key, depth = todo.pop()
+        for q in consumers.get(key, ()):
+            if (q, key) in seen:
+                continue
+            seen.add((q, key))
+            node = kernel.stmts[q].node
+            if type(node) is not m.Instruction:
+                continue
+            if node.opcode in _VALUE_COPIES and depth < 2:
+                todo += [(d, depth + 1) for d in defs[q]]
+                continue
+            t = _use_type(node)
+            if t is not None:
+                d = dt.lookup(t)
+                st = kernel.stmts[q]
+                out.append((d.kind if d is not None else "packed", t,
+                            f"{node.name} " + (f"s{st.n}" if st.n is not None else f"L{st.line}")))
+    return out
+
+
+def _consumers(kernel) -> dict:
+    """{register key: [statement indices that read it]}."""
+    out: dict = {}
+    for q, used in enumerate(kernel.du()[1]):
+        for key in used:
+            out.setdefault(key, []).append(q)
+    return out
+
+
+def trace(kernel, own: Optional[dict] = None) -> dict:
     """{(param index, offset): Use} for every parameter value that reaches a global/generic
-    address (shared, local, const and param accesses are the kernel's own business)."""
+    address (shared, local, const and param accesses are the kernel's own business).  ``own``,
+    when given, is filled with {(param index, offset): [(space, 'opcode sN')]} of the parameter
+    values that reach a shared/const/local address instead (LLVM's ``.ptr .shared`` pointers)."""
     from ..ptx import model as m
     from ..ptx.operands import registers
 
+    from ..analysis.roles import READ
+
     taint, scales = _taint(kernel)
     uses: dict = {}
+    consumers = None
     for pos, st in enumerate(kernel.stmts):
         node = st.node
         if type(node) is not m.Instruction:
             continue
+        for addr, space, _effect in _addresses(node, own=True):
+            regs = []
+            registers(addr, regs)
+            keys = [kernel._resolve(r, kernel._scope_of[pos]) for r in regs]
+            for lab in frozenset().union(*(taint.get(k[0], frozenset()) for k in keys if k)):
+                if lab[0] != "&":
+                    where = f"{node.name} " + (f"s{st.n}" if st.n is not None else f"L{st.line}")
+                    if own is not None:
+                        own.setdefault(lab, []).append((space, where))
         for addr, space, effect in _addresses(node):
             regs: list = []
             registers(addr, regs)
             keys = [kernel._resolve(r, kernel._scope_of[pos]) for r in regs]
             for lab in frozenset().union(*(taint.get(k[0], frozenset()) for k in keys if k)):
                 if lab[0] != "&":
-                    _record(uses.setdefault(lab, Use()), node, space, effect)
+                    u = uses.setdefault(lab, Use())
+                    _record(u, node, space, effect)
+                    if effect == READ and node.opcode == "ld":
+                        consumers = consumers if consumers is not None else _consumers(kernel)
+                        u.values += _value_uses(kernel, pos, consumers)
     for lab, u in uses.items():
         u.scales = scales.get(lab, set())
         u.seed = 1 + lab[0] * 1000 + lab[1]
@@ -248,7 +363,8 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
     _refuse_32_bit(mod, path)
     k = Kernel(mod, entry)
     decl = entry_decl(text, k.name, path)
-    uses = trace(k)
+    own: dict = {}
+    uses = trace(k, own)
     read = params_read(k)
     y = _Yaml()
     y.line(f"# Probe spec skeleton for {k.name} ({path}), written by `splice probe init`.")
@@ -281,7 +397,7 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
     y.line("params:")
     rows = []
     for pp in decl.params:
-        rows.append(_param_yaml(y, pp, uses, decl, pp.index in read))
+        rows.append(_param_yaml(y, pp, uses, decl, pp.index in read, own))
     y.line("frame: all                      # every output is compared bit for bit")
     return y.text(), rows
 
@@ -304,7 +420,7 @@ def params_read(kernel) -> set:
     return out
 
 
-def _param_yaml(y, pp, uses: dict, decl, read: bool = True) -> dict:
+def _param_yaml(y, pp, uses: dict, decl, read: bool = True, own: Optional[dict] = None) -> dict:
     short = pp.name[len(decl.name) + 1:] if pp.name.startswith(decl.name + "_") else pp.name
     if pp.is_array and pp.size != 8:
         fields = sorted((off, u) for (i, off), u in uses.items() if i == pp.index)
@@ -317,12 +433,19 @@ def _param_yaml(y, pp, uses: dict, decl, read: bool = True) -> dict:
             _object_yaml(y, f"field_{off}", u, 2, off)
         return {"param": pp.index, "name": pp.name, "kind": "struct", "fields": len(fields)}
     u = uses.get((pp.index, 0))
+    own = own or {}
     if u is None or u.role is None:
         t = dt.lookup(pp.type)
         tname = t.name if t is not None else "b8"
         if not read:
             y.line(f"- {{name: {short}, kind: scalar, dtype: {tname}, value: 0}}   "
                    "# never read by this entry: passed as 0")
+        elif own.get((pp.index, 0)):
+            at = own[(pp.index, 0)]
+            spaces = "/".join(dict.fromkeys("." + sp for sp, _w in at))
+            y.line(f"- {{name: {short}, kind: scalar, dtype: {tname}, value: null}}   # TODO: an address in the "
+                   f"kernel's own {spaces} space ({at[0][1]}), not a buffer: the probe cannot fill that "
+                   "memory from the host; give the address the kernel expects")
         elif pp.size == 8 and not pp.is_array and not t_is_float(t):
             y.line(f"- {{name: {short}, kind: scalar, dtype: {tname}, value: null}}   "
                    "# TODO: read as a value, never dereferenced here")
@@ -353,6 +476,9 @@ def _object_yaml(y, name: str, u: Use, indent: int, offset) -> None:
             y.line(f"{pad}  fill: {{rule: uniform, seed: 1, range: [0.0, 1.0]}}")
         return
     dtype, guessed = u.element()
+    used = sorted({w for _k, _t, w in u.values})
+    if used and not any(float(dt.lookup(t).is_float) for t, _v in u.types if dt.lookup(t) is not None):
+        seen += "; values used by " + ", ".join(used[:3]) + (f" (+{len(used) - 3})" if len(used) > 3 else "")
     y.line(f"{pad}  kind: buffer")
     y.line(f"{pad}  dtype: {dtype}" + (f"                # guessed (accessed as {seen})" if guessed
                                           else f"                # accessed as {seen}"))

@@ -1,0 +1,177 @@
+"""Regressions from the fourth unseen-kernel sweep (docs/results/unseen-kernels.md, "Round 4"):
+vector registers (``.reg .v4 .f32 %v`` and their ``%v.x`` elements), a guarded mma, LLVM kernel
+parameters that point into the kernel's own shared/const spaces, and the element type of an
+``int*`` read only as ``.u32`` (how its values are used).  Each test names the cause it pins; the
+kernels are checked in under tests/data/ptx/modern (manifest.yaml) and none of these tests needs
+Triton, CUTLASS, LLVM or a GPU."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from splice.analysis import Kernel
+from splice.errors import SpliceError
+
+ROOT = Path(__file__).resolve().parents[1]
+MODERN = ROOT / "tests" / "data" / "ptx" / "modern"
+RARE = MODERN / "handwritten_isa_rare.ptx"
+LLVM = MODERN / "llvm_ptr_spaces.ptx"
+
+VEC = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+  .reg .v4 .f32 %v;
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<3>;
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd2, %rd1;
+  ld.global.v4.f32 %v, [%rd2];
+  add.f32 %f1, %v.x, %v.w;
+  mov.f32 %v.y, %f1;
+  st.global.v4.f32 [%rd2], %v;
+  ret;
+}
+"""
+
+
+def _write(tmp_path, text, name="vec.ptx"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+# ---- vector registers ------------------------------------------------------------------------------
+
+def test_vector_register_elements_are_the_register(tmp_path):
+    """``%v.x`` is an element of the vector register ``%v``: it was no declared name, so def-use
+    dropped it (s4-s6 read ``%v`` only through the store; the write of ``%v.y`` was invisible).
+    A write of one element keeps the others: ``%v`` is live into s4-s5 and out of it."""
+    k = Kernel.load(_write(tmp_path, VEC))
+    assert k.vectors["%v"][0] == ".v4 .f32"
+    abi = k.abi(4, 5)
+    assert [r.reg for r in abi.live_in] == ["%v"] and [r.reg for r in abi.live_out] == ["%v"]
+    assert "%v" in k.abi(4, 4).live_in[0].reg
+
+
+def test_a_cut_over_a_vector_register_is_refused_not_dropped(tmp_path, capsys):
+    """extract + apply of s4-s6 wrote a native whose ``%v.x``/``%v.w`` became unset scratch and
+    whose ``mov %v.y`` went to a scratch; apply bound ``%v`` as one ``.f32``; verify said "proved
+    equal" and the spliced kernel stored the old vector.  Now both refuse at the first statement
+    naming the vector register, with its declaration."""
+    from splice.cli import main
+
+    p = _write(tmp_path, VEC)
+    assert main(["extract", str(p), "--statements", "s4-s6", "-o", str(tmp_path / "n.ptx")]) == 2
+    err = capsys.readouterr().err
+    assert "vec.ptx:12" in err and "vector register %v (.reg .v4 .f32, declared at line 6)" in err
+    (tmp_path / "n.ptx").write_text("add.f32 %t0, %t1, %t2;\n")
+    r = tmp_path / "r.yaml"
+    r.write_text(f"module: {p}\nentry: k\noutput: {tmp_path / 'o.ptx'}\ncuts:\n  - statements: s4-s6\n"
+                 "    native: n.ptx\n")
+    for cmd in ("apply", "verify"):
+        assert main([cmd, str(r)]) == 2
+        assert "names the vector register %v" in capsys.readouterr().err
+    assert not (tmp_path / "o.ptx").exists()
+    assert main(["extract", str(p), "--statements", "s1-s2", "-o", str(tmp_path / "m.ptx")]) == 0
+
+
+def test_the_rare_kernel_phase_cuts_and_its_vector_epilogue():
+    """handwritten_isa_rare's phase holds no vector register (identity cut SASS-identical in
+    bench/roundtrip_cuts.py); its epilogue writes ``%acc.x``… and is refused with the line."""
+    from splice.cut.extract import extract
+
+    k = Kernel.load(RARE, entry="rare_mma")
+    assert extract(k, phase=1, source_name=str(RARE))["facts"]["mma"] == 3
+    with pytest.raises(SpliceError) as ei:
+        extract(k, epilogue=1, source_name=str(RARE))
+    assert "vector register %acc" in str(ei.value) and ei.value.line == 90
+
+
+# ---- a guarded mma ---------------------------------------------------------------------------------
+
+def test_a_guarded_mma_gives_the_phase_no_shape():
+    """``@!%p1 mma…`` runs only where the guard holds: the phase was "regular 16×8×48" (three
+    k-steps), claiming a product the lanes may not make.  Now irregular, the guard named."""
+    ph = Kernel.load(RARE, entry="rare_mma").phases[0]
+    assert len(ph.mma) == 3 and ph.shape is None and not ph.regular
+    assert any("guarded by @!%p1" in n for n in ph.notes)
+
+
+def test_spec_json_of_the_guarded_phase(capsys):
+    from splice.cli import main
+
+    assert main(["spec", str(RARE), "--entry", "rare_mma", "--json"]) == 0
+    ph = json.loads(capsys.readouterr().out)["entries"][0]["phases"][0]
+    assert ph["shape"] is None and ph["tiles"] == [1, 1, 3]
+
+
+# ---- probe init: parameters into the kernel's own spaces -------------------------------------------
+
+def test_probe_init_names_pointers_into_shared_and_const():
+    """LLVM's ``float addrspace(3)*`` / ``i32 addrspace(4)*`` kernel parameters are dereferenced
+    by ``ld.shared`` / ``ld.const``: the skeleton said "read as a value, never dereferenced
+    here", which is false and hides that the probe cannot fill that memory."""
+    from splice.probe.init import skeleton
+
+    text, rows = skeleton(LLVM.read_text(), str(LLVM))
+    lines = {ln.split("name: ")[1].split(",")[0]: ln for ln in text.splitlines() if "{name: param_" in ln}
+    assert "own .shared space (ld.shared.f32 s11)" in lines["param_1"]
+    assert "own .const space (ld.const.u32 s14)" in lines["param_2"]
+    assert "never dereferenced" not in text
+    kinds = {r["name"].rsplit("_", 1)[1]: r["kind"] for r in rows}
+    assert kinds["0"] == "buffer" and kinds["6"] == "buffer" and kinds["1"] == "scalar"
+
+
+# ---- probe init: an int* read as .u32, typed by how its values are used ----------------------------
+
+def _dtype_line(path, entry, param_index):
+    from splice.probe.init import skeleton
+
+    text, _rows = skeleton(Path(path).read_text(), str(path), entry)
+    blocks = text.split("\n- ")
+    return next(b for b in blocks[1:] if b.startswith(f"name: param_{param_index}") or
+                f"_param_{param_index}\n" in b.split("\n", 1)[0] + "\n").split("dtype: ")[1].split("\n")[0]
+
+
+@pytest.mark.parametrize("path, entry, param, expect", [
+    # const int* compared with setp.eq.s32 / setp.lt.s32 (a switch): an integer, signed
+    ("control_misc.ptx", "_Z12switch_tablePKiPffi", 0, "s32"),
+    # const uint32_t* fed to bfe.u32 / bfind.u32 / dp4a.u32 / setp.gt.u32: unsigned
+    ("coop_groups_misc.ptx", "_Z18barriers_and_hintsPKjPjPxi", 0, "u32"),
+])
+def test_int_pointer_typed_by_its_uses(path, entry, param, expect):
+    """Round 3's leftover: ``ld.global.u32`` of an ``int*`` gave "f32, guessed" from the index
+    scaling alone.  Integer arithmetic/compares on every typed use make it an integer, said."""
+    line = _dtype_line(MODERN / path, entry, param)
+    assert line.startswith(expect) and "guessed" not in line and "values used by" in line
+
+
+@pytest.mark.parametrize("path, entry, param", [
+    ("half_bf16_math.ptx", "_Z11packed_halfPK7__half2S1_PS_PK14__nv_bfloat162PS3_i", 0),   # .f16x2 uses
+    ("wgmma_sm90a.ptx", "_Z13wgmma_rs_bf16PKjPK13__nv_bfloat16Pf", 0),     # a wgmma fragment: silent
+])
+def test_packed_or_fragment_values_stay_guessed(path, entry, param):
+    """``half2`` pairs copied with ``.u32`` (used by ``fma.rn.f16x2``) and bf16 pairs fed to a
+    wgmma say nothing of a 4-byte element: still guessed, as before."""
+    assert "guessed" in _dtype_line(MODERN / path, entry, param)
+
+
+def test_disagreeing_uses_stay_guessed(tmp_path):
+    """A ``.b32`` load used both as a float and as an integer is not typed by its uses."""
+    from splice.probe.init import skeleton
+
+    src = VEC.replace(".reg .v4 .f32 %v;", ".reg .b32 %r<4>;").replace(
+        "ld.global.v4.f32 %v, [%rd2];\n  add.f32 %f1, %v.x, %v.w;\n  mov.f32 %v.y, %f1;\n"
+        "  st.global.v4.f32 [%rd2], %v;",
+        "ld.global.b32 %r1, [%rd2];\n  add.f32 %f1, %r1, %r1;\n  add.s32 %r2, %r1, 1;\n"
+        "  st.global.f32 [%rd2+4], %f1;\n  st.global.u32 [%rd2+8], %r2;")
+    text, _ = skeleton(src, "t.ptx")
+    assert "dtype: f32" in text and "guessed" not in text      # the f32 store types it, as before
+    src2 = src.replace("st.global.f32 [%rd2+4], %f1;", "").replace("st.global.u32 [%rd2+8], %r2;", "")
+    src2 = src2.replace("ret;", "st.global.b32 [%rd2+8], %r2;\n  st.global.b32 [%rd2+12], %f1;\n  ret;")
+    text2, _ = skeleton(src2, "t.ptx")
+    assert "guessed" in text2

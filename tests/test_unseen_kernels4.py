@@ -175,3 +175,97 @@ def test_disagreeing_uses_stay_guessed(tmp_path):
     src2 = src2.replace("ret;", "st.global.b32 [%rd2+8], %r2;\n  st.global.b32 [%rd2+12], %f1;\n  ret;")
     text2, _ = skeleton(src2, "t.ptx")
     assert "guessed" in text2
+
+
+# ---- probe init: a struct copied to local memory, a pointer picked at run time ---------------------
+
+STRUCT = MODERN / "struct_params_dynsmem.ptx"
+
+
+def test_pointer_fields_picked_from_a_local_copy_are_listed():
+    """nvcc copies ``Layer L`` to the local frame (``st.local.u64 [%rd1+8], %rd11``…) and reads
+    ``L.src[(pick + blockIdx.x) & 3]`` back with ``ld.local.u64 [%rd19]``: the skeleton listed
+    no field under "pointers this kernel dereferences" (the taint stopped at the local store),
+    so a spec filled from it passes null pointers.  Now every pointer parked there is a field,
+    with a check that role and dtype are the union; the pointer read as two ``ld.param.u32``
+    halves joined by ``bfi.b64`` is field 0, not fields 0 and 4."""
+    from splice.probe.init import skeleton
+
+    text, rows = skeleton(STRUCT.read_text(), str(STRUCT), "struct_params")
+    assert rows[0]["kind"] == "struct" and rows[0]["fields"] == 6       # src[4] and dst[2]
+    for off in (0, 8, 16, 24, 32, 40):
+        assert f"- name: field_{off}\n" in text
+    assert "- name: field_4\n" not in text
+    assert text.count("picks a pointer from it at") == 6
+
+
+def test_a_scalar_read_into_a_64_bit_register_stays_a_scalar(tmp_path):
+    """``ld.param.u32 %rd1, [n]`` of a scalar ``int`` (a 64-bit register) added to a pointer is
+    index arithmetic: only a struct's bytes read in halves make a pointer."""
+    from splice.probe.init import skeleton
+
+    src = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p, .param .u32 n)
+{
+  .reg .b64 %rd<5>;
+  .reg .f32 %f<2>;
+  ld.param.u64 %rd1, [p];
+  ld.param.u32 %rd2, [n];
+  cvta.to.global.u64 %rd3, %rd1;
+  shl.b64 %rd2, %rd2, 2;
+  add.s64 %rd4, %rd3, %rd2;
+  ld.global.f32 %f1, [%rd4];
+  st.global.f32 [%rd4+4], %f1;
+  ret;
+}
+"""
+    text, rows = skeleton(src, "t.ptx")
+    assert [r["kind"] for r in rows] == ["buffer", "scalar"]
+
+
+# ---- probe init: layered and cube images ----------------------------------------------------------
+
+def test_layered_and_cube_images_are_named_not_bound_as_2d():
+    """``tex.a2d`` / ``tex.cube`` / ``tex.acube`` / ``suld.b.a2d`` / ``sust.b.a1d`` on object
+    parameters: the skeleton offered plain 2-D textures and surfaces (width, height), which the
+    probe would bind, giving the kernel an image of the wrong kind.  It now says so per image."""
+    from splice.probe.init import skeleton
+
+    path = MODERN / "tex_layered_cube.ptx"
+    text, rows = skeleton(path.read_text(), str(path))
+    assert [r["kind"] for r in rows[:5]] == ["texture"] * 3 + ["surface"] * 2
+    for word in ("a2d (layered 2-D): the probe binds 2-D textures only", "cube (cube map)",
+                 "acube (layered cube map)", "a2d (layered 2-D): the probe binds 2-D surfaces only",
+                 "a1d (layered 1-D)"):
+        assert word in text
+    plain = MODERN / "tex_surf_objects.ptx"
+    assert "TODO: used as" not in skeleton(plain.read_text(), str(plain))[0]   # its first entry: 2-D only
+
+
+# ---- video instructions' operand selectors (refused, said) ----------------------------------------
+
+SELECTORS = ROOT / "tests" / "data" / "ptx" / "refused" / "video_selectors.ptx"
+
+
+def test_video_operand_selectors_are_refused_at_their_column(capsys):
+    """``vabsdiff… %r1.b0`` (PTX ISA video instructions' byte/half selectors) is legal PTX that
+    ptxas accepts; splice's register token knows ``.x/.y/.z/.w`` only.  Every command refuses
+    the module with exit 2 at the selector, never a traceback."""
+    from splice.cli import main
+
+    for cmd in (["stats"], ["spec"], ["probe", "init"]):
+        args = cmd + [str(SELECTORS)] + (["-o", "/dev/null"] if cmd[0] == "probe" else [])
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert "video_selectors.ptx:21:35" in err and "'.b0'" in err and "Traceback" not in err
+
+
+@pytest.mark.xfail(strict=True, reason="video operand selectors (.b0-.b3, .h0-.h1) need the register "
+                                       "token of the lexer (parser owner); docs/results/unseen-kernels.md")
+def test_video_operand_selectors_parse():
+    from splice.ptx import emit, parse_file
+
+    mod = parse_file(str(SELECTORS))
+    assert emit(mod) == SELECTORS.read_text()

@@ -18,12 +18,14 @@ from typing import Optional
 from . import dtypes as dt
 
 _ARITH = {"mov", "add", "sub", "mad", "mul", "cvta", "cvt", "selp", "and", "or", "xor", "shl",
-          "shr", "min", "max", "neg", "slct", "prmt"}
+          "shr", "min", "max", "neg", "slct", "prmt", "bfi"}
 # the spaces a parameter's pointer reaches the kernel's caller through (shared, local, const and
 # param accesses are the kernel's own business); 'tex'/'surf' are image handles
 _CALLER_SPACES = ("global", "generic", "tex", "surf")
 _IMAGES = {"tex": "texture", "surf": "surface"}
 _OWN_SPACES = ("shared", "const", "local")
+# texture/surface geometries (PTX ISA 9.7.10/9.7.11); the probe makes 2-D images only
+_GEOMETRIES = (".1d", ".2d", ".3d", ".a1d", ".a2d", ".cube", ".acube", ".2dms", ".a2dms")
 
 
 def _addresses(node, own: bool = False) -> list:
@@ -51,6 +53,8 @@ class Use:
     multicast: bool = False                        # reached by multimem.*: a multicast address
     arith: list = field(default_factory=list)      # integer types of atom/red/wmma on it
     values: list = field(default_factory=list)     # (kind, evidence) of what uses the loaded values
+    parked: bool = False                           # may be read back from a local copy by index
+    geometries: list = field(default_factory=list)  # texture/surface geometries it is used with
 
     @property
     def role(self) -> Optional[str]:
@@ -132,17 +136,33 @@ def _through_address(kernel, node, pos: int, taint: dict):
     return None
 
 
+def _half_of_pointer(kernel, defs, lab) -> bool:
+    """A 32-bit load of a by-value struct's bytes into a 64-bit register: nvcc reads a pointer
+    field as two ``ld.param.u32 %rd`` halves joined by ``bfi.b64`` (a scalar parameter read
+    into a 64-bit register stays a scalar)."""
+    if lab[0] == "&" or len(defs) != 1 or (kernel.reg_type(defs[0]) or "")[-2:] != "64":
+        return False
+    dims = kernel.fn.params[lab[0]].declarator.dims
+    return bool(dims) and (dims[0] or 0) >= 8
+
+
 def _taint(kernel) -> tuple:
     """Forward def-use to a fixpoint: ({register key: {(param, offset)}}, {label: {scales}}).
     Only 64-bit parameter values are bases (32-bit ones are index arithmetic); an ``add`` of a
-    base and a value scaled by a constant (``mul.wide … 2``, ``shl … 1``) records that scale."""
+    base and a value scaled by a constant (``mul.wide … 2``, ``shl … 1``) records that scale.
+    A 64-bit value stored to ``.local`` and a 64-bit ``.local`` load are joined without
+    addresses: nvcc copies a by-value struct to the local frame when a pointer field is chosen
+    at run time (``L.src[i]``), so the load may be any parked field (conservative)."""
     from ..ptx import model as m
+    from ..ptx.operands import registers
 
     params = {p.name: i for i, p in enumerate(kernel.fn.params or ())}
     defs_all, uses_all, _g = kernel.du()
     taint: dict = {}
     scale: dict = {}          # register key -> constant it was scaled by
     scales: dict = {}         # label -> {scale, ...}
+    local: set = set()        # labels of 64-bit values stored to .local (read back by index)
+    parked: set = set()       # labels read back from .local
     changed = True
     while changed:
         changed = False
@@ -159,13 +179,27 @@ def _taint(kernel) -> tuple:
                 if lab is None and op == "ld":     # ld.param [%rd+off], %rd = the param's address
                     lab = _through_address(kernel, node, pos, taint)
                 if lab is not None:
-                    if not wide:
+                    if not wide and not _half_of_pointer(kernel, defs, lab):
                         continue          # a 32-bit scalar: index arithmetic, not a base
+                    if not wide and lab[0] != "&":   # a pointer read in two 32-bit halves: its field
+                        lab = (lab[0], lab[1] - lab[1] % 8)
                     src = frozenset({lab})
             if op in ("mul", "shl") and defs:
                 imm = getattr(node.operands[-1], "value", None)
                 if isinstance(imm, int) and (".wide" in node.name or any("64" in mm for mm in node.modifiers)):
                     scale[defs[0]] = imm if op == "mul" else 1 << imm
+            if op in ("st", "ld") and ".local" in node.modifiers and wide:
+                if op == "st":       # a 64-bit value parked in the local frame (nvcc's struct copy)
+                    regs: list = []
+                    registers(node.operands[-1], regs)
+                    keys = [kernel._resolve(r, kernel._scope_of[pos]) for r in regs]
+                    new = frozenset().union(*(taint.get(k[0], frozenset()) for k in keys if k))
+                    if not new <= local:
+                        local |= new
+                        changed = True
+                    continue
+                src = frozenset(local)  # read back at any (run-time) index: any value parked there
+                parked.update(local)
             if not src and op in _ARITH and used:
                 src = frozenset().union(*(taint.get(u, frozenset()) for u in used))
                 if op == "add" and src:
@@ -176,7 +210,7 @@ def _taint(kernel) -> tuple:
                 if src and not src <= taint.get(d, frozenset()):
                     taint[d] = taint.get(d, frozenset()) | src
                     changed = True
-    return taint, scales
+    return taint, scales, parked
 
 
 def _record(u: Use, node, space: str, effect: str) -> None:
@@ -193,6 +227,7 @@ def _record(u: Use, node, space: str, effect: str) -> None:
             u.arith.append(t)           # typed integer arithmetic / fragments (.b32 cas/exch: bits)
     if space in _IMAGES:
         u.image = _IMAGES[space]
+        u.geometries += [mm for mm in node.modifiers if mm in _GEOMETRIES and mm not in u.geometries]
 
 
 _VALUE_COPIES = {"mov"}                  # followed: the copy's uses are the value's uses
@@ -275,7 +310,7 @@ def trace(kernel, own: Optional[dict] = None) -> dict:
 
     from ..analysis.roles import READ
 
-    taint, scales = _taint(kernel)
+    taint, scales, parked = _taint(kernel)
     uses: dict = {}
     consumers = None
     for pos, st in enumerate(kernel.stmts):
@@ -304,6 +339,7 @@ def trace(kernel, own: Optional[dict] = None) -> dict:
                         u.values += _value_uses(kernel, pos, consumers)
     for lab, u in uses.items():
         u.scales = scales.get(lab, set())
+        u.parked = lab in parked
         u.seed = 1 + lab[0] * 1000 + lab[1]
     return uses
 
@@ -461,6 +497,10 @@ def t_is_float(t) -> bool:
     return t is not None and t.is_float
 
 
+_GEOMETRY_WORDS = {".1d": "1-D", ".3d": "3-D", ".a1d": "layered 1-D", ".a2d": "layered 2-D", ".cube": "cube map",
+                   ".acube": "layered cube map", ".2dms": "multisample 2-D", ".a2dms": "layered multisample 2-D"}
+
+
 def _object_yaml(y, name: str, u: Use, indent: int, offset) -> None:
     pad = "  " * indent
     y.line(f"{pad}- name: {name}")
@@ -469,6 +509,11 @@ def _object_yaml(y, name: str, u: Use, indent: int, offset) -> None:
     seen = ", ".join(sorted({f"{t}{f' x{v}' if v > 1 else ''}" for t, v in u.types})) or "-"
     if u.image:
         y.line(f"{pad}  kind: {u.image}")
+        other = [g for g in u.geometries if g != ".2d"]
+        if other:
+            kinds = ", ".join(f"{g[1:]} ({_GEOMETRY_WORDS[g]})" for g in other)
+            y.line(f"{pad}  # TODO: used as {kinds}: the probe binds 2-D {u.image}s only")
+            y.line(f"{pad}  # (width x height), so a probe of this entry would give it an image of the wrong kind")
         y.line(f"{pad}  width: null                # TODO")
         y.line(f"{pad}  height: null               # TODO")
         y.line(f"{pad}  format: rgba16f            # check: r32f, rg16f, rgba8, rgba32f")
@@ -484,6 +529,9 @@ def _object_yaml(y, name: str, u: Use, indent: int, offset) -> None:
                                           else f"                # accessed as {seen}"))
     y.line(f"{pad}  shape: null                # TODO: elements, e.g. [rows, cols]")
     y.line(f"{pad}  role: {u.role}                # {u.reads} load(s), {u.writes} store(s)")
+    if u.parked:
+        y.line(f"{pad}  # check: the kernel copies the struct to local memory and picks a pointer from it at")
+        y.line(f"{pad}  # run time: role and dtype are what any of the pointers parked there reaches")
     if u.multicast:
         y.line(f"{pad}  # TODO: multimem.* reaches it: a multicast address (cuMulticastCreate), which the")
         y.line(f"{pad}  # probe does not make; multimem on an ordinary buffer is undefined behaviour")

@@ -269,3 +269,85 @@ def test_video_operand_selectors_parse():
 
     mod = parse_file(str(SELECTORS))
     assert emit(mod) == SELECTORS.read_text()
+
+
+# ---- probe init: CUTLASS's Params struct ----------------------------------------------------------
+
+CUTLASS_FP8 = MODERN / "cutlass_fp8_gemm_sm89.ptx"
+
+
+def _fields(text: str) -> dict:
+    """{offset: the field's YAML block} of the skeleton's first struct."""
+    out = {}
+    for block in text.split("    - name: field_")[1:]:
+        off, rest = block.split("\n", 1)
+        out[int(off)] = rest.split("\n- ")[0]
+    return out
+
+
+def test_cutlass_params_fields_at_their_true_offsets():
+    """The Params offsets are CUTLASS's own (``offsetof`` on the host for this instantiation:
+    ref_A.data 64, ref_B.data 112, ref_C.data 192, ref_D.data 272; params_A/B/D, the iterator
+    increments, at 32/80/208).  nvcc reads them as ``add.s64 %rd1, <param>, 24`` then
+    ``ld.param.u64 [%rd1+40]``: the +24 was dropped, so every field read that way was named 24
+    bytes early (A's pointer as field_40, "field_16"… for increments); a probe spec filled from it
+    puts the pointers at the wrong bytes.  The 64-bit increments were also listed as buffers
+    like the pointers they are added to; they now carry a check saying so."""
+    from splice.probe.init import skeleton
+
+    text, _rows = skeleton(CUTLASS_FP8.read_text(), str(CUTLASS_FP8))
+    f = _fields(text)
+    for off, role in ((64, "input"), (112, "input"), (192, "input"), (272, "output")):
+        assert f"role: {role}" in f[off] and "may be a byte offset" not in f[off], off
+    for off in (40, 48, 56, 88, 96, 104, 240):          # params_A/B/D increments
+        assert "may be a byte offset" in f[off], off
+    assert 16 not in f and 24 not in f
+
+
+PARAM_ADDR = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .align 8 .b8 k_param_0[64])
+{
+  .reg .b64 %rd<12>;
+  .reg .f32 %f<3>;
+  mov.b64 %rd1, k_param_0;
+  add.s64 %rd2, %rd1, 24;
+  ld.param.u64 %rd3, [%rd2+16];
+  ld.param.u64 %rd4, [%rd2+24];
+  ld.param.u64 %rd5, [%rd1+8];
+  cvta.to.global.u64 %rd6, %rd3;
+  mov.u32 %r1, %tid.x;
+  cvt.u64.u32 %rd7, %r1;
+  mul.lo.s64 %rd8, %rd7, %rd4;
+  add.s64 %rd9, %rd6, %rd8;
+  ld.global.f32 %f1, [%rd9];
+  cvta.to.global.u64 %rd10, %rd5;
+  st.global.f32 [%rd10], %f1;
+  ret;
+}
+"""
+
+
+def test_param_address_plus_a_constant_and_a_multiplied_stride():
+    """``add %rd2, <param address>, 24`` moves the address: ``[%rd2+16]`` is byte 40.  A 64-bit
+    stride multiplied into an offset (``mul.lo.s64``) is index arithmetic, not a buffer."""
+    from splice.probe.init import skeleton
+
+    text, rows = skeleton(PARAM_ADDR.replace(".reg .f32 %f<3>;", ".reg .f32 %f<3>;\n  .reg .b32 %r<2>;"), "t.ptx")
+    f = _fields(text)
+    assert sorted(f) == [8, 40]
+    assert "role: input" in f[40] and "role: output" in f[8]
+
+
+def test_triton_int64_strides_are_scalars_not_buffers():
+    """Triton with int64 indexing multiplies its ``i64`` strides into offsets
+    (``mul.lo.s64 %rd, %rd_stride, %rd_row``) and adds them to the pointers: the strides were
+    "buffers" of f16 (6 buffers for a kernel with 3 pointers), so a spec filled from the skeleton
+    passes device pointers as strides."""
+    from splice.probe.init import skeleton
+
+    path = MODERN / "triton_dot_1warp_i64_sm80.ptx"
+    _text, rows = skeleton(path.read_text(), str(path))
+    assert [r["param"] for r in rows if r["kind"] == "buffer"] == [0, 1, 2]
+    assert [r["kind"] for r in rows[6:9]] == ["scalar"] * 3          # stride_am, stride_bk, stride_cm

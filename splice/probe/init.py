@@ -55,6 +55,9 @@ class Use:
     values: list = field(default_factory=list)     # (kind, evidence) of what uses the loaded values
     parked: bool = False                           # may be read back from a local copy by index
     geometries: list = field(default_factory=list)  # texture/surface geometries it is used with
+    param: int = 0                                 # the parameter it belongs to
+    alone: bool = False                            # some address derives from this value alone
+    partners: set = field(default_factory=set)     # other labels in the addresses it reaches
 
     @property
     def role(self) -> Optional[str]:
@@ -136,6 +139,36 @@ def _through_address(kernel, node, pos: int, taint: dict):
     return None
 
 
+def _moved_addresses(node, src: frozenset) -> frozenset:
+    """``add %rd1, %rd23, 24`` where %rd23 holds a parameter's address: %rd1 is that address
+    plus 24, so ``ld.param [%rd1+16]`` reads byte 40 (CUTLASS's Params; the 24 was dropped and
+    every field after it was named 24 bytes early).  Only an immediate moves the offset."""
+    imm = getattr(node.operands[-1], "value", None) if node.operands else None
+    if node.opcode not in ("add", "sub") or not isinstance(imm, int) or len(node.operands) != 3:
+        return src
+    d = imm if node.opcode == "add" else -imm
+    return frozenset((lab[0], lab[1], lab[2] + d) if lab[0] == "&" else lab for lab in src)
+
+
+_INDEX_ONLY = {"mul", "shl", "shr", "div", "rem"}     # a pointer scaled or shifted is no pointer
+
+
+def _base_operands(kernel, node, pos: int, used) -> tuple:
+    """The registers of ``node`` a pointer may flow through: none for a product or shift (an
+    index: CUTLASS's 64-bit strides and extents are multiplied into offsets, and were taken for
+    buffers), only the addend of a ``mad``; every source otherwise."""
+    from ..ptx.operands import registers
+
+    if node.opcode in _INDEX_ONLY:
+        return ()
+    if node.opcode == "mad" and len(node.operands) == 4:
+        regs: list = []
+        registers(node.operands[3], regs)
+        keys = [kernel._resolve(r, kernel._scope_of[pos]) for r in regs]
+        return tuple(k[0] for k in keys if k)
+    return used
+
+
 def _half_of_pointer(kernel, defs, lab) -> bool:
     """A 32-bit load of a by-value struct's bytes into a 64-bit register: nvcc reads a pointer
     field as two ``ld.param.u32 %rd`` halves joined by ``bfi.b64`` (a scalar parameter read
@@ -201,7 +234,8 @@ def _taint(kernel) -> tuple:
                 src = frozenset(local)  # read back at any (run-time) index: any value parked there
                 parked.update(local)
             if not src and op in _ARITH and used:
-                src = frozenset().union(*(taint.get(u, frozenset()) for u in used))
+                src = frozenset().union(*(taint.get(u, frozenset()) for u in _base_operands(kernel, node, pos, used)))
+                src = _moved_addresses(node, src)
                 if op == "add" and src:
                     for u in (u for u in used if u in scale):
                         for lab in src:
@@ -330,16 +364,21 @@ def trace(kernel, own: Optional[dict] = None) -> dict:
             regs: list = []
             registers(addr, regs)
             keys = [kernel._resolve(r, kernel._scope_of[pos]) for r in regs]
-            for lab in frozenset().union(*(taint.get(k[0], frozenset()) for k in keys if k)):
+            labs = frozenset(lab for lab in frozenset().union(*(taint.get(k[0], frozenset()) for k in keys if k))
+                             if lab[0] != "&")
+            for lab in labs:
                 if lab[0] != "&":
                     u = uses.setdefault(lab, Use())
                     _record(u, node, space, effect)
+                    u.alone = u.alone or len(labs) == 1
+                    u.partners |= labs - {lab}
                     if effect == READ and node.opcode == "ld":
                         consumers = consumers if consumers is not None else _consumers(kernel)
                         u.values += _value_uses(kernel, pos, consumers)
     for lab, u in uses.items():
         u.scales = scales.get(lab, set())
         u.parked = lab in parked
+        u.param = lab[0]
         u.seed = 1 + lab[0] * 1000 + lab[1]
     return uses
 
@@ -529,6 +568,10 @@ def _object_yaml(y, name: str, u: Use, indent: int, offset) -> None:
                                           else f"                # accessed as {seen}"))
     y.line(f"{pad}  shape: null                # TODO: elements, e.g. [rows, cols]")
     y.line(f"{pad}  role: {u.role}                # {u.reads} load(s), {u.writes} store(s)")
+    if not u.alone and u.partners and offset is not None and not u.parked:
+        with_ = ", ".join(f"field_{o}" if i == u.param else f"param_{i}+{o}" for i, o in sorted(u.partners)[:3])
+        y.line(f"{pad}  # check: every address it reaches also derives from {with_}: it may be a byte offset or")
+        y.line(f"{pad}  # increment added to that pointer (CUTLASS's Params), not a buffer")
     if u.parked:
         y.line(f"{pad}  # check: the kernel copies the struct to local memory and picks a pointer from it at")
         y.line(f"{pad}  # run time: role and dtype are what any of the pointers parked there reaches")

@@ -351,3 +351,35 @@ def test_triton_int64_strides_are_scalars_not_buffers():
     _text, rows = skeleton(path.read_text(), str(path))
     assert [r["param"] for r in rows if r["kind"] == "buffer"] == [0, 1, 2]
     assert [r["kind"] for r in rows[6:9]] == ["scalar"] * 3          # stride_am, stride_bk, stride_cm
+
+
+# ---- probe init: tables of pointers ---------------------------------------------------------------
+
+def test_pointer_tables_are_said_not_filled_with_floats():
+    """``const float* const* ptr_a`` / ``float* const* ptr_d`` (grouped and batched kernels) were
+    "f64 input buffers, uniform [-1, 1]": the probe would fill them with floats the kernel then
+    dereferences, and ``ptr_d``'s writes (the only output) were invisible, so nothing was
+    compared.  Now a table of pointers says so and leaves ``fill: null`` (the spec refuses to
+    load there until someone decides)."""
+    from splice.probe.init import skeleton
+
+    path = MODERN / "ptr_to_ptr.ptx"
+    text, rows = skeleton(path.read_text(), str(path), "_Z12batched_ptrsPKPKfPKPfPKii")
+    blocks = text.split("\n- name: ")
+    for b in blocks[1:3]:
+        assert "a table of pointers" in b and "fill: null" in b
+    assert "ld.global.f32" in blocks[1] and "st.global.f32" in blocks[2]
+    assert "table of pointers" not in blocks[3]                        # sizes: plain s32 buffer
+    text2, _ = skeleton(path.read_text(), str(path), "_Z8problemsPK7Problemi")
+    assert "a table of pointers" in text2 and "ld.global.f32" in text2 and "st.global.f32" in text2
+
+
+def test_cutlass_alpha_beta_pointer_arrays_are_tables():
+    """LinearCombination's ``alpha_ptr_array`` / ``beta_ptr_array`` (Params bytes 312 and 320,
+    ``offsetof`` on the host) are loaded and dereferenced; ``alpha_ptr`` / ``beta_ptr`` (296,
+    304) are plain pointers."""
+    from splice.probe.init import skeleton
+
+    f = _fields(skeleton(CUTLASS_FP8.read_text(), str(CUTLASS_FP8))[0])
+    assert "a table of pointers" in f[312] and "a table of pointers" in f[320]
+    assert "a table of pointers" not in f[296] and "a table of pointers" not in f[304]

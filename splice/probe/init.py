@@ -57,6 +57,7 @@ class Use:
     geometries: list = field(default_factory=list)  # texture/surface geometries it is used with
     param: int = 0                                 # the parameter it belongs to
     alone: bool = False                            # some address derives from this value alone
+    pointers: list = field(default_factory=list)   # accesses through pointers loaded from it
     partners: set = field(default_factory=set)     # other labels in the addresses it reaches
 
     @property
@@ -139,6 +140,49 @@ def _through_address(kernel, node, pos: int, taint: dict):
     return None
 
 
+def _param_source(kernel, node, pos: int, params: dict, taint: dict, defs, wide: bool):
+    """The label a ``mov``/``ld.param`` of a parameter gives its destination: frozenset() when
+    the node reads no parameter, None for a 32-bit scalar (index arithmetic, not a base)."""
+    if not (node.opcode == "mov" or (node.opcode == "ld" and ".param" in node.name)):
+        return frozenset()
+    lab = _param_label(node, params)
+    if lab is None and node.opcode == "ld":     # ld.param [%rd+off], %rd = the param's address
+        lab = _through_address(kernel, node, pos, taint)
+    if lab is None:
+        return frozenset()
+    if not wide and not _half_of_pointer(kernel, defs, lab):
+        return None
+    if not wide and lab[0] != "&":   # a pointer read in two 32-bit halves: its field
+        lab = (lab[0], lab[1] - lab[1] % 8)
+    return frozenset({lab})
+
+
+def _stored_labels(kernel, node, pos: int, taint: dict) -> frozenset:
+    """The labels of the value a ``st`` writes (its last operand)."""
+    from ..ptx.operands import registers
+
+    regs: list = []
+    registers(node.operands[-1], regs)
+    keys = [kernel._resolve(r, kernel._scope_of[pos]) for r in regs]
+    return frozenset().union(*(taint.get(k[0], frozenset()) for k in keys if k))
+
+
+def _loaded_pointers(kernel, node, pos: int, taint: dict) -> frozenset:
+    """``ld.global.u64 %rd, [<buffer of param p>]``: the loaded value may be a pointer kept in
+    p's memory (``const float* const* ptr_a``, an array of structs holding pointers); labelled
+    ``('*', p, offset)`` so that an access through it marks p as a table of pointers."""
+    from ..ptx.operands import registers
+
+    out = set()
+    for addr, _space, _effect in _addresses(node):
+        regs: list = []
+        registers(addr, regs)
+        for k in (kernel._resolve(r, kernel._scope_of[pos]) for r in regs):
+            if k:
+                out.update(("*",) + lab for lab in taint.get(k[0], ()) if lab[0] not in ("&", "*"))
+    return frozenset(out)
+
+
 def _moved_addresses(node, src: frozenset) -> frozenset:
     """``add %rd1, %rd23, 24`` where %rd23 holds a parameter's address: %rd1 is that address
     plus 24, so ``ld.param [%rd1+16]`` reads byte 40 (CUTLASS's Params; the 24 was dropped and
@@ -187,7 +231,6 @@ def _taint(kernel) -> tuple:
     addresses: nvcc copies a by-value struct to the local frame when a pointer field is chosen
     at run time (``L.src[i]``), so the load may be any parked field (conservative)."""
     from ..ptx import model as m
-    from ..ptx.operands import registers
 
     params = {p.name: i for i, p in enumerate(kernel.fn.params or ())}
     defs_all, uses_all, _g = kernel.du()
@@ -205,31 +248,21 @@ def _taint(kernel) -> tuple:
                 continue
             defs, used = defs_all[pos], uses_all[pos]
             op = node.opcode
-            src = frozenset()
             wide = any(mm in (".u64", ".b64", ".s64") for mm in node.modifiers)
-            if op == "mov" or (op == "ld" and ".param" in node.name):
-                lab = _param_label(node, params)
-                if lab is None and op == "ld":     # ld.param [%rd+off], %rd = the param's address
-                    lab = _through_address(kernel, node, pos, taint)
-                if lab is not None:
-                    if not wide and not _half_of_pointer(kernel, defs, lab):
-                        continue          # a 32-bit scalar: index arithmetic, not a base
-                    if not wide and lab[0] != "&":   # a pointer read in two 32-bit halves: its field
-                        lab = (lab[0], lab[1] - lab[1] % 8)
-                    src = frozenset({lab})
+            src = _param_source(kernel, node, pos, params, taint, defs, wide)
+            if src is None:
+                continue          # a 32-bit scalar: index arithmetic, not a base
             if op in ("mul", "shl") and defs:
                 imm = getattr(node.operands[-1], "value", None)
                 if isinstance(imm, int) and (".wide" in node.name or any("64" in mm for mm in node.modifiers)):
                     scale[defs[0]] = imm if op == "mul" else 1 << imm
+            if op == "ld" and wide and not src and ".local" not in node.modifiers:
+                src = _loaded_pointers(kernel, node, pos, taint)
             if op in ("st", "ld") and ".local" in node.modifiers and wide:
                 if op == "st":       # a 64-bit value parked in the local frame (nvcc's struct copy)
-                    regs: list = []
-                    registers(node.operands[-1], regs)
-                    keys = [kernel._resolve(r, kernel._scope_of[pos]) for r in regs]
-                    new = frozenset().union(*(taint.get(k[0], frozenset()) for k in keys if k))
-                    if not new <= local:
-                        local |= new
-                        changed = True
+                    new = _stored_labels(kernel, node, pos, taint)
+                    changed = changed or not new <= local
+                    local |= new
                     continue
                 src = frozenset(local)  # read back at any (run-time) index: any value parked there
                 parked.update(local)
@@ -356,7 +389,7 @@ def trace(kernel, own: Optional[dict] = None) -> dict:
             registers(addr, regs)
             keys = [kernel._resolve(r, kernel._scope_of[pos]) for r in regs]
             for lab in frozenset().union(*(taint.get(k[0], frozenset()) for k in keys if k)):
-                if lab[0] != "&":
+                if lab[0] not in ("&", "*"):
                     where = f"{node.name} " + (f"s{st.n}" if st.n is not None else f"L{st.line}")
                     if own is not None:
                         own.setdefault(lab, []).append((space, where))
@@ -364,8 +397,11 @@ def trace(kernel, own: Optional[dict] = None) -> dict:
             regs: list = []
             registers(addr, regs)
             keys = [kernel._resolve(r, kernel._scope_of[pos]) for r in regs]
-            labs = frozenset(lab for lab in frozenset().union(*(taint.get(k[0], frozenset()) for k in keys if k))
-                             if lab[0] != "&")
+            every = frozenset().union(*(taint.get(k[0], frozenset()) for k in keys if k))
+            for lab in (lab for lab in every if lab[0] == "*"):
+                where = f"{node.name} " + (f"s{st.n}" if st.n is not None else f"L{st.line}")
+                uses.setdefault(lab[1:], Use()).pointers.append(where)
+            labs = frozenset(lab for lab in every if lab[0] not in ("&", "*"))
             for lab in labs:
                 if lab[0] != "&":
                     u = uses.setdefault(lab, Use())
@@ -529,7 +565,7 @@ def _param_yaml(y, pp, uses: dict, decl, read: bool = True, own: Optional[dict] 
         return {"param": pp.index, "name": pp.name, "kind": "scalar", "dtype": tname}
     _object_yaml(y, short, u, 0, None)
     return {"param": pp.index, "name": pp.name, "kind": u.image or "buffer", "role": u.role,
-            "dtype": u.element()[0]}
+            "dtype": "u64" if u.pointers else u.element()[0], "pointer_table": bool(u.pointers)}
 
 
 def t_is_float(t) -> bool:
@@ -563,6 +599,9 @@ def _object_yaml(y, name: str, u: Use, indent: int, offset) -> None:
     used = sorted({w for _k, _t, w in u.values})
     if used and not any(float(dt.lookup(t).is_float) for t, _v in u.types if dt.lookup(t) is not None):
         seen += "; values used by " + ", ".join(used[:3]) + (f" (+{len(used) - 3})" if len(used) > 3 else "")
+    if u.pointers:
+        _pointer_table_yaml(y, pad, u)
+        return
     y.line(f"{pad}  kind: buffer")
     y.line(f"{pad}  dtype: {dtype}" + (f"                # guessed (accessed as {seen})" if guessed
                                           else f"                # accessed as {seen}"))
@@ -581,6 +620,21 @@ def _object_yaml(y, name: str, u: Use, indent: int, offset) -> None:
     if u.role != "output":
         rule = "uniform, range: [-1.0, 1.0]" if dt.TYPES[dtype].is_float else "integers, range: [0, 7]"
         y.line(f"{pad}  fill: {{rule: {rule}, seed: {u.seed}}}")
+
+
+def _pointer_table_yaml(y, pad: str, u: Use) -> None:
+    """A buffer the kernel loads pointers from and dereferences (batched / grouped kernels): the
+    probe fills buffers with numbers, not device pointers, so ``fill`` is left null (the spec
+    refuses to load there) and the TODO says why."""
+    at = ", ".join(sorted(set(u.pointers))[:3]) + (f" (+{len(set(u.pointers)) - 3})" if len(set(u.pointers)) > 3 else "")
+    y.line(f"{pad}  kind: buffer")
+    y.line(f"{pad}  dtype: u64                # a table of pointers: the kernel dereferences values loaded from it")
+    y.line(f"{pad}  shape: null                # TODO: elements, e.g. [rows, cols]")
+    y.line(f"{pad}  role: {u.role or 'input'}                # {u.reads} load(s), {u.writes} store(s)")
+    y.line(f"{pad}  # TODO: the kernel reaches memory through pointers loaded from this buffer ({at}); the")
+    y.line(f"{pad}  # probe fills buffers with numbers, not device pointers: if the kernel accepts a null table,")
+    y.line(f"{pad}  # pass 0 instead (a scalar, or drop the field); else this entry cannot be probed as it is")
+    y.line(f"{pad}  fill: null")
 
 
 class _Yaml:

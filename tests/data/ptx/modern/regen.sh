@@ -47,6 +47,7 @@ JOBS=(
   "many_params            sm_90   -O3                sm_90   -"
   "tex_layered_cube       sm_90   -O3                sm_90   -"
   "struct_params_dynsmem  sm_90   -O3                sm_90   -"
+  "ptr_to_ptr             sm_90   -O3                sm_90   -"
 )
 for job in "${JOBS[@]}"; do
   read -r name arch flags parch pflags <<<"$job"

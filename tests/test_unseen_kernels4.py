@@ -383,3 +383,35 @@ def test_cutlass_alpha_beta_pointer_arrays_are_tables():
     f = _fields(skeleton(CUTLASS_FP8.read_text(), str(CUTLASS_FP8))[0])
     assert "a table of pointers" in f[312] and "a table of pointers" in f[320]
     assert "a table of pointers" not in f[296] and "a table of pointers" not in f[304]
+
+
+# ---- probe init on nvcc -G builds: calls and the %SP frame ----------------------------------------
+
+def test_g_build_follows_handles_into_the_fetch_helpers():
+    """nvcc -G does not inline ``tex2DLayered``…: the entry passes each texture/surface handle to a
+    helper ``.func`` (``st.param.b64 [param0+0], %rd7; call.uni (retval0), _ZN…tex2DLayered…``)
+    and the fetch is there.  The skeleton said "read as a value, never dereferenced here" for all
+    handles; values passed to a called function are now followed into it."""
+    from splice.probe.init import skeleton
+
+    path = MODERN / "tex_layered_cube_G.ptx"      # a reduced tex_layered_cube.cu: a2d, cube, a1d surface
+    text, rows = skeleton(path.read_text(), str(path))
+    assert [r["kind"] for r in rows] == ["texture", "texture", "surface", "buffer", "scalar"]
+    assert text.count("TODO: used as") == 3 and "never dereferenced" not in text
+    for geometry in ("a2d (layered 2-D)", "cube (cube map)", "a1d (layered 1-D)"):
+        assert geometry in text
+
+
+def test_g_build_struct_copy_through_the_sp_frame():
+    """At -G the struct goes through ``st.u64 [%SP+8], %rd3`` (generic addressing of the local
+    depot) and comes back with ``ld.u64 [%SP+dynamic]``: the frame is followed like ``.local``
+    (constant offsets slot by slot, a run-time offset as any parked value), so the -G build lists
+    the same six pointer fields as the -O3 one, not the shared-memory views also parked there."""
+    from splice.probe.init import skeleton
+
+    for name in ("struct_params_dynsmem_G.ptx", "struct_params_dynsmem.ptx"):
+        path = MODERN / name
+        text, rows = skeleton(path.read_text(), str(path), "struct_params")
+        f = _fields(text)
+        assert sorted(f) == [0, 8, 16, 24, 32, 40], name
+        assert all("accessed as .f32, .u16" in b for b in f.values()), name

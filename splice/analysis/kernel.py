@@ -61,7 +61,11 @@ class Kernel:
         built (then the text is scanned once, not once per entry)."""
         self.module = module
         self._lines = lines if lines is not None else SourceLines(module.source)
-        if entry is None:
+        if isinstance(entry, m.Function):      # a .func's body, analysed like an entry's
+            if entry.body is None:
+                raise SpliceError(f"{entry.name!r} has no body", path=module.path)
+            fn = entry
+        elif entry is None:
             ents = [f for f in module.entries() if f.body is not None]
             if not ents:
                 raise SpliceError("no .entry with a body", path=module.path)

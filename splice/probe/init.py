@@ -157,6 +157,52 @@ def _param_source(kernel, node, pos: int, params: dict, taint: dict, defs, wide:
     return frozenset({lab})
 
 
+def _frame_keys(kernel) -> dict:
+    """{register key: its byte offset in the local frame, None when run-time}: ``mov %SPL,
+    __local_depot0`` (0) and what is derived from it (``cvta.local %SP, %SPL``, ``add %rd1,
+    %SPL, 96``).  nvcc copies by-value structs into the frame: -O3 with ``st.local``, -G through
+    the generic ``%SP`` (``st.u64 [%SP+8]``)."""
+    from ..ptx import model as m
+
+    local_syms = {d.name for it in kernel.fn.body.items if type(it) is m.Decl and it.space == ".local"
+                  for d in it.declarators}
+    if not local_syms:
+        return {}
+    defs_all, uses_all, _g = kernel.du()
+    frame: dict = {}
+    for _round in range(2):                 # a loop-carried frame pointer settles on the second pass
+        for pos, st in enumerate(kernel.stmts):
+            node = st.node
+            if type(node) is not m.Instruction or node.opcode not in ("mov", "cvta", "add") or not defs_all[pos]:
+                continue
+            if node.opcode == "mov" and any(getattr(o, "name", None) in local_syms for o in node.operands[1:]):
+                frame[defs_all[pos][0]] = 0
+                continue
+            base = [u for u in uses_all[pos] if u in frame]
+            if base:
+                imm = getattr(node.operands[-1], "value", None)
+                off = frame[base[0]]
+                moved = off + imm if node.opcode == "add" and isinstance(imm, int) and off is not None else None
+                frame[defs_all[pos][0]] = off if node.opcode in ("mov", "cvta") else moved
+    return frame
+
+
+def _frame_slot(kernel, node, pos: int, frame: dict):
+    """(in the frame?, byte offset of the access or None when run-time) of an ``ld``/``st``."""
+    from ..ptx import model as m
+
+    if ".param" in node.name or not frame and ".local" not in node.modifiers:
+        return False, None
+    addr = node.operands[0] if node.opcode == "st" else node.operands[-1]
+    if type(addr) is not m.Addr:
+        return ".local" in node.modifiers, None
+    key = kernel._resolve(addr.base.name, kernel._scope_of[pos]) if type(addr.base) is m.Reg else None
+    if key is None or key[0] not in frame:
+        return ".local" in node.modifiers, None
+    off = frame[key[0]]
+    return True, (off + addr.offset if off is not None and len(addr.items) == 1 else None)
+
+
 def _stored_labels(kernel, node, pos: int, taint: dict) -> frozenset:
     """The labels of the value a ``st`` writes (its last operand)."""
     from ..ptx.operands import registers
@@ -239,6 +285,8 @@ def _taint(kernel) -> tuple:
     scales: dict = {}         # label -> {scale, ...}
     local: set = set()        # labels of 64-bit values stored to .local (read back by index)
     parked: set = set()       # labels read back from .local
+    frame = _frame_keys(kernel)   # registers holding local-frame addresses (nvcc -G's %SP)
+    slots: dict = {}          # frame byte offset -> labels stored there (None: a run-time offset)
     changed = True
     while changed:
         changed = False
@@ -256,16 +304,21 @@ def _taint(kernel) -> tuple:
                 imm = getattr(node.operands[-1], "value", None)
                 if isinstance(imm, int) and (".wide" in node.name or any("64" in mm for mm in node.modifiers)):
                     scale[defs[0]] = imm if op == "mul" else 1 << imm
-            if op == "ld" and wide and not src and ".local" not in node.modifiers:
+            in_frame, slot = _frame_slot(kernel, node, pos, frame) if op in ("st", "ld") else (False, None)
+            if op == "ld" and wide and not src and not in_frame:
                 src = _loaded_pointers(kernel, node, pos, taint)
-            if op in ("st", "ld") and ".local" in node.modifiers and wide:
+            if in_frame and wide:
                 if op == "st":       # a 64-bit value parked in the local frame (nvcc's struct copy)
                     new = _stored_labels(kernel, node, pos, taint)
-                    changed = changed or not new <= local
+                    changed = changed or not new <= local or not new <= slots.get(slot, set())
                     local |= new
+                    slots.setdefault(slot, set()).update(new)
                     continue
-                src = frozenset(local)  # read back at any (run-time) index: any value parked there
-                parked.update(local)
+                if slot is None:     # read back at a run-time index: any value parked there
+                    src = frozenset(local)
+                    parked.update(local)
+                else:                # its own slot, and any store at a run-time offset
+                    src = frozenset(slots.get(slot, ())) | frozenset(slots.get(None, ()))
             if not src and op in _ARITH and used:
                 src = frozenset().union(*(taint.get(u, frozenset()) for u in _base_operands(kernel, node, pos, used)))
                 src = _moved_addresses(node, src)
@@ -367,11 +420,12 @@ def _consumers(kernel) -> dict:
     return out
 
 
-def trace(kernel, own: Optional[dict] = None) -> dict:
+def trace(kernel, own: Optional[dict] = None, depth: int = 0, seen: Optional[frozenset] = None) -> dict:
     """{(param index, offset): Use} for every parameter value that reaches a global/generic
     address (shared, local, const and param accesses are the kernel's own business).  ``own``,
     when given, is filled with {(param index, offset): [(space, 'opcode sN')]} of the parameter
-    values that reach a shared/const/local address instead (LLVM's ``.ptr .shared`` pointers)."""
+    values that reach a shared/const/local address instead (LLVM's ``.ptr .shared`` pointers).
+    Values passed to a called ``.func`` are followed into it (``_follow_calls``)."""
     from ..ptx import model as m
     from ..ptx.operands import registers
 
@@ -411,12 +465,77 @@ def trace(kernel, own: Optional[dict] = None) -> dict:
                     if effect == READ and node.opcode == "ld":
                         consumers = consumers if consumers is not None else _consumers(kernel)
                         u.values += _value_uses(kernel, pos, consumers)
+    if depth < _CALL_DEPTH:
+        _follow_calls(kernel, taint, uses, depth, seen or frozenset({kernel.name}))
     for lab, u in uses.items():
         u.scales = scales.get(lab, set())
         u.parked = lab in parked
         u.param = lab[0]
         u.seed = 1 + lab[0] * 1000 + lab[1]
     return uses
+
+
+_CALL_DEPTH = 4     # nvcc -G calls a helper per texture fetch; deeper chains are rare
+
+
+def _call_args(kernel, taint: dict) -> list:
+    """[(callee name, [labels of argument j])] of the direct calls in ``kernel``: an argument's
+    labels are those of the value ``st.param [argN]`` stores before the call."""
+    from ..ptx import model as m
+
+    slots: dict = {}
+    out = []
+    for pos, st in enumerate(kernel.stmts):
+        node = st.node
+        if type(node) is not m.Instruction:
+            continue
+        if node.opcode == "st" and ".param" in node.name and type(node.operands[0]) is m.Addr:
+            name = getattr(node.operands[0].base, "name", None)
+            slots[name] = _stored_labels(kernel, node, pos, taint)
+        elif node.opcode == "call":
+            ops = [o for o in node.operands]
+            callee = next((o.name for o in ops if type(o) is m.Sym), None)
+            lists = [o for o in ops if type(o) is m.ParenList]
+            args = lists[-1].items if lists and (len(lists) == 2 or type(ops[-1]) is m.ParenList) else ()
+            if callee is not None:
+                out.append((callee, [slots.get(getattr(a, "name", None), frozenset()) for a in args]))
+    return out
+
+
+def _follow_calls(kernel, taint: dict, uses: dict, depth: int, seen: frozenset) -> None:
+    """What a called ``.func`` does with a parameter's value is the parameter's use: nvcc -G
+    calls a helper for every texture fetch, so the handle was "never dereferenced here"."""
+    from ..analysis import Kernel
+
+    for callee, args in _call_args(kernel, taint):
+        if callee in seen or not any(args):
+            continue
+        try:
+            fn = kernel.module.function(callee)
+        except KeyError:
+            continue                 # an .extern function: its body is elsewhere
+        if fn.body is None:
+            continue
+        sub = trace(Kernel(kernel.module, fn, kernel._lines), None, depth + 1, seen | {callee})
+        for (j, off), u2 in sub.items():
+            if off != 0 or j >= len(args):
+                continue             # a by-value struct of the callee: not one caller value
+            for lab in args[j]:
+                if lab[0] not in ("&", "*"):
+                    _merge(uses.setdefault(lab, Use()), u2)
+
+
+def _merge(u: Use, v: Use) -> None:
+    u.reads += v.reads
+    u.writes += v.writes
+    u.types += v.types
+    u.arith += v.arith
+    u.values += v.values
+    u.pointers += v.pointers
+    u.image = u.image or v.image
+    u.geometries += [g for g in v.geometries if g not in u.geometries]
+    u.multicast = u.multicast or v.multicast
+    u.alone = True               # the callee's accesses are through this value
 
 
 # --------------------------------------------------------------------------------------------

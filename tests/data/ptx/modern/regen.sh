@@ -48,6 +48,8 @@ JOBS=(
   "tex_layered_cube       sm_90   -O3                sm_90   -"
   "struct_params_dynsmem  sm_90   -O3                sm_90   -"
   "ptr_to_ptr             sm_90   -O3                sm_90   -"
+  "tex_layered_cube_G     sm_90   -G                 sm_90   -"
+  "struct_params_dynsmem_G sm_90  -G                 sm_90   -"
 )
 for job in "${JOBS[@]}"; do
   read -r name arch flags parch pflags <<<"$job"

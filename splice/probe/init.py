@@ -420,7 +420,8 @@ def _consumers(kernel) -> dict:
     return out
 
 
-def trace(kernel, own: Optional[dict] = None, depth: int = 0, seen: Optional[frozenset] = None) -> dict:
+def trace(kernel, own: Optional[dict] = None, depth: int = 0, seen: Optional[frozenset] = None,
+          memo: Optional[dict] = None) -> dict:
     """{(param index, offset): Use} for every parameter value that reaches a global/generic
     address (shared, local, const and param accesses are the kernel's own business).  ``own``,
     when given, is filled with {(param index, offset): [(space, 'opcode sN')]} of the parameter
@@ -466,7 +467,7 @@ def trace(kernel, own: Optional[dict] = None, depth: int = 0, seen: Optional[fro
                         consumers = consumers if consumers is not None else _consumers(kernel)
                         u.values += _value_uses(kernel, pos, consumers)
     if depth < _CALL_DEPTH:
-        _follow_calls(kernel, taint, uses, depth, seen or frozenset({kernel.name}))
+        _follow_calls(kernel, taint, uses, depth, seen or frozenset({kernel.name}), {} if memo is None else memo)
     for lab, u in uses.items():
         u.scales = scales.get(lab, set())
         u.parked = lab in parked
@@ -502,7 +503,7 @@ def _call_args(kernel, taint: dict) -> list:
     return out
 
 
-def _follow_calls(kernel, taint: dict, uses: dict, depth: int, seen: frozenset) -> None:
+def _follow_calls(kernel, taint: dict, uses: dict, depth: int, seen: frozenset, memo: dict) -> None:
     """What a called ``.func`` does with a parameter's value is the parameter's use: nvcc -G
     calls a helper for every texture fetch, so the handle was "never dereferenced here"."""
     from ..analysis import Kernel
@@ -516,7 +517,9 @@ def _follow_calls(kernel, taint: dict, uses: dict, depth: int, seen: frozenset) 
             continue                 # an .extern function: its body is elsewhere
         if fn.body is None:
             continue
-        sub = trace(Kernel(kernel.module, fn, kernel._lines), None, depth + 1, seen | {callee})
+        if callee not in memo:       # a -G kernel calls the same helper from many sites
+            memo[callee] = trace(Kernel(kernel.module, fn, kernel._lines), None, depth + 1, seen | {callee}, memo)
+        sub = memo[callee]
         for (j, off), u2 in sub.items():
             if off != 0 or j >= len(args):
                 continue             # a by-value struct of the callee: not one caller value

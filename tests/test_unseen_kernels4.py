@@ -415,3 +415,31 @@ def test_g_build_struct_copy_through_the_sp_frame():
         f = _fields(text)
         assert sorted(f) == [0, 8, 16, 24, 32, 40], name
         assert all("accessed as .f32, .u16" in b for b in f.values()), name
+
+
+def test_a_value_passed_to_an_extern_function_is_said():
+    """A pointer handed only to an ``.extern .func`` (its body is linked in later) was "read as a
+    value, never dereferenced here"; the call is not followed, and the skeleton says so."""
+    from splice.probe.init import skeleton
+
+    src = """.version 8.0
+.target sm_80
+.address_size 64
+.extern .func helper(.param .b64 p);
+.visible .entry k(.param .u64 k_param_0)
+{
+  .reg .b64 %rd<3>;
+  ld.param.u64 %rd1, [k_param_0];
+  cvta.to.global.u64 %rd2, %rd1;
+  {
+  .param .b64 a0;
+  st.param.b64 [a0], %rd2;
+  call.uni helper, (a0);
+  }
+  ret;
+}
+"""
+    text, rows = skeleton(src, "t.ptx")
+    assert rows[0]["kind"] == "scalar"
+    assert "TODO: passed to helper, whose body is not in this module (not followed)" in text
+    assert "never dereferenced" not in text

@@ -467,7 +467,8 @@ def trace(kernel, own: Optional[dict] = None, depth: int = 0, seen: Optional[fro
                         consumers = consumers if consumers is not None else _consumers(kernel)
                         u.values += _value_uses(kernel, pos, consumers)
     if depth < _CALL_DEPTH:
-        _follow_calls(kernel, taint, uses, depth, seen or frozenset({kernel.name}), {} if memo is None else memo)
+        _follow_calls(kernel, taint, uses, depth, seen or frozenset({kernel.name}), {} if memo is None else memo,
+                      own)
     for lab, u in uses.items():
         u.scales = scales.get(lab, set())
         u.parked = lab in parked
@@ -495,7 +496,7 @@ def _call_args(kernel, taint: dict) -> list:
             slots[name] = _stored_labels(kernel, node, pos, taint)
         elif node.opcode == "call":
             ops = [o for o in node.operands]
-            callee = next((o.name for o in ops if type(o) is m.Sym), None)
+            callee = next((o.name for o in ops if type(o) is m.Sym), None) or "an indirect call"
             lists = [o for o in ops if type(o) is m.ParenList]
             args = lists[-1].items if lists and (len(lists) == 2 or type(ops[-1]) is m.ParenList) else ()
             if callee is not None:
@@ -503,7 +504,8 @@ def _call_args(kernel, taint: dict) -> list:
     return out
 
 
-def _follow_calls(kernel, taint: dict, uses: dict, depth: int, seen: frozenset, memo: dict) -> None:
+def _follow_calls(kernel, taint: dict, uses: dict, depth: int, seen: frozenset, memo: dict,
+                  own: Optional[dict] = None) -> None:
     """What a called ``.func`` does with a parameter's value is the parameter's use: nvcc -G
     calls a helper for every texture fetch, so the handle was "never dereferenced here"."""
     from ..analysis import Kernel
@@ -511,11 +513,11 @@ def _follow_calls(kernel, taint: dict, uses: dict, depth: int, seen: frozenset, 
     for callee, args in _call_args(kernel, taint):
         if callee in seen or not any(args):
             continue
-        try:
-            fn = kernel.module.function(callee)
-        except KeyError:
-            continue                 # an .extern function: its body is elsewhere
-        if fn.body is None:
+        fn = next((f for f in kernel.module.functions() if f.name == callee and f.body is not None), None)
+        if fn is None or fn.body is None:    # .extern, an indirect call: the body is not here
+            if own is not None:
+                for lab in (lab for a in args for lab in a if lab[0] not in ("&", "*")):
+                    own.setdefault(lab, []).append(("call", callee))
             continue
         if callee not in memo:       # a -G kernel calls the same helper from many sites
             memo[callee] = trace(Kernel(kernel.module, fn, kernel._lines), None, depth + 1, seen | {callee}, memo)
@@ -673,6 +675,10 @@ def _param_yaml(y, pp, uses: dict, decl, read: bool = True, own: Optional[dict] 
         if not read:
             y.line(f"- {{name: {short}, kind: scalar, dtype: {tname}, value: 0}}   "
                    "# never read by this entry: passed as 0")
+        elif any(sp == "call" for sp, _w in own.get((pp.index, 0), ())):
+            callees = ", ".join(dict.fromkeys(w for sp, w in own[(pp.index, 0)] if sp == "call"))
+            y.line(f"- {{name: {short}, kind: scalar, dtype: {tname}, value: null}}   # TODO: passed to "
+                   f"{callees}, whose body is not in this module (not followed): it may be a pointer or handle")
         elif own.get((pp.index, 0)):
             at = own[(pp.index, 0)]
             spaces = "/".join(dict.fromkeys("." + sp for sp, _w in at))

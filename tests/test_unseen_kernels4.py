@@ -443,3 +443,20 @@ def test_a_value_passed_to_an_extern_function_is_said():
     assert rows[0]["kind"] == "scalar"
     assert "TODO: passed to helper, whose body is not in this module (not followed)" in text
     assert "never dereferenced" not in text
+
+
+def test_cutlass_grouped_gemm_params():
+    """CUTLASS's grouped GEMM (offsets from ``offsetof`` on the host): problem_sizes 0 (a
+    GemmCoord array), alpha_ptr/beta_ptr 48/56, alpha/beta_ptr_array 64/72, ptr_A/B/C/D 80-104
+    (``T**``), lda…ldd 112-136 (``int64_t*``).  The skeleton made ptr_A…ptr_D and lda…ldd "f64
+    input buffers" (ptr_D, the only output, included) and problem_sizes f32."""
+    from splice.probe.init import skeleton
+
+    path = MODERN / "cutlass_grouped_sm80.ptx"
+    f = _fields(skeleton(path.read_text(), str(path))[0])
+    assert sorted(f) == [0, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136]
+    for off in (64, 72, 80, 88, 96, 104):
+        assert "a table of pointers" in f[off] and "fill: null" in f[off], off
+    for off in (112, 120, 128, 136):
+        assert "dtype: u64" in f[off] and "guessed" not in f[off] and "mul.lo.s64" in f[off], off
+    assert "dtype: s32" in f[0] and "dtype: f32" in f[48] and "dtype: f32" in f[56]

@@ -460,3 +460,52 @@ def test_cutlass_grouped_gemm_params():
     for off in (112, 120, 128, 136):
         assert "dtype: u64" in f[off] and "guessed" not in f[off] and "mul.lo.s64" in f[off], off
     assert "dtype: s32" in f[0] and "dtype: f32" in f[48] and "dtype: f32" in f[56]
+
+
+# ---- probe init: module-scope variables -----------------------------------------------------------
+
+GLOBALS_ONLY = """.version 8.0
+.target sm_90
+.address_size 64
+.global .align 4 .b8 g_in[1024];
+.global .align 4 .b8 g_out[1024];
+.const .align 4 .b8 c_scale[16];
+.global .align 4 .u32 g_table[2] = {1, 2};
+.visible .entry globals_only()
+{
+  .reg .b32 %r<4>;
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<8>;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd1, %r1, 4;
+  mov.u64 %rd2, g_in;
+  add.s64 %rd3, %rd2, %rd1;
+  ld.global.f32 %f1, [%rd3];
+  ld.const.f32 %f2, [c_scale+4];
+  ld.global.u32 %r2, [g_table+4];
+  mul.f32 %f3, %f1, %f2;
+  mov.u64 %rd4, g_out;
+  add.s64 %rd5, %rd4, %rd1;
+  st.global.f32 [%rd5], %f3;
+  ret;
+}
+"""
+
+
+def test_module_variables_are_named_and_an_empty_frame_said():
+    """A kernel with no parameters working on ``__device__`` / ``__constant__`` data (nvcc's
+    ``globals_only()``, reduced here) got a skeleton with ``params:`` empty and ``frame: all``: a
+    probe of it compared nothing and passed any splice.  The skeleton now names the variables
+    (not the initialised table the module sets itself) and says that nothing is compared."""
+    from splice.probe.init import module_variable_refs, skeleton
+    from splice.analysis import Kernel
+    from splice.ptx import parse
+
+    text, rows = skeleton(GLOBALS_ONLY, "g.ptx")
+    assert rows == []
+    assert "module-scope variables (g_in, g_out, c_scale)" in text
+    assert "(no parameter at all: this spec compares nothing)" in text
+    assert module_variable_refs(Kernel(parse(GLOBALS_ONLY, "g.ptx"))) == ["g_in", "g_out", "c_scale"]
+    path = MODERN / "calls_params_globals.ptx"       # __constant__ Params c_params, __device__ g_counter
+    t2, _ = skeleton(path.read_text(), str(path), "_Z17dyn_shared_kernelPKfPfi")
+    assert "module-scope variables (c_params, g_counter)" in t2 and "compares nothing" not in t2

@@ -53,6 +53,30 @@ def module_image_refs(kernel) -> list:
     return [r for r in refs if r in named]
 
 
+def module_variable_refs(kernel) -> list:
+    """Module-scope ``.global`` / ``.const`` variables without an initialiser (CUDA's
+    ``__device__`` / ``__constant__`` data) this entry names in an operand, in the order
+    declared.  The probe binds parameters only: what the kernel reads there is not set by the
+    spec and what it writes there is not compared -- an entry without parameters compared
+    nothing at all, silently."""
+    from ..ptx import model as m
+
+    decls = [d.name for it in kernel.module.items if type(it) is m.Decl and it.space in (".global", ".const")
+             and it.type not in _IMAGE_REF_TYPES for d in it.declarators
+             if d.init is None]    # an initialised one (a table, a format string) the module sets itself
+    if not decls:
+        return []
+    named = set()
+    for st in kernel.stmts:
+        if type(st.node) is m.Instruction:
+            for o in st.node.operands:
+                for i in (o.items if type(o) in (m.Addr, m.Vec) else (o,)):
+                    base = i.base if type(i) is m.Offset else i
+                    if type(base) is m.Sym:
+                        named.add(base.name)
+    return [d for d in decls if d in named]
+
+
 def _refuse_32_bit(mod, path: str) -> None:
     """``.address_size 32``: no probe can run it (ptxas 13 has no ``--machine 32``), and its
     32-bit pointer parameters would be written as integers: say so instead of a skeleton."""
@@ -86,6 +110,12 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
         y.line(f"# NOTE: this entry reads module-scope texture/surface references ({', '.join(refs)}); the probe")
         y.line("# binds parameters only, so what it reads through them is not set by this spec (rewrite them")
         y.line("# as texture/surface object parameters to probe them).")
+    variables = module_variable_refs(k)
+    if variables:
+        y.line(f"# NOTE: this entry reads or writes module-scope variables ({', '.join(variables[:6])}"
+               + (f" +{len(variables) - 6}" if len(variables) > 6 else "") + "); the probe binds")
+        y.line("# parameters only: what it reads there is not set by this spec, and what it writes there is")
+        y.line("# not compared" + (" (no parameter at all: this spec compares nothing)." if not decl.params else "."))
     y.kv("name", k.name)
     y.kv("ptx", path)
     y.kv("entry", k.name)

@@ -509,3 +509,24 @@ def test_module_variables_are_named_and_an_empty_frame_said():
     path = MODERN / "calls_params_globals.ptx"       # __constant__ Params c_params, __device__ g_counter
     t2, _ = skeleton(path.read_text(), str(path), "_Z17dyn_shared_kernelPKfPfi")
     assert "module-scope variables (c_params, g_counter)" in t2 and "compares nothing" not in t2
+
+
+def test_verify_of_a_timer_read_says_timer_without_an_address(tmp_path, capsys):
+    """The identity cut of ``mov.u64 %rd6, %globaltimer`` (handwritten_isa_rare s8-s10) is not
+    provable (each read is a new value); the reason was "('%globaltimer', 139906194452944, 1) is
+    read before it is written": an evaluator's id() (different on every run) in a sentence that
+    called a timer read an undefined register."""
+    import re
+
+    from splice.cli import main
+
+    native = tmp_path / "n.ptx"
+    assert main(["extract", str(RARE), "--entry", "rare_mma", "--statements", "s8-s10", "-o", str(native)]) == 0
+    r = tmp_path / "r.yaml"
+    r.write_text(f"module: {RARE}\nentry: rare_mma\noutput: {tmp_path / 'o.ptx'}\ncuts:\n"
+                 "  - statements: s8-s10\n    native: n.ptx\n")
+    capsys.readouterr()
+    assert main(["verify", str(r)]) == 3
+    out = " ".join(capsys.readouterr().out.split())
+    assert "%globaltimer is a timer: each read is a new value" in out
+    assert "read before it is written" not in out and not re.search(r"\d{9,}", out)

@@ -530,3 +530,29 @@ def test_verify_of_a_timer_read_says_timer_without_an_address(tmp_path, capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "%globaltimer is a timer: each read is a new value" in out
     assert "read before it is written" not in out and not re.search(r"\d{9,}", out)
+
+
+def test_a_32_bit_field_widened_for_an_index_is_not_a_pointer_half():
+    """A by-value struct's 32-bit field read with ``ld.param.u32 %rd`` (zero-extended for 64-bit
+    index arithmetic) and added to a pointer is an index, not half of a pointer: only halves
+    joined by ``bfi.b64`` / ``shl.b64 …, 32`` + ``or.b64`` make one."""
+    from splice.probe.init import skeleton
+
+    src = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .align 8 .b8 k_param_0[16])
+{
+  .reg .b64 %rd<8>;
+  .reg .f32 %f<2>;
+  ld.param.u64 %rd1, [k_param_0];
+  ld.param.u32 %rd2, [k_param_0+12];
+  cvta.to.global.u64 %rd3, %rd1;
+  add.s64 %rd4, %rd3, %rd2;
+  ld.global.f32 %f1, [%rd4];
+  st.global.f32 [%rd4+4], %f1;
+  ret;
+}
+"""
+    f = _fields(skeleton(src, "t.ptx")[0])
+    assert sorted(f) == [0]

@@ -139,7 +139,7 @@ def _through_address(kernel, node, pos: int, taint: dict):
     return None
 
 
-def _param_source(kernel, node, pos: int, params: dict, taint: dict, defs, wide: bool):
+def _param_source(kernel, node, pos: int, params: dict, taint: dict, defs, wide: bool, joined=frozenset()):
     """The label a ``mov``/``ld.param`` of a parameter gives its destination: frozenset() when
     the node reads no parameter, None for a 32-bit scalar (index arithmetic, not a base)."""
     if not (node.opcode == "mov" or (node.opcode == "ld" and ".param" in node.name)):
@@ -149,7 +149,7 @@ def _param_source(kernel, node, pos: int, params: dict, taint: dict, defs, wide:
         lab = _through_address(kernel, node, pos, taint)
     if lab is None:
         return frozenset()
-    if not wide and not _half_of_pointer(kernel, defs, lab):
+    if not wide and not (defs and defs[0] in joined and _half_of_pointer(kernel, defs, lab)):
         return None
     if not wide and lab[0] != "&":   # a pointer read in two 32-bit halves: its field
         lab = (lab[0], lab[1] - lab[1] % 8)
@@ -263,6 +263,31 @@ def _base_operands(kernel, node, pos: int, used) -> tuple:
     return used
 
 
+def _joined_halves(kernel) -> frozenset:
+    """Register keys joined into one 64-bit value as its two halves: the sources of a ``bfi.b64
+    d, hi, lo, 32, 32`` (nvcc -O3), of a ``shl.b64 t, hi, 32`` and of the ``or.b64 d, t, lo``
+    that takes it (nvcc -G).  nvcc reads a by-value struct's pointer as two ``ld.param.u32``
+    halves joined so; a 32-bit field zero-extended for index arithmetic is not joined and stays
+    a scalar."""
+    from ..ptx import model as m
+
+    defs_all, uses_all, _g = kernel.du()
+    out: set = set()
+    shifted: set = set()
+    for pos in kernel.indices_of("bfi") + kernel.indices_of("shl"):
+        node = kernel.stmts[pos].node
+        if type(node) is not m.Instruction or not any(mm.endswith("64") for mm in node.modifiers):
+            continue
+        if node.opcode == "bfi" or getattr(node.operands[-1], "value", None) == 32:
+            out.update(uses_all[pos])
+            if node.opcode == "shl":
+                shifted.update(defs_all[pos])
+    for pos in kernel.indices_of("or") + kernel.indices_of("add"):
+        if shifted & set(uses_all[pos]):
+            out.update(uses_all[pos])
+    return frozenset(out)
+
+
 def _half_of_pointer(kernel, defs, lab) -> bool:
     """A 32-bit load of a by-value struct's bytes into a 64-bit register: nvcc reads a pointer
     field as two ``ld.param.u32 %rd`` halves joined by ``bfi.b64`` (a scalar parameter read
@@ -290,6 +315,7 @@ def _taint(kernel) -> tuple:
     local: set = set()        # labels of 64-bit values stored to .local (read back by index)
     parked: set = set()       # labels read back from .local
     frame = _frame_keys(kernel)   # registers holding local-frame addresses (nvcc -G's %SP)
+    joined = _joined_halves(kernel)
     slots: dict = {}          # frame byte offset -> labels stored there (None: a run-time offset)
     changed = True
     while changed:
@@ -301,7 +327,7 @@ def _taint(kernel) -> tuple:
             defs, used = defs_all[pos], uses_all[pos]
             op = node.opcode
             wide = any(mm in (".u64", ".b64", ".s64") for mm in node.modifiers)
-            src = _param_source(kernel, node, pos, params, taint, defs, wide)
+            src = _param_source(kernel, node, pos, params, taint, defs, wide, joined)
             if src is None:
                 continue          # a 32-bit scalar: index arithmetic, not a base
             if op in ("mul", "shl") and defs:

@@ -556,3 +556,14 @@ def test_a_32_bit_field_widened_for_an_index_is_not_a_pointer_half():
 """
     f = _fields(skeleton(src, "t.ptx")[0])
     assert sorted(f) == [0]
+
+
+def test_an_indirect_call_is_named_as_one():
+    """``call (cr), %fp, (ca), $Ltargets;``: the target is the register, not the
+    ``.calltargets`` label after the arguments."""
+    from splice.probe.param_trace import _call_args, _taint
+
+    k = Kernel.load(RARE, entry="rare_ctl")
+    assert [c for c, _a in _call_args(k, _taint(k)[0])] == ["an indirect call"]
+    k = Kernel.load(RARE, entry="rare_mma")
+    assert [c for c, _a in _call_args(k, _taint(k)[0])] == ["pair_of"]

@@ -518,12 +518,12 @@ def _call_args(kernel, taint: dict) -> list:
             name = getattr(node.operands[0].base, "name", None)
             slots[name] = _stored_labels(kernel, node, pos, taint)
         elif node.opcode == "call":
-            ops = [o for o in node.operands]
-            callee = next((o.name for o in ops if type(o) is m.Sym), None) or "an indirect call"
-            lists = [o for o in ops if type(o) is m.ParenList]
-            args = lists[-1].items if lists and (len(lists) == 2 or type(ops[-1]) is m.ParenList) else ()
-            if callee is not None:
-                out.append((callee, [slots.get(getattr(a, "name", None), frozenset()) for a in args]))
+            ops = list(node.operands)
+            at = 1 if ops and type(ops[0]) is m.ParenList else 0     # call (ret), target, (args), list
+            target = ops[at] if len(ops) > at else None
+            callee = target.name if type(target) is m.Sym else "an indirect call"
+            args = ops[at + 1].items if len(ops) > at + 1 and type(ops[at + 1]) is m.ParenList else ()
+            out.append((callee, [slots.get(getattr(a, "name", None), frozenset()) for a in args]))
     return out
 
 

@@ -567,3 +567,16 @@ def test_an_indirect_call_is_named_as_one():
     assert [c for c, _a in _call_args(k, _taint(k)[0])] == ["an indirect call"]
     k = Kernel.load(RARE, entry="rare_mma")
     assert [c for c, _a in _call_args(k, _taint(k)[0])] == ["pair_of"]
+
+
+def test_index_of_a_module_without_entries_says_so(tmp_path, capsys):
+    """A library of ``.func`` only (nvcc -rdc): ``index`` printed nothing and exit 0, as if the
+    module had an entry without statements; ``spec``/``notes``/``sass-mix`` said "no .entry"."""
+    from splice.cli import main
+
+    p = tmp_path / "lib.ptx"
+    p.write_text(".version 8.0\n.target sm_80\n.address_size 64\n"
+                 ".visible .func (.param .b32 r) lib_add(.param .b32 a)\n{\n\t.reg .b32 %r<3>;\n"
+                 "\tld.param.b32 %r1, [a];\n\tst.param.b32 [r], %r1;\n\tret;\n}\n")
+    assert main(["index", str(p)]) == 2
+    assert "no .entry in the module" in capsys.readouterr().err

@@ -246,7 +246,7 @@ def test_written_spaces(name, spaces):
 # --- the passes read the table and nothing else -------------------------------------------------
 
 USERS = ["splice/analysis/taint.py", "splice/analysis/slices.py", "splice/analysis/provenance.py",
-         "splice/probe/init.py", "splice/probe/epilogue_stages.py"]
+         "splice/probe/init.py", "splice/probe/param_trace.py", "splice/probe/epilogue_stages.py"]
 DOC = ('"' * 3, "'" * 3)
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -38,13 +38,34 @@ def _split_number(name: str):
     return head, int(name[len(head):])
 
 
+_ELEMENTS = frozenset("xyzwrgba")
+
+
+def element_base(name: str, vectors: dict) -> str:
+    """``%v`` for ``%v.x`` when ``%v`` is a vector register (PTX names a vector register's
+    elements ``.x .y .z .w`` or ``.r .g .b .a``); any other name unchanged.  An element is
+    part of its register: reading it reads the register, writing it keeps the other elements."""
+    base, dot, el = name.rpartition(".")
+    return base if dot and el in _ELEMENTS and base in vectors else name
+
+
+def element_writes(defs, vectors: dict) -> bool:
+    """Whether an instruction writes an element of a vector register (a partial write: like a
+    guarded one, it does not kill the register's old value)."""
+    return any(element_base(d, vectors) != d for d in defs)
+
+
 class Kernel:
     def __init__(self, module: m.Module, entry: Optional[str] = None, lines: Optional[SourceLines] = None):
         """``lines``: the module's :class:`SourceLines` when several kernels of one module are
         built (then the text is scanned once, not once per entry)."""
         self.module = module
         self._lines = lines if lines is not None else SourceLines(module.source)
-        if entry is None:
+        if isinstance(entry, m.Function):      # a .func's body, analysed like an entry's
+            if entry.body is None:
+                raise SpliceError(f"{entry.name!r} has no body", path=module.path)
+            fn = entry
+        elif entry is None:
             ents = [f for f in module.entries() if f.body is not None]
             if not ents:
                 raise SpliceError("no .entry with a body", path=module.path)
@@ -90,7 +111,11 @@ class Kernel:
         walk = _Walk(src, by_last or None, seq_text,
                      stmts, scope_of, parent, scope_names, scope_ranges)
         walk.covering = _Covering(src, self.name, self._lines)
+        walk.vectors = {}
         walk.visit(self.fn.body.items, 0, 0)
+        # vector registers (``.reg .v4 .f32 %v``) by name -> ("<.vN> <type>", declaration line):
+        # ``%v.x`` names an element of ``%v`` (``element_base``)
+        self.vectors = walk.vectors
         self.stmts = stmts
         self._by_opcode = walk.by_opcode
         self._scope_of = scope_of
@@ -186,6 +211,8 @@ class Kernel:
         return r
 
     def _lookup(self, name: str, sid: int):
+        if self.vectors:
+            name = element_base(name, self.vectors)
         s = sid
         while s is not None:
             ty = self._declared_in(s, name)
@@ -368,6 +395,8 @@ class _Walk:
                     self.seq_text[n] = src[a:b]
             elif t is Decl and it.space == ".reg":
                 ty = it.type
+                if it.vector is not None:
+                    self.vectors.update((d.name, (it.vector + " " + ty, it.line)) for d in it.declarators)
                 for d in it.declarators:
                     if d.count is not None:
                         self.scope_ranges[sid].setdefault(d.name, []).append((d.count, ty))
@@ -399,18 +428,22 @@ class _BodyKeys(dict):
     """Register name -> its key in the body scope, ``""`` for a name that is not a declared
     register; filled on first look-up (a dict subclass, so a hit costs one C-level lookup)."""
 
-    def __init__(self, names: dict, ranges: dict, special: bool = False):
+    def __init__(self, names: dict, ranges: dict, special: bool = False, vectors: Optional[dict] = None):
         """``special``: the names are ``Reg`` operands', and a special register
-        (``%tid.x``) is no register here (``operands.registers`` drops them)."""
+        (``%tid.x``) is no register here (``operands.registers`` drops them).  ``vectors``:
+        the kernel's vector registers (``%v.x`` is a key of ``%v``)."""
         super().__init__()
         self._names = names
         self._ranges = ranges
         self._special = special
+        self._vectors = vectors or {}
 
     def __missing__(self, nm):
         key = ""
         if self._special and nm in m.SPECIAL_REGISTERS:
             pass
+        elif self._vectors and element_base(nm, self._vectors) != nm:
+            key = self[element_base(nm, self._vectors)]
         elif nm in self._names:
             key = nm
         else:
@@ -432,7 +465,8 @@ def _compute_du(k: Kernel):
     scope_of = k._scope_of
     nested = k._nested_declared or k._nested_ranges
     resolve = k._resolve
-    body = _BodyKeys(k._scope_names[0], k._scope_ranges[0]).__getitem__
+    body = _BodyKeys(k._scope_names[0], k._scope_ranges[0], vectors=k.vectors).__getitem__
+    vectors = k.vectors
 
     def scoped(names, sid):
         out = []
@@ -458,7 +492,7 @@ def _compute_du(k: Kernel):
         else:
             defs_l.append(scoped(d, scope_of[pos]))
             uses_l.append(scoped(u, scope_of[pos]))
-        guarded_l.append(node.guard is not None)
+        guarded_l.append(node.guard is not None or bool(vectors) and element_writes(d, vectors))
     return defs_l, uses_l, guarded_l
 
 
@@ -468,8 +502,8 @@ def _compute_defs(k: Kernel) -> list:
     scope_of = k._scope_of
     nested = k._nested_declared or k._nested_ranges
     resolve = k._resolve
-    body = _BodyKeys(k._scope_names[0], k._scope_ranges[0]).__getitem__
-    reg_key = _BodyKeys(k._scope_names[0], k._scope_ranges[0], special=True).__getitem__
+    body = _BodyKeys(k._scope_names[0], k._scope_ranges[0], vectors=k.vectors).__getitem__
+    reg_key = _BodyKeys(k._scope_names[0], k._scope_ranges[0], special=True, vectors=k.vectors).__getitem__
     raw, role_of = roles.raw_defs, roles.role_of_instr
     Instruction, Reg = m.Instruction, m.Reg
     writes_reg = (roles.WRITE0, roles.RW0, roles.MMA)

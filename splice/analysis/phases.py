@@ -317,6 +317,9 @@ def _phase(k, prov, index, group, loops) -> Phase:
     nm = len(run)
     m_t, n_t, k_steps, regular = _tiling(chains, nm)
     regular = regular and all(stmts[p].node.name == name for p in run)   # one tile: one form
+    # a guarded mma runs only where its guard holds: the products a lane makes depend on it,
+    # so no M×N×K is claimed (``_annotate`` names the guard)
+    regular = regular and all(stmts[p].node.guard is None for p in run)
     dist_a = _uniq(x[2] for x in frags)
     dist_b = _uniq(x[3] for x in frags)
     naive = (tile[0] * len(dist_a), tile[1] * len(dist_b), tile[2] * k_steps)
@@ -358,6 +361,11 @@ def _annotate(k, ph, infos, run, first_pos, last_pos, wait, loops):
     forms = _uniq(mi.form for mi in infos)
     if len(forms) > 1 or len(_uniq(k.stmts[p].node.name for p in run)) > 1:
         ph.notes.append("mixed opcodes: " + ", ".join(_uniq(k.stmts[p].node.name for p in run)))
+    for pos in run:
+        g = k.stmts[pos].node.guard
+        if g is not None:
+            ph.notes.append(f"s{k.stmts[pos].n}: guarded by {g}: it runs only "
+                            "where the guard holds, so the phase has no fixed shape")
     for pos, mi in zip(run, infos):
         why = mma_forms.layout_mismatch(mi)
         if why:

@@ -69,6 +69,8 @@ def cmd_index(args) -> int:
     mod = parse_file(args.file)
     lines = SourceLines(mod.source)
     names = [f.name for f in mod.entries()]
+    if not names:    # a library of .func only (-rdc): an empty listing would look like an empty entry
+        raise SpliceError("no .entry in the module: index lists the statements of entries", args.file)
     if args.entry:   # exact, demangled or a unique substring, as every other --entry
         from ..analysis.entries import resolve_entry
 

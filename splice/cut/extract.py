@@ -51,6 +51,9 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
         raise SpliceError("extract needs --phase N, --epilogue N or --statements sA-sB")
     i, j = kernel.first_pos_of(first), kernel.pos_of(last)
     from .binding.abi import sym_name
+    from .kernel import refuse_vector_registers
+
+    refuse_vector_registers(kernel, i, j, source_name or kernel.path)
 
     body, types = _renamed_body(kernel, abi, i, j)
     facts = cut_facts(kernel, i, j, abi, ph)

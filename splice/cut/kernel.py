@@ -30,3 +30,24 @@ def load_kernel(path, entry=None, module: Optional[m.Module] = None) -> Kernel:
     if module is not None:
         return Kernel(module, entry or module.entries()[0].name)
     return Kernel.load(path, entry=entry)
+
+
+def refuse_vector_registers(kernel: Kernel, i: int, j: int, path) -> None:
+    """A cut cannot hold a vector register (``.reg .v4 .f32 %v``) or its elements (``%v.x``):
+    a native names scalar registers, and an element write keeps the other elements, so binding
+    ``%v`` as one ``.f32`` would drop writes.  Refused at the first statement that names one."""
+    from ..analysis.kernel import element_base
+    from ..errors import SpliceError
+
+    if not kernel.vectors:
+        return
+    for st in kernel.stmts[i:j + 1]:
+        d, u = defs_uses(st.node)
+        for name in d + u:
+            base = element_base(name, kernel.vectors)
+            if base in kernel.vectors:
+                decl, line = kernel.vectors[base]
+                raise SpliceError(f"s{st.n} names the vector register {base} (.reg {decl}, declared at "
+                                  f"line {line}): a cut cannot bind a vector register or its .x/.y/.z/.w "
+                                  "elements; cut before or after the statements that use it",
+                                  str(path), line=st.line)

@@ -1,9 +1,10 @@
 """``splice probe init MODULE --entry E -o spec.yaml``: a probe-spec skeleton from the entry's
 ``.param`` list and what the kernel does with each parameter.
 
-Def-use, forward: every value loaded from a ``.param`` (``ld.param [p]`` or ``[p+off]`` of a
-by-value struct) is followed through address arithmetic (mov, add, mad, cvta, cvt, shl, ...)
-to the memory instructions whose address it reaches.  A parameter that reaches only loads is an
+What each parameter reaches comes from ``param_trace.trace`` (def-use forward from each
+``ld.param`` through address arithmetic to the memory instructions -- the roles table's
+accesses -- it reaches, into called functions and through the local frame).  A parameter that
+reaches only loads is an
 ``input``, only stores an ``output``, both (or an atomic) ``inout``; the element type is the one
 it is loaded/stored with (``.f32``, ``.f16`` ...; plain bits ``.b16``/``.b32`` are a guess and
 say so).  A parameter that never reaches an address is a scalar of its declared type.  Sizes,
@@ -12,185 +13,10 @@ declared with ``.reqntid`` is filled in), so the spec refuses to load until they
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Optional
 
 from . import dtypes as dt
-
-_ARITH = {"mov", "add", "sub", "mad", "mul", "cvta", "cvt", "selp", "and", "or", "xor", "shl",
-          "shr", "min", "max", "neg", "slct", "prmt"}
-# the spaces a parameter's pointer reaches the kernel's caller through (shared, local, const and
-# param accesses are the kernel's own business); 'tex'/'surf' are image handles
-_CALLER_SPACES = ("global", "generic", "tex", "surf")
-_IMAGES = {"tex": "texture", "surf": "surface"}
-
-
-def _addresses(node) -> list:
-    """[(address operand, space, effect)] of the caller-visible addresses ``node`` reaches, from
-    the roles table: a copy's global source is read even when its destination is shared."""
-    from ..analysis import roles
-
-    acc = roles.memory_access(node)
-    if acc is None:
-        return []
-    return [(node.operands[i], sp, eff) for i, sp, eff in acc.addresses()[:2] if sp in _CALLER_SPACES]
-
-
-@dataclass
-class Use:
-    """What one parameter (or struct field) reaches."""
-    reads: int = 0
-    writes: int = 0
-    types: list = field(default_factory=list)      # ('.f32', vec) of its loads/stores
-    scales: set = field(default_factory=set)       # index scalings added to it (element sizes)
-    image: Optional[str] = None                    # 'texture' / 'surface' when used as a handle
-    seed: int = 1                                  # the fill seed the skeleton proposes
-    multicast: bool = False                        # reached by multimem.*: a multicast address
-    arith: list = field(default_factory=list)      # integer types of atom/red/wmma on it
-
-    @property
-    def role(self) -> Optional[str]:
-        if self.reads and self.writes:
-            return "inout"
-        if self.writes:
-            return "output"
-        if self.reads:
-            return "input"
-        return None
-
-    def element(self) -> tuple:
-        """(dtype name, guessed?)"""
-        names = [t for t, _ in self.types]
-        for t in names:
-            d = dt.lookup(t)
-            if d is not None and d.is_float:
-                return d.name, False
-        for t in self.arith:            # atom.max.s32 / red.add.u64: the memory holds that type
-            return dt.lookup(t).name, False
-        sizes = sorted(x for x in self.scales if x in (1, 2, 4, 8))
-        if sizes:                       # the index is scaled by the element size
-            return {1: "u8", 2: "f16", 4: "f32", 8: "f64"}[sizes[0]], True
-        for t in names:
-            d = dt.lookup(t)
-            if d is not None:
-                return {1: "u8", 2: "f16", 4: "f32", 8: "u64"}[d.size], True
-        return "u8", True
-
-
-def _param_label(node, params: dict):
-    """(param index, byte offset) of an ``ld.param [p]`` / ``[p+off]`` or ``mov r, p`` source."""
-    from ..ptx import model as m
-
-    for o in node.operands[1:]:
-        if type(o) is m.Addr:
-            name = getattr(o.base, "name", None)
-            if name in params:
-                return (params[name], o.offset)
-        if type(o) is m.Sym and o.name in params:
-            return ("&", params[o.name], 0)         # mov r, param: the parameter's address
-    return None
-
-
-def _through_address(kernel, node, pos: int, taint: dict):
-    """``ld.param [%rd+off]`` where ``%rd`` holds a parameter's address (nvcc's by-value
-    structs: ``mov.b64 %rd9, param_0; ld.param.u64 %rd2, [%rd9+40]``): the field's label."""
-    from ..ptx import model as m
-
-    for o in node.operands[1:]:
-        if type(o) is m.Addr and type(o.base) is m.Reg:
-            key = kernel._resolve(o.base.name, kernel._scope_of[pos])
-            for lab in taint.get(key[0], ()) if key else ():
-                if lab[0] == "&":
-                    return (lab[1], lab[2] + o.offset)
-    return None
-
-
-def _taint(kernel) -> tuple:
-    """Forward def-use to a fixpoint: ({register key: {(param, offset)}}, {label: {scales}}).
-    Only 64-bit parameter values are bases (32-bit ones are index arithmetic); an ``add`` of a
-    base and a value scaled by a constant (``mul.wide … 2``, ``shl … 1``) records that scale."""
-    from ..ptx import model as m
-
-    params = {p.name: i for i, p in enumerate(kernel.fn.params or ())}
-    defs_all, uses_all, _g = kernel.du()
-    taint: dict = {}
-    scale: dict = {}          # register key -> constant it was scaled by
-    scales: dict = {}         # label -> {scale, ...}
-    changed = True
-    while changed:
-        changed = False
-        for pos, st in enumerate(kernel.stmts):
-            node = st.node
-            if type(node) is not m.Instruction:
-                continue
-            defs, used = defs_all[pos], uses_all[pos]
-            op = node.opcode
-            src = frozenset()
-            wide = any(mm in (".u64", ".b64", ".s64") for mm in node.modifiers)
-            if op == "mov" or (op == "ld" and ".param" in node.name):
-                lab = _param_label(node, params)
-                if lab is None and op == "ld":     # ld.param [%rd+off], %rd = the param's address
-                    lab = _through_address(kernel, node, pos, taint)
-                if lab is not None:
-                    if not wide:
-                        continue          # a 32-bit scalar: index arithmetic, not a base
-                    src = frozenset({lab})
-            if op in ("mul", "shl") and defs:
-                imm = getattr(node.operands[-1], "value", None)
-                if isinstance(imm, int) and (".wide" in node.name or any("64" in mm for mm in node.modifiers)):
-                    scale[defs[0]] = imm if op == "mul" else 1 << imm
-            if not src and op in _ARITH and used:
-                src = frozenset().union(*(taint.get(u, frozenset()) for u in used))
-                if op == "add" and src:
-                    for u in (u for u in used if u in scale):
-                        for lab in src:
-                            scales.setdefault(lab, set()).add(scale[u])
-            for d in defs:
-                if src and not src <= taint.get(d, frozenset()):
-                    taint[d] = taint.get(d, frozenset()) | src
-                    changed = True
-    return taint, scales
-
-
-def _record(u: Use, node, space: str, effect: str) -> None:
-    from ..analysis.roles import READ, WRITE, memory_typed, multicast
-
-    u.reads += effect != WRITE
-    u.writes += effect != READ
-    u.multicast = u.multicast or multicast(node)
-    t = next((mm for mm in reversed(node.modifiers) if dt.lookup(mm) is not None), None)
-    if t:
-        u.types.append((t, next((int(mm[2:]) for mm in node.modifiers if mm in (".v2", ".v4", ".v8")), 1)))
-        d = dt.lookup(t)
-        if memory_typed(node) and d is not None and d.kind in ("int", "uint"):
-            u.arith.append(t)           # typed integer arithmetic / fragments (.b32 cas/exch: bits)
-    if space in _IMAGES:
-        u.image = _IMAGES[space]
-
-
-def trace(kernel) -> dict:
-    """{(param index, offset): Use} for every parameter value that reaches a global/generic
-    address (shared, local, const and param accesses are the kernel's own business)."""
-    from ..ptx import model as m
-    from ..ptx.operands import registers
-
-    taint, scales = _taint(kernel)
-    uses: dict = {}
-    for pos, st in enumerate(kernel.stmts):
-        node = st.node
-        if type(node) is not m.Instruction:
-            continue
-        for addr, space, effect in _addresses(node):
-            regs: list = []
-            registers(addr, regs)
-            keys = [kernel._resolve(r, kernel._scope_of[pos]) for r in regs]
-            for lab in frozenset().union(*(taint.get(k[0], frozenset()) for k in keys if k)):
-                if lab[0] != "&":
-                    _record(uses.setdefault(lab, Use()), node, space, effect)
-    for lab, u in uses.items():
-        u.scales = scales.get(lab, set())
-        u.seed = 1 + lab[0] * 1000 + lab[1]
-    return uses
+from .param_trace import Use, trace
 
 
 # --------------------------------------------------------------------------------------------
@@ -227,6 +53,30 @@ def module_image_refs(kernel) -> list:
     return [r for r in refs if r in named]
 
 
+def module_variable_refs(kernel) -> list:
+    """Module-scope ``.global`` / ``.const`` variables without an initialiser (CUDA's
+    ``__device__`` / ``__constant__`` data) this entry names in an operand, in the order
+    declared.  The probe binds parameters only: what the kernel reads there is not set by the
+    spec and what it writes there is not compared -- an entry without parameters compared
+    nothing at all, silently."""
+    from ..ptx import model as m
+
+    decls = [d.name for it in kernel.module.items if type(it) is m.Decl and it.space in (".global", ".const")
+             and it.type not in _IMAGE_REF_TYPES for d in it.declarators
+             if d.init is None]    # an initialised one (a table, a format string) the module sets itself
+    if not decls:
+        return []
+    named = set()
+    for st in kernel.stmts:
+        if type(st.node) is m.Instruction:
+            for o in st.node.operands:
+                for i in (o.items if type(o) in (m.Addr, m.Vec) else (o,)):
+                    base = i.base if type(i) is m.Offset else i
+                    if type(base) is m.Sym:
+                        named.add(base.name)
+    return [d for d in decls if d in named]
+
+
 def _refuse_32_bit(mod, path: str) -> None:
     """``.address_size 32``: no probe can run it (ptxas 13 has no ``--machine 32``), and its
     32-bit pointer parameters would be written as integers: say so instead of a skeleton."""
@@ -248,7 +98,8 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
     _refuse_32_bit(mod, path)
     k = Kernel(mod, entry)
     decl = entry_decl(text, k.name, path)
-    uses = trace(k)
+    own: dict = {}
+    uses = trace(k, own)
     read = params_read(k)
     y = _Yaml()
     shown = " ".join(path.splitlines())    # a newline in the path would end the comment: YAML after it
@@ -260,6 +111,12 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
         y.line(f"# NOTE: this entry reads module-scope texture/surface references ({', '.join(refs)}); the probe")
         y.line("# binds parameters only, so what it reads through them is not set by this spec (rewrite them")
         y.line("# as texture/surface object parameters to probe them).")
+    variables = module_variable_refs(k)
+    if variables:
+        y.line(f"# NOTE: this entry reads or writes module-scope variables ({', '.join(variables[:6])}"
+               + (f" +{len(variables) - 6}" if len(variables) > 6 else "") + "); the probe binds")
+        y.line("# parameters only: what it reads there is not set by this spec, and what it writes there is")
+        y.line("# not compared" + (" (no parameter at all: this spec compares nothing)." if not decl.params else "."))
     y.kv("name", k.name)
     y.kv("ptx", path)
     y.kv("entry", k.name)
@@ -282,7 +139,7 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
     y.line("params:")
     rows = []
     for pp in decl.params:
-        rows.append(_param_yaml(y, pp, uses, decl, pp.index in read))
+        rows.append(_param_yaml(y, pp, uses, decl, pp.index in read, own))
     y.line("frame: all                      # every output is compared bit for bit")
     return y.text(), rows
 
@@ -305,7 +162,7 @@ def params_read(kernel) -> set:
     return out
 
 
-def _param_yaml(y, pp, uses: dict, decl, read: bool = True) -> dict:
+def _param_yaml(y, pp, uses: dict, decl, read: bool = True, own: Optional[dict] = None) -> dict:
     short = pp.name[len(decl.name) + 1:] if pp.name.startswith(decl.name + "_") else pp.name
     if pp.is_array and pp.size != 8:
         fields = sorted((off, u) for (i, off), u in uses.items() if i == pp.index)
@@ -318,12 +175,23 @@ def _param_yaml(y, pp, uses: dict, decl, read: bool = True) -> dict:
             _object_yaml(y, f"field_{off}", u, 2, off)
         return {"param": pp.index, "name": pp.name, "kind": "struct", "fields": len(fields)}
     u = uses.get((pp.index, 0))
+    own = own or {}
     if u is None or u.role is None:
         t = dt.lookup(pp.type)
         tname = t.name if t is not None else "b8"
         if not read:
             y.line(f"- {{name: {_scalar(short)}, kind: scalar, dtype: {tname}, value: 0}}   "
                    "# never read by this entry: passed as 0")
+        elif any(sp == "call" for sp, _w in own.get((pp.index, 0), ())):
+            callees = ", ".join(dict.fromkeys(w for sp, w in own[(pp.index, 0)] if sp == "call"))
+            y.line(f"- {{name: {short}, kind: scalar, dtype: {tname}, value: null}}   # TODO: passed to "
+                   f"{callees}, whose body is not in this module (not followed): it may be a pointer or handle")
+        elif own.get((pp.index, 0)):
+            at = own[(pp.index, 0)]
+            spaces = "/".join(dict.fromkeys("." + sp for sp, _w in at))
+            y.line(f"- {{name: {short}, kind: scalar, dtype: {tname}, value: null}}   # TODO: an address in the "
+                   f"kernel's own {spaces} space ({at[0][1]}), not a buffer: the probe cannot fill that "
+                   "memory from the host; give the address the kernel expects")
         elif pp.size == 8 and not pp.is_array and not t_is_float(t):
             y.line(f"- {{name: {_scalar(short)}, kind: scalar, dtype: {tname}, value: null}}   "
                    "# TODO: read as a value, never dereferenced here")
@@ -332,7 +200,7 @@ def _param_yaml(y, pp, uses: dict, decl, read: bool = True) -> dict:
         return {"param": pp.index, "name": pp.name, "kind": "scalar", "dtype": tname}
     _object_yaml(y, short, u, 0, None)
     return {"param": pp.index, "name": pp.name, "kind": u.image or "buffer", "role": u.role,
-            "dtype": u.element()[0]}
+            "dtype": "u64" if u.pointers else u.element()[0], "pointer_table": bool(u.pointers)}
 
 
 def _scalar(value) -> str:
@@ -348,6 +216,10 @@ def t_is_float(t) -> bool:
     return t is not None and t.is_float
 
 
+_GEOMETRY_WORDS = {".1d": "1-D", ".3d": "3-D", ".a1d": "layered 1-D", ".a2d": "layered 2-D", ".cube": "cube map",
+                   ".acube": "layered cube map", ".2dms": "multisample 2-D", ".a2dms": "layered multisample 2-D"}
+
+
 def _object_yaml(y, name: str, u: Use, indent: int, offset) -> None:
     pad = "  " * indent
     y.line(f"{pad}- name: {_scalar(name)}")
@@ -356,6 +228,11 @@ def _object_yaml(y, name: str, u: Use, indent: int, offset) -> None:
     seen = ", ".join(sorted({f"{t}{f' x{v}' if v > 1 else ''}" for t, v in u.types})) or "-"
     if u.image:
         y.line(f"{pad}  kind: {u.image}")
+        other = [g for g in u.geometries if g != ".2d"]
+        if other:
+            kinds = ", ".join(f"{g[1:]} ({_GEOMETRY_WORDS[g]})" for g in other)
+            y.line(f"{pad}  # TODO: used as {kinds}: the probe binds 2-D {u.image}s only")
+            y.line(f"{pad}  # (width x height), so a probe of this entry would give it an image of the wrong kind")
         y.line(f"{pad}  width: null                # TODO")
         y.line(f"{pad}  height: null               # TODO")
         y.line(f"{pad}  format: rgba16f            # check: r32f, rg16f, rgba8, rgba32f")
@@ -363,17 +240,46 @@ def _object_yaml(y, name: str, u: Use, indent: int, offset) -> None:
             y.line(f"{pad}  fill: {{rule: uniform, seed: 1, range: [0.0, 1.0]}}")
         return
     dtype, guessed = u.element()
+    used = sorted({w for _k, _t, w in u.values})
+    if used and not any(float(dt.lookup(t).is_float) for t, _v in u.types if dt.lookup(t) is not None):
+        seen += "; values used by " + ", ".join(used[:3]) + (f" (+{len(used) - 3})" if len(used) > 3 else "")
+    if u.pointers:
+        _pointer_table_yaml(y, pad, u)
+        return
     y.line(f"{pad}  kind: buffer")
     y.line(f"{pad}  dtype: {dtype}" + (f"                # guessed (accessed as {seen})" if guessed
                                           else f"                # accessed as {seen}"))
     y.line(f"{pad}  shape: null                # TODO: elements, e.g. [rows, cols]")
     y.line(f"{pad}  role: {u.role}                # {u.reads} load(s), {u.writes} store(s)")
+    if not u.alone and u.partners and offset is not None and not u.parked:
+        with_ = ", ".join(f"field_{o}" if i == u.param else f"param_{i}+{o}" for i, o in sorted(u.partners)[:3])
+        y.line(f"{pad}  # check: every address it reaches also derives from {with_}: it may be a byte offset or")
+        y.line(f"{pad}  # increment added to that pointer (CUTLASS's Params), not a buffer")
+    if u.parked:
+        y.line(f"{pad}  # check: the kernel copies the struct to local memory and picks a pointer from it at")
+        y.line(f"{pad}  # run time: role and dtype are what any of the pointers parked there reaches")
     if u.multicast:
         y.line(f"{pad}  # TODO: multimem.* reaches it: a multicast address (cuMulticastCreate), which the")
         y.line(f"{pad}  # probe does not make; multimem on an ordinary buffer is undefined behaviour")
     if u.role != "output":
         rule = "uniform, range: [-1.0, 1.0]" if dt.TYPES[dtype].is_float else "integers, range: [0, 7]"
         y.line(f"{pad}  fill: {{rule: {rule}, seed: {u.seed}}}")
+
+
+def _pointer_table_yaml(y, pad: str, u: Use) -> None:
+    """A buffer the kernel loads pointers from and dereferences (batched / grouped kernels): the
+    probe fills buffers with numbers, not device pointers, so ``fill`` is left null (the spec
+    refuses to load there) and the TODO says why."""
+    seen = sorted(set(u.pointers))
+    at = ", ".join(seen[:3]) + (f" (+{len(seen) - 3})" if len(seen) > 3 else "")
+    y.line(f"{pad}  kind: buffer")
+    y.line(f"{pad}  dtype: u64                # a table of pointers: the kernel dereferences values loaded from it")
+    y.line(f"{pad}  shape: null                # TODO: elements, e.g. [rows, cols]")
+    y.line(f"{pad}  role: {u.role or 'input'}                # {u.reads} load(s), {u.writes} store(s)")
+    y.line(f"{pad}  # TODO: the kernel reaches memory through pointers loaded from this buffer ({at}); the")
+    y.line(f"{pad}  # probe fills buffers with numbers, not device pointers: if the kernel accepts a null table,")
+    y.line(f"{pad}  # pass 0 instead (a scalar, or drop the field); else this entry cannot be probed as it is")
+    y.line(f"{pad}  fill: null")
 
 
 class _Yaml:

@@ -164,6 +164,8 @@ def _leaf_reason(n):
         return ""
     if n[0] == "elt" or n[0] == "op":
         return "a computed or loaded value on one side, a register on the other"
+    if n[0] == "undef" and isinstance(n[1], tuple):     # (name, evaluator, read): a clock read
+        return f"{n[1][0]} is a timer: each read is a new value"
     if n[0] == "undef":
         return f"{n[1]} is read before it is written"
     if n[0] == "sreg":

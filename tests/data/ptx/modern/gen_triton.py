@@ -553,7 +553,104 @@ def _round3():
               {**BLOCKS, "NUM_SMS": 132, "WS": True}, 90, (), dict(num_warps=4, num_stages=3), False)
 
 
-JOBS = (*_round1(), *_round2(), *_round3())
+# ---- round 4 (docs/results/unseen-kernels.md); dot_1warp_i64 shipped (its int64 strides were buffers) ---
+
+@triton.jit
+def dot_1warp_i64(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0).to(tl.int64)
+    pid_n = tl.program_id(1).to(tl.int64)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M).to(tl.int64)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N).to(tl.int64)
+    offs_k = tl.arange(0, BLOCK_K).to(tl.int64)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float16)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + offs_m[:, None] * stride_am + (k + offs_k)[None, :])
+        b = tl.load(b_ptr + (k + offs_k)[:, None] * stride_bk + offs_n[None, :])
+        acc = tl.dot(a, b, acc, out_dtype=tl.float16)
+    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc)
+
+
+@triton.jit
+def batched_dot3d(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    ob = tl.arange(0, B)[:, None, None]
+    om = tl.arange(0, M)[None, :, None]
+    on = tl.arange(0, N)[None, None, :]
+    ok_r = tl.arange(0, K)[None, None, :]
+    ok_c = tl.arange(0, K)[None, :, None]
+    a = tl.load(a_ptr + ob * M * K + om * K + ok_r)
+    b = tl.load(b_ptr + ob * K * N + ok_c * N + on)
+    c = tl.dot(a, b)
+    tl.store(c_ptr + ob * M * N + om * N + on, c)
+
+
+@triton.jit
+def _argmin_combine(v0, i0, v1, i1):
+    take0 = (v0 < v1) | ((v0 == v1) & (i0 < i1))
+    return tl.where(take0, v0, v1), tl.where(take0, i0, i1)
+
+
+@triton.jit
+def _mulmax(a, b):
+    return tl.maximum(a * 0.5 + b, b)
+
+
+@triton.jit
+def reduce_custom(x_ptr, vout_ptr, iout_ptr, scan_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + offs, mask=offs < n, other=float("inf"))
+    v, i = tl.reduce((x, offs), 0, _argmin_combine)
+    tl.store(vout_ptr + row, v)
+    tl.store(iout_ptr + row, i)
+    s = tl.associative_scan(x, 0, _mulmax)
+    lo, hi = tl.split(tl.reshape(s, (BLOCK // 2, 2)))
+    tl.store(scan_ptr + row * n + tl.arange(0, BLOCK // 2), lo + hi)
+
+
+@triton.jit
+def conv3x3_nhwc(x_ptr, w_ptr, y_ptr, H, W, C: tl.constexpr, KOUT: tl.constexpr, BLOCK_P: tl.constexpr):
+    # implicit GEMM: pixels x C (one tap) times C x KOUT, 9 taps, bias-free, ReLU
+    pid = tl.program_id(0)
+    p = pid * BLOCK_P + tl.arange(0, BLOCK_P)
+    py = p // W
+    px = p % W
+    oc = tl.arange(0, C)
+    ok = tl.arange(0, KOUT)
+    acc = tl.zeros((BLOCK_P, KOUT), dtype=tl.float32)
+    for t in tl.static_range(9):
+        dy = t // 3 - 1
+        dx = t % 3 - 1
+        yy = py + dy
+        xx = px + dx
+        ok_pix = (yy >= 0) & (yy < H) & (xx >= 0) & (xx < W)
+        a = tl.load(x_ptr + ((yy * W + xx) * C)[:, None] + oc[None, :], mask=ok_pix[:, None], other=0.0)
+        w = tl.load(w_ptr + (t * C + oc)[:, None] * KOUT + ok[None, :])
+        acc = tl.dot(a, w, acc)
+    acc = tl.maximum(acc, 0.0)
+    tl.store(y_ptr + p[:, None] * KOUT + ok[None, :], acc.to(tl.float16), mask=(p < H * W)[:, None])
+
+
+def _round4():
+    yield Job("triton_dot_1warp_i64_sm80.ptx", dot_1warp_i64,
+        {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i64", "N": "i64", "K": "i64",
+         "stride_am": "i64", "stride_bk": "i64", "stride_cm": "i64",
+         "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"},
+        {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32}, 80, (), dict(num_warps=1, num_stages=1), True)
+    yield Job("triton_batched_dot3d_sm80.ptx", batched_dot3d,
+        {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "B": "constexpr", "M": "constexpr",
+         "N": "constexpr", "K": "constexpr"},
+        {"B": 2, "M": 32, "N": 32, "K": 32}, 80, ("a_ptr", "b_ptr", "c_ptr"), dict(num_warps=4), False)
+    yield Job("triton_reduce_custom_sm90.ptx", reduce_custom,
+        {"x_ptr": "*fp32", "vout_ptr": "*fp32", "iout_ptr": "*i32", "scan_ptr": "*fp32", "n": "i32",
+         "BLOCK": "constexpr"}, {"BLOCK": 256}, 90, (), dict(num_warps=4), False)
+    yield Job("triton_conv3x3_nhwc_sm80.ptx", conv3x3_nhwc,
+        {"x_ptr": "*fp16", "w_ptr": "*fp16", "y_ptr": "*fp16", "H": "i32", "W": "i32", "C": "constexpr",
+         "KOUT": "constexpr", "BLOCK_P": "constexpr"},
+        {"C": 32, "KOUT": 32, "BLOCK_P": 64}, 80, ("x_ptr", "w_ptr", "y_ptr"), dict(num_warps=4, num_stages=2), False)
+
+
+JOBS = (*_round1(), *_round2(), *_round3(), *_round4())
 
 
 def main(out_dir, names=()):

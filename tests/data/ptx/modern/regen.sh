@@ -45,6 +45,11 @@ JOBS=(
   "wmma_subbyte           sm_90   -O3                sm_90   -"
   "managed_virtual_heap   sm_90   -O3                sm_90   -"
   "many_params            sm_90   -O3                sm_90   -"
+  "tex_layered_cube       sm_90   -O3                sm_90   -"
+  "struct_params_dynsmem  sm_90   -O3                sm_90   -"
+  "ptr_to_ptr             sm_90   -O3                sm_90   -"
+  "tex_layered_cube_G     sm_90   -G                 sm_90   -"
+  "struct_params_dynsmem_G sm_90  -G                 sm_90   -"
 )
 for job in "${JOBS[@]}"; do
   read -r name arch flags parch pflags <<<"$job"

@@ -244,31 +244,57 @@ def test_layered_and_cube_images_are_named_not_bound_as_2d():
     assert "TODO: used as" not in skeleton(plain.read_text(), str(plain))[0]   # its first entry: 2-D only
 
 
-# ---- video instructions' operand selectors (refused, said) ----------------------------------------
+# ---- video instructions' operand selectors --------------------------------------------------------
 
-SELECTORS = ROOT / "tests" / "data" / "ptx" / "refused" / "video_selectors.ptx"
+SELECTORS = MODERN / "video_selectors.ptx"
 
 
-def test_video_operand_selectors_are_refused_at_their_column(capsys):
-    """``vabsdiff… %r1.b0`` (PTX ISA video instructions' byte/half selectors) is legal PTX that
-    ptxas accepts; splice's register token knows ``.x/.y/.z/.w`` only.  Every command refuses
-    the module with exit 2 at the selector, never a traceback."""
+def test_video_operand_selectors_parse():
+    """``vabsdiff… %r1.b0``, ``vmad… %r1.h0``, the SIMD forms' ``%r1.b3210`` / ``%r1.h10`` and a
+    ``.mask`` destination ``%r7.b10`` (PTX ISA video instructions; ptxas accepts them) are
+    register tokens: round 4 refused the module at 21:35."""
+    from splice.ptx import emit, parse, parse_file
+
+    text = SELECTORS.read_text()
+    mod = parse_file(str(SELECTORS))
+    assert emit(mod) == text and mod == parse(text, "v.ptx", fast=False, cache=False)
+    ops = {i.opcode: [o.name for o in i.operands] for i in mod.functions()[0].body.items
+           if getattr(i, "opcode", "").startswith("v")}
+    assert ops["vabsdiff"] == ["%r4", "%r1.b0", "%r2.b2", "%r3"] and ops["vsub4"][0] == "%r7.b10"
+    assert ops["vadd4"][1:3] == ["%r1.b3210", "%r2.b7654"] and ops["vmax2"][1:3] == ["%r1.h10", "%r2.h32"]
+
+
+def test_a_selector_reads_its_register_and_a_mask_writes_part_of_it():
+    """``%r1.b0`` reads ``%r1``; ``vsub4 %r7.b10, …`` writes two bytes of ``%r7`` and keeps the
+    others (a partial write, like a guarded one): the store reads both definitions."""
+    k = Kernel.load(SELECTORS)
+    defs, uses, guarded = k.du()
+    at = {getattr(st.node, "opcode", None): i for i, st in enumerate(k.stmts)}
+    assert uses[at["vabsdiff"]] == ("%r1", "%r2", "%r3") and defs[at["vsub4"]] == ("%r7",)
+    assert guarded[at["vsub4"]] and not guarded[at["vmax2"]]
+    from splice.analysis.reaching import Reaching
+
+    assert Reaching(k).defs("%r7", at["st"]) == (at["vmax2"], at["vsub4"])
+
+
+@pytest.mark.parametrize("cmd", [["stats"], ["index"], ["spec"], ["notes"], ["canonical"], ["roundtrip"]])
+def test_every_command_reads_video_selectors(cmd, capsys):
     from splice.cli import main
 
-    for cmd in (["stats"], ["spec"], ["probe", "init"]):
-        args = cmd + [str(SELECTORS)] + (["-o", "/dev/null"] if cmd[0] == "probe" else [])
-        assert main(args) == 2
-        err = capsys.readouterr().err
-        assert "video_selectors.ptx:21:35" in err and "'.b0'" in err and "Traceback" not in err
+    assert main(cmd + [str(SELECTORS)]) == 0
+    assert "Traceback" not in capsys.readouterr().err
 
 
-@pytest.mark.xfail(strict=True, reason="video operand selectors (.b0-.b3, .h0-.h1) need the register "
-                                       "token of the lexer (parser owner); docs/results/unseen-kernels.md")
-def test_video_operand_selectors_parse():
-    from splice.ptx import emit, parse_file
+def test_a_cut_over_a_selector_is_refused_at_its_line(tmp_path, capsys):
+    """A cut binds whole registers: ``%r1.b0`` in a native would be a byte of a slot."""
+    from splice.cli import main
 
-    mod = parse_file(str(SELECTORS))
-    assert emit(mod) == SELECTORS.read_text()
+    k = Kernel.load(SELECTORS)
+    n = next(st.n for st in k.stmts if getattr(st.node, "opcode", None) == "vabsdiff")
+    assert main(["extract", str(SELECTORS), "--statements", f"s{n}-s{n}", "-o", str(tmp_path / "n.ptx")]) == 2
+    err = capsys.readouterr().err
+    assert f"video_selectors.ptx:21: s{n} names %r1.b0, a byte or half of %r1" in err
+    assert main(["extract", str(SELECTORS), "--statements", "s1-s4", "-o", str(tmp_path / "n.ptx")]) == 0
 
 
 # ---- probe init: CUTLASS's Params struct ----------------------------------------------------------

@@ -12,6 +12,7 @@ two; every public result shows the written name.
 from __future__ import annotations
 
 import bisect
+import re
 from typing import Optional
 
 from ..errors import SpliceError
@@ -39,20 +40,29 @@ def _split_number(name: str):
 
 
 _ELEMENTS = frozenset("xyzwrgba")
+#: a video instruction's byte and half-word selectors (``%r1.b0``, ``%r2.h1``; the SIMD forms'
+#: ``.b3210``, ``.h10``): the part of a register a source reads or a destination writes
+_SELECTOR = re.compile(r"b[0-7]{1,4}|h[0-7]{1,2}")
 
 
 def element_base(name: str, vectors: dict) -> str:
     """``%v`` for ``%v.x`` when ``%v`` is a vector register (PTX names a vector register's
-    elements ``.x .y .z .w`` or ``.r .g .b .a``); any other name unchanged.  An element is
-    part of its register: reading it reads the register, writing it keeps the other elements."""
+    elements ``.x .y .z .w`` or ``.r .g .b .a``), ``%r1`` for ``%r1.b0`` (a video selector: a
+    byte or half of the register); any other name unchanged (``%tid.x`` is a special register).
+    An element is part of its register: reading it reads the register, writing it keeps the
+    other elements."""
     base, dot, el = name.rpartition(".")
-    return base if dot and el in _ELEMENTS and base in vectors else name
+    if not dot:
+        return name
+    if el in _ELEMENTS:
+        return base if base in vectors else name
+    return base if _SELECTOR.fullmatch(el) else name
 
 
 def element_writes(defs, vectors: dict) -> bool:
     """Whether an instruction writes an element of a vector register (a partial write: like a
     guarded one, it does not kill the register's old value)."""
-    return any(element_base(d, vectors) != d for d in defs)
+    return any("." in d and element_base(d, vectors) != d for d in defs)
 
 
 class Kernel:
@@ -211,7 +221,7 @@ class Kernel:
         return r
 
     def _lookup(self, name: str, sid: int):
-        if self.vectors:
+        if self.vectors or "." in name:
             name = element_base(name, self.vectors)
         s = sid
         while s is not None:
@@ -442,7 +452,7 @@ class _BodyKeys(dict):
         key = ""
         if self._special and nm in m.SPECIAL_REGISTERS:
             pass
-        elif self._vectors and element_base(nm, self._vectors) != nm:
+        elif "." in nm and element_base(nm, self._vectors) != nm:
             key = self[element_base(nm, self._vectors)]
         elif nm in self._names:
             key = nm
@@ -492,7 +502,7 @@ def _compute_du(k: Kernel):
         else:
             defs_l.append(scoped(d, scope_of[pos]))
             uses_l.append(scoped(u, scope_of[pos]))
-        guarded_l.append(node.guard is not None or bool(vectors) and element_writes(d, vectors))
+        guarded_l.append(node.guard is not None or element_writes(d, vectors))
     return defs_l, uses_l, guarded_l
 
 

@@ -35,16 +35,19 @@ def load_kernel(path, entry=None, module: Optional[m.Module] = None) -> Kernel:
 def refuse_vector_registers(kernel: Kernel, i: int, j: int, path) -> None:
     """A cut cannot hold a vector register (``.reg .v4 .f32 %v``) or its elements (``%v.x``):
     a native names scalar registers, and an element write keeps the other elements, so binding
-    ``%v`` as one ``.f32`` would drop writes.  Refused at the first statement that names one."""
+    ``%v`` as one ``.f32`` would drop writes.  Nor a video selector (``%r1.b0``, a byte of
+    ``%r1``), for the same reason.  Refused at the first statement that names one."""
     from ..analysis.kernel import element_base
     from ..errors import SpliceError
 
-    if not kernel.vectors:
-        return
     for st in kernel.stmts[i:j + 1]:
         d, u = defs_uses(st.node)
         for name in d + u:
-            base = element_base(name, kernel.vectors)
+            base = element_base(name, kernel.vectors) if "." in name else name
+            if base != name and base not in kernel.vectors:
+                raise SpliceError(f"s{st.n} names {name}, a byte or half of {base} (a video instruction's "
+                                  "selector): a cut binds whole registers; cut before or after it",
+                                  str(path), line=st.line)
             if base in kernel.vectors:
                 decl, line = kernel.vectors[base]
                 raise SpliceError(f"s{st.n} names the vector register {base} (.reg {decl}, declared at "

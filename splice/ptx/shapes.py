@@ -31,7 +31,7 @@ from .tokens import TokInt, token_types
 #: digit runs (at most 40: a longer number, which no lexer of splice reads, keys a shape of its own)
 _DIGIT_RUN = re.compile(r"[0-9]{1,40}")
 # \w is ASCII here as in the grammar: a Unicode letter in a name must miss the cache and reach Lark
-_REG_RUN = re.compile(r"%[\w$]+(?:\.[xyzw](?![\w$]))?", re.ASCII)
+_REG_RUN = re.compile(r"%[\w$]+(?:\.(?:[xyzwrgba]|b[0-7]{1,4}|h[0-7]{1,2})(?![\w$]))?", re.ASCII)
 _FREE_DIGITS = re.compile(r"(?<![\w.$])[0-9]{1,40}", re.ASCII)
 _DOT_HEAD = re.compile(r"(?:\.[\w$]+[ \t]*|[0-9]+[ \t]+)*", re.ASCII)
 _IDENT_RUN = re.compile(r"(?<![\w$.%])[A-Za-z_$][\w$]*(?:\.[xyzw](?![\w$]))?", re.ASCII)
@@ -44,7 +44,7 @@ def _shape(tail: str) -> str:
     if "%" in tail:
         tail = _REG_RUN.sub("\x03", tail)
     return _DIGIT_RUN.sub("0", _IDENT_RUN.sub("a", tail))
-_VALS = re.compile(r'%[\w$]+(?:\.[xyzw](?![\w$]))?|-?[0-9][\w.]*'
+_VALS = re.compile(r'%[\w$]+(?:\.(?:[xyzwrgba]|b[0-7]{1,4}|h[0-7]{1,2})(?![\w$]))?|-?[0-9][\w.]*'
                    r'|[A-Za-z_$][\w$]*(?:\.[xyzw](?![\w$]))?|"[^"\n]*"', re.ASCII)
 #: a number that starts with digits and holds a letter: its spelling decides its token
 _NUM_LETTER = re.compile(r"(?<![\w$%.])-?[0-9]+[A-Za-z_$]", re.ASCII)

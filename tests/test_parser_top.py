@@ -102,6 +102,9 @@ _EDGES = [
     "/* a // b */ .global .u32 g;", "// a /* b\n.global .u32 g; // */", ".global .u32 g; /* a\n b */",
     "/* a */ .visible .entry k()" + _BODY, ".global .u32 g /* ; */;", ".global .u32 g/**/;", "/* */ */",
     ".global .u32 g; // c\n// d", "// only a comment", ".global .u32 g;\n}", "{\n}",
+    ".global .attribute(.managed) .align 8 .b8 x[16];", ".global .attribute( .managed ) .u32 y;",
+    ".global .attribute(.managed(1, 2)) .u32 y;", ".global .attribute(.managed .u32 y;", ".global .attribute() .u32 y;",
+    ".global .attribute .u32 y;", ".visible .global .attribute(.managed) .u64 z = 5;", ".global .attribute(.managed(1,)) .u32 y;",
 ]
 
 

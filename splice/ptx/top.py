@@ -422,11 +422,26 @@ class _Reader:
             if word == ".align":
                 out.append(word)
                 out.append(self.expect("INT")[1])
+            elif word == ".attribute":    # nvcc's __managed__: one word, as ModelBuilder joins it
+                out.append(word + "".join(self.attribute_args()))
             elif word in _KEYWORDS and word not in _ATTR_KEYWORDS:
                 raise _Refuse
             else:
                 out.append(word)
         return tuple(out)
+
+    def attribute_args(self) -> list:
+        """``"(" DOTNAME ("(" INT ("," INT)* ")")? ")"`` after ``.attribute``, its tokens' texts."""
+        out = [self.expect("(")[1], self.expect("DOTNAME")[1]]
+        if self.peek()[0] == "(":
+            out.append(self.next()[1])
+            out.append(self.expect("INT")[1])
+            while self.peek()[0] == ",":
+                out.append(self.next()[1])
+                out.append(self.expect("INT")[1])
+            out.append(self.expect(")")[1])
+        out.append(self.expect(")")[1])
+        return out
 
     def declarator(self) -> m.Declarator:
         t = self.next()

@@ -13,6 +13,7 @@ import pytest
 from splice.cli import main
 
 from .conftest import DATA, TINY_SWAPPED, tree_digest
+from .test_hostile_sweep3 import refused, run  # noqa: F401 - the sweeps share their checks
 
 TINY = (DATA / "recipes" / "tiny.ptx").read_text()
 NATIVE = "// tiny phase 1, n-tiles swapped\n" + TINY_SWAPPED
@@ -37,20 +38,6 @@ def work(tmp_path, monkeypatch):
     return tmp_path
 
 
-def run(argv) -> int:
-    try:
-        return main(argv)
-    except SystemExit as exc:      # argparse's usage errors
-        return exc.code
-
-
-def refused(capsys, rc, *says) -> str:
-    out, err = capsys.readouterr()
-    assert rc == 2, (rc, err[-1500:])
-    assert "Traceback" not in out + err
-    for s in says:
-        assert s in err, err[-1500:]
-    return err
 
 
 # ---- probe: a usage error is said before "no cupy / no GPU" -------------------------------------

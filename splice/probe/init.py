@@ -44,12 +44,7 @@ def module_image_refs(kernel) -> list:
             and (it.space == ".tex" or it.type in _IMAGE_REF_TYPES) for d in it.declarators]
     if not refs:
         return []
-    named = set()
-    for st in kernel.stmts:
-        if type(st.node) is m.Instruction:
-            for o in st.node.operands:
-                items = o.items if type(o) is m.Addr else (o,)
-                named.update(i.name for i in items if type(i) is m.Sym)
+    named = _named_symbols(kernel)
     return [r for r in refs if r in named]
 
 
@@ -66,6 +61,15 @@ def module_variable_refs(kernel) -> list:
              if d.init is None]    # an initialised one (a table, a format string) the module sets itself
     if not decls:
         return []
+    named = _named_symbols(kernel)
+    return [d for d in decls if d in named]
+
+
+def _named_symbols(kernel) -> set:
+    """The symbols the entry's instructions name in an operand: alone, in an address or a
+    vector, or as an offset's base (``[g+16]``)."""
+    from ..ptx import model as m
+
     named = set()
     for st in kernel.stmts:
         if type(st.node) is m.Instruction:
@@ -74,7 +78,7 @@ def module_variable_refs(kernel) -> list:
                     base = i.base if type(i) is m.Offset else i
                     if type(base) is m.Sym:
                         named.add(base.name)
-    return [d for d in decls if d in named]
+    return named
 
 
 def _refuse_32_bit(mod, path: str) -> None:

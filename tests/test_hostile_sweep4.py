@@ -10,17 +10,9 @@ import sys
 
 import pytest
 
-from splice.cli import main
-
-from .conftest import DATA, TINY_SWAPPED, tree_digest
-from .test_hostile_sweep3 import refused, run  # noqa: F401 - the sweeps share their checks
-
-TINY = (DATA / "recipes" / "tiny.ptx").read_text()
-NATIVE = "// tiny phase 1, n-tiles swapped\n" + TINY_SWAPPED
-RECIPE = "module: tiny.ptx\nentry: tiny\noutput: out.ptx\ncuts:\n  - phase: 1\n    native: n.ptx\n"
-SPEC = ("name: tiny\nptx: tiny.ptx\nentry: tiny\nlaunch:\n  grid: [1, 1, 1]\n  block: [32, 1, 1]\nparams:\n"
-        "- {name: param_0, kind: buffer, dtype: f32, shape: [1024], role: input}\n"
-        "- {name: param_1, kind: buffer, dtype: f32, shape: [1024], role: output}\n")
+from .conftest import TINY_SWAPPED, tree_digest
+from .test_compile_cache import PTX, fake  # noqa: F401 - the fake ptxas fixture
+from .test_hostile_sweep3 import NATIVE, RECIPE, SPEC, TINY, refused, run  # noqa: F401 - shared with sweep 3
 
 
 @pytest.fixture
@@ -246,28 +238,11 @@ def test_consoles_do_not_highlight(tmp_path, monkeypatch, capsys):
 
 # ---- compile caches: an entry another user planted ----------------------------------------------
 
-@pytest.fixture
-def fake_ptxas(tmp_path, monkeypatch):
-    """SPLICE_PTXAS -> tests/data/tools/fake_ptxas.py; returns the compile log's lines."""
-    from .conftest import ROOT
-
-    exe = tmp_path / "bin" / "ptxas"
-    exe.parent.mkdir()
-    exe.write_text(f"#!/bin/sh\nexec {sys.executable} {ROOT / 'tests' / 'data' / 'tools' / 'fake_ptxas.py'} \"$@\"\n")
-    exe.chmod(0o755)
-    log = tmp_path / "ptxas.log"
-    log.write_text("")
-    monkeypatch.setenv("SPLICE_PTXAS", str(exe))
-    monkeypatch.setenv("FAKE_PTXAS_LOG", str(log))
-    return lambda: log.read_text().splitlines()
-
-
-PTX = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n"
 OTHER_UID = 54321
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
-def test_a_ptxas_cache_entry_of_another_user_is_not_trusted(fake_ptxas, tmp_path):
+def test_a_ptxas_cache_entry_of_another_user_is_not_trusted(fake, tmp_path):
     """regression: a well-formed entry (right key, checksum and ELF magic) was trusted whoever
     wrote it: in a shared $SPLICE_CACHE another user could plant a cubin for a module."""
     from splice.ptx import sass
@@ -279,14 +254,14 @@ def test_a_ptxas_cache_entry_of_another_user_is_not_trusted(fake_ptxas, tmp_path
     (entry,) = (tmp_path / "c").rglob("*.entry")
     os.chown(entry, OTHER_UID, OTHER_UID)
     again = sass.compile_ptx(PTX, "sm_90", 3, cache=c)
-    assert not again.cached and len(fake_ptxas()) == 2
+    assert not again.cached and len(fake.log()) == 2
     assert entry.stat().st_uid == os.geteuid()        # replaced by this user's own
     assert sass.compile_ptx(PTX, "sm_90", 3, cache=c).cached
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
 @pytest.mark.parametrize("which", ["cubin", "json"])
-def test_a_probe_cubin_of_another_user_is_not_trusted(which, fake_ptxas, tmp_path):
+def test_a_probe_cubin_of_another_user_is_not_trusted(which, fake, tmp_path):
     from splice.probe.modules import compile_one
 
     first = compile_one("k", PTX, "sm_90", tmp_path / "probe")

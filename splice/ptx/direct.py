@@ -19,14 +19,14 @@ from __future__ import annotations
 import re
 
 from . import model as m
-from .tokens import Tok
+from .tokens import INT_DIGITS, REG_PART, Tok
 
 _TOKEN = re.compile(
     r"[ \t\f\r\n]*(?:"
-    r"(%[A-Za-z0-9_$]+(?:\.(?:[xyzwrgba]|b[0-7]{1,4}|h[0-7]{1,2})(?![0-9a-zA-Z_$]))?)"   # 1 REG
+    r"(%[A-Za-z0-9_$]+" + REG_PART + r")"   # 1 REG
     r"|(-?0[fF][0-9a-fA-F]{8}(?![0-9a-zA-Z_$])|-?0[dD][0-9a-fA-F]{16}(?![0-9a-zA-Z_$]))"   # 2 HEX_FLOAT
     r"|(-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?)"                                            # 3 DEC_FLOAT
-    r"|(-?(?:0[xX][0-9a-fA-F]{1,32}|0[bB][01]{1,128}|[0-9]{1,40})[uU]?(?![0-9a-zA-Z_$.]))"                # 4 INT
+    r"|(-?" + INT_DIGITS + r"[uU]?(?![0-9a-zA-Z_$.]))"                # 4 INT
     r"|([A-Za-z_$][A-Za-z0-9_$]*(?:\.[xyzw](?![0-9a-zA-Z_$]))?)"                          # 5 IDENT
     r"|(\.[A-Za-z0-9_$]+(?:::[A-Za-z0-9_$]+)*)"                                           # 6 DOTNAME
     r"|([@!,;{}\[\]()+|]))")                                                              # 7 punctuation
@@ -234,11 +234,11 @@ class _Cursor:
 # grammar's terminal regexes (as in ``_TOKEN``); anything else — a `.x` right after the opcode,
 # another separator, `!`, `|`, `+` outside brackets, parentheses, other whitespace — returns
 # None and the token reader above decides.
-_R = r"%[A-Za-z0-9_$]+(?:\.(?:[xyzwrgba]|b[0-7]{1,4}|h[0-7]{1,2})(?![0-9a-zA-Z_$]))?"
+_R = r"%[A-Za-z0-9_$]+" + REG_PART
 _ID = r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[xyzw](?![0-9a-zA-Z_$]))?"
 _NUM = (r"-?0[fF][0-9a-fA-F]{8}(?![0-9a-zA-Z_$])|-?0[dD][0-9a-fA-F]{16}(?![0-9a-zA-Z_$])"
-        r"|-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?|-?(?:0[xX][0-9a-fA-F]{1,32}|0[bB][01]{1,128}|[0-9]{1,40})[uU]?(?![0-9a-zA-Z_$.])")
-_INT = r"-?(?:0[xX][0-9a-fA-F]{1,32}|0[bB][01]{1,128}|[0-9]{1,40})[uU]?(?![0-9a-zA-Z_$.])"
+        r"|-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?|-?" + INT_DIGITS + r"[uU]?(?![0-9a-zA-Z_$.])")
+_INT = r"-?" + INT_DIGITS + r"[uU]?(?![0-9a-zA-Z_$.])"
 _PLAIN_HEAD = re.compile(r"(?:@(!?)(" + _R + "|" + _ID + r")[ \t]+)?([A-Za-z_$][A-Za-z0-9_$]*)"
                          r"((?:\.[A-Za-z0-9_$]+(?:::[A-Za-z0-9_$]+)*)*)[ \t]*")
 _OPERAND_FORMS = ("(?:(" + _R + ")|(" + _NUM + ")|(" + _ID + r")|\[[ \t]*(?:(" + _R + ")|(" + _ID

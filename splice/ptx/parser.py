@@ -27,6 +27,7 @@ from . import model as m
 from . import top as _top
 from .errors import PtxSyntaxError, line_col, source_line
 from .shapes import ShapeCache
+from .tokens import INT_DIGITS
 
 
 @lru_cache(maxsize=1)
@@ -277,7 +278,7 @@ def _mask(source: str, bodies) -> str:
 _INIT_OPEN = re.compile(r"=\s*\{")
 #: one numeric literal exactly as the grammar's number terminals read it (HEX_FLOAT, DEC_FLOAT, INT)
 _NUMBER = re.compile(r"-?0[fF][0-9a-fA-F]{8}|-?0[dD][0-9a-fA-F]{16}|-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?"
-                     r"|-?(?:0[xX][0-9a-fA-F]{1,32}|0[bB][01]{1,128}|[0-9]{1,40})[uU]?")
+                     r"|-?" + INT_DIGITS + r"[uU]?")
 _INIT_TOKEN = re.compile(r"\s*(?:([{},])|([^\s{},]+))")
 _INIT_MIN_CHARS = 64     # shorter lists cost Lark nothing worth a second path
 

@@ -26,12 +26,12 @@ from . import model as m
 from . import top as _top
 from .direct import Reader, _plain
 from .operands import LEAVES, leaf_field
-from .tokens import TokInt, token_types
+from .tokens import INT_DIGITS, REG_PART, TokInt, token_types
 
 #: digit runs (at most 40: a longer number, which no lexer of splice reads, keys a shape of its own)
 _DIGIT_RUN = re.compile(r"[0-9]{1,40}")
 # \w is ASCII here as in the grammar: a Unicode letter in a name must miss the cache and reach Lark
-_REG_RUN = re.compile(r"%[\w$]+(?:\.(?:[xyzwrgba]|b[0-7]{1,4}|h[0-7]{1,2})(?![\w$]))?", re.ASCII)
+_REG_RUN = re.compile(r"%[\w$]+" + REG_PART, re.ASCII)
 _FREE_DIGITS = re.compile(r"(?<![\w.$])[0-9]{1,40}", re.ASCII)
 _DOT_HEAD = re.compile(r"(?:\.[\w$]+[ \t]*|[0-9]+[ \t]+)*", re.ASCII)
 _IDENT_RUN = re.compile(r"(?<![\w$.%])[A-Za-z_$][\w$]*(?:\.[xyzw](?![\w$]))?", re.ASCII)
@@ -44,13 +44,13 @@ def _shape(tail: str) -> str:
     if "%" in tail:
         tail = _REG_RUN.sub("\x03", tail)
     return _DIGIT_RUN.sub("0", _IDENT_RUN.sub("a", tail))
-_VALS = re.compile(r'%[\w$]+(?:\.(?:[xyzwrgba]|b[0-7]{1,4}|h[0-7]{1,2})(?![\w$]))?|-?[0-9][\w.]*'
+_VALS = re.compile(r"%[\w$]+" + REG_PART + r'|-?[0-9][\w.]*'
                    r'|[A-Za-z_$][\w$]*(?:\.[xyzw](?![\w$]))?|"[^"\n]*"', re.ASCII)
 #: a number that starts with digits and holds a letter: its spelling decides its token
 _NUM_LETTER = re.compile(r"(?<![\w$%.])-?[0-9]+[A-Za-z_$]", re.ASCII)
 #: one number token exactly as the grammar's HEX_FLOAT, DEC_FLOAT and INT read it
 _NUMBER_TOKEN = re.compile(r"-?0[fF][0-9a-fA-F]{8}|-?0[dD][0-9a-fA-F]{16}|-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?"
-                           r"|-?(?:0[xX][0-9a-fA-F]{1,32}|0[bB][01]{1,128}|[0-9]{1,40})[uU]?")
+                           r"|-?" + INT_DIGITS + r"[uU]?")
 _DIGITS = frozenset("0123456789")
 _EXACT_ONLY = ("",)  # marker: this shape always goes to Lark (or the direct reader)
 _TEMPLATE: Any = type(lambda: None)      # compiled templates are plain functions

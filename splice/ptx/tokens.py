@@ -10,6 +10,15 @@ from __future__ import annotations
 
 import sys
 
+#: the grammar's ``INT`` digits (``grammars/ptx.lark``), for the readers that bypass Lark: at most
+#: 40 decimal or octal, 32 hexadecimal or 128 binary digits (PTX's are 64-bit; Python converts no
+#: decimal over 4300 digits)
+INT_DIGITS = r"(?:0[xX][0-9a-fA-F]{1,32}|0[bB][01]{1,128}|[0-9]{1,40})"
+#: what may follow a ``REG``'s name (the grammar's ``REG``): a vector element (``.x`` … ``.w``,
+#: ``.r`` … ``.a``) or a video instruction's byte / half-word selector (``.b0`` … ``.b7654``,
+#: ``.h0`` … ``.h32``)
+REG_PART = r"(?:\.(?:[xyzwrgba]|b[0-7]{1,4}|h[0-7]{1,2})(?![0-9a-zA-Z_$]))?"
+
 
 class Tok(str):
     """A token's text, with its terminal name (``type``) and ``start_pos``/``end_pos`` in the

@@ -20,6 +20,7 @@ import re
 
 from . import model as m
 from .direct import IGNORED, scan
+from .tokens import INT_DIGITS, REG_PART
 
 _TOKEN = re.compile(
     # whitespace and comments (the grammar's WS, COMMENT and BLOCK_COMMENT, which ends at the
@@ -29,8 +30,8 @@ _TOKEN = re.compile(
     r'("[^"\n]*")'                                                                        # 2 STRING
     r"|(-?0[fF][0-9a-fA-F]{8}(?![0-9a-zA-Z_$])|-?0[dD][0-9a-fA-F]{16}(?![0-9a-zA-Z_$]))"   # 3 HEX_FLOAT
     r"|(-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?)"                                            # 4 DEC_FLOAT
-    r"|(-?(?:0[xX][0-9a-fA-F]{1,32}|0[bB][01]{1,128}|[0-9]{1,40})[uU]?(?![0-9a-zA-Z_$.]))"                # 5 INT
-    r"|(%[A-Za-z0-9_$]+(?:\.(?:[xyzwrgba]|b[0-7]{1,4}|h[0-7]{1,2})(?![0-9a-zA-Z_$]))?)"   # 6 REG
+    r"|(-?" + INT_DIGITS + r"[uU]?(?![0-9a-zA-Z_$.]))"                # 5 INT
+    r"|(%[A-Za-z0-9_$]+" + REG_PART + r")"   # 6 REG
     r"|([A-Za-z_$][A-Za-z0-9_$]*(?:\.[xyzw](?![0-9a-zA-Z_$]))?)"                          # 7 IDENT
     r"|(\.[A-Za-z0-9_$]+(?:::[A-Za-z0-9_$]+)*)"                                           # 8 DOTNAME
     r"|([,;:{}\[\]()<>=+]))")                                                               # 9 punctuation

@@ -60,10 +60,10 @@ class CutABI:
 
 
 def _natural(name: str):
-    import re
+    """(prefix, number): ``%r9`` before ``%r10``; a name without a trailing number sorts by text."""
+    from .kernel import _split_number
 
-    mm = re.match(r"^(.*?)(?<!\d)(\d{1,40})$", name)   # a longer run is no number: sorted by name
-    return (mm.group(1), int(mm.group(2))) if mm else (name, -1)
+    return _split_number(name) or (name, -1)
 
 
 def _range_keys(k, first: int, last: int):

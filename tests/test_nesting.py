@@ -34,7 +34,7 @@ def _blocks(depth: int) -> str:
 
 
 def test_the_readers_share_the_limit():
-    assert direct._MAX_OPEN == parser.MAX_NESTING == 64
+    assert direct.MAX_NESTING is parser.MAX_NESTING and parser.MAX_NESTING == 64
 
 
 @pytest.mark.parametrize("make, col, what", [(_call, 74, "parentheses"), (_vector, 73, "braces"),

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from . import model as m
-from .tokens import INT_DIGITS, REG_PART, Tok
+from .tokens import INT_DIGITS, MAX_NESTING, REG_PART, Tok
 
 _TOKEN = re.compile(
     r"[ \t\f\r\n]*(?:"
@@ -32,11 +32,6 @@ _TOKEN = re.compile(
     r"|([@!,;{}\[\]()+|]))")                                                              # 7 punctuation
 _TYPES = (None, "REG", "HEX_FLOAT", "DEC_FLOAT", "INT", "IDENT", "DOTNAME", None)
 _NUMBER_TYPES = frozenset({"HEX_FLOAT", "DEC_FLOAT", "INT"})
-
-
-#: ``parser.MAX_NESTING``: a statement with more opening brackets than that goes to Lark, whose
-#: path refuses the ones nested deeper
-_MAX_OPEN = 64
 
 
 class _Refuse(Exception):
@@ -96,7 +91,7 @@ class Reader:
             node = _plain(self, text, span, line)
             if node is not None:
                 return node
-        if text.count("(") > _MAX_OPEN or text.count("{") > _MAX_OPEN:
+        if text.count("(") > MAX_NESTING or text.count("{") > MAX_NESTING:
             return None     # Lark's, after ``parser.check_nesting``: this reader recurses per level
         toks = tokens(text)
         if not toks or toks[0][2] != 0 or toks[-1][0] != ";" or toks[-1][3] != len(text):

@@ -27,7 +27,7 @@ from . import model as m
 from . import top as _top
 from .errors import PtxSyntaxError, line_col, source_line
 from .shapes import ShapeCache
-from .tokens import INT_DIGITS
+from .tokens import INT_DIGITS, MAX_NESTING
 
 
 @lru_cache(maxsize=1)
@@ -183,9 +183,6 @@ _BRACES = re.compile(r'//[^\n]*|/\*.*?\*/|"[^"\n]*"|[{}]', re.S)
 _PREV_SIGNIFICANT = re.compile(r'(?:\s|//[^\n]*\n|/\*.*?\*/)*$', re.S)
 
 
-MAX_NESTING = 64    # braces in braces, parentheses in parentheses: real PTX nests a handful, and the
-#                     analyses, the printer and str() recurse several frames per level (at 250, a
-#                     vector in a vector … was a RecursionError in `canonical`)
 #: what nests: braces (blocks, vectors, initializers) and parentheses (call operand lists,
 #: which the grammar lets nest: ``call f, ((((%r1))));``)
 _NESTS = re.compile(r'//[^\n]*|/\*.*?\*/|"[^"\n]*"|[{}()]', re.S)

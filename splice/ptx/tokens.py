@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import sys
 
+#: braces in braces, parentheses in parentheses: real PTX nests a handful, and the analyses, the
+#: printer and str() recurse several frames per level (at 250, a vector in a vector … was a
+#: RecursionError in ``canonical``).  ``parser.check_nesting`` refuses deeper; the direct reader
+#: leaves a statement with more opening brackets to Lark's path, which checks
+MAX_NESTING = 64
 #: the grammar's ``INT`` digits (``grammars/ptx.lark``), for the readers that bypass Lark: at most
 #: 40 decimal or octal, 32 hexadecimal or 128 binary digits (PTX's are 64-bit; Python converts no
 #: decimal over 4300 digits)

@@ -110,6 +110,10 @@ _EDGES = [
     "mov.u32 %r1, 1.5.3;", "mov.u32 %r1, 12u;", "mov.u32 %r1, 0x1Fu;", "mov.u32 %r1, 0b2;", "a %r1; ",
     "mov.u32 %r1, {%r2},;", "mov.u32 %r1, [%r2+4],;", "mov.u32 %r1, %r2 %r3;", "mov.u32 %r1, [%r2+%r3];",
     "mov.u32 %r1, {%r2, {%r3}};", "mov.u32 %r1, [{%r2}];", "mov.u32 %r1, [%r2|%r3];", "mov.u32 %r1, (%r2|%r3);",
+    # ZLUDA's pass-test IR markers, and `<`/`>` where the grammar has none
+    "<Trap>;", "<Call> %r7, %r1, %r6;", "<Call> %r7, [a+4], {%r1, %r2}, !%p1;", "< Trap > ;", "<a.x> %r1;",
+    "<Call>.x %r1;", "<1> %r1;", "<%r1> %r1;", "<Trap>", "<Trap> %r1,;", "<> %r1;", "<<Trap>>;", "@%p1 <Trap>;",
+    "mov.u32 %r1, <a>;", "mov.u32 %r1, %r2>;", "<Trap><Trap>;", "<function_name>;", "<Call> (%r1), f;",
 ]
 
 _HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
@@ -228,7 +232,7 @@ def test_a_module_the_readers_take_whole_never_loads_lark():
     """Lark is imported and the grammar built only when a statement needs them: a fresh
     process parsing a module whose statements the readers take (plain ones read directly,
     guarded and vector ones templated from the direct reader's own tokens) never imports
-    ``lark``; one statement only Lark reads does."""
+    ``lark``; a statement only Lark decides on does."""
     import subprocess
     import sys
 
@@ -244,8 +248,14 @@ def test_a_module_the_readers_take_whole_never_loads_lark():
                               check=True).stdout.strip()
 
     assert lark_loaded(text) == "False"
-    odd = "\t<Trap>;\n"   # ZLUDA's pass-test IR: a `marker` only the grammar reads
-    assert lark_loaded(text.replace("\tret;", odd + "\tret;", 1)) == "True"
+    # a statement no reader takes (here one the grammar refuses: Lark, the authority on what is
+    # PTX, gives the message) is Lark's
+    bad = text.replace("\tret;", '\tmov.b32 %r1, "x";\n\tret;', 1)
+    refused = ("import sys; from splice.ptx import parse, PtxSyntaxError; t = sys.stdin.read()\n"
+               "try:\n    parse(t, 'x.ptx', cache=False)\nexcept PtxSyntaxError:\n"
+               "    print('lark' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", refused], input=bad, text=True, capture_output=True,
+                          check=True).stdout.strip() == "True"
 
 
 def test_dwarf_section_lines_with_notes_stay_on_the_fast_path(monkeypatch):

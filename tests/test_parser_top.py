@@ -85,6 +85,13 @@ _EDGES = [
     ".global .u64 a = b + -4;", ".global .u64 a = b + 0x10;", ".global .u64 a = b.x;", ".global .u64 a = b.y + 2;",
     ".global .u64 a = function_name;", ".global .u64 a = inlined_at + 4;", ".global .u64 a = g(inlined_at);",
     ".global .u64 a = %r1;", ".global .u64 a = ld.b64 %r3;", ".global .u64 a = {b, {c, 1}};",
+    # ZLUDA's pass-test IR (init_op, name_pragma): every `,` after the atoms, keywords, odd atoms
+    ".global .u64 a = zluda.constant.b64 1234U;", ".global .u64 a = z.c.b64 -5, 0f3F800000, 0d4000000000000000;",
+    ".global .u64 a = z.rep %r1, %r2, b;", ".global .u64 a = z.rep %r1, b = 2;", ".global .u64 a = z.rep %r1, %r<3>;",
+    ".global .u64 a = z.rep;", ".global .u64 a = z.rep, b;", ".global .u64 a = z.rep function_name;",
+    ".global .u64 a = z.rep %r1 + 4;", ".global .u64 a = z.rep {%r1};", ".global .u64 a = z.x.y %r1;",
+    '.entry %4 .pragma "zluda set_mode" ()' + _BODY, '.entry k .pragma "a", "b" ()' + _BODY,
+    '.entry k .pragma ()' + _BODY, '.entry k() .pragma "p"' + _BODY,
     ".extern .shared .align 16 .b8 smem[];", ".visible .global .ptr .u64 p;", ".weak .const .u32 w;",
     ".global .visible .u32 v;", ".global .entry .u32 v;", ".global .texref t;", ".tex .u32 t;",
     ".global .u32 %r1;", ".global .u32 a.x;", ".global .u32 function_name;", ".common .global .u32 c;",
@@ -161,7 +168,6 @@ def test_the_skeleton_reader_reads_symbolic_initializers():
 
 def test_the_skeleton_reader_declines_what_it_does_not_know():
     assert top.read(_HEAD + '.loc 1 2 3\n') is None
-    assert top.read(_HEAD + ".global .u64 a = ld.b64 %r3;\n") is None   # ZLUDA's init_op
     assert top.read(_HEAD + ".global .u64 a = function_name;\n") is None
     assert top.read(_HEAD + "/* c\n") is None                   # unterminated: Lark's error
     assert top.read(_HEAD + ".global .u32 g\n") is None        # Lark reports the error

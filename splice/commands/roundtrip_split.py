@@ -139,9 +139,9 @@ class _Split:
 def _body_parser(text: str, path: str):
     """``parse``'s own per-body step (the parser's line cutter with the process' shape cache):
     (open, close, line) -> Block, exactly as ``parse`` builds each body of a chunked module."""
-    from ..ptx.parser import _SHAPES, _BodyParser
+    from ..ptx.parser import body_reader
 
-    return _BodyParser(text, path, _SHAPES).parse_body
+    return body_reader(text, path)
 
 
 def bodies_job(texts: dict, i: int, path, spans, crc: int) -> bool:

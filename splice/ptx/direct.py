@@ -29,7 +29,7 @@ _TOKEN = re.compile(
     r"|(-?" + INT_DIGITS + r"[uU]?(?![0-9a-zA-Z_$.]))"                # 4 INT
     r"|([A-Za-z_$][A-Za-z0-9_$]*(?:\.[xyzw](?![0-9a-zA-Z_$]))?)"                          # 5 IDENT
     r"|(\.[A-Za-z0-9_$]+(?:::[A-Za-z0-9_$]+)*)"                                           # 6 DOTNAME
-    r"|([@!,;{}\[\]()+|]))")                                                              # 7 punctuation
+    r"|([@!,;{}\[\]()+|<>]))")                                                            # 7 punctuation
 _TYPES = (None, "REG", "HEX_FLOAT", "DEC_FLOAT", "INT", "IDENT", "DOTNAME", None)
 _NUMBER_TYPES = frozenset({"HEX_FLOAT", "DEC_FLOAT", "INT"})
 
@@ -125,6 +125,8 @@ class _Cursor:
     def _instruction(self, span, line):
         guard = None
         t = self._next()
+        if t[0] == "<":
+            return self._marker(span, line)
         if t[0] == "@":
             t = self._next()
             negated = t[0] == "!"
@@ -153,6 +155,22 @@ class _Cursor:
         if t[0] != ";":
             raise _Refuse
         return m.Instruction(guard, opcode, tuple(mods), tuple(operands), span, line)
+
+    def _marker(self, span, line):
+        """ZLUDA's pass-test IR ``<Call> %7, %1, %6;`` / ``<Trap>;`` (the grammar's ``marker``:
+        ``"<" IDENT ">" [operand ("," operand)*] ";"``), as ``ModelBuilder.marker`` builds it."""
+        name = self._next()
+        if name[0] != "IDENT" or self._next()[0] != ">":
+            raise _Refuse
+        operands = []
+        if self.toks[self.i][0] != ";":
+            operands.append(self._operand())
+            while self.toks[self.i][0] == ",":
+                self.i += 1
+                operands.append(self._operand())
+        if self._next()[0] != ";":
+            raise _Refuse
+        return m.Instruction(None, "<" + name[1] + ">", (), tuple(operands), span, line)
 
     def _atom(self, t):
         kind = t[0]

@@ -179,13 +179,18 @@ def _lark(text: str, start: str, source: str, path: str, base_pos: int, keep_tok
 # module skeleton: find function bodies
 # --------------------------------------------------------------------------------------------
 
-_BRACES = re.compile(r'//[^\n]*|/\*.*?\*/|"[^"\n]*"|[{}]', re.S)
-_PREV_SIGNIFICANT = re.compile(r'(?:\s|//[^\n]*\n|/\*.*?\*/)*$', re.S)
+#: a block comment that is never closed runs to the end of the text (``\Z``): matched as one,
+#: not looked for again from each of its ``/*`` (``/*x`` repeated 8000 times took a second,
+#: a megabyte of it half an hour); the grammar refuses the text at its first ``/*`` anyway
+_BLOCK = r'/\*.*?(?:\*/|\Z)'
+_BRACES = re.compile(r'//[^\n]*|' + _BLOCK + r'|"[^"\n]*"|[{}]', re.S)
+#: what the grammar ignores or reads whole, in the order its lexer meets them
+_COMMENTS = re.compile(r'//[^\n]*|' + _BLOCK + r'|"[^"\n]*"', re.S)
 
 
 #: what nests: braces (blocks, vectors, initializers) and parentheses (call operand lists,
 #: which the grammar lets nest: ``call f, ((((%r1))));``)
-_NESTS = re.compile(r'//[^\n]*|/\*.*?\*/|"[^"\n]*"|[{}()]', re.S)
+_NESTS = re.compile(r'//[^\n]*|' + _BLOCK + r'|"[^"\n]*"|[{}()]', re.S)
 
 
 def _nesting_error(source: str, path: str, pos: int) -> PtxSyntaxError:
@@ -442,16 +447,17 @@ class _BodyParser:
             c0 = s[0]
             # the common cases, handled here as _piece would handle them, minus its generality
             if "/" not in s and (s.find(";") == s.rfind(";") or s == "}"):
-                if sc.pending < 0 and s[-1] == ";" and c0 not in "{}":
-                    # one whole statement on its own line
+                if sc.pending < 0 and s[-1] == ";" and c0 not in "{}" and (
+                        ":" not in s or _LABEL_HEAD.match(s) is None):
+                    # one whole statement on its own line (a label before it: _piece's)
                     lead = pos + raw.find(c0)
                     sc.stack[-1].extend(statement(source, lead, lead + len(s), line_no, path))
                     pos = nl + 1
                     line_no += 1
                     continue
                 if (sc.pending < 0 and ";" not in s and "{" not in s and "}" not in s
-                        and (s[-1] == ":" or s.startswith((".loc", ".file")))):
-                    # a label or a `.loc` line on its own, as _piece would take it
+                        and (s[-1] == ":" and s.count(":") == 1 or s.startswith((".loc", ".file")))):
+                    # a label or a `.loc` line on its own, as _piece would take it (two labels: _piece's)
                     lead = pos + raw.find(c0)
                     sc.stack[-1].extend(statement(source, lead, lead + len(s), line_no, path))
                     pos = nl + 1
@@ -462,11 +468,8 @@ class _BodyParser:
                     line_no += 1
                     continue
             if "/*" in s:
-                s = _without_block_comment(s)
-                if not s:
-                    pos = nl + 1
-                    line_no += 1
-                    continue
+                # the parse blanked every closed comment: what is left is in a string or never closed
+                raise _Fallback
             cut = s.find("//")
             if cut >= 0:
                 if '"' in s[:cut]:
@@ -556,8 +559,10 @@ class _BodyParser:
             if "{" in text and text[0] in "{}":
                 raise _Fallback
             t0 = lead + k
-            lab = _LABEL_HEAD.match(text) if text.endswith(";") else None
-            if lab:     # `$L__BB0_3: shl.b32 …;` — the label and the statement each hit the cache
+            lab = (_LABEL_HEAD.match(text) if text.endswith(";") or text.endswith(":") and text.count(":") > 1
+                   else None)
+            if lab and lab.end() < len(text):
+                # `$L__BB0_3: shl.b32 …;`, `A: B:` -- the label and the rest each hit the cache
                 sc.stack[-1].extend(self.shapes.statement(source, t0, t0 + lab.end(), line_no, self.path))
                 rest = text[lab.end():]
                 self._piece(sc, rest.lstrip(_WS), t0 + lab.end() + len(rest) - len(rest.lstrip(_WS)), line_no)
@@ -573,18 +578,6 @@ class _BodyParser:
                 sc.pending_line = line_no
         for c in reversed(closes):
             sc.close(c)
-
-
-def _without_block_comment(s: str) -> str:
-    """A line with a block comment that the line cutter can drop: the whole line one comment
-    (nvcc's ``/*ptx_texBake_end*/`` around inline asm), or one comment after the line's text
-    (``add.s32 %r1, %r2, 1; /* x */``) -- the line without it.  Any other comment (one that
-    spans lines, sits inside a statement, or shares the line with a string or a ``//``) makes
-    Lark parse the body."""
-    p = s.find("/*")
-    if s.endswith("*/") and s.find("*/", p + 2) == len(s) - 2 and '"' not in s and "//" not in s:
-        return s[:p].rstrip(_WS)
-    raise _Fallback
 
 
 _LABEL_HEAD = re.compile(r"(?:%[A-Za-z0-9_$]+|[A-Za-z_$][A-Za-z0-9_$]*)[ \t\f\r]*:(?!:)", re.ASCII)
@@ -745,9 +738,12 @@ def _promote_young() -> None:
 
 
 def _parse_fast(text: str, path: str, choose=None) -> m.Module:
+    source = text
+    if "/*" in text:
+        text = _blank_block_comments(text)
     bodies = _function_bodies(text, path)
     if bodies is None:
-        return _parse_slow(text, path)
+        return _parse_slow(source, path)
     masked = _mask(text, bodies) if bodies else text
     inits = _numeric_inits(text, bodies)
     if inits:
@@ -758,9 +754,9 @@ def _parse_fast(text: str, path: str, choose=None) -> m.Module:
             items = list(_lark(masked, "top_chunk", text if masked is text else masked, path, 0))
     except PtxSyntaxError:
         # a body may hold an earlier error than the skeleton's: plain Lark finds the first
-        return _parse_slow(text, path)
+        return _parse_slow(source, path)
     if inits and not _put_inits(items, inits):
-        return _parse_slow(text, path)
+        return _parse_slow(source, path)
     if bodies:
         keep = None
         if choose is not None:
@@ -771,8 +767,42 @@ def _parse_fast(text: str, path: str, choose=None) -> m.Module:
         except PtxSyntaxError:
             # one statement seen alone can fail at its own end where the file fails at the
             # next token: plain Lark gives the error exactly as the whole file has it
-            return _parse_slow(text, path)
-    return m.Module(tuple(items), text, path)
+            return _parse_slow(source, path)
+    return m.Module(tuple(items), source, path)
+
+
+def _blank_block_comments(text: str) -> str:
+    """``text`` with each block comment turned into blanks, its newlines kept: the grammar
+    ignores a comment as it ignores blanks, so every reader then sees the statements Lark sees,
+    at the same offsets and lines, and a comment inside a statement (``add.f32 %f1, /* step */
+    %f2;``) no longer sends its whole body to Lark.  Strings and line comments are skipped as
+    the lexer skips them; a comment never closed leaves the text as it is (the grammar refuses
+    it, and the caller's fallback reports where).  Only what is read changes: the module keeps
+    the original text."""
+    parts = []
+    at = 0
+    for mt in _COMMENTS.finditer(text):
+        start, end = mt.span()
+        if text[start] != "/" or text[start + 1] != "*":
+            continue
+        if not text.endswith("*/", 0, end) or end - start < 4:
+            return text
+        parts.append(text[at:start])
+        parts.append(_BLANK_LINES.sub(" ", text[start:end]))
+        at = end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+_BLANK_LINES = re.compile(r"[^\n]")
+
+
+def body_reader(text: str, path: str):
+    """(open, close, line) -> Block: the per-body step of :func:`parse` over ``text`` (its
+    comments blanked as ``parse`` blanks them), for a caller that parses bodies apart (the
+    chunked ``roundtrip``); the blocks' spans are offsets into ``text``."""
+    reading = _blank_block_comments(text) if "/*" in text else text
+    return _BodyParser(reading, path, _SHAPES).parse_body
 
 
 def _parse_bodies(text, path, bodies, items, keep=None):

@@ -37,6 +37,8 @@ _TOKEN = re.compile(
     r"|([,;:{}\[\]()<>=+]))")                                                               # 9 punctuation
 _TYPES = (None, IGNORED, "STRING", "HEX_FLOAT", "DEC_FLOAT", "INT", "REG", "IDENT", "DOTNAME", None)
 _NUMBERS = frozenset({"HEX_FLOAT", "DEC_FLOAT", "INT"})
+#: the grammar's ``atom``: a register, a name or a number
+_ATOMS = _NUMBERS | {"REG", "IDENT"}
 #: what may follow the last token: blanks and comments, each character matched one way only
 #: (``[ \t]+`` inside ``*`` splits a run of n blanks in 2^n ways when a stray byte follows it)
 _TRAILING = re.compile(r"(?:[ \t\f\r\n]|//[^\n]*(?![^\n])|/\*(?:[^*]|\*(?!/))*\*/)*\Z")
@@ -485,8 +487,8 @@ class _Reader:
         """``init_list`` (nested) of numbers and symbols, or one of those: ``init_symbol``
         (``x``, ``x+8``) and ``init_generic`` (``generic(x)+8``) as ``ModelBuilder`` joins
         them.  Tables of function or array addresses (``= {_Z2f1, _Z2f2}``) are common in
-        nvcc output.  ZLUDA's ``init_op`` (``IDENT DOTNAME…``) and the ``.loc`` keywords are
-        Lark's."""
+        nvcc output.  ZLUDA's ``init_op`` (``IDENT DOTNAME…``) is read by :meth:`init_op`; the
+        ``.loc`` keywords are Lark's."""
         t = self.next()
         if t[0] in _NUMBERS:
             return t[1]
@@ -503,11 +505,28 @@ class _Reader:
             self.expect(")")
             text = f"{text}({inner})"
         elif self.peek()[0] == "DOTNAME":
-            raise _Refuse
+            return self.init_op(text)
         if self.peek()[0] == "+":
             self.i += 1
             text += "+" + self.expect("INT")[1]
         return text
+
+    def init_op(self, head: str) -> str:
+        """ZLUDA's pass-test IR ``%4 = zluda.constant.b64 1234U``: ``IDENT DOTNAME+ [atom (","
+        atom)*]`` (``init_op``), joined as ``ModelBuilder.init_op`` joins it.  The atoms take
+        every ``,`` that follows, as the LALR parser shifts them."""
+        while self.peek()[0] == "DOTNAME":
+            head += self.next()[1]
+        if self.peek()[0] not in _ATOMS:
+            return head
+        atoms = self.separated(self.atom)
+        return head + " " + ", ".join(atoms)
+
+    def atom(self) -> str:
+        t = self.next()
+        if t[0] not in _ATOMS or t[1] in _LOC_WORDS:
+            raise _Refuse
+        return t[1]
 
     # -- functions --------------------------------------------------------------------------
     def function(self, first, line: int, linkage: tuple, kind: str) -> m.Function:
@@ -518,9 +537,13 @@ class _Reader:
         if t[0] not in ("IDENT", "REG"):
             raise _Refuse
         name = t[1]
+        perf = []
+        if self.peek()[1] == ".pragma":   # ZLUDA's IR: `.entry %4 .pragma "…" (` (``name_pragma``)
+            word = self.next()
+            perf.append(m.Directive(word[1], (self.expect("STRING")[1],), (word[2], self.toks[self.i - 1][3]),
+                                    self.line(word[2]), False))
         if self.peek()[0] == "(":
             params = self.params()
-        perf = []
         while self.peek()[0] == "DOTNAME" and self.peek()[1] in _PERF:
             perf.append(self.perf())
         body = None

@@ -92,3 +92,44 @@ def test_a_module_with_long_blank_runs_is_read_at_once(text):
 def test_a_gap_is_trivia_only_when_every_comment_closes_where_it_should():
     assert printer._TRIVIA.fullmatch("  // a\n/* b */\n\t")
     assert printer._TRIVIA.fullmatch("/* a */ b */") is None and printer._TRIVIA.fullmatch("/* a") is None
+
+
+def _bounded(call, what: str) -> None:
+    old = signal.signal(signal.SIGALRM, _raise)
+    signal.setitimer(signal.ITIMER_REAL, 10.0)
+    try:
+        call()
+    except _Slow:
+        pytest.fail(f"{what} ran over 10 s")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_scans_over_a_whole_text_are_linear_when_a_block_never_closes():
+    """``match`` and ``fullmatch`` above start at one place; these patterns are searched
+    through a whole module, where a lazy ``.*?`` to a closing that never comes is tried again
+    from every opening: quadratic (``/*x`` 8000 times took a second, 100 000 times hours)."""
+    from splice.probe.harness import _strip_comments
+    from splice.verify.sides import _SECTION
+
+    n = 200_000
+    _bounded(lambda: _strip_comments("/*x" * n), "the harness's comment strip")
+    _bounded(lambda: list(_SECTION.finditer(".section .a {\n" * n)), "the checker's section scan")
+    _bounded(lambda: list(parser._BRACES.finditer("/*x" * n)), "the parser's brace scan")
+    _bounded(lambda: list(parser._NESTS.finditer("/*x" * n)), "the parser's nesting scan")
+    assert _strip_comments("a /* b */ c /* d") == "a  c "
+    assert [m.group() for m in _SECTION.finditer(".section .a {\n.b8 1\n}\n.section .b {\n.b8 2\n")] == \
+        [".section .a {\n.b8 1\n}", ".section .b {\n.b8 2\n"]
+
+
+def test_the_entry_line_search_is_linear_on_a_long_line():
+    """``index``'s last resort for an entry's first line (a ``.func`` naming it) searched
+    ``\\.func\\b.*?NAME`` from each ``.func`` of a line."""
+    from splice.ptx.index import SourceLines, _entry_start
+
+    long_line = ".func " * 200_000
+    _bounded(lambda: pytest.raises(KeyError, _entry_start, SourceLines(long_line + "\n"), "k"),
+             "the entry line search")
+    assert _entry_start(SourceLines(".version 8.0\n.visible .func (.reg .b32 r) k (.reg .b32 a)\n{\n}\n"), "k") == 1
+    assert pytest.raises(KeyError, _entry_start, SourceLines(".func kk\n.func %k\nk .func\n"), "k")

@@ -49,7 +49,7 @@ class HarnessCase:
 
 
 def _strip_comments(text: str) -> str:
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    text = re.sub(r"/\*.*?(?:\*/|\Z)", "", text, flags=re.S)   # one never closed: to the end, once
     return re.sub(r"//[^\n]*", "", text)
 
 

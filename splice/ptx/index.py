@@ -96,13 +96,19 @@ def _entry_start(sl: SourceLines, entry: str) -> int:
     if start is not None:
         return start
     pats = [re.compile(r"\.entry\s+" + re.escape(entry) + r"\s*\("),
-            re.compile(r"\.entry\s+" + re.escape(entry) + r"(?![\w$])"),
-            re.compile(r"\.func\b.*?(?<![\w$%])" + re.escape(entry) + r"(?![\w$])")]
+            re.compile(r"\.entry\s+" + re.escape(entry) + r"(?![\w$])")]
     lines = sl.source.split("\n")
     for pat in pats:
         for i, line in enumerate(lines):
             if pat.search(line):
                 return i
+    # the name after a `.func` of its line (searched from the first `.func`: ``\.func\b.*?NAME``
+    # tried again from each `.func` of a long line, quadratic in it)
+    func, name = re.compile(r"\.func\b"), re.compile(r"(?<![\w$%])" + re.escape(entry) + r"(?![\w$])")
+    for i, line in enumerate(lines):
+        mt = func.search(line)
+        if mt is not None and name.search(line, mt.end()):
+            return i
     raise KeyError(f"no entry {entry!r}")
 
 

@@ -65,7 +65,8 @@ def outside_entries(plan, cp, body) -> list:
 
 # a ``.section`` block's data (DWARF of ``nvcc -G``: ``.b64 $L__tmp24``) names labels by address,
 # never as a branch target
-_SECTION = re.compile(r"^[ \t]*\.section\b[^{;]*\{.*?^[ \t]*\}", re.M | re.S)
+#: (a block never closed runs to the end: matched once, not searched for again from each opening)
+_SECTION = re.compile(r"^[ \t]*\.section\b[^{;]*\{.*?(?:^[ \t]*\}|\Z)", re.M | re.S)
 
 
 def native(plan, cp, funcs_cache: dict):

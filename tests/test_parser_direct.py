@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from splice.ptx import PtxSyntaxError, parse, parser
+from splice.ptx import PtxSyntaxError, direct, parse, parser
 from splice.ptx.direct import Reader
 from splice.ptx.shapes import COMPILE_AT, _detokenize
 
@@ -68,6 +68,10 @@ def test_direct_reader_accepts_the_common_forms():
     total = sum(_check_file(p) for p in bundled_files() if p.name in (
         "cp_async_pipeline.ptx", "ldmatrix_stmatrix_mma.ptx", "tex_surf_objects.ptx"))
     assert total >= 100
+    plain = _plain_reader()
+    for s in ("tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tex0, {%f5, %f6}];",
+              "sust.b.3d.v2.b64.trap [surf_A, {%r0, %r1, %r2, %r3}], {%rl0, %rl1};"):
+        assert direct._plain(plain, s, (0, len(s)), 1) == _lark_items(s)[0]   # by regex, not tokens
 
 
 @pytest.mark.corpus
@@ -114,6 +118,14 @@ _EDGES = [
     "<Trap>;", "<Call> %r7, %r1, %r6;", "<Call> %r7, [a+4], {%r1, %r2}, !%p1;", "< Trap > ;", "<a.x> %r1;",
     "<Call>.x %r1;", "<1> %r1;", "<%r1> %r1;", "<Trap>", "<Trap> %r1,;", "<> %r1;", "<<Trap>>;", "@%p1 <Trap>;",
     "mov.u32 %r1, <a>;", "mov.u32 %r1, %r2>;", "<Trap><Trap>;", "<function_name>;", "<Call> (%r1), f;",
+    # texture and surface addresses `[tex, {coordinates}]`, and forms near them
+    "tex.2d.v4.f32.f32 {%f1,%f2,%f3,%f4}, [tex0,{%f5,%f6}];", "sust.b.1d.b32.trap [s , { %r1 } ], %r2;",
+    "tex.2d.v4.f32.f32 {%f1,%f2,%f3,%f4}, [tex0, {%f5, 1}];", "tex.1d.v4.f32.s32 {%f1,%f2,%f3,%f4}, [%rd1, {%r1}];",
+    "tex.1d.v4.f32.s32 {%f1,%f2,%f3,%f4}, [t, {}];", "tex.1d.v4.f32.s32 {%f1,%f2,%f3,%f4}, [t, {%r1}, {%r2}];",
+    "tex.1d.v4.f32.s32 {%f1,%f2,%f3,%f4}, [t+4, {%r1}];", "tex.1d.v4.f32.s32 {%f1,%f2,%f3,%f4}, [t, %r1];",
+    "tex.1d.v4.f32.s32 {%f1,%f2,%f3,%f4}, [{%r1}, t];", "tex.1d.v4.f32.s32 {%f1,%f2,%f3,%f4}, [t, {%r1},];",
+    "tex.1d.v4.f32.s32 {%f1,%f2,%f3,%f4}, [t, {%r1.x}];", "tex.1d.v4.f32.s32 {%f1,%f2,%f3,%f4}, [t.x, {a}];",
+    "suld.b.2d.v2.b64.trap {%rl0, %rl1}, [surf_A, {%r0, %r1}];", "sured.b.add.2d.u32.trap [s, {%r0, %r1}], %r2;",
 ]
 
 _HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"

@@ -70,7 +70,8 @@ def test_direct_reader_accepts_the_common_forms():
     assert total >= 100
     plain = _plain_reader()
     for s in ("tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tex0, {%f5, %f6}];",
-              "sust.b.3d.v2.b64.trap [surf_A, {%r0, %r1, %r2, %r3}], {%rl0, %rl1};"):
+              "sust.b.3d.v2.b64.trap [surf_A, {%r0, %r1, %r2, %r3}], {%rl0, %rl1};",
+              "call.uni (%fd2), _Z_f, (%rl1, %fd1);", "call.uni _Z_g, ();"):
         assert direct._plain(plain, s, (0, len(s)), 1) == _lark_items(s)[0]   # by regex, not tokens
 
 
@@ -126,6 +127,9 @@ _EDGES = [
     "tex.1d.v4.f32.s32 {%f1,%f2,%f3,%f4}, [{%r1}, t];", "tex.1d.v4.f32.s32 {%f1,%f2,%f3,%f4}, [t, {%r1},];",
     "tex.1d.v4.f32.s32 {%f1,%f2,%f3,%f4}, [t, {%r1.x}];", "tex.1d.v4.f32.s32 {%f1,%f2,%f3,%f4}, [t.x, {a}];",
     "suld.b.2d.v2.b64.trap {%rl0, %rl1}, [surf_A, {%r0, %r1}];", "sured.b.add.2d.u32.trap [s, {%r0, %r1}], %r2;",
+    # call lists
+    "call.uni (%fd2), f, (%rl1, %fd1);", "call.uni f, ( );", "call.uni (  ), f;", "call (%r1, ), f;", "call (,), f;",
+    "call (1), f;", "call ((%r1)), f;", "call (%r1) , f , (a.x, $b);", "call (%r1)(%r2), f;", "call (%r1.b0), f;",
 ]
 
 _HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"

@@ -257,16 +257,20 @@ _PLAIN_HEAD = re.compile(r"(?:@(!?)(" + _R + "|" + _ID + r")[ \t]+)?([A-Za-z_$][
 _VEC_ITEMS = r"\{[ \t]*((?:" + _R + "|" + _ID + r")(?:[ \t]*,[ \t]*(?:" + _R + "|" + _ID + r"))*)[ \t]*\}"
 #: register, number, name, ``[base]`` / ``[base+INT]``, ``{vector}``, and the texture and surface
 #: address ``[tex, {coordinates}]`` (``tex``/``suld``/``sust``/``sured``: a tail of tex.2d
-#: statements cost the token reader ~30 µs each, a sixth of a small texture module)
+#: statements cost the token reader ~30 µs each, a sixth of a small texture module), and a call's
+#: ``(ret)`` / ``(a, b)`` / ``()`` lists
 _OPERAND_FORMS = ("(?:(" + _R + ")|(" + _NUM + ")|(" + _ID + r")|\[[ \t]*(?:(" + _R + ")|(" + _ID
                   + r"))(?:[ \t]*\+[ \t]*(" + _INT + r"))?[ \t]*\]|" + _VEC_ITEMS
-                  + r"|\[[ \t]*(?:(" + _R + ")|(" + _ID + r"))[ \t]*,[ \t]*" + _VEC_ITEMS + r"[ \t]*\])")
+                  + r"|\[[ \t]*(?:(" + _R + ")|(" + _ID + r"))[ \t]*,[ \t]*" + _VEC_ITEMS + r"[ \t]*\]"
+                  + r"|(\x28)[ \t]*((?:" + _R + "|" + _ID + r")(?:[ \t]*,[ \t]*(?:" + _R + "|" + _ID + r"))*)?[ \t]*\x29)")
+# (the parentheses of a call list are spelled \x28 \x29: _NO_GROUPS turns every `(` into `(?:`)
 _NO_GROUPS = _OPERAND_FORMS.replace("(?:", "\x00").replace("(?!", "\x01").replace("(", "(?:") \
     .replace("\x00", "(?:").replace("\x01", "(?!")
 #: the whole operand list, checked in one match: operands, `,` between them, the `;`
 _PLAIN_LIST = re.compile(_NO_GROUPS + r"(?:[ \t]*,[ \t]*" + _NO_GROUPS + r")*[ \t]*;")
 #: then each operand's pieces, in one findall over the checked list
 _PLAIN_OPERAND = re.compile(_OPERAND_FORMS + r"[ \t]*[,;][ \t]*")
+assert _PLAIN_LIST.groups == 0 and _PLAIN_OPERAND.groups == 12, "an operand form's groups changed"
 _VEC_ITEM = re.compile(_R + "|" + _ID)
 
 
@@ -305,7 +309,7 @@ def _plain(reader: Reader, text: str, span: tuple, line: int):
         if _PLAIN_LIST.fullmatch(text, pos) is None:
             return None
         reg, sym, imm = reader.reg, reader.sym, reader.imm
-        for r, num, ident, areg, aident, off, vec, treg, tident, tvec in _PLAIN_OPERAND.findall(text, pos):
+        for r, num, ident, areg, aident, off, vec, treg, tident, tvec, paren, items in _PLAIN_OPERAND.findall(text, pos):
             if r:
                 ops.append(reg[r])
             elif num:
@@ -314,6 +318,8 @@ def _plain(reader: Reader, text: str, span: tuple, line: int):
                 ops.append(sym[ident])
             elif vec:
                 ops.append(m.Vec(tuple(reg[v] if v[0] == "%" else sym[v] for v in _VEC_ITEM.findall(vec))))
+            elif paren:
+                ops.append(m.ParenList(tuple(reg[v] if v[0] == "%" else sym[v] for v in _VEC_ITEM.findall(items))))
             elif tvec:
                 ops.append(m.Addr((reg[treg] if treg else sym[tident],
                                    m.Vec(tuple(reg[v] if v[0] == "%" else sym[v] for v in _VEC_ITEM.findall(tvec))))))

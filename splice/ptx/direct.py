@@ -262,7 +262,8 @@ _VEC_ITEMS = r"\{[ \t]*((?:" + _R + "|" + _ID + r")(?:[ \t]*,[ \t]*(?:" + _R + "
 _OPERAND_FORMS = ("(?:(" + _R + ")|(" + _NUM + ")|(" + _ID + r")|\[[ \t]*(?:(" + _R + ")|(" + _ID
                   + r"))(?:[ \t]*\+[ \t]*(" + _INT + r"))?[ \t]*\]|" + _VEC_ITEMS
                   + r"|\[[ \t]*(?:(" + _R + ")|(" + _ID + r"))[ \t]*,[ \t]*" + _VEC_ITEMS + r"[ \t]*\]"
-                  + r"|(\x28)[ \t]*((?:" + _R + "|" + _ID + r")(?:[ \t]*,[ \t]*(?:" + _R + "|" + _ID + r"))*)?[ \t]*\x29)")
+                  + r"|(\x28)[ \t]*((?:" + _R + "|" + _ID + r")(?:[ \t]*,[ \t]*(?:" + _R + "|" + _ID
+                  + r"))*)?[ \t]*\x29)")
 # (the parentheses of a call list are spelled \x28 \x29: _NO_GROUPS turns every `(` into `(?:`)
 _NO_GROUPS = _OPERAND_FORMS.replace("(?:", "\x00").replace("(?!", "\x01").replace("(", "(?:") \
     .replace("\x00", "(?:").replace("\x01", "(?!")
@@ -309,7 +310,8 @@ def _plain(reader: Reader, text: str, span: tuple, line: int):
         if _PLAIN_LIST.fullmatch(text, pos) is None:
             return None
         reg, sym, imm = reader.reg, reader.sym, reader.imm
-        for r, num, ident, areg, aident, off, vec, treg, tident, tvec, paren, items in _PLAIN_OPERAND.findall(text, pos):
+        for (r, num, ident, areg, aident, off, vec, treg, tident, tvec, paren,
+             items) in _PLAIN_OPERAND.findall(text, pos):
             if r:
                 ops.append(reg[r])
             elif num:

@@ -267,8 +267,10 @@ _OPERAND_FORMS = ("(?:(" + _R + ")|(" + _NUM + ")|(" + _ID + r")|\[[ \t]*(?:(" +
 # (the parentheses of a call list are spelled \x28 \x29: _NO_GROUPS turns every `(` into `(?:`)
 _NO_GROUPS = _OPERAND_FORMS.replace("(?:", "\x00").replace("(?!", "\x01").replace("(", "(?:") \
     .replace("\x00", "(?:").replace("\x01", "(?!")
-#: the whole operand list, checked in one match: operands, `,` between them, the `;`
-_PLAIN_LIST = re.compile(_NO_GROUPS + r"(?:[ \t]*,[ \t]*" + _NO_GROUPS + r")*[ \t]*;")
+#: the whole operand list, checked in one match: each operand followed by its `,` or by the
+#: statement's one `;` (``_plain`` checks there is one, at the end); one copy of the forms, not
+#: two (``FORM (, FORM)* ;``): half the program a process's first statements touch
+_PLAIN_LIST = re.compile(r"(?:" + _NO_GROUPS + r"[ \t]*[,;][ \t]*)+")
 #: then each operand's pieces, in one findall over the checked list
 _PLAIN_OPERAND = re.compile(_OPERAND_FORMS + r"[ \t]*[,;][ \t]*")
 assert _PLAIN_LIST.groups == 0 and _PLAIN_OPERAND.groups == 12, "an operand form's groups changed"

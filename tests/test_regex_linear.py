@@ -133,3 +133,36 @@ def test_the_entry_line_search_is_linear_on_a_long_line():
              "the entry line search")
     assert _entry_start(SourceLines(".version 8.0\n.visible .func (.reg .b32 r) k (.reg .b32 a)\n{\n}\n"), "k") == 1
     assert pytest.raises(KeyError, _entry_start, SourceLines(".func kk\n.func %k\nk .func\n"), "k")
+
+
+def test_the_readers_that_scan_a_whole_text_are_linear():
+    """The same class in readers of a module, a native file or a cut: a pattern that fails at
+    the end of a long run, searched for again from each character of the run (``^\\s*`` over
+    blank lines, a lazy ``[^\\n]*?`` before ``[ \\t]*``, ``\\s*`` before a token in a blank
+    tail, ``[^;]*`` to a `;` that never comes, ``{{`` to a ``}}`` that never comes, every split
+    of a long name).  Each took seconds at 5000 and hours at a megabyte."""
+    from splice.analysis.calls import _callees
+    from splice.commands.roundtrip import ptxas_options
+    from splice.cut.native import substitute
+    from splice.cut.splice import _kept_locs
+    from splice.probe.epilogue_harness import _single_exit
+    from splice.probe.init import _shared_note
+
+    n = 200_000
+    _bounded(lambda: parser._number_list("1" + " " * n), "an initializer's blank tail")
+    _bounded(lambda: substitute("{{" * n + "\n{{a}}", {"a": 3}, "n.ptx"), "a native's templates")
+    loc = ".loc 1 2 3" + " " * n + "x\n"
+    _bounded(lambda: _kept_locs(loc, 0, len(loc), {("1", "2", "3")}), "a cut's .loc lines")
+    _bounded(lambda: _single_exit("\n" * n + "ret;\n"), "the epilogue harness's exits")
+    _bounded(lambda: ptxas_options("\n" * n), "the module's target line")
+    _bounded(lambda: _callees("call " * n, {}, set()), "the call table")
+    _bounded(lambda: _shared_note(".extern .shared .b8 " + "a" * n), "probe init's dynamic shared array")
+    # and what they read is unchanged
+    assert parser._number_list("{1, 2}, {3,  4 } ") == (("1", "2"), ("3", "4"))
+    assert substitute("a {{x}} b {{ x+1 }} {{ no close\n{{x}}", {"x": 3}, "n.ptx") == "a 3 b 4 {{ no close\n3"
+    text = ".loc 1 2 3 // c\n\t.loc 1 5 6 \t\nmov.u32 %r1, 1;\n"
+    assert _kept_locs(text, 0, len(text), {("1", "2", "3"), ("1", "5", "6")}) == [".loc 1 2 3", ".loc 1 5 6"]
+    assert _shared_note(".extern .shared .align 16 .b8 smem[];") == "smem"
+    assert _shared_note(".extern .shared .b8 a[4];\n.extern .shared .align 8 .b8\n\tdyn [ ];") == "dyn"
+    assert _single_exit("\n\n\t@%p1 ret;\nL: bra L;\n\tbra.uni OUT;\n") == (
+        "\n\n\t@%p1 bra $__splice_harness_end;\nL: bra L;\n\tbra $__splice_harness_end;\n$__splice_harness_end:\n")

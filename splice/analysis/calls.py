@@ -21,7 +21,8 @@ UNPHASED = {
 _CALL = re.compile(r"\bcall(?:\.uni)?\s([^;]*);")
 _NAME = re.compile(r"[\w$.]+")
 # the grammar's COMMENT and BLOCK_COMMENT; a block comment keeps its newlines (line anchors hold)
-_COMMENT = re.compile(r"//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/")
+#: (a comment never closed runs to the end: matched once, not searched for again from each `/*`)
+_COMMENT = re.compile(r"//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/|\Z)")
 
 
 def _text(module, fn) -> str:
@@ -45,7 +46,9 @@ def _callees(text: str, funcs: dict, declared: set) -> tuple:
     of a declared function without a body (``vprintf``, an ``.extern``) is neither."""
     direct: dict = {}
     indirect = 0
-    for mt in _CALL.finditer(text):
+    # up to the last `;`: past it no call can end, and each `call` there would be searched to
+    # the end of the text again (quadratic in the calls of an unterminated tail)
+    for mt in _CALL.finditer(text, 0, text.rfind(";") + 1):
         named = [t for t in _NAME.findall(mt.group(1)) if t in declared]
         if not named:
             indirect += 1

@@ -48,7 +48,7 @@ def collect(paths) -> list:
     return out
 
 
-_TARGET = re.compile(r"^\s*\.target\s+([^\n/]*)", re.M)
+_TARGET = re.compile(r"^[ \t\r\f\v]*\.target\s+([^\n/]*)", re.M)   # (``^\s*``: quadratic on blank lines)
 
 
 def ptxas_options(text: str, arch: Optional[str] = None):

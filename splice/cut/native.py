@@ -37,7 +37,6 @@ _WRAP_PRE = ".version 8.0\n.target sm_90\n.address_size 64\n.entry __splice_nati
 _WRAP_LINES = _WRAP_PRE.count("\n")
 _WRAP_POST = "\n}\n"
 
-_TEMPLATE = re.compile(r"\{\{(.*?)\}\}")
 _HEADER = re.compile(r"^\s*//\s*splice-native\s*:")
 MAX_SCRATCH = 1 << 16     # scratch registers a header, or a body's .reg lines, may declare in all
                           # (a phase uses a few dozen)
@@ -158,22 +157,42 @@ def _binop(op, a: int, b: int) -> int:
     return _BINOPS[op](a, b)
 
 
+def _templates(text: str):
+    r"""(start, end, expression) of each ``{{expression}}``: the first ``}}`` after its ``{{`` on
+    the same line.  By ``str.find``, a line at a time: the regex ``\{\{(.*?)\}\}`` searched a
+    line of ``{{`` with no ``}}`` to its end again from each of them (quadratic)."""
+    pos = 0
+    while True:
+        s = text.find("{{", pos)
+        if s < 0:
+            return
+        eol = text.find("\n", s)
+        eol = len(text) if eol < 0 else eol
+        e = text.find("}}", s + 2, eol)
+        if e < 0:
+            pos = eol
+            continue
+        yield s, e + 2, text[s + 2:e]
+        pos = e + 2
+
+
 def substitute(text: str, env: dict, path: str) -> str:
-    def repl(mt):
-        expr = mt.group(1)
-        line = text.count("\n", 0, mt.start()) + 1
+    out, at = [], 0
+    for start, end, expr in _templates(text):
+        line = text.count("\n", 0, start) + 1
+        col = start - text.rfind("\n", 0, start)
         try:
             val = eval_expr(expr, env)
         except KeyError as exc:
             raise SpliceError(f"unknown template parameter {exc.args[0]!r} in {{{{{expr.strip()}}}}}"
-                              f" (known: {', '.join(sorted(env)) or 'none'})", path, line,
-                              mt.start() - text.rfind("\n", 0, mt.start())) from None
+                              f" (known: {', '.join(sorted(env)) or 'none'})", path, line, col) from None
         except TemplateError as exc:
             raise SpliceError(f"bad template expression {{{{{expr.strip()}}}}}: {exc}", path, line,
-                              mt.start() - text.rfind("\n", 0, mt.start())) from None
-        return str(val)
-
-    return _TEMPLATE.sub(repl, text)
+                              col) from None
+        out += [text[at:start], str(val)]
+        at = end
+    out.append(text[at:])
+    return "".join(out)
 
 
 def _resolve_params(env: dict, names: set, path: str, line: int) -> None:

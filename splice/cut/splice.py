@@ -419,7 +419,9 @@ def _line_break_before_rest(source: str, end: int) -> str:
 
 
 _INLINED_AT = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
-_LOC_LINE = re.compile(r"^[ \t]*(\.loc[ \t]+(\d+)[ \t]+(\d+)[ \t]+(\d+)[^\n]*?)[ \t]*(?://[^\n]*)?$", re.M)
+#: a `.loc` line; its text is cut at a `//` and right-stripped by the reader (a lazy ``[^\n]*?``
+#: before ``[ \t]*`` re-scanned the blanks of a long line from each of its characters)
+_LOC_LINE = re.compile(r"^[ \t]*(\.loc[ \t]+(\d+)[ \t]+(\d+)[ \t]+(\d+)[^\n]*)$", re.M)
 
 
 def _kept_locs(source: str, start: int, end: int, named: set) -> list:
@@ -433,7 +435,7 @@ def _kept_locs(source: str, start: int, end: int, named: set) -> list:
         key = mt.group(2, 3, 4)
         if key in named and key not in seen:
             seen.add(key)
-            out.append(mt.group(1))
+            out.append(mt.group(1).split("//", 1)[0].rstrip(" \t"))
     return out
 
 

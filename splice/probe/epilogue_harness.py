@@ -300,9 +300,11 @@ def _build(ec, pair, c, kernel, header, decls, arrays, ctx, bodies, tb) -> None:
             ec.spl_ptx = ptx
 
 
-_RET = re.compile(r"^(\s*(?:@!?%[\w$]+\s+)?)(?:ret|exit)(?:\.uni)?\s*;", re.M)
-_BRA = re.compile(r"^(\s*(?:@!?%[\w$]+\s+)?)bra(?:\.uni)?(\s+)([\w$]+)\s*;", re.M)
-_LABEL = re.compile(r"^\s*([\w$]+):", re.M)
+# a line's own indent (``[ \t]*``, not ``\s*``: from each of n blank lines ``\s*`` ran over the
+# rest of the run, quadratic; what replaces a match keeps the text around it as it was)
+_RET = re.compile(r"^([ \t\r\f\v]*(?:@!?%[\w$]+\s+)?)(?:ret|exit)(?:\.uni)?\s*;", re.M)
+_BRA = re.compile(r"^([ \t\r\f\v]*(?:@!?%[\w$]+\s+)?)bra(?:\.uni)?(\s+)([\w$]+)\s*;", re.M)
+_LABEL = re.compile(r"^[ \t\r\f\v]*([\w$]+):", re.M)
 END = "$__splice_harness_end"
 
 

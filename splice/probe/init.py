@@ -13,6 +13,7 @@ declared with ``.reqntid`` is filled in), so the spec refuses to load until they
 """
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from . import dtypes as dt
@@ -23,11 +24,18 @@ from .param_trace import Use, trace
 # the skeleton
 # --------------------------------------------------------------------------------------------
 
-def _shared_note(text: str) -> Optional[str]:
-    import re
+#: ``.extern .shared … NAME[]``, the declaration to its `;` (or the end), then the name: one
+#: pattern ``\.extern\s+\.shared\s+[^;]*?(\w+)\s*\[\s*\]`` tried every split of a long name
+_EXTERN_SHARED = re.compile(r"\.extern\s+\.shared\s[^;]*(?:;|\Z)")
+_UNSIZED = re.compile(r"(?<!\w)(\w+)\s*\[\s*\]")
 
-    m = re.search(r"\.extern\s+\.shared\s+[^;]*?(\w+)\s*\[\s*\]", text)
-    return m.group(1) if m else None
+
+def _shared_note(text: str) -> Optional[str]:
+    for decl in _EXTERN_SHARED.finditer(text):
+        m = _UNSIZED.search(decl.group())
+        if m:
+            return m.group(1)
+    return None
 
 
 _IMAGE_REF_TYPES = (".texref", ".surfref", ".samplerref")

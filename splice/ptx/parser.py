@@ -281,7 +281,9 @@ _INIT_OPEN = re.compile(r"=\s*\{")
 #: one numeric literal exactly as the grammar's number terminals read it (HEX_FLOAT, DEC_FLOAT, INT)
 _NUMBER = re.compile(r"-?0[fF][0-9a-fA-F]{8}|-?0[dD][0-9a-fA-F]{16}|-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?"
                      r"|-?" + INT_DIGITS + r"[uU]?")
-_INIT_TOKEN = re.compile(r"\s*(?:([{},])|([^\s{},]+))")
+#: (blanks are what ``finditer`` steps over: a leading ``\s*`` ran over a run of trailing blanks
+#: again from each of them, quadratic)
+_INIT_TOKEN = re.compile(r"([{},])|([^\s{},]+)")
 _INIT_MIN_CHARS = 64     # shorter lists cost Lark nothing worth a second path
 
 

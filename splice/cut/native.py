@@ -177,9 +177,10 @@ def _templates(text: str):
 
 
 def substitute(text: str, env: dict, path: str) -> str:
-    out, at = [], 0
+    out, at, line, counted = [], 0, 1, 0
     for start, end, expr in _templates(text):
-        line = text.count("\n", 0, start) + 1
+        line += text.count("\n", counted, start)   # running: one count per template was quadratic
+        counted = start
         col = start - text.rfind("\n", 0, start)
         try:
             val = eval_expr(expr, env)

@@ -406,11 +406,13 @@ class _BodyParser:
                           base_line=open_line)
             return m.Block(tuple(items), (open_at, close_at + 1), open_line)
 
-    def parse_section(self, open_at: int, close_at: int, line: int) -> tuple:
-        """The items of a ``.section`` block: one label or data line per line."""
+    def parse_section(self, open_at: int, close_at: int, open_line: int) -> tuple:
+        """The items of a ``.section`` block: one label or data line per line; ``open_line``:
+        the line of its ``{`` (counted by the caller from the section's own line: counting from
+        the file's start for each section was quadratic in a module of many sections)."""
         source = self.source
         items = []
-        line_no = source.count("\n", 0, open_at) + 1
+        line_no = open_line
         pos = open_at + 1
         while pos < close_at:
             nl = source.find("\n", pos, close_at)
@@ -822,7 +824,8 @@ def _parse_bodies(text, path, bodies, items, keep=None):
                                   it.directives, block, it.span, it.line)
         elif isinstance(it, m.Section) and it.span is not None:
             o, c = by_open[text.index("{", it.span[0])]
-            items[k] = m.Section(it.name, body_parser.parse_section(o, c, it.line),
+            open_line = it.line + text.count("\n", it.span[0], o)
+            items[k] = m.Section(it.name, body_parser.parse_section(o, c, open_line),
                                  it.span, it.line)
 
 

@@ -14,7 +14,8 @@ cubin once.  ncu runs it with
 page gives one row of metric columns; :func:`parse_raw_csv` reads it and :func:`summarise`
 picks registers, occupancy, spill requests, stall reasons (``smsp__average_warp*_issue_stalled_*``)
 and pipe utilisation (``sm__inst_executed_pipe_*`` / ``sm__pipe_*`` percentages).  Every raw
-metric is kept in the JSON as well.  Without ncu on PATH the probe says so and carries on.
+metric is kept in the JSON as well.  Without ncu on PATH ``--ncu`` is a usage error, said
+before cupy is imported (``session._plan_build``); :func:`run` still reports a ncu gone since.
 """
 from __future__ import annotations
 

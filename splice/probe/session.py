@@ -173,6 +173,11 @@ def plan_build(pair: Pair, spec, opt: ProbeOptions) -> BuildPlan:
 def _plan_build(pair: Pair, spec, opt: ProbeOptions) -> BuildPlan:
     items = [("original", pair.original), ("spliced", pair.spliced)]
     sp, hcases = None, ()
+    if opt.ncu:     # a tool asked for and missing: said now, not as a note after the whole GPU run
+        from .ncu import find_ncu
+
+        if find_ncu() is None:
+            raise SpliceError("--ncu: ncu (Nsight Compute) is not on PATH; put it there or leave --ncu out")
     if opt.harness and pair.plan is None:   # no cut to compare: the harness would run nothing
         raise SpliceError("--harness compares each cut of a recipe with its native phase: a probe spec "
                           "and a module have no cut (probe the recipe instead)", pair.spec_path)

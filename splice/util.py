@@ -246,8 +246,8 @@ def write_atomic(path: PathLike, data: Union[str, bytes], inputs: Iterable[PathL
     ``inputs`` are the command's input files: an output resolving to one of them is refused
     before anything is written.  A regular file (or a new one) is replaced atomically through a
     temporary file in the target's own directory, keeping the replaced file's permissions (a new
-    file gets the umask's); a symlink's target is the file written; a device node or FIFO is
-    written through, never replaced."""
+    file gets the umask's); a symlink's target is the file written; a FIFO, a terminal or the
+    null device is written through, never replaced; any other device is refused."""
     if isinstance(data, (bytes, bytearray)):
         raw = bytes(data)
     elif isinstance(data, str):
@@ -275,6 +275,10 @@ def write_atomic(path: PathLike, data: Union[str, bytes], inputs: Iterable[PathL
     if st is not None and stat.S_ISBLK(st.st_mode):   # a disk or partition: written through, its data is gone
         raise SpliceError("cannot write the output: it is a block device (a disk or partition); "
                           "splice writes files, terminals and pipes only", str(path))
+    if st is not None and stat.S_ISCHR(st.st_mode) and not _writable_device(st):
+        raise SpliceError("cannot write the output: it is a character device that is neither a terminal nor "
+                          f"{os.devnull} (writing {target} would lose the output or feed a device); name a file",
+                          str(path))
     if st is not None and not stat.S_ISREG(st.st_mode):
         return _write_through(path, target, raw)
     try:
@@ -283,6 +287,28 @@ def write_atomic(path: PathLike, data: Union[str, bytes], inputs: Iterable[PathL
         raise _fail(path, "cannot create its directory: ", exc) from None
     _replace(path, target, raw, st)
     return Path(path)
+
+
+#: Linux terminal devices: virtual consoles and serial lines (4), ``/dev/tty`` and
+#: ``/dev/console`` (5, but 5:2 ``/dev/ptmx``, which makes a new pseudo-terminal nobody reads)
+#: and pseudo-terminal ends (136-143, ``/dev/pts/N``)
+_TTY_MAJORS = frozenset({4, 5, *range(136, 144)})
+
+
+def _writable_device(st: os.stat_result) -> bool:
+    """A character device an output may be written through: the null device (``-o /dev/null``:
+    a run for its status or its report only) or a terminal.  Any other (``/dev/zero`` and
+    ``/dev/urandom`` swallow the output, ``/dev/full`` fails, ``/dev/kmsg``, ``/dev/mem`` or a
+    GPU's node act on what they are given) is refused before it is opened: opening some devices
+    acts too (a watchdog starts its countdown).  Decided from the device number, which needs no
+    ``open()``."""
+    try:
+        if st.st_rdev == os.stat(os.devnull).st_rdev:
+            return True
+    except OSError:
+        pass
+    major, minor = os.major(st.st_rdev), os.minor(st.st_rdev)
+    return sys.platform.startswith("linux") and major in _TTY_MAJORS and (major, minor) != (5, 2)
 
 
 _FD_LINK = re.compile(r"^/(?:proc/(?:self|thread-self|(?P<pid>\d+))|dev)/fd/(?P<fd>\d+)$")

@@ -40,3 +40,56 @@ def test_ncu_on_path_passes_the_planning_check(work, no_gpu, tmp_path, monkeypat
     (tools / "ncu").chmod(0o755)
     monkeypatch.setenv("PATH", str(tools) + os.pathsep + os.environ.get("PATH", ""))
     refused(capsys, run(["probe", "r.yaml", "--ncu"]), "needs cupy")
+
+
+# ---- character devices as outputs: /dev/null and terminals only ---------------------------------
+
+WRITERS = [["canonical", "tiny.ptx", "-o"], ["notes", "tiny.ptx", "-o"], ["extract", "tiny.ptx", "--phase", "1", "-o"],
+           ["probe", "init", "tiny.ptx", "-o"], ["apply", "r.yaml", "--no-ptxas", "-o"],
+           ["spec", "tiny.ptx", "--pressure", "--no-ptxas", "--png"]]
+
+
+def _device(path):
+    if not os.path.exists(path):
+        pytest.skip(f"no {path} here")
+    return path
+
+
+@pytest.mark.parametrize("dev", ["/dev/zero", "/dev/full", "/dev/urandom", "/dev/kmsg"])
+@pytest.mark.parametrize("argv", WRITERS, ids=lambda a: a[0] + ("-png" if a[-1] == "--png" else ""))
+def test_a_character_device_that_is_no_terminal_is_refused(argv, dev, work, capsys):
+    """regression: every character device was opened and written through: ``-o /dev/zero`` (or
+    ``/dev/urandom``) swallowed the output with exit 0, ``-o /dev/kmsg`` wrote the module into the
+    kernel's log as root; ``/dev/full`` failed only after opening it."""
+    before = os.stat(_device(dev))
+    refused(capsys, run([*argv, dev]), f"{dev}: cannot write the output: it is a character device that is "
+                                       "neither a terminal nor /dev/null")
+    assert os.stat(dev).st_rdev == before.st_rdev
+
+
+def test_a_link_to_a_device_is_judged_as_the_device(work, capsys):
+    os.symlink(_device("/dev/zero"), work / "z.ptx")
+    refused(capsys, run(["canonical", "tiny.ptx", "-o", "z.ptx"]), "z.ptx: cannot write the output: it is a character")
+    assert os.path.islink(work / "z.ptx")
+
+
+@pytest.mark.parametrize("argv", WRITERS, ids=lambda a: a[0] + ("-png" if a[-1] == "--png" else ""))
+def test_dev_null_is_still_written_through(argv, work, capsys):
+    assert run([*argv, os.devnull]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_terminal_is_still_written_through(work, capsys):
+    """``-o /dev/pts/N`` (or ``/dev/tty``): the output is shown on that terminal."""
+    import pty
+
+    master, slave = pty.openpty()
+    try:
+        assert run(["canonical", "tiny.ptx", "-o", os.ttyname(slave)]) == 0
+        got = b""
+        while b"ret;" not in got:
+            got += os.read(master, 65536)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert b".entry tiny" in got

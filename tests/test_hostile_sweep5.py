@@ -93,3 +93,72 @@ def test_a_terminal_is_still_written_through(work, capsys):
         os.close(master)
         os.close(slave)
     assert b".entry tiny" in got
+
+
+# ---- --json: strict JSON, whatever bytes the inputs hold -----------------------------------------
+
+LATIN1 = os.fsdecode(b"caf\xe9")       # a name that is not UTF-8: a lone surrogate once decoded
+
+
+def strict_json(raw: bytes, lines: bool = False) -> list:
+    """The documents in ``raw`` as a strict parser reads them: UTF-8, no NaN/Infinity, and no
+    escape of a lone surrogate (RFC 8259's escapes are characters; serde_json and others refuse
+    ``\\udce9``)."""
+    import json
+
+    def no_constant(name):
+        raise AssertionError(f"{name} is not JSON")
+
+    def walk(o):
+        if isinstance(o, str):
+            assert not any("\ud800" <= ch <= "\udfff" for ch in o), repr(o)
+        elif isinstance(o, dict):
+            for k, v in o.items():
+                walk(k)
+                walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+
+    text = raw.decode("utf-8")          # strict: raises on anything that is not UTF-8
+    docs = [json.loads(ln, parse_constant=no_constant) for ln in text.splitlines()] if lines else \
+        [json.loads(text, parse_constant=no_constant)]
+    for d in docs:
+        walk(d)
+    return docs
+
+
+JSON_COMMANDS = [
+    ["stats", "M"], ["index", "M"], ["roundtrip", "M"], ["canonical", "M", "-o", "c.ptx"], ["spec", "M"],
+    ["spec", "M", "--phases", "--epilogues", "--abi", "phase:1"], ["spec", "M", "--pressure", "--no-ptxas", "--png", "none"],
+    ["notes", "M"], ["notes", "M", "-o", "O.md"], ["extract", "M", "--phase", "1"], ["extract", "M", "--phase", "1", "-o", "O.ptx"],
+    ["probe", "init", "M"], ["probe", "init", "M", "-o", "O.yaml"],
+    ["apply", "R", "--no-ptxas", "-o", "O.ptx"], ["verify", "R"],
+    pytest.param(["sass-mix", "M"], marks=pytest.mark.needs("ptxas")),
+    pytest.param(["sass-mix", "R"], marks=pytest.mark.needs("ptxas")),
+]
+
+
+@pytest.mark.parametrize("argv", JSON_COMMANDS, ids=lambda a: " ".join(a))
+def test_json_is_strict_whatever_the_names_and_comments_hold(argv, work, capsys):
+    """regression: a file name or a comment with a byte that is not UTF-8 reached ``--json`` as
+    the escape ``\\udce9`` (Python's lone surrogate): ``jq`` shows garbage, serde_json and other
+    strict parsers refuse the document.  Each such byte is U+FFFD now."""
+    mod, rec, out = f"{LATIN1}.ptx", f"{LATIN1}.yaml", "o-" + LATIN1
+    comment = "// caf\xe9 tiny:" if argv[0] != "sass-mix" else "// tiny:"    # ptxas refuses non-ASCII
+    (work / mod).write_bytes(TINY.replace("// tiny:", comment).encode("latin-1"))
+    (work / rec).write_text(RECIPE)       # a recipe is UTF-8: its file name holds the byte
+    subst = {"M": mod, "R": rec, "O.md": out + ".md", "O.ptx": out + ".ptx", "O.yaml": out + ".yaml"}
+    rc = run([subst.get(a, a) for a in argv] + ["--json"])
+    raw, err = capsys.readouterr()
+    assert rc in (0, 3), (rc, err)
+    docs = strict_json(raw.encode("utf-8", "surrogateescape"), lines=argv[0] == "roundtrip")
+    assert "\\ufffd" in raw or argv[0] in ("index", "sass-mix"), raw[:400]     # the byte is there, replaced
+    assert docs
+
+
+def test_json_out_keeps_astral_characters_and_nulls_non_finite_numbers():
+    from splice.report.jsonout import dumps
+
+    assert dumps({"k": "\U0001f600", "x": [1.5, 2]}) == '{"k": "\\ud83d\\ude00", "x": [1.5, 2]}'
+    assert dumps({"\udce9": [float("nan"), float("inf"), "a\udcffb"]}) == '{"\\ufffd": [null, null, "a\\ufffdb"]}'

@@ -2,7 +2,7 @@
 splice.report for rendering."""
 from __future__ import annotations
 
-import json
+from ..report import jsonout
 
 
 def to_json(plan, val, out, timings, diff_lines=None) -> dict:
@@ -47,7 +47,7 @@ def cmd_apply(args) -> int:
         # the diff is only computed when it is printed: on a big module it costs as much as the plan
         diff = unified_diff(p, str(out)) if args.diff else None
         data = to_json(p, val, out, timings, diff)
-        print(json.dumps({**data, "verify": verify_json(verified)}, indent=1))
+        print(jsonout.dumps({**data, "verify": verify_json(verified)}, indent=1))
         return status
     from ..report.apply import print_report
     from ..report.verify import print_verify_lines
@@ -79,7 +79,7 @@ def cmd_extract(args) -> int:
     if args.output:
         write_atomic(args.output, r["text"], inputs=[args.file])
     if args.json:
-        print(json.dumps({k2: v for k2, v in r.items()}, indent=1, default=str))
+        print(jsonout.dumps({k2: v for k2, v in r.items()}, indent=1, default=str))
     elif not args.output:
         write_stdout(r["text"])
     else:

@@ -1,9 +1,8 @@
 """Front-end commands: ``splice stats``, ``splice index``, ``splice canonical``."""
 from __future__ import annotations
 
-import json
-
 from ..errors import SpliceError
+from ..report import jsonout
 
 
 def _module(args):
@@ -53,7 +52,7 @@ def cmd_stats(args) -> int:
                         "opcodes": dict(ops.most_common())})
     data = {"path": args.file, "lines": mod.source.count("\n") + 1, "functions": entries}
     if args.json:
-        print(json.dumps(data, indent=1))
+        print(jsonout.dumps(data, indent=1))
         return 0
     from ..report.console import stats_table
 
@@ -91,7 +90,7 @@ def cmd_index(args) -> int:
             raise SpliceError(f"no entry {name!r}", args.file) from None
         out[name] = [s for s in idx if s.n >= lo and (hi is None or s.n <= hi)]
     if args.json:
-        print(json.dumps({k: [{"n": s.n, "line": s.line, "last_line": s.last_line, "text": s.text}
+        print(jsonout.dumps({k: [{"n": s.n, "line": s.line, "last_line": s.last_line, "text": s.text}
                               for s in v] for k, v in out.items()}))
         return 0
     for name, stmts in out.items():
@@ -112,7 +111,7 @@ def cmd_canonical(args) -> int:
     if args.output:
         write_atomic(args.output, text, inputs=[args.file])
     if args.json:
-        print(json.dumps({"path": args.file, "output": args.output,
+        print(jsonout.dumps({"path": args.file, "output": args.output,
                           "canonical": None if args.output else text}))
     elif not args.output:
         write_stdout(text)

@@ -3,11 +3,11 @@ and ``splice sass-mix`` (per-cut SASS instruction mix).  Analysis lives in splic
 splice.ptx.sass; this module orchestrates and hands data to splice.report."""
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 from ..errors import SpliceError
+from ..report import jsonout
 
 
 def cmd_pressure(args, kernels) -> int:
@@ -34,7 +34,7 @@ def cmd_pressure(args, kernels) -> int:
             d["png"] = pressure_png(d, png, inputs)
         out.append(d)
     if args.json:
-        json.dump({"path": args.file, "entries": out}, sys.stdout)
+        jsonout.dump({"path": args.file, "entries": out}, sys.stdout)
         sys.stdout.write("\n")
         return 0
     print_pressure(out)
@@ -77,7 +77,7 @@ def cmd_sass_mix(args) -> int:
     else:
         data = _module_mix(args.target, args.entry, arch)
     if args.json:
-        json.dump(data, sys.stdout, indent=1)
+        jsonout.dump(data, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
     from ..report.plot_pressure import print_sass_mix

@@ -15,11 +15,11 @@ errors, no cupy or no GPU), always before anything runs on the GPU.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from pathlib import Path
 
 from ..errors import SpliceError
+from ..report import jsonout
 
 
 def _jsonable(o):
@@ -125,9 +125,9 @@ def cmd_probe(args) -> int:
     if first in heatmaps:
         res["compare"]["heatmap"] = heatmaps[first]
     res["report_dir"] = str(report_dir)
-    write_atomic(report_dir / "probe.json", json.dumps(res, indent=1) + "\n", inputs=pair.inputs)
+    write_atomic(report_dir / "probe.json", jsonout.dumps(res, indent=1) + "\n", inputs=pair.inputs)
     if args.json:
-        print(json.dumps(res))
+        print(jsonout.dumps(res))
     else:
         from ..report.plot_profile import print_perf
 
@@ -165,7 +165,7 @@ def cmd_probe_init(args) -> int:
     if args.output:
         write_atomic(args.output, text, inputs=[mod])   # never the module itself, by any path
     if args.json:
-        print(json.dumps({"module": args.module, "output": args.output, "params": rows,
+        print(jsonout.dumps({"module": args.module, "output": args.output, "params": rows,
                           **({} if args.output else {"spec": text})}))
     elif args.output:
         print(f"wrote {args.output}: {len(rows)} parameters "

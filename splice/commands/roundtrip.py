@@ -10,7 +10,6 @@ compile cache (splice.ptx.cache) unless ``--no-cache``.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..ptx import PtxSyntaxError, canonical, emit, parse
+from ..report import jsonout
 from ..util import read_text
 
 
@@ -201,7 +201,7 @@ def run_roundtrip(args) -> int:
             results.append(r)
             # its fields as they are (all plain values): ``asdict``'s deep copy was a fifth of
             # what the parent of ``--jobs 2`` does while its workers check
-            print(json.dumps({k: v for k, v in vars(r).items() if k != "lines"}), flush=True)
+            print(jsonout.dumps({k: v for k, v in vars(r).items() if k != "lines"}), flush=True)
     else:
         from ..report.console import progress, roundtrip_table
 

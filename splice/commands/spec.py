@@ -1,10 +1,10 @@
 """``splice spec`` and ``splice notes``: analyse, then hand the data to splice.report."""
 from __future__ import annotations
 
-import json
 import sys
 
 from ..errors import SpliceError
+from ..report import jsonout
 
 
 def _kernels(args):
@@ -111,7 +111,7 @@ def _spec(args) -> int:
         out.append((k.name, d))
         del k  # only the data outlives the loop
     if args.json:
-        json.dump({"path": args.file, "entries": [d for _, d in out]}, sys.stdout, indent=1)
+        jsonout.dump({"path": args.file, "entries": [d for _, d in out]}, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
     from ..report.spec import print_spec
@@ -134,11 +134,11 @@ def cmd_notes(args) -> int:
     if args.output:
         write_atomic(args.output, text, inputs=[args.file])
         if args.json:
-            print(json.dumps({"entry": k.name, "output": args.output,
+            print(jsonout.dumps({"entry": k.name, "output": args.output,
                               "epilogues": len(k.epilogues), "phases": len(k.phases)}))
         return 0
     if args.json:
-        print(json.dumps({"entry": k.name, "markdown": text}))
+        print(jsonout.dumps({"entry": k.name, "markdown": text}))
         return 0
     sys.stdout.write(text)
     return 0

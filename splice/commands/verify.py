@@ -2,8 +2,9 @@
 native cut equal to the statements it replaces, on the CPU (splice.verify)."""
 from __future__ import annotations
 
-import json
 import time
+
+from ..report import jsonout
 
 
 def verify_json(results) -> list:
@@ -41,7 +42,7 @@ def cmd_verify(args) -> int:
     t2 = time.perf_counter()
     status = exit_status(results)
     if args.json:
-        print(json.dumps({"recipe": plan.recipe.path, "module": str(plan.recipe.module),
+        print(jsonout.dumps({"recipe": plan.recipe.path, "module": str(plan.recipe.module),
                           "entry": plan.entry, "status": status, "cuts": verify_json(results),
                           "timings": {"plan": round(t1 - t0, 4), "verify": round(t2 - t1, 4)}},
                          indent=1))

@@ -162,3 +162,96 @@ def test_json_out_keeps_astral_characters_and_nulls_non_finite_numbers():
 
     assert dumps({"k": "\U0001f600", "x": [1.5, 2]}) == '{"k": "\\ud83d\\ude00", "x": [1.5, 2]}'
     assert dumps({"\udce9": [float("nan"), float("inf"), "a\udcffb"]}) == '{"\\ufffd": [null, null, "a\\ufffdb"]}'
+
+
+# ---- COLUMNS: tables laid out between 80 and 1000 columns ---------------------------------------
+
+TABLE_COMMANDS = [["stats", "tiny.ptx"], ["index", "tiny.ptx"], ["roundtrip", "tiny.ptx"], ["spec", "tiny.ptx"],
+                  ["spec", "tiny.ptx", "--abi", "phase:1"], ["spec", "tiny.ptx", "--pressure", "--no-ptxas", "--png", "none"],
+                  ["notes", "tiny.ptx"], ["extract", "tiny.ptx", "--phase", "1"], ["canonical", "tiny.ptx"],
+                  ["apply", "r.yaml", "--no-ptxas", "-o", "o.ptx"], ["apply", "r.yaml", "--no-ptxas", "-o", "o.ptx", "--diff"],
+                  ["verify", "r.yaml"], ["probe", "init", "tiny.ptx"]]
+
+_RENDER_ALL = """
+import io, json, sys
+from splice.cli import main
+out = []
+for argv in json.loads(sys.argv[1]):
+    sys.stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="surrogateescape")
+    rc = main(argv)
+    sys.stdout.flush()
+    text, sys.stdout = sys.stdout.buffer.getvalue().decode("utf-8", "surrogateescape"), sys.__stdout__
+    out.append([rc, text])
+print(json.dumps(out))
+"""
+
+
+def _render_all(work, columns, commands):
+    """Every command's (status, stdout) in one child process whose ``COLUMNS`` is ``columns``
+    (None: unset); the consoles read it when they are made."""
+    import json
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    if columns is not None:
+        env["COLUMNS"] = columns
+    proc = subprocess.run([sys.executable, "-c", _RENDER_ALL, json.dumps(commands)], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    import re
+
+    return [[rc, re.sub(r"\d+\.\d+ ?s\b", "T", text)] for rc, text in json.loads(proc.stdout)]   # timings vary
+
+
+def test_columns_out_of_range_lays_tables_out_at_the_bounds(work):
+    """regression: ``COLUMNS=0`` made rich print nothing (stats, roundtrip, apply, verify: an
+    empty report, exit 0); ``COLUMNS=1``…``10`` one character a line, every cell lost.  A width
+    below 80 is laid out at 80 (as for a pipe), above 1000 at 1000; a value that is no number is
+    not a width (the default)."""
+    commands = TABLE_COMMANDS + ([["sass-mix", "tiny.ptx"]] if _have("ptxas") else [])
+    default = _render_all(work, None, commands)
+    assert all(rc == 0 and text for rc, text in default), default
+    for columns in ("0", "1", "5", "79", "-3", "abc", " 40"):
+        assert _render_all(work, columns, commands) == default, columns
+    wide = _render_all(work, "1000", commands)
+    assert _render_all(work, "99999999", commands) == wide
+
+
+def _have(tool):
+    from splice.ptx.sass import find_tool
+
+    try:
+        return bool(find_tool(tool))
+    except Exception:
+        return False
+
+
+# ---- a reader that goes away (| head): status 0, nothing on stderr --------------------------------
+
+PIPED = [["stats", "M"], ["stats", "M", "--json"], ["index", "M"], ["roundtrip", "M"], ["canonical", "M"], ["spec", "M"],
+         ["spec", "M", "--phases"], ["spec", "M", "--pressure", "--no-ptxas", "--png", "none"], ["notes", "M"],
+         ["extract", "M", "--phase", "8"], ["probe", "init", "M"], ["apply", "R", "--no-ptxas", "-o", "o.ptx"],
+         ["verify", "R"]]
+
+
+@pytest.mark.parametrize("argv", PIPED, ids=lambda a: " ".join(a))
+def test_a_closed_pipe_is_a_quiet_exit_0(argv, tmp_path):
+    """regression: ``splice stats m.ptx | head -1`` exited 1 (rich's ``on_broken_pipe`` raises
+    ``SystemExit(1)``; 1 is "a difference was found" for roundtrip, verify and probe), where the
+    commands that print through Python's stdout ended with the quiet 0 of a closed pipe."""
+    import subprocess
+    import sys
+
+    from .conftest import ROOT
+
+    subst = {"M": str(ROOT / "corpus" / "enc5.ptx"), "R": str(ROOT / "recipes" / "enc5_p8.yaml")}
+    r, w = os.pipe()
+    os.close(r)             # the reader is gone before the first write: every write is EPIPE
+    try:
+        proc = subprocess.run([sys.executable, "-c", "from splice.cli import console_main; console_main()",
+                               *[subst.get(a, a) for a in argv]], cwd=tmp_path, stdout=w, stderr=subprocess.PIPE,
+                              timeout=300)
+    finally:
+        os.close(w)
+    assert (proc.returncode, proc.stderr.decode()) == (0, "")

@@ -98,11 +98,11 @@ def write_maps(maps: dict, report_dir: Path, stem: str, inputs=()) -> dict:
 def cmd_probe(args) -> int:
     if args.target == "init":   # always the subcommand: a file named init in the cwd is ./init
         return cmd_probe_init(args)
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..probe.modules import resolve
     from ..probe.session import run_probe
+    from ..report.console import make_console
     from ..report.probe import RichUI, print_report
     from ..util import write_atomic
 
@@ -110,7 +110,7 @@ def cmd_probe(args) -> int:
     pair = resolve(args.target, args.module)
     report_dir = Path(args.report_dir) if args.report_dir else Path("build/probe/reports") / pair.name
     opt = dataclasses.replace(opt, report_dir=report_dir)
-    err = Console(stderr=True, highlight=False)
+    err = make_console(stderr=True)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err, transient=False, disable=not err.is_terminal) as prog:
         run = run_probe(pair, opt, RichUI(prog))
@@ -131,8 +131,8 @@ def cmd_probe(args) -> int:
     else:
         from ..report.plot_profile import print_perf
 
-        print_report(res, Console(highlight=False))
-        print_perf(res, Console(highlight=False))
+        print_report(res, make_console())
+        print_perf(res, make_console())
     return 0 if res["ok"] else 1
 
 

@@ -5,13 +5,12 @@ DIFF_PREVIEW_LINES = 80
 
 
 def print_report(plan, val, out, timings, diff, full_diff):
-    from rich.console import Console
     from rich.syntax import Syntax
     from rich.table import Table
 
-    from .console import esc
+    from .console import esc, make_console
 
-    con = Console(highlight=False)
+    con = make_console()
     con.print(f"[bold]splice apply[/] {esc(plan.recipe.path)}: {esc(plan.recipe.module)} "
               f"[dim]({esc(plan.entry)})[/] -> [bold green]{esc(out)}[/]")
     t = Table(title="cuts", show_lines=False)

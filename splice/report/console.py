@@ -6,8 +6,36 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+#: the narrowest and widest a table is laid out: ``COLUMNS=0`` made rich print nothing at all
+#: (``stats``, ``apply``, ``verify``: exit 0, an empty report), ``COLUMNS=1``..``10`` one
+#: character a line; below 80 (the width of an output that is not a terminal) a table's cells
+#: lose their text to ellipses.  A terminal narrower than 80 wraps the lines instead.
+MIN_WIDTH, MAX_WIDTH = 80, 1000
+
+
+class _Console(Console):
+    """A rich console whose reader may go away: rich's own ``on_broken_pipe`` raised
+    ``SystemExit(1)``, so ``splice stats m.ptx | head -1`` exited 1 (1 means "a difference was
+    found" for roundtrip, verify, probe) where every other command's closed pipe is the quiet 0 of
+    ``cli.main``'s ``BrokenPipeError``."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(32, "the reader of the output went away")
+
+
+def make_console(stderr: bool = False, width: "int | None" = None) -> Console:
+    """A console for splice's reports: no highlighting (its regular expressions are quadratic on
+    a long token, and they recoloured the user's text), ``width`` (default: the terminal's or
+    ``$COLUMNS``) held between ``MIN_WIDTH`` and ``MAX_WIDTH``."""
+    con = _Console(stderr=stderr, highlight=False, width=width)
+    if not MIN_WIDTH <= con.width <= MAX_WIDTH:
+        con.width = min(max(con.width, MIN_WIDTH), MAX_WIDTH)
+    return con
+
+
+console = make_console()
+err_console = make_console(stderr=True)
 
 
 def esc(value) -> str:
@@ -22,8 +50,10 @@ def esc(value) -> str:
 
 
 def progress() -> Progress:
+    """A bar on a terminal's stderr; none elsewhere (on a pipe or file rich's transient bar still
+    left an empty line: ``splice roundtrip m.ptx 2>log`` wrote a blank line into the log)."""
     return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=err_console, transient=True)
+                    TimeElapsedColumn(), console=err_console, transient=True, disable=not err_console.is_terminal)
 
 
 def stats_table(data: dict, top: int = 25) -> None:

@@ -35,12 +35,11 @@ def pressure_png(d: dict, path, inputs=()) -> str:
 
 def print_pressure(results) -> None:
     """``results``: pressure dicts (one per entry) with ``ptxas`` and ``png`` added."""
-    from rich.console import Console
     from rich.table import Table
 
-    from .console import esc
+    from .console import esc, make_console
 
-    con = Console(highlight=False) if sys.stdout.isatty() else Console(width=200, highlight=False)
+    con = make_console(width=None if sys.stdout.isatty() else 200)
     for d in results:
         px = d.get("ptxas") or {}
         regs = px.get("registers")
@@ -65,12 +64,11 @@ MIX_COLUMNS = ("total", "HMMA", "conversion", "LDL", "STL", "LDG", "STG", "LDS",
 
 def print_sass_mix(d: dict) -> None:
     """``splice sass-mix``: one table per module (regions) or per recipe (cuts before/after)."""
-    from rich.console import Console
     from rich.table import Table
 
-    from .console import esc
+    from .console import esc, make_console
 
-    con = Console(highlight=False) if sys.stdout.isatty() else Console(width=220, highlight=False)
+    con = make_console(width=None if sys.stdout.isatty() else 220)
     if d["kind"] == "module":
         con.print(f"[bold]{esc(d['entry'])}[/bold] ({esc(d['arch'])}): {d['registers']} registers, spill "
                   f"{d['spill_stores']} B stores / {d['spill_loads']} B loads")

@@ -9,10 +9,10 @@ from .console import esc
 
 def print_spec(results, want_phases: bool, want_epilogues: bool, want_abi: bool) -> None:
     """``results``: (entry name, spec dict) pairs."""
-    from rich.console import Console
+    from .console import make_console
 
     # piped: do not truncate
-    con = Console(highlight=False) if sys.stdout.isatty() else Console(width=200, highlight=False)
+    con = make_console(width=None if sys.stdout.isatty() else 200)
     for name, d in results:
         _summary(con, name, d)
         if want_phases:

@@ -15,12 +15,11 @@ def verdict_line(r) -> str:
 
 
 def print_verify(plan, results, timings):
-    from rich.console import Console
     from rich.table import Table
 
-    from .console import esc
+    from .console import esc, make_console
 
-    con = Console(highlight=False)
+    con = make_console()
     con.print(f"[bold]splice verify[/] {esc(plan.recipe.path)}: {esc(plan.recipe.module)} [dim]({esc(plan.entry)})[/]")
     for r in results:
         con.print(verdict_line(r))
@@ -49,8 +48,8 @@ def print_verify(plan, results, timings):
 
 def print_verify_lines(results):
     """``splice apply``'s verify section: one line per cut."""
-    from rich.console import Console
+    from .console import make_console
 
-    con = Console(highlight=False)
+    con = make_console()
     for r in results:
         con.print("verify: " + verdict_line(r))

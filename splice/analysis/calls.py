@@ -63,8 +63,9 @@ def mma_in_calls(k) -> dict:
     (``via``: the function the entry calls on the way, for a nested one), and how many of the
     entry's calls are indirect (their targets, and any mma there, are unknown)."""
     mod = k.module
-    funcs = {f.name: f for f in mod.functions() if f.body is not None and not f.is_entry}
-    declared = {f.name for f in mod.functions()}
+    funcs = mod.memo("calls.funcs",
+                     lambda md: {f.name: f for f in md.functions() if f.body is not None and not f.is_entry})
+    declared = mod.memo("calls.declared", lambda md: {f.name for f in md.functions()})
     direct, indirect = _callees(_text(mod, k.fn), funcs, declared)
     where = {}
     for st in k.stmts:

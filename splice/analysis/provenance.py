@@ -261,8 +261,8 @@ class Provenance:
     # ---- symbols ---------------------------------------------------------------------------
 
     def _scan_module_arrays(self):
-        for it in self.k.module.items:
-            if isinstance(it, m.Decl) and it.space in (".shared", ".global", ".const"):
+        for it in self.k.module.decls():
+            if it.space in (".shared", ".global", ".const"):
                 for d in it.declarators:
                     self.shared[d.name] = self._short_array(d.name)
         for st in self.k.stmts:

@@ -92,7 +92,7 @@ def shared_arrays(k):
 
     prov = k.provenance
     sizes = {}
-    items = list(k.module.items) + [s.node for s in k.stmts]
+    items = list(k.module.decls()) + [s.node for s in k.stmts]
     for it in items:
         if isinstance(it, m.Decl) and it.space == ".shared":
             for d in it.declarators:

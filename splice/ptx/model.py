@@ -333,27 +333,46 @@ class Module:
     items: tuple
     source: str = field(default="", compare=False, repr=False)
     path: str = field(default="<string>", compare=False)
+    # what the per-entry analyses ask of the whole module, found once: each scanned every item
+    # for every entry, so a module of n entries cost n^2 (8000 empty kernels: spec 21 s)
+    _memo: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
-    def functions(self):
-        return [i for i in self.items if isinstance(i, Function)]
+    def memo(self, key: str, compute):
+        """``compute(self)``, computed once per module: a fact about the whole module that an
+        analysis asks of it once per entry (the items are a tuple: it cannot go stale)."""
+        value = self._memo.get(key)
+        if value is None:
+            value = self._memo[key] = compute(self)
+        return value
 
-    def entries(self):
-        return [i for i in self.items if isinstance(i, Function) and i.is_entry]
+    def functions(self) -> tuple:
+        return self.memo("functions", lambda mod: tuple(i for i in mod.items if isinstance(i, Function)))
+
+    def entries(self) -> tuple:
+        return self.memo("entries", lambda mod: tuple(f for f in mod.functions() if f.is_entry))
+
+    def decls(self) -> tuple:
+        """The module-level declarations (``.global``, ``.shared``, ``.const`` … variables)."""
+        return self.memo("decls", lambda mod: tuple(i for i in mod.items if isinstance(i, Decl)))
 
     def function(self, name: str) -> Function:
-        for f in self.functions():
-            if f.name == name and f.body is not None:
-                return f
-        for f in self.functions():
-            if f.name == name:
-                return f
-        raise KeyError(name)
+        """The function ``name``: its definition (with a body) before a prototype."""
+        return self.memo("by_name", _functions_by_name)[name]
 
     def directive(self, name: str) -> Optional[Directive]:
         for i in self.items:
             if isinstance(i, Directive) and i.name == name:
                 return i
         return None
+
+
+def _functions_by_name(mod: "Module") -> dict:
+    """{name: the first definition with a body, else the first prototype}."""
+    by_name: dict = {}
+    for f in mod.functions():
+        if f.name not in by_name or (by_name[f.name].body is None and f.body is not None):
+            by_name[f.name] = f
+    return by_name
 
 
 # --------------------------------------------------------------------------------------------

@@ -255,3 +255,77 @@ def test_a_closed_pipe_is_a_quiet_exit_0(argv, tmp_path):
     finally:
         os.close(w)
     assert (proc.returncode, proc.stderr.decode()) == (0, "")
+
+
+# ---- modules of many entries: each entry's analysis does not rescan the module ------------------
+
+HEAD = ".version 8.7\n.target sm_90\n.address_size 64\n\n"
+
+
+def _many_entries(n: int) -> str:
+    return HEAD + ".shared .align 4 .b8 smem[64];\n.func f()\n{\n\tret;\n}\n" + \
+        "".join(f".visible .entry k{i}()\n{{\n\tcall f;\n\tret;\n}}\n" for i in range(n))
+
+
+class _CountingItems(tuple):
+    """A module's items that count how often they are walked."""
+    walks = 0
+
+    def __iter__(self):
+        type(self).walks += 1
+        return super().__iter__()
+
+
+def test_each_entrys_spec_does_not_rescan_the_module(monkeypatch):
+    """regression: ``spec`` of a module of n entries scanned every item of the module several
+    times per entry (the function lookup, the call graph's function table, the arrays of
+    provenance and of the shared-memory table): n^2, 8000 empty kernels took 21 s of CPU
+    (50000: hours).  The module's functions and declarations are found once."""
+    from splice.analysis import Kernel
+    from splice.analysis.spec import build_spec
+    from splice.ptx import model as m
+    from splice.ptx import parse
+    from splice.ptx.index import SourceLines
+
+    mod = parse(_many_entries(300), "many.ptx")
+    counted = m.Module(_CountingItems(mod.items), mod.source, mod.path)
+    lines = SourceLines(counted.source)
+    _CountingItems.walks = 0
+    for e in counted.entries():
+        d = build_spec(Kernel(counted, e.name, lines), profile=False)
+        assert d["mma_in_calls"] is not None
+    assert _CountingItems.walks < 20, _CountingItems.walks      # not once or more per entry
+
+
+def test_one_png_for_several_entries_is_refused(tmp_path, monkeypatch, capsys):
+    """regression: ``spec --pressure --png p.png`` of a module of two entries wrote the first
+    entry's curve to p.png, then the second's over it; the JSON named p.png for both."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "two.ptx").write_text(_many_entries(2))
+    refused(capsys, run(["spec", "two.ptx", "--pressure", "--no-ptxas", "--png", "p.png"]),
+            "two.ptx: --png names one file and the module has several entries")
+    assert not (tmp_path / "p.png").exists()
+    assert run(["spec", "two.ptx", "--pressure", "--no-ptxas", "--png", "p.png", "--entry", "k1"]) == 0
+    assert (tmp_path / "p.png").is_file()
+
+
+@pytest.mark.parametrize("argv, says", [(["stats"], "6 more opcode tables"), (["spec"], "5 more entries"),
+                                        (["spec", "--pressure", "--no-ptxas", "--png", "none"], "5 more entries")],
+                         ids=["stats", "spec", "pressure"])
+def test_a_report_of_many_entries_shows_the_first_and_says_so(argv, says, tmp_path, monkeypatch, capsys):
+    """regression: the human reports laid out one rich table (or several) per entry: 50000
+    entries took minutes (stats 100 s, spec 130 s) where the JSON takes seconds.  The first
+    ``MAX_ENTRIES`` are shown, then a line says how many are not and how to see them."""
+    from splice.report import console
+
+    monkeypatch.setattr(console, "MAX_ENTRIES", 3)
+    monkeypatch.setattr(console, "MAX_ROWS", 5)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.ptx").write_text(_many_entries(8))
+    assert run([argv[0], "m.ptx", *argv[1:]]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"{says} not shown (a report shows the first 3): --entry NAME shows one, --json shows every one" in out
+    if argv[0] == "spec":
+        assert "k2 " in out and "k3 " not in out
+    else:
+        assert "4 more functions not shown (a report shows the first 5)" in out     # f and 8 kernels

@@ -23,7 +23,7 @@ def cmd_pressure(args, kernels) -> int:
         check_output(args.png, inputs)    # before the analysis: nothing runs for a refused PNG
     out = []
     usage = {}
-    for k in kernels:
+    for k in _one_png_one_kernel(args, kernels):
         d = pressure(k, top=args.top).as_dict(curve=True)
         if not args.no_ptxas:
             if not usage:
@@ -39,6 +39,22 @@ def cmd_pressure(args, kernels) -> int:
         return 0
     print_pressure(out)
     return 0
+
+
+def _one_png_one_kernel(args, kernels):
+    """The kernels, refusing ``--png P`` for a module of several entries before any is written:
+    each entry's curve replaced the one before in P (the JSON named P for every entry)."""
+    import itertools
+
+    it = iter(kernels)
+    first = next(it, None)
+    if first is None:
+        return
+    second = next(it, None)
+    if second is not None and args.png not in (None, "none"):
+        raise SpliceError("--png names one file and the module has several entries: add --entry NAME, "
+                          "or leave --png out (one PNG per entry under build/)", args.file)
+    yield from itertools.chain([first], [] if second is None else [second], it)
 
 
 def module_target(text: str, arch=None) -> tuple:

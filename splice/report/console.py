@@ -56,18 +56,34 @@ def progress() -> Progress:
                     TimeElapsedColumn(), console=err_console, transient=True, disable=not err_console.is_terminal)
 
 
+#: the entries (functions) a report renders in full: rich lays a table out at about half a
+#: millisecond a row and a few per table, so a module of 50000 kernels took minutes to show
+#: (stats 75 s of per-function tables after 27 s for the one table of 50000 rows; spec two
+#: minutes) where its analysis takes seconds.  Past it a line says how many are left out and how
+#: to see them; ``--json`` always holds every entry.
+MAX_ENTRIES = 100
+
+
+def more_entries(con, total: int, shown: int, noun: str = "entries") -> None:
+    """The line that ends a report cut at ``shown`` of ``total`` entries."""
+    if total > shown:
+        con.print(f"[dim]{total - shown} more {noun} not shown (a report shows the first {shown}): "
+                  "--entry NAME shows one, --json shows every one")
+
+
 def stats_table(data: dict, top: int = 25) -> None:
     t = Table(title=f"{esc(data['path'])} — {data['lines']} lines")
     for col in ("function", "kind", "line", "statements", "instructions", "labels"):
         t.add_column(col, justify="right" if col not in ("function", "kind") else "left")
-    for f in data["functions"]:
+    functions = data["functions"]
+    for f in functions[:MAX_ROWS]:
         t.add_row(esc(f["name"]), f["kind"], str(f["line"]),
                   "" if f["statements"] is None else str(f["statements"]),
                   str(f["instructions"]), str(f["labels"]))
     console.print(t)
-    for f in data["functions"]:
-        if not f["opcodes"]:
-            continue
+    more_entries(console, len(functions), MAX_ROWS, "functions")
+    with_ops = [f for f in functions if f["opcodes"]]
+    for f in with_ops[:MAX_ENTRIES]:
         h = Table(title=f"opcodes of {esc(f['name'])} (top {top})")
         h.add_column("opcode")
         h.add_column("count", justify="right")
@@ -76,6 +92,7 @@ def stats_table(data: dict, top: int = 25) -> None:
         for op, n in list(f["opcodes"].items())[:top]:
             h.add_row(esc(op), str(n), f"{100 * n / total:.1f}%")
         console.print(h)
+    more_entries(console, len(with_ops), MAX_ENTRIES, "opcode tables")
 
 
 #: rows of the round-trip table: past this many files it lists only the files that did not

@@ -37,10 +37,10 @@ def print_pressure(results) -> None:
     """``results``: pressure dicts (one per entry) with ``ptxas`` and ``png`` added."""
     from rich.table import Table
 
-    from .console import esc, make_console
+    from .console import MAX_ENTRIES, esc, make_console, more_entries
 
     con = make_console(width=None if sys.stdout.isatty() else 200)
-    for d in results:
+    for d in results[:MAX_ENTRIES]:
         px = d.get("ptxas") or {}
         regs = px.get("registers")
         con.print(f"[bold]{esc(d['entry'])}[/bold]  peak {d['max']:g} live 32-bit registers"
@@ -56,6 +56,7 @@ def print_pressure(results) -> None:
                       *(f"{br.get(r, 0):g}" for r in ("D", "C", "A", "B", "address", "temp")),
                       esc(p["text"][:60]))
         con.print(t)
+    more_entries(con, len(results), MAX_ENTRIES)
 
 
 MIX_COLUMNS = ("total", "HMMA", "conversion", "LDL", "STL", "LDG", "STG", "LDS", "STS", "SHFL",

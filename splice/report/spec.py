@@ -9,11 +9,11 @@ from .console import esc
 
 def print_spec(results, want_phases: bool, want_epilogues: bool, want_abi: bool) -> None:
     """``results``: (entry name, spec dict) pairs."""
-    from .console import make_console
+    from .console import MAX_ENTRIES, make_console, more_entries
 
     # piped: do not truncate
     con = make_console(width=None if sys.stdout.isatty() else 200)
-    for name, d in results:
+    for name, d in results[:MAX_ENTRIES]:
         _summary(con, name, d)
         if want_phases:
             _phase_table(con, d)
@@ -21,6 +21,7 @@ def print_spec(results, want_phases: bool, want_epilogues: bool, want_abi: bool)
             _epilogue_table(con, d)
         if want_abi:
             _abi_table(con, d["abi"])
+    more_entries(con, len(results), MAX_ENTRIES)
 
 
 def _summary(con, name, d):

@@ -201,10 +201,21 @@ def _lazy(module: str, name: str):
 
 # --------------------------------------------------------------------------------------------
 
-def _fail(message: str) -> int:
+def _tell(text: str) -> None:
+    """An error message on stderr, shown as printable text.  A stderr whose reader went away
+    (``splice … 2>&1 | head -1``) loses the message, not the status: the ``BrokenPipeError`` of
+    this print escaped ``main`` from its own error handler (exit 120, and a traceback for a
+    stderr that could still take one)."""
     from .errors import printable
 
-    print(printable(f"splice: {message}"), file=sys.stderr)
+    try:
+        print(printable(text), file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _fail(message: str) -> int:
+    _tell(f"splice: {message}")
     return 2
 
 
@@ -285,13 +296,13 @@ def _stdout_keeps_bytes() -> None:
 
 
 def main(argv=None) -> int:
-    from .errors import SpliceError, printable
+    from .errors import SpliceError
     from .ptx.errors import PtxSyntaxError
 
     if sys.stderr is None:       # started with 2>&-: errors go nowhere rather than into a traceback
         sys.stderr = open(os.devnull, "w")
     if sys.stdout is None:       # started with >&-: say so, as cat's "write error" does
-        print("splice: standard output is closed (>&-); redirect it, e.g. >/dev/null", file=sys.stderr)
+        _tell("splice: standard output is closed (>&-); redirect it, e.g. >/dev/null")
         return 2
     _stdout_keeps_bytes()
     ap = build_parser()
@@ -311,10 +322,10 @@ def main(argv=None) -> int:
         sys.stdout.flush()
         return status
     except (PtxSyntaxError, SpliceError) as exc:
-        print(printable(exc.render() if hasattr(exc, "render") else str(exc)), file=sys.stderr)
+        _tell(exc.render() if hasattr(exc, "render") else str(exc))
         return 2
     except SassToolError as exc:  # ptxas/cuobjdump missing or failing outside a recipe
-        print(printable(f"splice: {exc}"), file=sys.stderr)
+        _tell(f"splice: {exc}")
         return 2
     except BrokenPipeError:    # an OSError too: the reader went away, nothing to report
         return 0
@@ -325,7 +336,7 @@ def main(argv=None) -> int:
     except Terminated as exc:
         import signal
 
-        print(f"splice: stopped by {signal.Signals(exc.signum).name}", file=sys.stderr)
+        _tell(f"splice: stopped by {signal.Signals(exc.signum).name}")
         return 128 + exc.signum
     except KeyboardInterrupt:
         return 130

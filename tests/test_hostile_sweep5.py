@@ -329,3 +329,23 @@ def test_a_report_of_many_entries_shows_the_first_and_says_so(argv, says, tmp_pa
         assert "k2 " in out and "k3 " not in out
     else:
         assert "4 more functions not shown (a report shows the first 5)" in out     # f and 8 kernels
+
+
+@pytest.mark.parametrize("argv", [["stats", "bad.ptx"], ["apply", "missing.yaml"], ["index", "bad.ptx", "--range", "x"]],
+                         ids=lambda a: a[0])
+def test_a_user_error_keeps_its_status_when_stderr_is_gone(argv, tmp_path):
+    """regression: ``splice stats bad.ptx 2>&1 | head -0``: printing the error message raised
+    ``BrokenPipeError`` from main's own error handler; the run ended with status 120 (Python's
+    "could not flush") instead of 2."""
+    import subprocess
+    import sys
+
+    (tmp_path / "bad.ptx").write_text("garbage")
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        proc = subprocess.run([sys.executable, "-c", "from splice.cli import console_main; console_main()", *argv],
+                              cwd=tmp_path, stdout=w, stderr=w, timeout=120)
+    finally:
+        os.close(w)
+    assert proc.returncode == 2

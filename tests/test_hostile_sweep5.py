@@ -132,7 +132,7 @@ JSON_COMMANDS = [
     ["stats", "M"], ["index", "M"], ["roundtrip", "M"], ["canonical", "M", "-o", "c.ptx"], ["spec", "M"],
     ["spec", "M", "--phases", "--epilogues", "--abi", "phase:1"], ["spec", "M", "--pressure", "--no-ptxas", "--png", "none"],
     ["notes", "M"], ["notes", "M", "-o", "O.md"], ["extract", "M", "--phase", "1"], ["extract", "M", "--phase", "1", "-o", "O.ptx"],
-    ["probe", "init", "M"], ["probe", "init", "M", "-o", "O.yaml"],
+    ["probe", "init", "tiny.ptx", "-o", "O.yaml"],
     ["apply", "R", "--no-ptxas", "-o", "O.ptx"], ["verify", "R"],
     pytest.param(["sass-mix", "M"], marks=pytest.mark.needs("ptxas")),
     pytest.param(["sass-mix", "R"], marks=pytest.mark.needs("ptxas")),
@@ -349,3 +349,63 @@ def test_a_user_error_keeps_its_status_when_stderr_is_gone(argv, tmp_path):
     finally:
         os.close(w)
     assert proc.returncode == 2
+
+
+# ---- user file names in what splice writes and shows ---------------------------------------------
+
+ESC_NAME = "a\x1b]0;PWN\x07b\x1b[2J.ptx"      # retitles the terminal, then clears it
+
+
+@pytest.mark.parametrize("argv", [["stats"], ["roundtrip"], ["spec"], ["spec", "--pressure", "--no-ptxas", "--png", "none"]],
+                         ids=lambda a: " ".join(a))
+def test_a_file_name_with_terminal_control_is_shown_inert(argv, work, capsys):
+    """regression: a report put the file name into its table as is: ``stats $'\\e[2J.ptx'``
+    cleared the terminal (messages on stderr were already shown with U+FFFD)."""
+    (work / ESC_NAME).write_text(TINY)
+    assert run([argv[0], ESC_NAME, *argv[1:]]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "a\ufffd]0;PWN" in out.replace("\n", "") or argv[0] == "spec"
+
+
+def test_probe_init_of_a_name_with_control_characters_writes_yaml_that_loads(work, capsys):
+    """regression: the skeleton's header comment held the name's ESC: YAML allows no control
+    character, not even in a comment, so ``splice probe`` refused the skeleton it had written."""
+    from splice.yamlsafe import load_yaml_marked
+
+    (work / ESC_NAME).write_text(TINY)
+    assert run(["probe", "init", ESC_NAME, "-o", "s.yaml"]) == 0
+    data = load_yaml_marked((work / "s.yaml").read_text(), "s.yaml")      # the skeleton's nulls are to fill in
+    assert data["ptx"] == ESC_NAME
+
+
+def test_probe_init_of_a_name_that_is_not_utf8_is_refused(work, capsys):
+    """regression: the skeleton of ``caf\\xe9.ptx`` held the raw byte in its comment (not UTF-8:
+    refused at 1:36) and ``ptx: "caf\\uDCE9.ptx"`` (a lone surrogate: refused too).  A UTF-8
+    spec cannot name such a file: said at once, nothing written."""
+    (work / f"{LATIN1}.ptx").write_text(TINY)
+    refused(capsys, run(["probe", "init", f"{LATIN1}.ptx", "-o", "s.yaml"]), "file name is not UTF-8")
+    assert not (work / "s.yaml").exists()
+
+
+@pytest.mark.parametrize("native, made", [("né.ptx", "né.ptx"), ('"n\\e[2J.ptx"', "n\x1b[2J.ptx"),
+                                          ("~/n.ptx", f"{LATIN1}/n.ptx")], ids=["utf8", "control", "latin1-home"])
+def test_a_native_name_in_the_spliced_comments_is_ascii(native, made, work, monkeypatch, capsys):
+    """regression: the spliced module's ``// splice: cut 1 … <- NATIVE`` comment carried the
+    native's name as is: ``né.ptx`` made ptxas fail ("Unexpected non-ASCII character", on a line
+    outside the cuts), a control character or an undecodable byte (here from ``$HOME``, which
+    ``~`` expands) went into the module."""
+    (work / made).parent.mkdir(exist_ok=True)
+    (work / made).write_text((work / "n.ptx").read_text())
+    monkeypatch.setenv("HOME", str(work / LATIN1))
+    (work / "r.yaml").write_text(RECIPE.replace("native: n.ptx", f"native: {native}"))
+    assert run(["apply", "r.yaml", "--no-ptxas", "-o", "o.ptx"]) == 0
+    raw = (work / "o.ptx").read_bytes()
+    assert raw.isascii() and b"\x1b" not in raw
+
+
+@pytest.mark.needs("ptxas")
+def test_a_native_with_a_non_ascii_name_passes_ptxas(work, capsys):
+    (work / "né.ptx").write_text((work / "n.ptx").read_text())
+    (work / "r.yaml").write_text(RECIPE.replace("native: n.ptx", "native: né.ptx"))
+    assert run(["apply", "r.yaml", "-o", "o.ptx"]) == 0, capsys.readouterr().err

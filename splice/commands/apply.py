@@ -83,6 +83,8 @@ def cmd_extract(args) -> int:
     elif not args.output:
         write_stdout(r["text"])
     else:
-        print(f"wrote {args.output}: s{r['first']}-s{r['last']}, {r['facts'].get('mma')} mma, "
+        from ..errors import printable
+
+        print(f"wrote {printable(args.output)}: s{r['first']}-s{r['last']}, {r['facts'].get('mma')} mma, "
               f"{r['facts']['live_in']} live-in, {r['facts']['live_out']} live-out")
     return 0

@@ -168,7 +168,9 @@ def cmd_probe_init(args) -> int:
         print(jsonout.dumps({"module": args.module, "output": args.output, "params": rows,
                           **({} if args.output else {"spec": text})}))
     elif args.output:
-        print(f"wrote {args.output}: {len(rows)} parameters "
+        from ..errors import printable
+
+        print(f"wrote {printable(args.output)}: {len(rows)} parameters "
               f"({sum(1 for r in rows if r['kind'] == 'buffer')} buffers); fill in every null")
     else:
         print(text, end="")

@@ -184,7 +184,9 @@ def run_roundtrip(args) -> int:
     _check_args(args)
     files = collect(args.paths)
     if not files:
-        print(f"splice roundtrip: no .ptx files in {', '.join(args.paths)}", file=sys.stderr)
+        from ..errors import printable
+
+        print(printable(f"splice roundtrip: no .ptx files in {', '.join(args.paths)}"), file=sys.stderr)
         return 2
     cache = None
     if args.sass:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from ..errors import SpliceError, printable
 from . import dtypes as dt
 from .param_trace import Use, trace
 
@@ -92,8 +93,6 @@ def _named_symbols(kernel) -> set:
 def _refuse_32_bit(mod, path: str) -> None:
     """``.address_size 32``: no probe can run it (ptxas 13 has no ``--machine 32``), and its
     32-bit pointer parameters would be written as integers: say so instead of a skeleton."""
-    from ..errors import SpliceError
-
     asz = mod.directive(".address_size")
     if asz is not None and asz.args and asz.args[0] == "32":
         raise SpliceError("32-bit addressing (.address_size 32): ptxas 13 compiles no such module "
@@ -106,6 +105,9 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
     from ..ptx import parse
     from .check import entry_decl
 
+    if any("\udc80" <= ch <= "\udcff" for ch in path):    # an undecodable byte, read with surrogateescape
+        raise SpliceError("the module's file name is not UTF-8: a probe spec (UTF-8 YAML) cannot name it in "
+                          "its ptx: key; rename the file", path)
     mod = parse(text, path)
     _refuse_32_bit(mod, path)
     k = Kernel(mod, entry)
@@ -114,7 +116,9 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
     uses = trace(k, own)
     read = params_read(k)
     y = _Yaml()
-    shown = " ".join(path.splitlines())    # a newline in the path would end the comment: YAML after it
+    # a newline in the path would end the comment (YAML after it); a control character is not
+    # allowed in YAML, not even in a comment (the skeleton did not load)
+    shown = printable(" ".join(path.splitlines()))
     y.line(f"# Probe spec skeleton for {k.name} ({shown}), written by `splice probe init`.")
     y.line("# Fill in every `null` (sizes, scalar values, grid); check each buffer's dtype and role.")
     y.line("# Format: docs/probe-spec.md.  Run: splice probe THIS.yaml MODULE.ptx")

@@ -43,10 +43,14 @@ def esc(value) -> str:
     a message) as rich shows it: rich reads ``[word ...]`` in a printed string as a style tag, so
     unescaped data lost its ``[smem + 16]`` address, and a file named ``[/b].ptx`` was a
     ``MarkupError`` traceback.  Every piece of data interpolated into a printed string or a
-    table cell goes through here; splice's own ``[bold]`` stays markup."""
+    table cell goes through here; splice's own ``[bold]`` stays markup.  Control characters (a
+    file named ``$'\\e[2J.ptx'`` cleared the terminal from the stats table's title) are shown as
+    U+FFFD, as in error messages (``errors.printable``)."""
     from rich.markup import escape
 
-    return escape(str(value))
+    from ..errors import printable
+
+    return escape(printable(str(value)))
 
 
 def progress() -> Progress:

@@ -447,7 +447,11 @@ def _shared_layout(outs, threads) -> list:
 
 
 def one_line(comment: str) -> str:
-    """A ``//`` comment the output module carries, on one line: a native's path with a newline
-    in it ended the comment, and the rest of the path was PTX (ptxas: a syntax error; with
-    ``--no-ptxas`` a broken module written, exit 0)."""
-    return " ".join(comment.splitlines())
+    """A ``//`` comment the output module carries, on one line and in printable ASCII: a native's
+    path with a newline in it ended the comment, and the rest of the path was PTX (ptxas: a
+    syntax error; with ``--no-ptxas`` a broken module written, exit 0); a native named ``né.ptx``
+    failed ptxas ("Unexpected non-ASCII character", on a line outside the cuts), and a control
+    character or an undecodable byte of a name went into the module as is.  Anything else is
+    written as a Python escape (``n\\xe9.ptx``)."""
+    text = " ".join(comment.splitlines())
+    return "".join(ch if " " <= ch <= "~" or ch == "\t" else ascii(ch)[1:-1] for ch in text)

@@ -187,6 +187,24 @@ def write_stdout(text: str) -> None:
     out.flush()
 
 
+#: the most bytes of a user's name (an entry, a spec's name) that splice puts into a file name
+#: it makes up: a mangled C++ kernel name runs to hundreds of characters, and a file name to 255
+#: bytes (``spec --pressure`` of a CUTLASS kernel failed with "file name too long")
+NAME_PART_BYTES = 96
+
+
+def name_part(text: str) -> str:
+    """``text`` as part of a file name splice makes up: as it is when short enough, else its
+    first characters and a hash of the whole (two long names sharing a prefix stay apart)."""
+    raw = text.encode("utf-8", "surrogateescape")
+    if len(raw) <= NAME_PART_BYTES:
+        return text
+    import hashlib
+
+    head = raw[:NAME_PART_BYTES - 13].decode("utf-8", "ignore")
+    return f"{head}-{hashlib.sha256(raw).hexdigest()[:12]}"
+
+
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 

@@ -409,3 +409,33 @@ def test_a_native_with_a_non_ascii_name_passes_ptxas(work, capsys):
     (work / "né.ptx").write_text((work / "n.ptx").read_text())
     (work / "r.yaml").write_text(RECIPE.replace("native: n.ptx", "native: né.ptx"))
     assert run(["apply", "r.yaml", "-o", "o.ptx"]) == 0, capsys.readouterr().err
+
+
+# ---- file names splice makes up from the user's names -------------------------------------------
+
+def test_the_default_pressure_png_of_a_long_mangled_name_is_written(tmp_path, monkeypatch, capsys):
+    """regression: the default PNG was ``build/<module>_<entry>_pressure.png``: a mangled C++
+    kernel name of a few hundred characters (CUTLASS's are) made it longer than a file name may
+    be, and ``spec --pressure`` failed ("file name too long").  Two such names that share their
+    first characters get two files."""
+    monkeypatch.chdir(tmp_path)
+    a, b = "_Z" + "k" * 300 + "a", "_Z" + "k" * 300 + "b"
+    (tmp_path / "m.ptx").write_text(HEAD + "".join(f".visible .entry {n}()\n{{\n\tret;\n}}\n" for n in (a, b)))
+    assert run(["spec", "m.ptx", "--pressure", "--no-ptxas", "--json"]) == 0
+    import json
+
+    pngs = [e["png"] for e in json.loads(capsys.readouterr().out)["entries"]]
+    assert len(set(pngs)) == 2 and all(os.path.isfile(p) and len(os.path.basename(p)) < 255 for p in pngs)
+
+
+def test_a_probe_of_a_long_spec_name_makes_report_names_that_fit(work):
+    """regression: the probe's reports are ``build/probe/reports/<spec name>-<module stem>/
+    <same>.spliced.ptx``: ``probe init`` names a spec after its entry, so a long mangled name
+    failed to make its report directory after the whole GPU run."""
+    from splice.probe.modules import resolve
+
+    long_stem = "m" * 200
+    (work / f"{long_stem}.ptx").write_text(TINY)
+    (work / "s.yaml").write_text((work / "spec.yaml").read_text().replace("name: tiny", "name: " + "n" * 200))
+    pair = resolve(str(work / "s.yaml"), str(work / f"{long_stem}.ptx"))
+    assert len(pair.name.encode()) <= 96 and pair.name.startswith("nnnn")

@@ -14,7 +14,7 @@ def cmd_pressure(args, kernels) -> int:
     """Pressure curve and peaks of each kernel; ptxas -v next to it unless --no-ptxas."""
     from ..analysis.pressure import pressure
     from ..report.plot_pressure import pressure_png, print_pressure
-    from ..util import check_output
+    from ..util import check_output, name_part
     from . import checked_arch
 
     args.arch = checked_arch(args.arch, args.file)
@@ -30,7 +30,7 @@ def cmd_pressure(args, kernels) -> int:
                 usage = _all_usage(args.file, args.arch, k.module.source)
             d["ptxas"] = usage.get(k.name)
         if args.png != "none":
-            png = args.png or str(Path("build") / f"{Path(args.file).stem}_{k.name}_pressure.png")
+            png = args.png or str(Path("build") / f"{name_part(Path(args.file).stem + '_' + k.name)}_pressure.png")
             d["png"] = pressure_png(d, png, inputs)
         out.append(d)
     if args.json:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ..errors import SpliceError
-from ..util import read_text
+from ..util import name_part, read_text
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("SPLICE_PROBE_CACHE", "build/probe"))
@@ -100,7 +100,7 @@ def resolve(target: str, module: Optional[str] = None) -> Pair:
         if spec.entry != plan.entry:
             raise SpliceError(f"probe spec {spec_path} runs {spec.entry}, the recipe splices {plan.entry}",
                               target)
-        return Pair(t.stem, spec_path, mod, plan.source, plan.text, str(out), plan.entry,
+        return Pair(name_part(t.stem), spec_path, mod, plan.source, plan.text, str(out), plan.entry,
                     plan.recipe.arch or spec.arch, plan=plan, recipe=plan.recipe, timings=timings)
     if module is None:
         raise SpliceError("a probe spec needs a module: splice probe PROBE.yaml MODULE.ptx", target)
@@ -117,7 +117,7 @@ def resolve(target: str, module: Optional[str] = None) -> Pair:
     if not orig.is_file():   # named by the spec: the error is the spec's, at its ptx: line
         raise SpliceError(f"ptx: {spec.ptx!r} is not a file (looked next to the spec, above it, in the "
                           "working directory and in the repository)", str(t), *spec.where("ptx"))
-    return Pair(f"{spec.name}-{mp.stem}", t, orig, read_text(orig), read_text(mp), str(mp),
+    return Pair(name_part(f"{spec.name}-{mp.stem}"), t, orig, read_text(orig), read_text(mp), str(mp),
                 spec.entry, spec.arch)
 
 

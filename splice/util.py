@@ -299,6 +299,9 @@ def write_atomic(path: PathLike, data: Union[str, bytes], inputs: Iterable[PathL
                           str(path))
     if st is not None and not stat.S_ISREG(st.st_mode):
         return _write_through(path, target, raw)
+    if st is not None and not os.access(target, os.W_OK):   # `chmod a-w out.ptx`: the user protected it
+        raise SpliceError("cannot write the output: permission denied (the file is read-only: splice "
+                          "replaces only a file this user may write, as `>` would)", str(path))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

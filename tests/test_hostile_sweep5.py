@@ -439,3 +439,41 @@ def test_a_probe_of_a_long_spec_name_makes_report_names_that_fit(work):
     (work / "s.yaml").write_text((work / "spec.yaml").read_text().replace("name: tiny", "name: " + "n" * 200))
     pair = resolve(str(work / "s.yaml"), str(work / f"{long_stem}.ptx"))
     assert len(pair.name.encode()) <= 96 and pair.name.startswith("nnnn")
+
+
+# ---- permissions: what a user without root's override may not write ------------------------------
+
+def _without_override(argv, cwd):
+    """``splice ARGV`` as a user whom file permissions bind: as is for a user that is not root;
+    for root, under ``setpriv`` without CAP_DAC_OVERRIDE (skipped where that cannot be done)."""
+    import shutil
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-c", "from splice.cli import console_main; console_main()", *argv]
+    if os.geteuid() == 0:
+        if not shutil.which("setpriv"):
+            pytest.skip("root without setpriv: permissions do not bind")
+        cmd = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", "--inh-caps=-all", *cmd]
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0 and "setpriv:" in proc.stderr:
+        pytest.skip(f"setpriv cannot drop capabilities here: {proc.stderr.strip()}")
+    return proc
+
+
+@pytest.mark.parametrize("argv", [["canonical", "tiny.ptx", "-o"], ["notes", "tiny.ptx", "-o"],
+                                  ["apply", "r.yaml", "--no-ptxas", "-o"], ["probe", "init", "tiny.ptx", "-o"]],
+                         ids=lambda a: a[0])
+def test_a_read_only_output_file_is_not_replaced(argv, work):
+    """regression: an output the user had made read-only (``chmod a-w out.ptx``) was replaced:
+    ``write_atomic`` renames a new file over it, which the directory's permission allows; the
+    shell's ``>`` and ``cp`` refuse it.  Refused now, the file as it was."""
+    out = work / "out.txt"
+    out.write_text("keep me\n")
+    out.chmod(0o444)
+    proc = _without_override([*argv, "out.txt"], work)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "out.txt: cannot write the output: permission denied" in proc.stderr
+    assert out.read_text() == "keep me\n"
+    out.chmod(0o644)
+    assert _without_override([*argv, "out.txt"], work).returncode == 0 and out.read_text() != "keep me\n"

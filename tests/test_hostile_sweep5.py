@@ -477,3 +477,19 @@ def test_a_read_only_output_file_is_not_replaced(argv, work):
     assert out.read_text() == "keep me\n"
     out.chmod(0o644)
     assert _without_override([*argv, "out.txt"], work).returncode == 0 and out.read_text() != "keep me\n"
+
+
+def test_roundtrip_of_what_this_user_cannot_read_says_so(work):
+    """regression: ``roundtrip locked/`` (a directory this user cannot read) said "no .ptx files
+    in locked", and ``roundtrip locked/m.ptx`` "no such file or directory": the file is there,
+    the directory on the way cannot be searched."""
+    (work / "locked").mkdir()
+    (work / "locked" / "m.ptx").write_text(TINY)
+    (work / "locked").chmod(0o000)
+    try:
+        for arg, says in (("locked", "locked: cannot read the directory: permission denied"),
+                          ("locked/m.ptx", "locked/m.ptx: cannot look it up: permission denied")):
+            proc = _without_override(["roundtrip", arg], work)
+            assert proc.returncode == 2 and says in proc.stderr, proc.stderr
+    finally:
+        (work / "locked").chmod(0o755)

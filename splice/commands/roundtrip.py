@@ -10,6 +10,7 @@ compile cache (splice.ptx.cache) unless ``--no-cache``.
 """
 from __future__ import annotations
 
+import errno
 import os
 import re
 import sys
@@ -141,10 +142,15 @@ def _check_args(args) -> None:
     from . import checked_arch, max_jobs
 
     for p in args.paths:
-        if not os.path.lexists(p):
-            raise SpliceError("no such file or directory", p)
+        try:
+            os.lstat(p)
+        except OSError as exc:   # EACCES on a directory on the way was "no such file or directory" too
+            raise SpliceError("no such file or directory" if exc.errno == errno.ENOENT else
+                              f"cannot look it up: {(exc.strerror or str(exc)).lower()}", p) from None
         if not os.path.exists(p):    # was a row "not parsed" and exit 1, as if the file were PTX that failed
             raise SpliceError("a symbolic link to nothing (its target is missing, or the links loop)", p)
+        if os.path.isdir(p) and not os.access(p, os.R_OK | os.X_OK):   # rglob skipped it: "no .ptx files"
+            raise SpliceError("cannot read the directory: permission denied", p)
     if args.jobs < 1:
         raise SpliceError(f"--jobs {args.jobs}: must be 1 or more (worker processes)", args.paths[0])
     if args.jobs > max_jobs():

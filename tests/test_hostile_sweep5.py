@@ -493,3 +493,17 @@ def test_roundtrip_of_what_this_user_cannot_read_says_so(work):
             assert proc.returncode == 2 and says in proc.stderr, proc.stderr
     finally:
         (work / "locked").chmod(0o755)
+
+
+def test_an_unreadable_profiles_directory_is_an_error(work, monkeypatch):
+    """regression: ``SPLICE_PROFILES=locked`` (a directory this user cannot read): its profiles
+    were dropped in silence, as a missing directory's were before sweep 2 made that an error."""
+    (work / "locked").mkdir()
+    (work / "locked").chmod(0o000)
+    monkeypatch.setenv("SPLICE_PROFILES", str(work / "locked"))      # the child's environment
+    try:
+        proc = _without_override(["spec", "tiny.ptx"], work)
+        assert proc.returncode == 2 and "SPLICE_PROFILES names this directory, which this user cannot read" \
+            in proc.stderr, proc.stderr
+    finally:
+        (work / "locked").chmod(0o755)

@@ -91,6 +91,8 @@ def load_profiles(dirs=None) -> list:
                 continue
             raise SpliceError("SPLICE_PROFILES names this, which is not a directory (profile directories, "
                               f"separated by {os.pathsep!r})", str(d))
+        if d != _REPO_PROFILES and not os.access(d, os.R_OK | os.X_OK):   # glob saw nothing: names dropped
+            raise SpliceError("SPLICE_PROFILES names this directory, which this user cannot read", str(d))
         out += [load_profile(f) for f in sorted(Path(d).glob("*.yaml"))]
     return out
 

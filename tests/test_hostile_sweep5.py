@@ -507,3 +507,16 @@ def test_an_unreadable_profiles_directory_is_an_error(work, monkeypatch):
             in proc.stderr, proc.stderr
     finally:
         (work / "locked").chmod(0o755)
+
+
+@pytest.mark.parametrize("cmd", [["stats"], ["spec"], ["index"], ["notes"], ["probe", "init"]], ids=lambda c: c[-1])
+@pytest.mark.parametrize("query, says", [("nope", "no entry 'nope'"), ("k", "--entry 'k' matches 31 entries")],
+                         ids=["missing", "ambiguous"])
+def test_an_entry_error_lists_a_bounded_number_of_names(cmd, query, says, tmp_path, monkeypatch, capsys):
+    """regression: ``--entry`` that names no entry (or several) listed every entry of the module
+    in the error: a typo on a module of 50000 kernels printed 50000 lines."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.ptx").write_text(_many_entries(31))
+    err = refused(capsys, run([*cmd, "m.ptx", "--entry", query]), says)
+    assert "… and 11 more (splice stats --json FILE lists every one)" in err
+    assert err.count("\n  k") <= 20

@@ -128,15 +128,27 @@ def resolve_name(ents: list, query: str, path: Optional[str] = None) -> str:
     dem = dem or demangle_all(ents)
     if len(hits) > 1:
         raise SpliceError(f"--entry {query!r} matches {len(hits)} entries; name one of them",
-                          path=path, detail="\n".join(f"  {short(dem[n])}  ({n})" for n in hits))
+                          path=path, detail=_lines(hits, dem))
     raise SpliceError(f"no entry {query!r}", path=path, detail=_listing(ents, dem))
 
 
+#: the most names an error lists: a module of 50000 kernels printed 50000 lines for one typo
+MAX_LISTED = 20
+
+
+def _lines(names: list, dem: Optional[dict] = None) -> str:
+    """Up to ``MAX_LISTED`` names, one a line (demangled beside the name when ``dem`` is given),
+    then how many more there are and where to see them all."""
+    shown = "\n".join(f"  {short(dem[n])}  ({n})" if dem else f"  {n}" for n in names[:MAX_LISTED])
+    more = len(names) - MAX_LISTED
+    return shown + (f"\n  … and {more} more (splice stats --json FILE lists every one)" if more > 0 else "")
+
+
 def _listing(ents: list, dem: Optional[dict] = None) -> str:
-    """The entries an error lists (demangled beside the name when ``dem`` is given)."""
+    """The entries an error lists."""
     if not ents:
         return "the module has no .entry with a body"
-    return "entries:\n" + "\n".join(f"  {short(dem[n])}  ({n})" if dem else f"  {n}" for n in ents)
+    return "entries:\n" + _lines(ents, dem)
 
 
 def lookup(module, query: Optional[str]):
@@ -150,5 +162,5 @@ def lookup(module, query: Optional[str]):
         return module.function(resolve_entry(module, query))
     if not fn.is_entry:     # a kernel is an .entry: a .func has no launch, no .param block to probe
         raise SpliceError(f"--entry {query!r} names a .func, not an .entry", path=module.path,
-                          detail="entries:\n" + "\n".join(f"  {e.name}" for e in module.entries()))
+                          detail=_listing([e.name for e in module.entries()]))
     return fn

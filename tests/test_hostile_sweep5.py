@@ -520,3 +520,23 @@ def test_an_entry_error_lists_a_bounded_number_of_names(cmd, query, says, tmp_pa
     err = refused(capsys, run([*cmd, "m.ptx", "--entry", query]), says)
     assert "… and 11 more (splice stats --json FILE lists every one)" in err
     assert err.count("\n  k") <= 20
+
+
+@pytest.mark.parametrize("value, says", [("~nosuchuser-hx5/x.ptx", "no user 'nosuchuser-hx5'"),
+                                         ("http://example.org/x.ptx", "is a URL")], ids=["tilde-user", "url"])
+def test_a_recipe_output_is_a_local_name_as_module_and_native_are(value, says, work, capsys):
+    """regression: sweep 4 made ``module:`` and ``native:`` expand ``~`` and refuse URLs; the
+    recipe's ``output:`` was still joined to the recipe's directory as written:
+    ``output: ~/x.ptx`` wrote ``./~/x.ptx``, ``http://h/x.ptx`` made a directory ``http:``."""
+    (work / "r.yaml").write_text(RECIPE.replace("output: out.ptx", f"output: {value}"))
+    refused(capsys, run(["apply", "r.yaml", "--no-ptxas"]), "r.yaml:3:9:", says)
+    assert sorted(p.name for p in work.iterdir() if p.name.startswith(("~", "http"))) == []
+
+
+def test_a_recipe_output_under_home_is_written_there(work, monkeypatch, capsys):
+    home = work / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    (work / "r.yaml").write_text(RECIPE.replace("output: out.ptx", "output: ~/o.ptx"))
+    assert run(["apply", "r.yaml", "--no-ptxas"]) == 0
+    assert (home / "o.ptx").is_file() and not (work / "~").exists()

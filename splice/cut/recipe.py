@@ -218,13 +218,15 @@ def _arch(data: YMap, path: str, module: Path) -> str:
                           *data.vat("arch")) from None
 
 
-def _output(data: YMap, path: str) -> str:
+def _output(data: YMap, path: str) -> Path:
     """The recipe's ``output:``: a file name, nothing else.  ``str()`` of a null or a list would
-    be a file named ``None`` or ``['a']`` written beside the recipe."""
+    be a file named ``None`` or ``['a']`` written beside the recipe.  ``~`` is expanded and a URL
+    refused as for ``module:`` and ``native:`` (``output: ~/x.ptx`` made a directory named ``~``
+    beside the recipe, ``http://h/x.ptx`` one named ``http:``)."""
     raw = data["output"]
     if not isinstance(raw, str) or not raw.strip() or names_a_directory(raw):
         raise SpliceError(f"output: expected a file name, got {raw!r}", path, *data.vat("output"))
-    return raw
+    return user_path(raw, path, *data.vat("output"))
 
 
 def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:

@@ -540,3 +540,32 @@ def test_a_recipe_output_under_home_is_written_there(work, monkeypatch, capsys):
     (work / "r.yaml").write_text(RECIPE.replace("output: out.ptx", "output: ~/o.ptx"))
     assert run(["apply", "r.yaml", "--no-ptxas"]) == 0
     assert (home / "o.ptx").is_file() and not (work / "~").exists()
+
+
+@pytest.mark.parametrize("value, says", [(None, "needs cupy"), ("http://example.org/tiny.ptx", "sp.yaml:2:6: ptx: "),
+                                         ("~nosuchuser-hx5/tiny.ptx", "no user 'nosuchuser-hx5'")],
+                         ids=["home", "url", "tilde-user"])
+def test_a_probe_spec_names_local_files_as_a_recipe_does(value, says, work, no_gpu, monkeypatch, capsys):
+    """regression: a probe spec's ``ptx: ~/tiny.ptx`` was "not a file" (``~`` not expanded), a
+    URL's base name could be found next to the spec; a fill's ``path:`` likewise."""
+    home = work / "home"
+    home.mkdir()
+    (home / "tiny.ptx").write_text(TINY)
+    monkeypatch.setenv("HOME", str(home))
+    spec = (work / "spec.yaml").read_text()
+    (work / "sp.yaml").write_text(spec.replace("ptx: tiny.ptx", f"ptx: {value or '~/tiny.ptx'}"))
+    refused(capsys, run(["probe", "sp.yaml", "tiny.ptx"]), says)
+
+
+def test_a_fill_path_under_home_is_found(work, no_gpu, monkeypatch, capsys):
+    import numpy as np
+
+    home = work / "home"
+    home.mkdir()
+    np.save(home / "x.npy", np.zeros(1024, np.float32))
+    monkeypatch.setenv("HOME", str(home))
+    spec = (work / "spec.yaml").read_text().replace("role: input}", "role: input, fill: {rule: from, path: ~/x.npy}}")
+    (work / "sp.yaml").write_text(spec)
+    refused(capsys, run(["probe", "sp.yaml", "tiny.ptx"]), "needs cupy")
+    (work / "sp.yaml").write_text(spec.replace("~/x.npy", "~nosuchuser-hx5/x.npy"))
+    refused(capsys, run(["probe", "sp.yaml", "tiny.ptx"]), "sp.yaml:8:", "no user 'nosuchuser-hx5'")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import SpliceError
+from ..util import user_path
 from . import dtypes as dt
 
 KINDS = ("buffer", "texture", "surface", "scalar")
@@ -310,7 +311,10 @@ def _fill(c: _Ctx, d: Any, where: str, base: Path, holder=None) -> Fill:
     path = ""
     if rule == "from":
         p = c.need(d, "path", where)
-        path = str((base / str(p)) if not Path(str(p)).is_absolute() else Path(str(p)))
+        if not isinstance(p, str) or not p.strip():
+            raise c.err(f"{where}.path", f"expected a file name, got {p!r}", d, "path")
+        local = _local(c, p, f"{where}.path", d, "path")
+        path = str(local if local.is_absolute() else base / local)
         if not Path(path).exists():
             raise c.err(f"{where}.path", f"no such file {p!r}", d, "path")
         if not Path(path).is_file():   # a FIFO or /dev/zero would hang or flood np.load on the GPU run
@@ -738,6 +742,7 @@ def parse_spec(data: Any, source: str = "<spec>", base: Optional[Path] = None) -
     ptx = c.need(data, "ptx", "")
     if not isinstance(ptx, str) or not ptx.strip():
         raise c.err("ptx", f"expected the module's file name, got {ptx!r}", data, "ptx")
+    ptx = str(_local(c, ptx, "ptx", data, "ptx"))
     params, legacy = _params(c, data, base)
     seen: dict = {}
     for f in (f for p in params for f in p.fields):
@@ -764,6 +769,15 @@ def _positions(data) -> tuple:
         if hasattr(launch, "vat"):
             out += [(f"launch.{k}", *launch.vat(k)) for k in launch]
     return tuple(out)
+
+
+def _local(c: "_Ctx", spelled: str, where: str, holder, key) -> Path:
+    """A file name the spec spells: ``~`` expanded, a URL or an unknown user refused at its key,
+    as in a recipe (``util.user_path``)."""
+    try:
+        return user_path(spelled)
+    except SpliceError as exc:
+        raise c.err(where, exc.message, holder, key) from None
 
 
 def load_spec(path: str | Path) -> ProbeSpec:

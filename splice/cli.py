@@ -357,6 +357,12 @@ def console_main() -> None:
         status = main()
     except KeyboardInterrupt:   # Ctrl-C before main's own handler (its imports, the parser)
         status = 130
+    except SystemExit as exc:   # argparse's --help, --version and usage errors: its status, and the
+        # flush below, where a reader that went away (splice --help | head -0) is no "Exception
+        # ignored … BrokenPipeError" and status 120 from the interpreter's own last flush
+        status = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    except BrokenPipeError:     # the help was longer than the pipe took
+        status = 0
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:

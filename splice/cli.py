@@ -333,6 +333,9 @@ def main(argv=None) -> int:
         return _fail(_os_message(exc, args))
     except UnicodeDecodeError as exc:
         return _fail(f"input is not text: {exc}")
+    except MemoryError:   # an address-space limit (ulimit -v) or a container's cap: said, not a traceback
+        return _fail("out of memory: this run needs more memory than the process may use "
+                     "(ulimit -v, a container's limit); the input is left as it was")
     except Terminated as exc:
         import signal
 

@@ -572,3 +572,16 @@ def test_a_fill_path_under_home_is_found(work, no_gpu, monkeypatch, capsys):
     refused(capsys, run(["probe", "sp.yaml", "tiny.ptx"]), "needs cupy")
     (work / "sp.yaml").write_text(spec.replace("~/x.npy", "~nosuchuser-hx5/x.npy"))
     refused(capsys, run(["probe", "sp.yaml", "tiny.ptx"]), "sp.yaml:8:", "no user 'nosuchuser-hx5'")
+
+
+def test_running_out_of_memory_is_said_not_a_traceback(work, monkeypatch, capsys):
+    """regression: under an address-space limit (``ulimit -v 150000``: ``spec enc5.ptx
+    --pressure``) the analysis' ``MemoryError`` left ``main`` as a traceback, exit 1.  Raised
+    here where a real limit would, so that the test does not depend on this machine's memory."""
+    from splice.analysis import pressure
+
+    def exhausted(*_a, **_k):
+        raise MemoryError
+
+    monkeypatch.setattr(pressure, "pressure", exhausted)
+    refused(capsys, run(["spec", "tiny.ptx", "--pressure", "--no-ptxas", "--png", "none"]), "splice: out of memory")

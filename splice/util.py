@@ -281,6 +281,7 @@ def write_atomic(path: PathLike, data: Union[str, bytes], inputs: Iterable[PathL
     fd = _descriptor(path)
     if fd is not None:
         return _write_descriptor(path, fd, raw)
+    _refuse_planted_link(path)
     target = Path(os.path.realpath(path))
     try:
         st = os.stat(target)
@@ -308,6 +309,25 @@ def write_atomic(path: PathLike, data: Union[str, bytes], inputs: Iterable[PathL
         raise _fail(path, "cannot create its directory: ", exc) from None
     _replace(path, target, raw, st)
     return Path(path)
+
+
+def _refuse_planted_link(path: PathLike) -> None:
+    """An output that is a symlink in a sticky directory others may write (``/tmp``), owned by
+    neither this user nor the directory's owner, is not followed: another user can plant
+    ``/tmp/out.ptx -> ~/.bashrc``.  Linux refuses to follow such a link on ``open()``
+    (``fs.protected_symlinks``), but the output is written through the path the link resolves to,
+    which bypassed that check: the victim's file was replaced by the module."""
+    try:
+        link = os.lstat(path)
+        if not stat.S_ISLNK(link.st_mode):
+            return
+        parent = os.stat(os.path.dirname(os.path.abspath(path)))
+    except OSError:
+        return
+    shared = parent.st_mode & stat.S_ISVTX and parent.st_mode & stat.S_IWOTH
+    if shared and link.st_uid not in (os.geteuid(), parent.st_uid):
+        raise SpliceError("cannot write the output: it is a symbolic link another user made in a shared "
+                          "directory (sticky, writable by all); splice does not follow it", str(path))
 
 
 #: Linux terminal devices: virtual consoles and serial lines (4), ``/dev/tty`` and

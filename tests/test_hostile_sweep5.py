@@ -585,3 +585,23 @@ def test_running_out_of_memory_is_said_not_a_traceback(work, monkeypatch, capsys
 
     monkeypatch.setattr(pressure, "pressure", exhausted)
     refused(capsys, run(["spec", "tiny.ptx", "--pressure", "--no-ptxas", "--png", "none"]), "splice: out of memory")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a link owned by another user needs root (lchown)")
+def test_a_link_another_user_planted_in_a_shared_directory_is_not_followed(work, capsys):
+    """regression: ``-o /tmp/out.ptx`` where another user had planted ``/tmp/out.ptx ->
+    ~/.bashrc``: the output was written through the path the link resolves to, which bypasses
+    Linux's ``fs.protected_symlinks`` (it guards following a link on ``open()``): the victim's
+    file was replaced by the module."""
+    shared, victim = work / "shared", work / "victim.txt"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    victim.write_text("victim's data\n")
+    os.symlink(victim, shared / "out.ptx")
+    os.lchown(shared / "out.ptx", 54321, 54321)
+    refused(capsys, run(["canonical", "tiny.ptx", "-o", str(shared / "out.ptx")]),
+            "a symbolic link another user made in a shared directory")
+    assert victim.read_text() == "victim's data\n"
+    os.lchown(shared / "out.ptx", os.geteuid(), os.getegid())      # this user's own link: followed
+    assert run(["canonical", "tiny.ptx", "-o", str(shared / "out.ptx")]) == 0
+    assert ".entry tiny" in victim.read_text()

@@ -317,17 +317,21 @@ def _refuse_planted_link(path: PathLike) -> None:
     ``/tmp/out.ptx -> ~/.bashrc``.  Linux refuses to follow such a link on ``open()``
     (``fs.protected_symlinks``), but the output is written through the path the link resolves to,
     which bypassed that check: the victim's file was replaced by the module."""
-    try:
-        link = os.lstat(path)
-        if not stat.S_ISLNK(link.st_mode):
+    spelled = os.path.abspath(path)
+    here = os.sep
+    for part in spelled.split(os.sep)[1:]:     # each component as spelled: /tmp/dir/out.ptx too
+        parent, here = here, os.path.join(here, part)
+        try:
+            link = os.lstat(here)
+            if not stat.S_ISLNK(link.st_mode):
+                continue
+            pst = os.stat(parent)
+        except OSError:
             return
-        parent = os.stat(os.path.dirname(os.path.abspath(path)))
-    except OSError:
-        return
-    shared = parent.st_mode & stat.S_ISVTX and parent.st_mode & stat.S_IWOTH
-    if shared and link.st_uid not in (os.geteuid(), parent.st_uid):
-        raise SpliceError("cannot write the output: it is a symbolic link another user made in a shared "
-                          "directory (sticky, writable by all); splice does not follow it", str(path))
+        shared = pst.st_mode & stat.S_ISVTX and pst.st_mode & stat.S_IWOTH
+        if shared and link.st_uid not in (os.geteuid(), pst.st_uid):
+            raise SpliceError(f"cannot write the output: {here} is a symbolic link another user made in a "
+                              "shared directory (sticky, writable by all); splice does not follow it", str(path))
 
 
 #: Linux terminal devices: virtual consoles and serial lines (4), ``/dev/tty`` and

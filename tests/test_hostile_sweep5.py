@@ -602,6 +602,11 @@ def test_a_link_another_user_planted_in_a_shared_directory_is_not_followed(work,
     refused(capsys, run(["canonical", "tiny.ptx", "-o", str(shared / "out.ptx")]),
             "a symbolic link another user made in a shared directory")
     assert victim.read_text() == "victim's data\n"
+    (work / "victim-dir").mkdir()
+    os.symlink(work / "victim-dir", shared / "d")             # a directory on the way, planted too
+    os.lchown(shared / "d", 54321, 54321)
+    refused(capsys, run(["canonical", "tiny.ptx", "-o", str(shared / "d" / "x.ptx")]), "d is a symbolic link another")
+    assert not list((work / "victim-dir").iterdir())
     os.lchown(shared / "out.ptx", os.geteuid(), os.getegid())      # this user's own link: followed
     assert run(["canonical", "tiny.ptx", "-o", str(shared / "out.ptx")]) == 0
     assert ".entry tiny" in victim.read_text()

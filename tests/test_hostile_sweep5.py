@@ -610,3 +610,24 @@ def test_a_link_another_user_planted_in_a_shared_directory_is_not_followed(work,
     os.lchown(shared / "out.ptx", os.geteuid(), os.getegid())      # this user's own link: followed
     assert run(["canonical", "tiny.ptx", "-o", str(shared / "out.ptx")]) == 0
     assert ".entry tiny" in victim.read_text()
+
+
+# ---- --arch: ASCII digits, and one ptxas knows --------------------------------------------------
+
+@pytest.mark.parametrize("arch", ["sm_\u0669\u0660", "sm_\uff19\uff10", "\uff19\uff10"], ids=["arabic-indic", "fullwidth", "bare"])
+def test_an_arch_of_unicode_digits_is_refused(arch, work, capsys):
+    """regression: ``normalize_arch`` matched ``\\d``, which takes every script's digits:
+    ``--arch sm_٩٠`` went to ptxas (its error, not splice's), and ``roundtrip --sass`` exited 0
+    with a note on each row."""
+    refused(capsys, run(["roundtrip", "tiny.ptx", "--sass", "--arch", arch]), "not a GPU architecture")
+
+
+@pytest.mark.needs("ptxas")
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_roundtrip_sass_with_an_arch_ptxas_does_not_know_is_an_error(jobs, work, capsys):
+    """regression: ``roundtrip --sass --arch sm_999`` exited 0, each row noting "ptxas rejects the
+    original: Value 'sm_999' is not defined for option 'gpu-name'": ptxas judged its options,
+    not the module, so nothing was compared."""
+    (work / "b.ptx").write_text(TINY)
+    refused(capsys, run(["roundtrip", "tiny.ptx", "b.ptx", "--sass", "--no-cache", "--arch", "sm_999", "--jobs", jobs]),
+            "ptxas refuses its options", "sm_999")

@@ -116,6 +116,9 @@ def _judged(exc, name: str) -> None:
     from ..errors import SassToolError
     from ..ptx.sass import exit_text
 
+    refused = [d.message for d in exc.diagnostics or () if "for option" in d.message]
+    if refused:     # `--arch sm_999`: ptxas judged its options, not the module (each row was a note, exit 0)
+        raise SassToolError(f"ptxas refuses its options, not {name}: {refused[0]}")
     if exc.diagnostics or exc.returncode is None:
         return
     tool = exc.command[0] if exc.command else "ptxas"

@@ -257,7 +257,7 @@ def normalize_arch(arch: str | int) -> str:
         if s.startswith(prefix):
             s = s[len(prefix):]
             break
-    if not re.fullmatch(r"\d{2,3}[af]?", s):
+    if not re.fullmatch(r"[0-9]{2,3}[af]?", s):     # \d took "sm_٩٠" (Arabic-Indic digits) to ptxas
         raise ValueError(f"not a GPU architecture: {arch!r}")
     return "sm_" + s
 

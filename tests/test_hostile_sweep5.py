@@ -485,17 +485,24 @@ def test_a_read_only_output_file_is_not_replaced(argv, work):
 def test_roundtrip_of_what_this_user_cannot_read_says_so(work):
     """regression: ``roundtrip locked/`` (a directory this user cannot read) said "no .ptx files
     in locked", and ``roundtrip locked/m.ptx`` "no such file or directory": the file is there,
-    the directory on the way cannot be searched."""
+    the directory on the way cannot be searched; ``roundtrip tree/`` skipped a subdirectory it
+    could not read and reported the rest as the whole tree."""
     (work / "locked").mkdir()
     (work / "locked" / "m.ptx").write_text(TINY)
+    for sub in ("sub", "closed"):
+        (work / "tree" / sub).mkdir(parents=True)
+        (work / "tree" / sub / "m.ptx").write_text(TINY)
+    (work / "tree" / "closed").chmod(0o000)        # below the tree: rglob skipped it in silence
     (work / "locked").chmod(0o000)
     try:
         for arg, says in (("locked", "locked: cannot read the directory: permission denied"),
-                          ("locked/m.ptx", "locked/m.ptx: cannot look it up: permission denied")):
+                          ("locked/m.ptx", "locked/m.ptx: cannot look it up: permission denied"),
+                          ("tree", "tree/closed: cannot read the directory: permission denied")):
             proc = _without_override(["roundtrip", arg], work)
             assert proc.returncode == 2 and says in proc.stderr, proc.stderr
     finally:
         (work / "locked").chmod(0o755)
+        (work / "tree" / "closed").chmod(0o755)
 
 
 def test_an_unreadable_profiles_directory_is_an_error(work, monkeypatch):

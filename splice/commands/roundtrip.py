@@ -43,10 +43,27 @@ def collect(paths) -> list:
     for p in paths:
         p = Path(p)
         if p.is_dir():
-            out.extend(sorted(x for x in p.rglob("*.ptx") if x.is_file()))
+            out.extend(sorted(_ptx_files(p)))
         else:
             out.append(p)
     return out
+
+
+def _ptx_files(top: Path):
+    """The regular ``*.ptx`` files under ``top`` (links to directories not followed, as ``rglob``
+    did); a directory this user cannot read is an error: ``rglob`` skipped it in silence, and
+    the run reported every file it saw as the whole tree."""
+    from ..errors import SpliceError
+
+    def unreadable(exc: OSError):
+        raise SpliceError(f"cannot read the directory: {(exc.strerror or str(exc)).lower()}",
+                          os.fsdecode(exc.filename) if exc.filename else str(top))
+
+    for root, _dirs, files in os.walk(top, onerror=unreadable):
+        for f in files:
+            x = Path(root, f)
+            if f.endswith(".ptx") and x.is_file():
+                yield x
 
 
 _TARGET = re.compile(r"^[ \t\r\f\v]*\.target\s+([^\n/]*)", re.M)   # (``^\s*``: quadratic on blank lines)

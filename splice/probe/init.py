@@ -150,8 +150,9 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
         y.kv("dynamic", 0, 2)
     y.line("params:")
     rows = []
+    values = struct_value_reads(k)
     for pp in decl.params:
-        rows.append(_param_yaml(y, pp, uses, decl, pp.index in read, own))
+        rows.append(_param_yaml(y, pp, uses, decl, pp.index in read, own, values.get(pp.index, ())))
     y.line("frame: all                      # every output is compared bit for bit")
     return y.text(), rows
 
@@ -174,7 +175,44 @@ def params_read(kernel) -> set:
     return out
 
 
-def _param_yaml(y, pp, uses: dict, decl, read: bool = True, own: Optional[dict] = None) -> dict:
+def struct_value_reads(kernel) -> dict:
+    """{parameter index: [(offset, dtype, statement)]}: the typed ``ld.param`` reads of each
+    by-value struct (``.param .align N .b8 p[size]``), one per element of a vector read.  A struct's
+    scalars (a problem size, an ``int n``, an ``__int128``) were left to the user ("add its
+    scalars"): a probe passed them as zeros, so a kernel that returns early on ``i >= n`` compared
+    nothing and passed any splice.  Listed with ``value: null``, the spec refuses until they are set."""
+    prov = kernel.provenance
+    index = {prov.param_short.get(p.name, p.name): i for i, p in enumerate(kernel.fn.params or ())}
+    index.update({p.name: i for i, p in enumerate(kernel.fn.params or ())})
+    out: dict = {}
+    for a, param, off in prov.param_loads():
+        name = kernel.stmts[a.pos].node.name
+        t = dt.lookup(name.rsplit(".", 1)[-1])
+        i = index.get(param)
+        if t is None or i is None or t.name not in dt.SCALAR_TYPES:
+            continue
+        for j in range(max(1, len(a.regs))):
+            out.setdefault(i, {}).setdefault(off + j * t.size, (t.name, a.n))
+    return {i: sorted((o, tn, n) for o, (tn, n) in d.items()) for i, d in out.items()}
+
+
+def _struct_scalars_yaml(y, values, pointer_offsets) -> int:
+    """The struct's bytes read as values (not inside a pointer field): scalar fields to fill in."""
+    taken = [(o, o + 8) for o in pointer_offsets]
+    shown = 0
+    for off, tname, n in values:
+        size = dt.TYPES[tname].size
+        if any(lo < off + size and off < hi for lo, hi in taken) or off % size:
+            continue
+        taken.append((off, off + size))
+        y.line(f"    - {{name: field_{off}, offset: {off}, kind: scalar, dtype: {tname}, value: null}}"
+               f"   # TODO: read as a value (ld.param s{n})")
+        shown += 1
+    return shown
+
+
+def _param_yaml(y, pp, uses: dict, decl, read: bool = True, own: Optional[dict] = None,
+                values=()) -> dict:
     short = pp.name[len(decl.name) + 1:] if pp.name.startswith(decl.name + "_") else pp.name
     if pp.is_array and pp.size != 8:
         fields = sorted((off, u) for (i, off), u in uses.items() if i == pp.index)
@@ -182,10 +220,13 @@ def _param_yaml(y, pp, uses: dict, decl, read: bool = True, own: Optional[dict] 
         y.line("  kind: struct")
         y.line(f"  size: {pp.size}")
         y.line(f"  align: {pp.align}")
-        y.line("  fields:                      # pointers this kernel dereferences; add its scalars")
+        y.line("  fields:                      # pointers it dereferences, then bytes it reads as values")
         for off, u in fields:
             _object_yaml(y, f"field_{off}", u, 2, off)
-        return {"param": pp.index, "name": pp.name, "kind": "struct", "fields": len(fields)}
+        scalars = _struct_scalars_yaml(y, values, [off for off, _u in fields])
+        if not fields and not scalars:
+            y.line("    []                         # no ld.param reads a byte of it at a constant offset")
+        return {"param": pp.index, "name": pp.name, "kind": "struct", "fields": len(fields), "scalars": scalars}
     u = uses.get((pp.index, 0))
     own = own or {}
     if u is None or u.role is None:

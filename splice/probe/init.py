@@ -30,10 +30,13 @@ _EXTERN_SHARED = re.compile(r"\.extern\s+\.shared\s[^;]*(?:;|\Z)")
 _UNSIZED = re.compile(r"(?<!\w)(\w+)\s*\[\s*\]")
 
 
-def _shared_note(text: str) -> Optional[str]:
+def _shared_note(text: str, named=None) -> Optional[str]:
+    """The dynamic ``.extern .shared name[]`` the entry names (the first one when ``named`` is
+    None); a module of several entries declares it once for all, and an entry that never names
+    it (dsmem_cluster's second kernel) needs no dynamic bytes."""
     for decl in _EXTERN_SHARED.finditer(text):
         m = _UNSIZED.search(decl.group())
-        if m:
+        if m and (named is None or m.group(1) in named):
             return m.group(1)
     return None
 
@@ -142,10 +145,13 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
         mx = decl.directive(".maxntid")
         y.kv("block", None, 1, "TODO: threads per block" + (f" (.maxntid {', '.join(map(str, mx))})" if mx
                                                            else ", e.g. [128, 1, 1]"))
-    smem = _shared_note(text)
+    smem = _shared_note(text, _named_symbols(k))
     y.line("  shared:")
     if smem:
         y.kv("dynamic", None, 2, f"TODO: bytes of the dynamic .extern .shared {smem}[]")
+    elif _shared_note(text):
+        y.kv("dynamic", 0, 2, f"the module's .extern .shared {_shared_note(text)}[] is not named by this "
+             "entry (check: a .func it calls may use it)")
     else:
         y.kv("dynamic", 0, 2)
     y.line("params:")

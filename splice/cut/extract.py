@@ -54,6 +54,7 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
     from .kernel import refuse_vector_registers
 
     refuse_vector_registers(kernel, i, j, source_name or kernel.path)
+    _refuse_split_scope(kernel, i, j, first, last, source_name)
 
     body, types = _renamed_body(kernel, abi, i, j)
     facts = cut_facts(kernel, i, j, abi, ph)
@@ -78,6 +79,17 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
             "live_out": [{"symbol": sym_name(r, True), "reg": r.reg, "type": r.type, "role": r.role}
                          for r in abi.live_out],
             "scratch": types}
+
+
+def _refuse_split_scope(kernel, i: int, j: int, first: int, last: int, source_name) -> None:
+    """A range that opens or closes a ``{ }`` scope it does not hold whole (an inline-asm block's
+    tail): apply refuses it ("splits a { } scope"), so extract says so at the range's first
+    statement instead of writing a native no recipe can apply."""
+    from .splice import splits_scope
+
+    if kernel.module.source and splits_scope(kernel, kernel.module.source, i, j):
+        raise SpliceError(f"s{first}-s{last} splits a {{ }} scope: widen the range to whole blocks",
+                          source_name or kernel.path, line=kernel.stmts[i].line)
 
 
 def _phase_head(kernel, abi, ph, facts, first, last, source_name) -> list:

@@ -132,6 +132,12 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
                + (f" +{len(variables) - 6}" if len(variables) > 6 else "") + "); the probe binds")
         y.line("# parameters only: what it reads there is not set by this spec, and what it writes there is")
         y.line("# not compared" + (" (no parameter at all: this spec compares nothing)." if not decl.params else "."))
+    if decl.directive(".blocksareclusters") is not None:
+        cl = decl.directive(".reqnctapercluster") or ()
+        y.line("# NOTE: this entry declares .blocksareclusters (PTX ISA 9.0): the launch's grid counts clusters"
+               + (f" of {'x'.join(map(str, cl))} CTAs" if cl else ""))
+        y.line("# (%nctaid is grid x cluster); size the buffers for that.  splice's probe has not been run on")
+        y.line("# such an entry: check the frames of a first run by hand.")
     y.kv("name", k.name)
     y.kv("ptx", path)
     y.kv("entry", k.name)
@@ -187,16 +193,24 @@ def struct_value_reads(kernel) -> dict:
     scalars (a problem size, an ``int n``, an ``__int128``) were left to the user ("add its
     scalars"): a probe passed them as zeros, so a kernel that returns early on ``i >= n`` compared
     nothing and passed any splice.  Listed with ``value: null``, the spec refuses until they are set."""
+    from .param_trace import _consumers, _value_uses
+
     prov = kernel.provenance
     index = {prov.param_short.get(p.name, p.name): i for i, p in enumerate(kernel.fn.params or ())}
     index.update({p.name: i for i, p in enumerate(kernel.fn.params or ())})
     out: dict = {}
+    consumers = None
     for a, param, off in prov.param_loads():
         name = kernel.stmts[a.pos].node.name
         t = dt.lookup(name.rsplit(".", 1)[-1])
         i = index.get(param)
         if t is None or i is None or t.name not in dt.SCALAR_TYPES:
             continue
+        if t.kind == "bits" and len(a.regs) <= 1:       # Triton's fp16/bf16 scalar: .b8 p[2] read .b16
+            consumers = consumers if consumers is not None else _consumers(kernel)
+            told = {ty for _k, ty, _w in _value_uses(kernel, a.pos, consumers)
+                    if dt.lookup(ty) is not None and dt.lookup(ty).size == t.size}
+            t = dt.lookup(told.pop()) if len(told) == 1 else t
         for j in range(max(1, len(a.regs))):
             out.setdefault(i, {}).setdefault(off + j * t.size, (t.name, a.n))
     return {i: sorted((o, tn, n) for o, (tn, n) in d.items()) for i, d in out.items()}

@@ -163,8 +163,10 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
     y.line("params:")
     rows = []
     values = struct_value_reads(k)
+    structs = [pp for pp in decl.params if pp.is_array and pp.size != 8]
     for pp in decl.params:
-        rows.append(_param_yaml(y, pp, uses, decl, pp.index in read, own, values.get(pp.index, ())))
+        rows.append(_param_yaml(y, pp, uses, decl, pp.index in read, own, values.get(pp.index, ()),
+                                prefix=len(structs) > 1))
     y.line("frame: all                      # every output is compared bit for bit")
     return y.text(), rows
 
@@ -216,7 +218,7 @@ def struct_value_reads(kernel) -> dict:
     return {i: sorted((o, tn, n) for o, (tn, n) in d.items()) for i, d in out.items()}
 
 
-def _struct_scalars_yaml(y, values, pointer_offsets) -> int:
+def _struct_scalars_yaml(y, values, pointer_offsets, stem: str = "field_") -> int:
     """The struct's bytes read as values (not inside a pointer field): scalar fields to fill in."""
     taken = [(o, o + 8) for o in pointer_offsets]
     shown = 0
@@ -225,14 +227,16 @@ def _struct_scalars_yaml(y, values, pointer_offsets) -> int:
         if any(lo < off + size and off < hi for lo, hi in taken) or off % size:
             continue
         taken.append((off, off + size))
-        y.line(f"    - {{name: field_{off}, offset: {off}, kind: scalar, dtype: {tname}, value: null}}"
+        y.line(f"    - {{name: {_scalar(stem + str(off))}, offset: {off}, kind: scalar, dtype: {tname}, value: null}}"
                f"   # TODO: read as a value (ld.param s{n})")
         shown += 1
     return shown
 
 
 def _param_yaml(y, pp, uses: dict, decl, read: bool = True, own: Optional[dict] = None,
-                values=()) -> dict:
+                values=(), prefix: bool = False) -> dict:
+    """``prefix``: name struct fields ``<param>_field_<offset>``: field names are unique over the
+    whole spec, and two structs each read at offset 0 gave two ``field_0`` (the spec refused)."""
     short = pp.name[len(decl.name) + 1:] if pp.name.startswith(decl.name + "_") else pp.name
     if pp.is_array and pp.size != 8:
         fields = sorted((off, u) for (i, off), u in uses.items() if i == pp.index)
@@ -241,9 +245,10 @@ def _param_yaml(y, pp, uses: dict, decl, read: bool = True, own: Optional[dict] 
         y.line(f"  size: {pp.size}")
         y.line(f"  align: {pp.align}")
         y.line("  fields:                      # pointers it dereferences, then bytes it reads as values")
+        stem = f"{short}_field_" if prefix else "field_"
         for off, u in fields:
-            _object_yaml(y, f"field_{off}", u, 2, off)
-        scalars = _struct_scalars_yaml(y, values, [off for off, _u in fields])
+            _object_yaml(y, f"{stem}{off}", u, 2, off)
+        scalars = _struct_scalars_yaml(y, values, [off for off, _u in fields], stem)
         if not fields and not scalars:
             y.line("    []                         # no ld.param reads a byte of it at a constant offset")
         return {"param": pp.index, "name": pp.name, "kind": "struct", "fields": len(fields), "scalars": scalars}

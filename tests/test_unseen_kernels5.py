@@ -1,0 +1,226 @@
+"""Regressions from the fifth unseen-kernel sweep (docs/results/unseen-kernels.md, "Round 5"):
+``tcgen05.dealloc`` reading its tensor-memory address, extract refusing a range apply refuses
+(a split ``{ }`` scope), ``probe init`` on by-value structs read as values (``__int128``,
+``struct {…; int n}``, Triton's fp16/bf16 scalars), packed half atomics, a module's
+``.extern .shared`` and ``.blocksareclusters``; and the forms the sweep checked right (PTX 6.x
+headers, Volta mma with mixed C/D types, LLVM's old wmma spelling, mma whose D is not its C,
+numba's exploded array parameters).  The kernels are under tests/data/ptx/modern
+(manifest.yaml, regen.sh, gen_triton.py, gen_numba.py); none of these tests needs Triton, numba,
+LLVM or a GPU."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from splice.analysis import Kernel
+from splice.errors import SpliceError
+from .test_unseen_kernels2 import _cut_of
+
+ROOT = Path(__file__).resolve().parents[1]
+MODERN = ROOT / "tests" / "data" / "ptx" / "modern"
+TCGEN = MODERN / "tcgen05_ldsm_b8_sm100a.ptx"
+TC_WS = "_Z10tcgen05_wsmmjPj"
+DSMEM = MODERN / "dsmem_cluster_sm90.ptx"
+REDUCE = "_Z14cluster_reducePKfPf"
+I128 = MODERN / "int128_params.ptx"
+ARGS = MODERN / "triton_many_args_sm80.ptx"
+ATOMS = MODERN / "atomic_ref_orders.ptx"
+HALF_ATOMS = "_Z12half_atomicsP6__halfP7__half2P13__nv_bfloat16P14__nv_bfloat162PdPKf"
+PTX90 = MODERN / "handwritten_ptx90_directives.ptx"
+VOLTA = MODERN / "handwritten_volta_mma_mixed.ptx"
+WMMA61 = MODERN / "llvm_wmma_ptx61.ptx"
+RARE = MODERN / "mma_shapes_rare.ptx"
+FP8 = MODERN / "triton_dot_fp8_imprecise_sm90a.ptx"
+NUMBA = MODERN / "numba_saxpy2d_sm80.ptx"
+
+
+def _skeleton(path, entry=None):
+    from splice.probe.init import skeleton
+
+    return skeleton(Path(path).read_text(), str(path), entry)
+
+
+# ---- tcgen05.dealloc reads its address ---------------------------------------------------------
+
+def test_tcgen05_dealloc_reads_its_tensor_memory_address(tmp_path):
+    """``tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 128`` frees the columns at %r2: the
+    roles table had no tcgen05 row, so operand 0 was a destination and a cut ending before the
+    dealloc did not export %r2 (the identity cut of s10-s33 compiled to other SASS)."""
+    from splice.analysis.roles import raw_defs_uses
+
+    k = Kernel.load(TCGEN, TC_WS)
+    dealloc = next(s.node for s in k.stmts if getattr(s.node, "name", "").startswith("tcgen05.dealloc"))
+    assert raw_defs_uses(dealloc) == ([], ["%r2"])
+    assert [r.reg for r in k.abi(10, 33).live_out] == ["%r2", "%p3"]
+    ld = next(s.node for s in k.stmts if getattr(s.node, "name", "").startswith("tcgen05.ld."))
+    assert raw_defs_uses(ld) == (["%r9"], ["%r2"])      # tcgen05.ld still writes its vector
+
+
+@pytest.mark.needs("ptxas", "disassembler")
+def test_identity_cut_before_the_dealloc_gives_the_original_sass(tmp_path):
+    from splice.ptx.sass import compile_ptx, normalized_sass
+
+    p = _cut_of(tmp_path, TCGEN, TC_WS, 10, 33)
+    assert normalized_sass(compile_ptx(p.text, "sm_100a").cubin) == \
+        normalized_sass(compile_ptx(TCGEN, "sm_100a").cubin)
+
+
+# ---- extract refuses what apply refuses ----------------------------------------------------------
+
+def test_extract_refuses_a_range_that_splits_a_scope(tmp_path, capsys):
+    """s14-s27 of cluster_reduce ends inside the ``{ }`` of cooperative groups' cluster barrier
+    asm: extract wrote a native (closing the scope itself) and apply then refused it, "splits a
+    { } scope".  extract now says so first, at the range's first line."""
+    from splice.cli import main
+
+    k = Kernel.load(DSMEM, REDUCE)
+    from splice.cut.extract import extract
+
+    with pytest.raises(SpliceError) as ei:
+        extract(k, statements=(14, 27), source_name=str(DSMEM))
+    assert "splits a { } scope" in str(ei.value) and ei.value.line == k.stmts[k.first_pos_of(14)].line
+    assert main(["extract", str(DSMEM), "--entry", REDUCE, "--statements", "s14-s27",
+                 "-o", str(tmp_path / "n.ptx")]) == 2
+    assert "dsmem_cluster_sm90.ptx:" in capsys.readouterr().err and not (tmp_path / "n.ptx").exists()
+    assert _cut_of(tmp_path, DSMEM, REDUCE, 18, 23).cuts                 # a range of whole blocks
+
+
+# ---- probe init: by-value structs read as values -------------------------------------------------
+
+def test_struct_scalars_are_fields_to_fill_in():
+    """``__int128 a`` (``.param .align 16 .b8 a[16]``, read by ``ld.param.v2.u64``) and a struct
+    whose ``int n`` the kernel compares with its index were structs with no field: a probe passed
+    zeros, so ``if (i >= w.n) return`` made every thread return and the spec compared nothing."""
+    text, rows = _skeleton(I128, "_Z9i128_mathno4WidePKnPn")
+    params = yaml.safe_load(text)["params"]
+    a, _b, w = params[0], params[1], params[2]
+    assert [(f["offset"], f["dtype"], f["value"]) for f in a["fields"]] == [(0, "u64", None), (8, "u64", None)]
+    assert [f["offset"] for f in w["fields"]] == [0, 8, 16, 24, 32] and w["fields"][-1]["dtype"] == "u32"
+    assert rows[2]["scalars"] == 5 and rows[2]["fields"] == 0
+
+
+def test_pointer_fields_keep_their_bytes():
+    """A struct of six pointers read by ``ld.param.u64``: pointer fields only (no scalar at the
+    same bytes), and the kernel's ``int n`` parameter stays a top-level scalar."""
+    text, rows = _skeleton(I128, "_Z9ptr_array4Ptrsi")
+    (s, n) = yaml.safe_load(text)["params"]
+    assert [f["kind"] for f in s["fields"]] == ["buffer"] * 7 and rows[0]["scalars"] == 0
+    assert n["kind"] == "scalar"
+
+
+def test_filled_struct_scalars_load_and_check(tmp_path):
+    """The skeleton with its nulls filled loads and matches the module (struct scalar fields of
+    u64/u32 at their offsets are a legal spec)."""
+    from splice.probe.check import check
+    from splice.probe.spec import load_spec
+
+    text, _ = _skeleton(I128, "_Z9i128_mathno4WidePKnPn")
+    text = (text.replace("value: null", "value: 3").replace("grid: null", "grid: [1, 1, 1]")
+            .replace("block: null", "block: [32, 1, 1]").replace("shape: null", "shape: [64]"))
+    (tmp_path / "s.yaml").write_text(text)
+    spec = load_spec(str(tmp_path / "s.yaml"))
+    assert len(check(spec, I128.read_text(), str(I128)).params) == 5
+    assert [f.value for f in spec.params[2].fields] == [(3,)] * 5
+
+
+def test_triton_half_scalars_are_typed_by_their_use():
+    """Triton passes fp16/bf16 scalars as ``.param .align 2 .b8 p[2]`` read by ``ld.param.b16``;
+    the ``cvt.f32.f16`` / ``cvt.f32.bf16`` that reads the value types the field."""
+    params = yaml.safe_load(_skeleton(ARGS)[0])["params"]
+    assert [f["dtype"] for f in params[8]["fields"]] == ["f16"]
+    assert [f["dtype"] for f in params[9]["fields"]] == ["bf16"]
+    assert params[10] == {"name": "param_10", "kind": "scalar", "dtype": "f64", "value": None}
+    assert sum(p["kind"] == "buffer" for p in params) == 18
+
+
+# ---- probe init: packed atomics, dynamic shared memory, .blocksareclusters ---------------------
+
+def test_packed_half_atomics_type_their_buffer():
+    """``atom.add.noftz.f16x2`` / ``.bf16x2`` gave "u8, guessed (accessed as -)", so the probe
+    would fill a half2 array with the integers 0-7 as bytes."""
+    params = yaml.safe_load(_skeleton(ATOMS, HALF_ATOMS)[0])["params"]
+    assert [p["dtype"] for p in params[:4]] == ["f16", "f16", "bf16", "bf16"]
+    assert "accessed as .f16 x2" in _skeleton(ATOMS, HALF_ATOMS)[0]
+
+
+def test_dynamic_shared_memory_only_for_the_entry_that_names_it():
+    """The module declares ``.extern .shared smem[]`` once; cluster_hist uses it, cluster_reduce
+    does not: only the first is asked for dynamic bytes."""
+    hist = yaml.safe_load(_skeleton(DSMEM, "_Z12cluster_histPKiPiii")[0])
+    red_text = _skeleton(DSMEM, REDUCE)[0]
+    assert hist["launch"]["shared"]["dynamic"] is None
+    assert yaml.safe_load(red_text)["launch"]["shared"]["dynamic"] == 0
+    assert "not named by this entry" in red_text
+
+
+def test_blocks_are_clusters_is_said():
+    text, _ = _skeleton(PTX90)
+    assert "# NOTE: this entry declares .blocksareclusters" in text and "clusters of 2x1x1 CTAs" in text
+    assert yaml.safe_load(text)["launch"]["block"] == [128, 1, 1]
+
+
+# ---- forms the sweep found right (pinned) ----------------------------------------------------------
+
+@pytest.mark.parametrize("path", [PTX90, VOLTA, WMMA61, NUMBA])
+def test_old_and_new_headers_round_trip(path):
+    """PTX ISA 6.1 (LLVM, sm_70), 6.4 (by hand) and 9.0 (``.blocksareclusters``,
+    ``.abi_preserve``, ``st.bulk``, ``%aggr_smem_size``) modules re-emit byte for byte."""
+    from splice.ptx import emit, parse
+
+    text = path.read_text()
+    assert emit(parse(text, str(path))) == text
+
+
+def test_volta_mma_with_mixed_accumulator_types(capsys):
+    """m8n8k4 with D f32 from C f16 (8 D, 4 C registers) and f16/f32 forms: one phase each, the
+    phase ABI's C is the four .b32 halves, D the eight floats."""
+    from splice.cli import main
+
+    k = Kernel.load(VOLTA)
+    assert [(p.shape, len(p.mma)) for p in k.phases] == [((8, 8, 4), 1)] * 4
+    assert main(["spec", str(VOLTA), "--abi", "phase:1", "--json"]) == 0
+    abi = json.loads(capsys.readouterr().out)["entries"][0]["abi"]
+    assert [r["role"] for r in abi["live_in"]].count("c") == 4
+    assert [(r["role"], r["type"]) for r in abi["live_out"]] == [("d", ".f32")] * 8
+
+
+def test_llvm_old_wmma_spelling():
+    """LLVM 14 writes ``wmma.load.a.sync.row.m16n16k16.global.f16`` (no ``.aligned``, layout
+    before shape) and an m32n8k16 tile: phases with their true shapes."""
+    assert [p.shape for p in Kernel.load(WMMA61, "wmma_loop").phases] == [(16, 16, 16)]
+    assert [p.shape for p in Kernel.load(WMMA61, "wmma_m32n8k16").phases] == [(32, 8, 16)]
+
+
+def test_mma_whose_d_is_not_its_c():
+    """tf32 m16n8k4 twice, the second's C the first's D in new registers: a K chain (16×8×8);
+    f16 m16n8k8 with a fresh C each k-step: one phase per mma, none claiming a longer K."""
+    (ph,) = Kernel.load(RARE, "_Z12tf32_m16n8k4PKfS0_S0_Pf").phases
+    assert ph.shape == (16, 8, 8) and ph.tiles == (1, 1, 2)
+    hm = Kernel.load(RARE, "_Z14hmma_f16acc_k8PKjS0_S0_Pji").phases
+    assert hm and all(len(p.mma) == 1 and p.shape == (16, 8, 8) for p in hm)
+
+
+def test_fp8_split_accumulation_is_irregular_not_a_k_chain():
+    """``max_num_imprecise_acc=32``: each k32 wgmma starts a fresh accumulator that add.f32 folds
+    into the running one.  The phase is irregular (no shape), not a 64×64×128 chain."""
+    (ph,) = Kernel.load(FP8).phases
+    assert len(ph.mma) == 4 and ph.shape is None and not ph.regular
+
+
+def test_numba_array_parameters():
+    """numba passes a 2-D array as 9 parameters (meminfo, parent, nitems, itemsize, data, shape
+    ×2, strides ×2): only ``data`` is a buffer; the unread ones are 0, shapes/strides TODO."""
+    text, rows = _skeleton(NUMBA)
+    assert len(rows) == 29 and [r["param"] for r in rows if r["kind"] == "buffer"] == [4, 14, 23]
+    assert {rows[i]["kind"] for i in (5, 6, 7, 8)} == {"scalar"}
+
+
+def test_spec_json_of_the_ptx90_module(capsys):
+    from splice.cli import main
+
+    assert main(["spec", str(PTX90), "--json"]) == 0
+    (e,) = json.loads(capsys.readouterr().out)["entries"]
+    assert e["phases"] == []

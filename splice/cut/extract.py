@@ -111,8 +111,9 @@ def _phase_head(kernel, abi, ph, facts, first, last, source_name) -> list:
 
 
 def range_nodes(kernel, i: int, j: int) -> tuple:
-    """The model nodes of statement indices ``i``…``j`` with their ``{ }`` scopes kept (an
-    inline-asm block declares its own registers: they stay declared inside it), the keys of the
+    """The model nodes of statement indices ``i``…``j`` with the ``{ }`` scopes they hold whole
+    kept (an inline-asm block declares its own registers: they stay declared inside it; a scope
+    the range lies inside is where apply puts the native, so it is not repeated), the keys of the
     registers those nested scopes declare (``name@scope``: local to the cut, neither ABI nor
     scratch), and each kept instruction's statement index (``id(node) -> index``: its scope
     decides what a name means).  The body's own declarations are left out (the native header
@@ -125,9 +126,12 @@ def range_nodes(kernel, i: int, j: int) -> tuple:
         out = []
         for it in items:
             if isinstance(it, m.Block):
+                first = pos[0]
                 inner = visit(it.items, True)
-                if inner:
+                if inner and i <= first and pos[0] - 1 <= j:
                     out.append(m.Block(tuple(inner)))
+                else:       # the range lies inside this scope: apply splices it there, so a
+                    out += inner    # second { } would hide its labels from the scope's branches
                 continue
             p = pos[0]
             pos[0] += 1

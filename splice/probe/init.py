@@ -163,10 +163,10 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
     y.line("params:")
     rows = []
     values = struct_value_reads(k)
-    structs = [pp for pp in decl.params if pp.is_array and pp.size != 8]
+    prefix = _field_names_collide(decl, uses, values)
     for pp in decl.params:
         rows.append(_param_yaml(y, pp, uses, decl, pp.index in read, own, values.get(pp.index, ()),
-                                prefix=len(structs) > 1))
+                                prefix=prefix))
     y.line("frame: all                      # every output is compared bit for bit")
     return y.text(), rows
 
@@ -216,6 +216,19 @@ def struct_value_reads(kernel) -> dict:
         for j in range(max(1, len(a.regs))):
             out.setdefault(i, {}).setdefault(off + j * t.size, (t.name, a.n))
     return {i: sorted((o, tn, n) for o, (tn, n) in d.items()) for i, d in out.items()}
+
+
+def _field_names_collide(decl, uses: dict, values: dict) -> bool:
+    """Whether two by-value structs would both get a ``field_<offset>`` of one offset (field
+    names are unique over a whole spec)."""
+    seen: set = set()
+    for pp in decl.params:
+        if pp.is_array and pp.size != 8:
+            offs = {off for (i, off) in uses if i == pp.index} | {off for off, _t, _n in values.get(pp.index, ())}
+            if offs & seen:
+                return True
+            seen |= offs
+    return False
 
 
 def _struct_scalars_yaml(y, values, pointer_offsets, stem: str = "field_") -> int:

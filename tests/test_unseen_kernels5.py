@@ -88,6 +88,44 @@ def test_extract_refuses_a_range_that_splits_a_scope(tmp_path, capsys):
     assert _cut_of(tmp_path, DSMEM, REDUCE, 18, 23).cuts                 # a range of whole blocks
 
 
+LOOPS = MODERN / "inline_asm_loops.ptx"
+ASM_LOOPS = "_Z9asm_loopsPKjPjS0_"
+
+
+def test_a_range_inside_an_asm_scope_keeps_its_labels_visible(tmp_path):
+    """s57-s61 lies inside the fourth inlined ``popc_loop`` asm scope and holds its ``LOOP4:``
+    label (``%=`` numbered by nvcc), whose ``bra`` back edge is after the range.  extract
+    wrapped the range in a second ``{ }``, apply put that inside the original scope, and ptxas
+    said "Unknown symbol" for the back edge.  The native is no longer wrapped."""
+    k = Kernel.load(LOOPS, ASM_LOOPS)
+    label = k.stmts[k.first_pos_of(59)].node
+    assert type(label).__name__ == "Label"
+    p = _cut_of(tmp_path, LOOPS, ASM_LOOPS, 57, 61)
+    native = (tmp_path / "n.ptx").read_text()
+    code = [ln for ln in native.splitlines() if not ln.startswith("//")]
+    assert f"{label.name}:" in code and not any(ln.strip() in ("{", "}") for ln in code)
+    assert p.text.count(f"{label.name}:") == 1
+
+
+@pytest.mark.needs("ptxas", "disassembler")
+def test_the_asm_scope_range_gives_the_original_sass(tmp_path):
+    from splice.ptx.sass import compile_ptx, normalized_sass
+
+    p = _cut_of(tmp_path, LOOPS, ASM_LOOPS, 57, 61)
+    assert normalized_sass(compile_ptx(p.text, "sm_90").cubin) == normalized_sass(compile_ptx(LOOPS, "sm_90").cubin)
+
+
+def test_a_range_holding_a_whole_asm_scope_keeps_it():
+    """A range over the whole inlined asm block (its ``.reg`` declarations included) keeps the
+    block and its declarations in the native, as before."""
+    from splice.cut.extract import extract
+
+    k = Kernel.load(LOOPS, ASM_LOOPS)
+    text = extract(k, statements=(18, 30), source_name=str(LOOPS))["text"]
+    code = [ln.strip() for ln in text.splitlines() if not ln.startswith("//")]
+    assert "{" in code and ".reg .pred p;" in code
+
+
 # ---- probe init: by-value structs read as values -------------------------------------------------
 
 def test_struct_scalars_are_fields_to_fill_in():

@@ -130,8 +130,9 @@ def test_a_range_holding_a_whole_asm_scope_keeps_it():
 
 def test_struct_scalars_are_fields_to_fill_in():
     """``__int128 a`` (``.param .align 16 .b8 a[16]``, read by ``ld.param.v2.u64``) and a struct
-    whose ``int n`` the kernel compares with its index were structs with no field: a probe passed
-    zeros, so ``if (i >= w.n) return`` made every thread return and the spec compared nothing."""
+    whose ``int n`` the kernel compares with its index were structs with no field (the filled-in
+    spec refused "expected a non-empty list"); next to pointer fields such scalars were left out
+    and passed as zeros, so ``if (i >= n) return`` made every thread return, comparing nothing."""
     text, rows = _skeleton(I128, "_Z9i128_mathno4WidePKnPn")
     params = yaml.safe_load(text)["params"]
     a, _b, w = params[0], params[1], params[2]

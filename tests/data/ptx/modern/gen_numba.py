@@ -5,8 +5,9 @@ meminfo, parent, nitems, itemsize, data, then one shape and one stride per dimen
 ``float32[:, :]`` is 9 ``.param``s, only ``data`` a pointer).  Its PTX comes from NVVM (the CUDA
 toolkit's libnvvm), with a ``.common .global`` NumbaEnv per kernel and very long mangled names.
 
-Usage:  python gen_numba.py [OUTDIR]   (numba-cuda 0.30.4, numba 0.68.1, libnvvm / nvrtc 13.0;
-no GPU needed: ``cuda.compile_ptx`` only compiles).
+Usage:  python gen_numba.py [OUTDIR] [all]   (numba-cuda 0.30.4, numba 0.68.1, libnvvm / nvrtc 13.0;
+no GPU needed: ``cuda.compile_ptx`` only compiles).  Without ``all`` it writes the shipped file
+only (numba_saxpy2d_sm80.ptx); the other two were swept, not shipped.
 """
 import os
 import sys
@@ -50,16 +51,17 @@ def debug_f64(x, out):
         out[i] = x[(i + 1) % x.size] + x[i]
 
 
-JOBS = (
-    ("numba_saxpy2d_sm80.ptx", saxpy_2d, "void(float32[:,:], float32, float32[:,:], float32[:,:], int32)", {}),
-    ("numba_reduce_local_sm80.ptx", reduce_shared, "void(float32[:], float32[:], int32[:])", {}),
-    ("numba_debug_f64_sm80.ptx", debug_f64, "void(float64[:], float64[:])",
-     {"debug": True, "opt": False}),
+JOBS = (     # (file, kernel, signature, compile options, shipped)
+    ("numba_saxpy2d_sm80.ptx", saxpy_2d, "void(float32[:,:], float32, float32[:,:], float32[:,:], int32)", {}, True),
+    ("numba_reduce_local_sm80.ptx", reduce_shared, "void(float32[:], float32[:], int32[:])", {}, False),
+    ("numba_debug_f64_sm80.ptx", debug_f64, "void(float64[:], float64[:])", {"debug": True, "opt": False}, False),
 )
 
 
-def main(out_dir):
-    for name, fn, sig, opts in JOBS:
+def main(out_dir, every=False):
+    for name, fn, sig, opts, shipped in JOBS:
+        if not (shipped or every):
+            continue
         ptx, _ = cuda.compile_ptx(fn, sig, cc=(8, 0), **opts)
         with open(os.path.join(out_dir, name), "w") as f:
             f.write(ptx)
@@ -68,4 +70,5 @@ def main(out_dir):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))))
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__)),
+                  "all" in sys.argv[2:]))

@@ -141,6 +141,16 @@ def test_struct_scalars_are_fields_to_fill_in():
     assert rows[2]["scalars"] == 5 and rows[2]["fields"] == 0
 
 
+def test_cutlass_params_scalars_are_listed():
+    """CUTLASS 2.x's 368-byte ``Params``: the pointers were listed, the problem size (0/4/8), the
+    swizzled grid (12/16), the strides, alpha/beta (288/292) and the k-iterations (336) were
+    not, so a filled-in skeleton ran a GEMM of size 0."""
+    params = yaml.safe_load(_skeleton(MODERN / "cutlass_fp8_gemm_sm89.ptx")[0])["params"]
+    scalars = {f["offset"]: f["dtype"] for f in params[0]["fields"] if f["kind"] == "scalar"}
+    assert {0: "u32", 4: "u32", 8: "u32", 288: "f32", 292: "f32", 336: "u32"}.items() <= scalars.items()
+    assert not set(scalars) & {64, 112, 192, 272}          # the A/B/C/D pointers stay buffers
+
+
 def test_pointer_fields_keep_their_bytes():
     """A struct of six pointers read by ``ld.param.u64``: pointer fields only (no scalar at the
     same bytes), and the kernel's ``int n`` parameter stays a top-level scalar."""

@@ -230,6 +230,9 @@ def test_volta_mma_with_mixed_accumulator_types(capsys):
 
     k = Kernel.load(VOLTA)
     assert [(p.shape, len(p.mma)) for p in k.phases] == [((8, 8, 4), 1)] * 4
+    # the layout table keyed C by D's type: "s21: c has 4 registers, the mma layout 8" (false)
+    assert [(p.instr["layout"]["c"], p.instr["layout"]["d"]) for p in k.phases] == [(4, 8), (4, 4), (8, 8), (4, 4)]
+    assert not [n for p in k.phases for n in p.notes]
     assert main(["spec", str(VOLTA), "--abi", "phase:1", "--json"]) == 0
     abi = json.loads(capsys.readouterr().out)["entries"][0]["abi"]
     assert [r["role"] for r in abi["live_in"]].count("c") == 4

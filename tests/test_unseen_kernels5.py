@@ -126,6 +126,32 @@ def test_a_range_holding_a_whole_asm_scope_keeps_it():
     assert "{" in code and ".reg .pred p;" in code
 
 
+CONTROL = MODERN / "control_misc.ptx"
+RECURSE = "_Z22recurse_print_indirectPiPf"
+
+
+def test_an_indirect_call_sequence_in_a_native(tmp_path):
+    """extract of a range holding an indirect call sequence writes its ``.callprototype`` inside
+    the call's ``{ }`` (as nvcc does); apply refused its own extract: "directive .callprototype
+    is not allowed in a native phase".  Kept where a nested scope holds it, like the call's
+    ``.param`` slots; a prototype label of the native's own is renamed with its call."""
+    p = _cut_of(tmp_path, CONTROL, RECURSE, 2, 48)
+    assert ".callprototype" in (tmp_path / "n.ptx").read_text()
+    assert p.text.count(".callprototype") == CONTROL.read_text().count(".callprototype")
+    from splice.cut.native import parse_native
+
+    with pytest.raises(SpliceError, match="directive .callprototype is not allowed"):
+        parse_native("proto: .callprototype (.param .b32 _) _ (.param .b32 _);\n", "n.ptx")
+
+
+@pytest.mark.needs("ptxas", "disassembler")
+def test_the_indirect_call_range_gives_the_original_sass(tmp_path):
+    from splice.ptx.sass import compile_ptx, normalized_sass
+
+    p = _cut_of(tmp_path, CONTROL, RECURSE, 2, 48)
+    assert normalized_sass(compile_ptx(p.text, "sm_90").cubin) == normalized_sass(compile_ptx(CONTROL, "sm_90").cubin)
+
+
 # ---- probe init: by-value structs read as values -------------------------------------------------
 
 def test_struct_scalars_are_fields_to_fill_in():

@@ -152,6 +152,34 @@ def test_the_indirect_call_range_gives_the_original_sass(tmp_path):
     assert normalized_sass(compile_ptx(p.text, "sm_90").cubin) == normalized_sass(compile_ptx(CONTROL, "sm_90").cubin)
 
 
+ODD = MODERN / "handwritten_oddities.ptx"
+
+
+def test_a_range_starting_at_a_scopes_first_instruction_takes_the_scope(tmp_path):
+    """s10-s18 of ``oddities`` starts at the first instruction of a scope that shadows ``%r5`` and
+    ``%p1`` (its declarations have no statement number) and ends after it.  apply replaced the
+    whole scope (``widen_to_blocks``), but extract flattened it and resolved the ABI's ``%r5`` in
+    the inner scope: the native wrote the outer ``%r5`` (in3) with the inner one's sums and read
+    an unset scratch where the outer one was used (exit 0, verify "not proven", other SASS).
+    Now the scope is kept with its declarations and the ABI resolved where the native goes."""
+    from splice.verify.compare import verify_plan
+
+    p = _cut_of(tmp_path, ODD, "oddities", 10, 18)
+    code = [ln.strip() for ln in (tmp_path / "n.ptx").read_text().splitlines() if not ln.startswith("//")]
+    assert code.count(".reg .b32 %r5;") == 2 and ".reg .pred %p1;" in code
+    assert code[-3].startswith("add.s32") and code[-3].endswith("%in3;")      # s16 reads the outer %r5
+    [r] = verify_plan(p)
+    assert r.verdict == "proved equal", (r.verdict, r.reason)
+
+
+def test_a_call_target_list_stays_with_its_call(tmp_path):
+    """``ptarget: .calltargets twice, thrice;`` inside the indirect call's scope is kept by a native
+    as ``.callprototype`` is (a range holding it was refused for that directive)."""
+    p = _cut_of(tmp_path, ODD, "oddities", 22, 30)
+    cut = p.text.split("// splice: cut 1")[1].split("// splice: end cut 1")[0]
+    assert ".calltargets twice, thrice;" in cut and ", ptarget;" in cut
+
+
 # ---- probe init: by-value structs read as values -------------------------------------------------
 
 def test_struct_scalars_are_fields_to_fill_in():

@@ -110,42 +110,78 @@ def _phase_head(kernel, abi, ph, facts, first, last, source_name) -> list:
     return head
 
 
-def range_nodes(kernel, i: int, j: int) -> tuple:
-    """The model nodes of statement indices ``i``…``j`` with the ``{ }`` scopes they hold whole
-    kept (an inline-asm block declares its own registers: they stay declared inside it; a scope
-    the range lies inside is where apply puts the native, so it is not repeated), the keys of the
-    registers those nested scopes declare (``name@scope``: local to the cut, neither ABI nor
-    scratch), and each kept instruction's statement index (``id(node) -> index``: its scope
-    decides what a name means).  The body's own declarations are left out (the native header
-    declares scratch)."""
-    local = set()
-    where = {}
+def _held_blocks(kernel, i: int, j: int) -> set:
+    """ids of the ``{ }`` blocks the range holds whole: every instruction and label in them lies
+    in statement indices ``i``…``j`` (their ``.reg`` declarations, which no statement number
+    names, may come before ``i``).  apply's ``widen_to_blocks`` replaces exactly these blocks,
+    declarations included."""
+    held = set()
     pos = [0]
 
-    def visit(items, nested):
+    def visit(items) -> tuple:          # (positions of instructions/labels in items, all inside)
+        n_in, inside = 0, True
+        for it in items:
+            if isinstance(it, m.Block):
+                k, ok = visit(it.items)
+                if k and ok:
+                    held.add(id(it))
+                n_in, inside = n_in + k, inside and ok
+                continue
+            p = pos[0]
+            pos[0] += 1
+            if isinstance(it, (m.Instruction, m.Label)):
+                n_in, inside = n_in + 1, inside and i <= p <= j
+        return n_in, inside
+
+    visit(kernel.fn.body.items)
+    return held
+
+
+def range_nodes(kernel, i: int, j: int) -> tuple:
+    """The model nodes of statement indices ``i``…``j`` with the ``{ }`` scopes they hold whole
+    kept, declarations included (an inline-asm block declares its own registers: they stay
+    declared inside it; a scope the range lies inside is where apply puts the native, so it is
+    not repeated), the keys of the registers those kept scopes declare (``name@scope``: local to
+    the cut, neither ABI nor scratch), each kept instruction's statement index (``id(node) ->
+    index``: its scope decides what a name means), and the scope the native is spliced into
+    (where the ABI's register names are resolved).  The body's own declarations are left out
+    (the native header declares scratch)."""
+    held = _held_blocks(kernel, i, j)
+    local = set()
+    where = {}
+    held_sids = set()
+    pos = [0]
+
+    def visit(items, whole):
         out = []
         for it in items:
             if isinstance(it, m.Block):
-                first = pos[0]
-                inner = visit(it.items, True)
-                if inner and i <= first and pos[0] - 1 <= j:
+                inner = visit(it.items, whole or id(it) in held)
+                if inner and (whole or id(it) in held):
                     out.append(m.Block(tuple(inner)))
                 else:       # the range lies inside this scope: apply splices it there, so a
                     out += inner    # second { } would hide its labels from the scope's branches
                 continue
             p = pos[0]
             pos[0] += 1
-            if not i <= p <= j:
-                continue
-            if isinstance(it, m.Decl):
-                if not nested:
-                    continue
+            if isinstance(it, m.Decl) and whole:     # a kept scope's own declaration
+                held_sids.add(kernel._scope_of[p])
                 local.update(f"{d.name}@{kernel._scope_of[p]}" for d in it.declarators)
+                out.append(it)
+                continue
+            if not i <= p <= j or isinstance(it, m.Decl):
+                continue
+            if whole:
+                held_sids.add(kernel._scope_of[p])
             where[id(it)] = p
             out.append(it)
         return out
 
-    return visit(kernel.fn.body.items, False), local, where
+    nodes = visit(kernel.fn.body.items, False)
+    site = kernel._scope_of[i]
+    while site in held_sids and kernel._parent[site] is not None:
+        site = kernel._parent[site]
+    return nodes, local, where, site
 
 
 def _key(kernel, name: str, sid: int) -> str:
@@ -163,8 +199,7 @@ def _renamed_body(kernel, abi, i: int, j: int) -> tuple:
     ABI symbol or a scratch name like any other."""
     from .binding.abi import sym_name
 
-    nodes, local, where = range_nodes(kernel, i, j)
-    site = kernel._scope_of[i]
+    nodes, local, where, site = range_nodes(kernel, i, j)
     keymap = {}
     for r in abi.live_in:
         keymap.setdefault(_key(kernel, r.reg, site), sym_name(r))

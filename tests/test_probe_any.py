@@ -123,7 +123,8 @@ def test_corpus_recipes_apply_and_keep_the_param_list(recipe, tmp_path):
 
 def test_init_finds_the_struct_fields_of_the_stand_in():
     """nvcc's by-value struct: `mov.b64 %rd9, param_0; ld.param.u64 %rd2, [%rd9+40]` -- the
-    skeleton finds the same pointer/handle fields as the hand-written probes/enc5.yaml."""
+    skeleton finds the same pointer/handle fields as the hand-written probes/enc5.yaml, and the
+    same scalars (extents u32 x2 at 0, blockoff u16 x2 at 80) as fields to fill in."""
     import yaml
 
     from splice.probe.init import skeleton
@@ -133,4 +134,7 @@ def test_init_finds_the_struct_fields_of_the_stand_in():
     assert struct["kind"] == "struct" and struct["size"] == 144 and struct["align"] == 8
     got = {f["offset"]: (f["kind"], f.get("role")) for f in struct["fields"]}
     assert got == {8: ("buffer", "input"), 40: ("buffer", "input"), 48: ("buffer", "output"),
-                   88: ("texture", None), 112: ("surface", None)}
+                   88: ("texture", None), 112: ("surface", None),
+                   0: ("scalar", None), 4: ("scalar", None), 80: ("scalar", None), 82: ("scalar", None)}
+    assert [f["dtype"] for f in struct["fields"] if f["kind"] == "scalar"] == ["u32", "u32", "u16", "u16"]
+    assert all(f["value"] is None for f in struct["fields"] if f["kind"] == "scalar")

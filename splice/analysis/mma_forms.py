@@ -17,7 +17,7 @@ every operand by its ISA role (``d``, ``a``, ``b``, ``c``, ``meta``, ``sel``, ``
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Mapping, Optional
 
@@ -264,6 +264,9 @@ def describe(instr) -> Optional[MmaInstr]:
     lay = None
     if shape_s and "a" in types and "d" in types:
         lay = layout(form, shape_s, types["a"], types["d"])
+        c_lay = layout(form, shape_s, types["a"], types.get("c", types["d"]))
+        if lay is not None and c_lay is not None and c_lay.c != lay.c:
+            lay = replace(lay, c=c_lay.c)   # Volta's m8n8k4 .f32.f16.f16.f16: 8 D, 4 C registers
     return MmaInstr(form, parse_shape(shape_s) if shape_s else None, types, lay, operands, imms,
                     a_regs or not form.startswith("wgmma"), "satfinite" in mods)
 

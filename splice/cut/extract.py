@@ -54,6 +54,7 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
     from .kernel import refuse_vector_registers
 
     refuse_vector_registers(kernel, i, j, source_name or kernel.path)
+    _refuse_split_scope(kernel, i, j, first, last, source_name)
 
     body, types = _renamed_body(kernel, abi, i, j)
     facts = cut_facts(kernel, i, j, abi, ph)
@@ -80,6 +81,17 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
             "scratch": types}
 
 
+def _refuse_split_scope(kernel, i: int, j: int, first: int, last: int, source_name) -> None:
+    """A range that opens or closes a ``{ }`` scope it does not hold whole (an inline-asm block's
+    tail): apply refuses it ("splits a { } scope"), so extract says so at the range's first
+    statement instead of writing a native no recipe can apply."""
+    from .splice import splits_scope
+
+    if kernel.module.source and splits_scope(kernel, kernel.module.source, i, j):
+        raise SpliceError(f"s{first}-s{last} splits a {{ }} scope: widen the range to whole blocks",
+                          source_name or kernel.path, line=kernel.stmts[i].line)
+
+
 def _phase_head(kernel, abi, ph, facts, first, last, source_name) -> list:
     from .binding.abi import sym_name
 
@@ -98,38 +110,78 @@ def _phase_head(kernel, abi, ph, facts, first, last, source_name) -> list:
     return head
 
 
-def range_nodes(kernel, i: int, j: int) -> tuple:
-    """The model nodes of statement indices ``i``…``j`` with their ``{ }`` scopes kept (an
-    inline-asm block declares its own registers: they stay declared inside it), the keys of the
-    registers those nested scopes declare (``name@scope``: local to the cut, neither ABI nor
-    scratch), and each kept instruction's statement index (``id(node) -> index``: its scope
-    decides what a name means).  The body's own declarations are left out (the native header
-    declares scratch)."""
-    local = set()
-    where = {}
+def _held_blocks(kernel, i: int, j: int) -> set:
+    """ids of the ``{ }`` blocks the range holds whole: every instruction and label in them lies
+    in statement indices ``i``…``j`` (their ``.reg`` declarations, which no statement number
+    names, may come before ``i``).  apply's ``widen_to_blocks`` replaces exactly these blocks,
+    declarations included."""
+    held = set()
     pos = [0]
 
-    def visit(items, nested):
-        out = []
+    def visit(items) -> tuple:          # (positions of instructions/labels in items, all inside)
+        n_in, inside = 0, True
         for it in items:
             if isinstance(it, m.Block):
-                inner = visit(it.items, True)
-                if inner:
-                    out.append(m.Block(tuple(inner)))
+                k, ok = visit(it.items)
+                if k and ok:
+                    held.add(id(it))
+                n_in, inside = n_in + k, inside and ok
                 continue
             p = pos[0]
             pos[0] += 1
-            if not i <= p <= j:
+            if isinstance(it, (m.Instruction, m.Label)):
+                n_in, inside = n_in + 1, inside and i <= p <= j
+        return n_in, inside
+
+    visit(kernel.fn.body.items)
+    return held
+
+
+def range_nodes(kernel, i: int, j: int) -> tuple:
+    """The model nodes of statement indices ``i``…``j`` with the ``{ }`` scopes they hold whole
+    kept, declarations included (an inline-asm block declares its own registers: they stay
+    declared inside it; a scope the range lies inside is where apply puts the native, so it is
+    not repeated), the keys of the registers those kept scopes declare (``name@scope``: local to
+    the cut, neither ABI nor scratch), each kept instruction's statement index (``id(node) ->
+    index``: its scope decides what a name means), and the scope the native is spliced into
+    (where the ABI's register names are resolved).  The body's own declarations are left out
+    (the native header declares scratch)."""
+    held = _held_blocks(kernel, i, j)
+    local = set()
+    where = {}
+    held_sids = set()
+    pos = [0]
+
+    def visit(items, whole):
+        out = []
+        for it in items:
+            if isinstance(it, m.Block):
+                inner = visit(it.items, whole or id(it) in held)
+                if inner and (whole or id(it) in held):
+                    out.append(m.Block(tuple(inner)))
+                else:       # the range lies inside this scope: apply splices it there, so a
+                    out += inner    # second { } would hide its labels from the scope's branches
                 continue
-            if isinstance(it, m.Decl):
-                if not nested:
-                    continue
+            p = pos[0]
+            pos[0] += 1
+            if isinstance(it, m.Decl) and whole:     # a kept scope's own declaration
+                held_sids.add(kernel._scope_of[p])
                 local.update(f"{d.name}@{kernel._scope_of[p]}" for d in it.declarators)
+                out.append(it)
+                continue
+            if not i <= p <= j or isinstance(it, m.Decl):
+                continue
+            if whole:
+                held_sids.add(kernel._scope_of[p])
             where[id(it)] = p
             out.append(it)
         return out
 
-    return visit(kernel.fn.body.items, False), local, where
+    nodes = visit(kernel.fn.body.items, False)
+    site = kernel._scope_of[i]
+    while site in held_sids and kernel._parent[site] is not None:
+        site = kernel._parent[site]
+    return nodes, local, where, site
 
 
 def _key(kernel, name: str, sid: int) -> str:
@@ -147,8 +199,7 @@ def _renamed_body(kernel, abi, i: int, j: int) -> tuple:
     ABI symbol or a scratch name like any other."""
     from .binding.abi import sym_name
 
-    nodes, local, where = range_nodes(kernel, i, j)
-    site = kernel._scope_of[i]
+    nodes, local, where, site = range_nodes(kernel, i, j)
     keymap = {}
     for r in abi.live_in:
         keymap.setdefault(_key(kernel, r.reg, site), sym_name(r))

@@ -310,7 +310,9 @@ def _collect_body(items, out: list, scratch: dict, path: str, env: dict, nested:
     (flat: a nested scope's register that shadows one declared before it, ``{ .reg .b32 %r5; }``
     inside code using another ``%r5``, gets a name of its own and its uses in the scope follow
     it); ``.pragma`` stays in place, ``.loc``/``.file`` go, any other directive is an error; a
-    ``.param`` declaration is kept where a nested scope holds it (a call sequence's arguments)."""
+    ``.param`` declaration, a ``.callprototype`` and a ``.calltargets`` list are kept where a
+    nested scope holds them (a call sequence's arguments, an indirect call's prototype or
+    targets: extract writes them)."""
     env = dict(env)
     for it in items:
         if isinstance(it, m.Decl) and it.space == ".param" and nested:
@@ -335,6 +337,8 @@ def _collect_body(items, out: list, scratch: dict, path: str, env: dict, nested:
         elif isinstance(it, m.Directive):
             if it.name == ".pragma":      # e.g. "nounroll" on a native loop: kept in place
                 out.append(it)
+            elif it.name in (".callprototype", ".calltargets") and nested:   # an indirect call's
+                out.append(it)            # prototype or target list (`proto: .callprototype …;`)
             elif it.name not in (".loc", ".file"):
                 raise SpliceError(f"directive {it.name} is not allowed in a native phase", path,
                                   it.line - _WRAP_LINES)

@@ -266,6 +266,21 @@ def _targets(recipe: Recipe, cut: Cut, kernel):
     yield f"L{lo}-L{hi}", None, idx[0], idx[-1]
 
 
+def cut_region(kernel, source: str, i: int, j: int) -> Optional[tuple]:
+    """The character region statement indices ``i``…``j`` replace, widened to whole ``{ }``
+    blocks (None when a statement has no source position).  apply refuses a region that is not
+    balanced; extract asks the same question, so it does not write a native apply then refuses."""
+    n_first, n_last = kernel.stmts[i].node, kernel.stmts[j].node
+    if n_first.span is None or n_last.span is None:
+        return None
+    return _region(source, *widen_to_blocks(kernel.fn, n_first.span[0], n_last.span[1]))
+
+
+def splits_scope(kernel, source: str, i: int, j: int) -> bool:
+    region = cut_region(kernel, source, i, j)
+    return region is not None and not _balanced(source[region[0]:region[1]])
+
+
 def _region(source: str, start: int, end: int) -> tuple:
     ls = source.rfind("\n", 0, start) + 1
     if not source[ls:start].strip():
@@ -365,10 +380,9 @@ def plan(recipe: Recipe, kernel=None) -> Plan:
             bad += [(f"{cut.index}" + where,) + r for r in rows]
             if rows:
                 continue
-            n_first, n_last = kernel.stmts[i].node, kernel.stmts[j].node
-            if n_first.span is None or n_last.span is None:
+            region = cut_region(kernel, source, i, j)
+            if region is None:
                 raise recipe.error("the cut's statements have no source position", cut.select, cut)
-            region = _region(source, *widen_to_blocks(fn, n_first.span[0], n_last.span[1]))
             if not _balanced(source[region[0]:region[1]]):
                 raise recipe.error(f"{title} splits a {{ }} scope: widen the cut to whole blocks",
                                    cut.select, cut)

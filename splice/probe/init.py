@@ -31,10 +31,13 @@ _EXTERN_SHARED = re.compile(r"\.extern\s+\.shared\s[^;]*(?:;|\Z)")
 _UNSIZED = re.compile(r"(?<!\w)(\w+)\s*\[\s*\]")
 
 
-def _shared_note(text: str) -> Optional[str]:
+def _shared_note(text: str, named=None) -> Optional[str]:
+    """The dynamic ``.extern .shared name[]`` the entry names (the first one when ``named`` is
+    None); a module of several entries declares it once for all, and an entry that never names
+    it (dsmem_cluster's second kernel) needs no dynamic bytes."""
     for decl in _EXTERN_SHARED.finditer(text):
         m = _UNSIZED.search(decl.group())
-        if m:
+        if m and (named is None or m.group(1) in named):
             return m.group(1)
     return None
 
@@ -133,6 +136,12 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
                + (f" +{len(variables) - 6}" if len(variables) > 6 else "") + "); the probe binds")
         y.line("# parameters only: what it reads there is not set by this spec, and what it writes there is")
         y.line("# not compared" + (" (no parameter at all: this spec compares nothing)." if not decl.params else "."))
+    if decl.directive(".blocksareclusters") is not None:
+        cl = decl.directive(".reqnctapercluster") or ()
+        y.line("# NOTE: this entry declares .blocksareclusters (PTX ISA 9.0): the launch's grid counts clusters"
+               + (f" of {'x'.join(map(str, cl))} CTAs" if cl else ""))
+        y.line("# (%nctaid is grid x cluster); size the buffers for that.  splice's probe has not been run on")
+        y.line("# such an entry: check the frames of a first run by hand.")
     y.kv("name", k.name)
     y.kv("ptx", path)
     y.kv("entry", k.name)
@@ -146,16 +155,22 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
         mx = decl.directive(".maxntid")
         y.kv("block", None, 1, "TODO: threads per block" + (f" (.maxntid {', '.join(map(str, mx))})" if mx
                                                            else ", e.g. [128, 1, 1]"))
-    smem = _shared_note(text)
+    smem = _shared_note(text, _named_symbols(k))
     y.line("  shared:")
     if smem:
         y.kv("dynamic", None, 2, f"TODO: bytes of the dynamic .extern .shared {smem}[]")
+    elif _shared_note(text):
+        y.kv("dynamic", 0, 2, f"the module's .extern .shared {_shared_note(text)}[] is not named by this "
+             "entry (check: a .func it calls may use it)")
     else:
         y.kv("dynamic", 0, 2)
     y.line("params:")
     rows = []
+    values = struct_value_reads(k)
+    prefix = _field_names_collide(decl, uses, values)
     for pp in decl.params:
-        rows.append(_param_yaml(y, pp, uses, decl, pp.index in read, own))
+        rows.append(_param_yaml(y, pp, uses, decl, pp.index in read, own, values.get(pp.index, ()),
+                                prefix=prefix))
     y.line("frame: all                      # every output is compared bit for bit")
     return y.text(), rows
 
@@ -178,7 +193,67 @@ def params_read(kernel) -> set:
     return out
 
 
-def _param_yaml(y, pp, uses: dict, decl, read: bool = True, own: Optional[dict] = None) -> dict:
+def struct_value_reads(kernel) -> dict:
+    """{parameter index: [(offset, dtype, statement)]}: the typed ``ld.param`` reads of each
+    by-value struct (``.param .align N .b8 p[size]``), one per element of a vector read.  A struct's
+    scalars (a problem size, an ``int n``, an ``__int128``) were left to the user ("add its
+    scalars"): a probe passed them as zeros, so a kernel that returns early on ``i >= n`` compared
+    nothing and passed any splice.  Listed with ``value: null``, the spec refuses until they are set."""
+    from .param_trace import _consumers, _value_uses
+
+    prov = kernel.provenance
+    index = {prov.param_short.get(p.name, p.name): i for i, p in enumerate(kernel.fn.params or ())}
+    index.update({p.name: i for i, p in enumerate(kernel.fn.params or ())})
+    out: dict = {}
+    consumers = None
+    for a, param, off in prov.param_loads():
+        name = kernel.stmts[a.pos].node.name
+        t = dt.lookup(name.rsplit(".", 1)[-1])
+        i = index.get(param)
+        if t is None or i is None or t.name not in dt.SCALAR_TYPES:
+            continue
+        if t.kind == "bits" and len(a.regs) <= 1:       # Triton's fp16/bf16 scalar: .b8 p[2] read .b16
+            consumers = consumers if consumers is not None else _consumers(kernel)
+            told = {ty for _k, ty, _w in _value_uses(kernel, a.pos, consumers)
+                    if dt.lookup(ty) is not None and dt.lookup(ty).size == t.size}
+            t = dt.lookup(told.pop()) if len(told) == 1 else t
+        for j in range(max(1, len(a.regs))):
+            out.setdefault(i, {}).setdefault(off + j * t.size, (t.name, a.n))
+    return {i: sorted((o, tn, n) for o, (tn, n) in d.items()) for i, d in out.items()}
+
+
+def _field_names_collide(decl, uses: dict, values: dict) -> bool:
+    """Whether two by-value structs would both get a ``field_<offset>`` of one offset (field
+    names are unique over a whole spec)."""
+    seen: set = set()
+    for pp in decl.params:
+        if pp.is_array and pp.size != 8:
+            offs = {off for (i, off) in uses if i == pp.index} | {off for off, _t, _n in values.get(pp.index, ())}
+            if offs & seen:
+                return True
+            seen |= offs
+    return False
+
+
+def _struct_scalars_yaml(y, values, pointer_offsets, stem: str = "field_") -> int:
+    """The struct's bytes read as values (not inside a pointer field): scalar fields to fill in."""
+    taken = [(o, o + 8) for o in pointer_offsets]
+    shown = 0
+    for off, tname, n in values:
+        size = dt.TYPES[tname].size
+        if any(lo < off + size and off < hi for lo, hi in taken) or off % size:
+            continue
+        taken.append((off, off + size))
+        y.line(f"    - {{name: {_scalar(stem + str(off))}, offset: {off}, kind: scalar, dtype: {tname}, value: null}}"
+               f"   # TODO: read as a value (ld.param s{n})")
+        shown += 1
+    return shown
+
+
+def _param_yaml(y, pp, uses: dict, decl, read: bool = True, own: Optional[dict] = None,
+                values=(), prefix: bool = False) -> dict:
+    """``prefix``: name struct fields ``<param>_field_<offset>``: field names are unique over the
+    whole spec, and two structs each read at offset 0 gave two ``field_0`` (the spec refused)."""
     short = pp.name[len(decl.name) + 1:] if pp.name.startswith(decl.name + "_") else pp.name
     if pp.is_array and pp.size != 8:
         fields = sorted((off, u) for (i, off), u in uses.items() if i == pp.index)
@@ -186,10 +261,14 @@ def _param_yaml(y, pp, uses: dict, decl, read: bool = True, own: Optional[dict] 
         y.line("  kind: struct")
         y.line(f"  size: {pp.size}")
         y.line(f"  align: {pp.align}")
-        y.line("  fields:                      # pointers this kernel dereferences; add its scalars")
+        y.line("  fields:                      # pointers it dereferences, then bytes it reads as values")
+        stem = f"{short}_field_" if prefix else "field_"
         for off, u in fields:
-            _object_yaml(y, f"field_{off}", u, 2, off)
-        return {"param": pp.index, "name": pp.name, "kind": "struct", "fields": len(fields)}
+            _object_yaml(y, f"{stem}{off}", u, 2, off)
+        scalars = _struct_scalars_yaml(y, values, [off for off, _u in fields], stem)
+        if not fields and not scalars:
+            y.line("    []                         # no ld.param reads a byte of it at a constant offset")
+        return {"param": pp.index, "name": pp.name, "kind": "struct", "fields": len(fields), "scalars": scalars}
     u = uses.get((pp.index, 0))
     own = own or {}
     if u is None or u.role is None:

@@ -370,8 +370,12 @@ def _record(u: Use, node, space: str, effect: str) -> None:
     u.writes += effect != READ
     u.multicast = u.multicast or multicast(node)
     t = next((mm for mm in reversed(node.modifiers) if dt.lookup(mm) is not None), None)
+    vec = next((int(mm[2:]) for mm in node.modifiers if mm in (".v2", ".v4", ".v8")), 1)
+    packed = next((mm for mm in reversed(node.modifiers) if mm.endswith("x2") and dt.lookup(mm[:-2])), None)
+    if packed and not t:                # atom.add.noftz.f16x2 / red.bf16x2: two elements of that type
+        u.types.append((packed[:-2], 2 * vec))
     if t:
-        u.types.append((t, next((int(mm[2:]) for mm in node.modifiers if mm in (".v2", ".v4", ".v8")), 1)))
+        u.types.append((t, vec))
         d = dt.lookup(t)
         if memory_typed(node) and d is not None and d.kind in ("int", "uint"):
             u.arith.append(t)           # typed integer arithmetic / fragments (.b32 cas/exch: bits)

@@ -22,6 +22,7 @@ import triton
 import triton.language as tl
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
+from triton.language.extra.cuda import libdevice
 
 
 @triton.jit
@@ -650,7 +651,119 @@ def _round4():
         {"C": 32, "KOUT": 32, "BLOCK_P": 64}, 80, ("x_ptr", "w_ptr", "y_ptr"), dict(num_warps=4, num_stages=2), False)
 
 
-JOBS = (*_round1(), *_round2(), *_round3(), *_round4())
+# ---- round 5 (docs/results/unseen-kernels.md, "Round 5") ---------------------------------------------
+
+@triton.jit
+def trans_join_gather(a_ptr, b_ptr, c_ptr, idx_ptr, M, N, K, stride_am, stride_bn, stride_cm,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """B stored N-major and transposed in registers (tl.trans), masked K tail, then an epilogue of
+    tl.gather (a permutation read from memory), tl.join / tl.interleave of the two halves."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    om = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    on = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    ok = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        km = (k0 + ok) < K
+        a = tl.load(a_ptr + om[:, None] * stride_am + (k0 + ok)[None, :], mask=km[None, :], other=0.0)
+        b = tl.load(b_ptr + on[:, None] * stride_bn + (k0 + ok)[None, :], mask=km[None, :], other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    perm = tl.load(idx_ptr + tl.arange(0, BLOCK_N))
+    acc = tl.gather(acc, tl.broadcast_to(perm[None, :], (BLOCK_M, BLOCK_N)), axis=1)
+    lo, hi = tl.split(tl.reshape(acc, (BLOCK_M, BLOCK_N // 2, 2)))
+    out = tl.interleave(hi, lo)
+    tl.store(c_ptr + om[:, None] * stride_cm + on[None, :], out.to(tl.float16))
+
+
+@triton.jit
+def many_args(out, x, i1a, i8a, i16a, u16a, u32a, u64a, f16a, bf16a, f64a,
+              p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15,
+              s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15,
+              g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, n, BLOCK: tl.constexpr):
+    """60 parameters: scalars of every Triton width (i1, i8, i16, u16, u32, u64, fp16, bf16, fp64),
+    16 input pointers each read at its own offset, 16 i32 scalars and 10 fp32 scalars."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x + offs, mask=m, other=0.0)
+    acc = v * f64a.to(tl.float32) + f16a.to(tl.float32) + bf16a.to(tl.float32)
+    acc += (i8a + i16a + u16a).to(tl.float32) + u32a.to(tl.float32) + u64a.to(tl.float32)
+    acc = tl.where(i1a, acc, -acc)
+    acc += tl.load(p0 + offs + s0, mask=m, other=0.0) * g0 + tl.load(p1 + offs + s1, mask=m, other=0.0) * g1
+    acc += tl.load(p2 + offs + s2, mask=m, other=0.0) * g2 + tl.load(p3 + offs + s3, mask=m, other=0.0) * g3
+    acc += tl.load(p4 + offs + s4, mask=m, other=0.0) * g4 + tl.load(p5 + offs + s5, mask=m, other=0.0) * g5
+    acc += tl.load(p6 + offs + s6, mask=m, other=0.0) * g6 + tl.load(p7 + offs + s7, mask=m, other=0.0) * g7
+    acc += tl.load(p8 + offs + s8, mask=m, other=0.0) * g8 + tl.load(p9 + offs + s9, mask=m, other=0.0) * g9
+    acc += tl.load(p10 + offs + s10, mask=m, other=0.0) + tl.load(p11 + offs + s11, mask=m, other=0.0)
+    acc += tl.load(p12 + offs + s12, mask=m, other=0.0) + tl.load(p13 + offs + s13, mask=m, other=0.0)
+    acc += tl.load(p14 + offs + s14, mask=m, other=0.0) + tl.load(p15 + offs + s15, mask=m, other=0.0)
+    tl.store(out + offs, acc, mask=m)
+
+
+@triton.jit
+def rand_libdevice_atomics(x_ptr, y_ptr, h_ptr, c64_ptr, cnt_ptr, seed, n, BLOCK: tl.constexpr):
+    """Philox tl.rand/randint, libdevice math, umulhi, and atomics with explicit sem/scope on
+    fp16, int64 CAS and a cta-scoped counter."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=1.0)
+    r = tl.rand(seed, offs)
+    ri = tl.randint(seed, offs)
+    y = libdevice.erf(x) + libdevice.pow(tl.abs(x), r) + libdevice.tanh(x) + tl.umulhi(ri, ri).to(tl.float32)
+    tl.store(y_ptr + offs, y, mask=m)
+    tl.atomic_add(h_ptr + (offs % 8), x.to(tl.float16), mask=m, sem="relaxed", scope="gpu")
+    tl.atomic_cas(c64_ptr + (offs % 4), offs.to(tl.int64), ri.to(tl.int64), sem="acq_rel", scope="sys")
+    tl.atomic_add(cnt_ptr, 1, sem="release", scope="cta")
+
+
+@triton.jit
+def dot_fp8_imprecise(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """fp8 e5m2 x e4m3 with max_num_imprecise_acc=32: the wgmma chain is cut every 32 of K into a
+    fresh accumulator that is then added to the running one (Hopper's fp8 split accumulation)."""
+    a_ptrs, b_ptrs, c_ptrs = _tile_ptrs(a_ptr, b_ptr, c_ptr, stride_am, stride_bk, stride_cm, 0,
+                                        BLOCK_M, BLOCK_N, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc, max_num_imprecise_acc=32)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * stride_bk
+    tl.store(c_ptrs, acc)
+
+
+def _round5():
+    bp = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "idx_ptr": "*i32", "M": "i32", "N": "i32", "K": "i32",
+          "stride_am": "i32", "stride_bn": "i32", "stride_cm": "i32",
+          "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"}
+    yield Job("triton_trans_join_gather_sm80.ptx", trans_join_gather, bp, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32},
+              80, ("a_ptr", "b_ptr", "c_ptr", "idx_ptr", "stride_am", "stride_bn", "stride_cm"),
+              dict(num_warps=4, num_stages=2), True)
+    ma = {"out": "*fp32", "x": "*fp32", "i1a": "i1", "i8a": "i8", "i16a": "i16", "u16a": "u16", "u32a": "u32",
+          "u64a": "u64", "f16a": "fp16", "bf16a": "bf16", "f64a": "fp64",
+          **{f"p{i}": "*fp32" for i in range(16)}, **{f"s{i}": "i32" for i in range(16)},
+          **{f"g{i}": "fp32" for i in range(10)}, "n": "i32", "BLOCK": "constexpr"}
+    yield Job("triton_many_args_sm80.ptx", many_args, ma, {"BLOCK": 128}, 80, (), dict(num_warps=4), True)
+    rl = {"x_ptr": "*fp32", "y_ptr": "*fp32", "h_ptr": "*fp16", "c64_ptr": "*i64", "cnt_ptr": "*i32",
+          "seed": "i32", "n": "i32", "BLOCK": "constexpr"}
+    yield Job("triton_rand_libdevice_atomics_sm90a.ptx", rand_libdevice_atomics, rl, {"BLOCK": 256}, 90, (),
+              dict(num_warps=4), True)
+    fp8 = {"a_ptr": "*fp8e5", "b_ptr": "*fp8e4nv", "c_ptr": "*fp32", "K": "i32", "stride_am": "i32",
+           "stride_bk": "i32", "stride_cm": "i32", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr",
+           "BLOCK_K": "constexpr", "PREC": "constexpr"}
+    d16 = ("a_ptr", "b_ptr", "c_ptr", "K", "stride_am", "stride_bk", "stride_cm")
+    fp8i = {k: v for k, v in fp8.items() if k != "PREC"}
+    yield Job("triton_dot_fp8_imprecise_sm90a.ptx", dot_fp8_imprecise, fp8i, {"BLOCK_M": 64, "BLOCK_N": 64,
+              "BLOCK_K": 128}, 90, d16, dict(num_warps=4, num_stages=2), True)
+    f16 = {**fp8, "a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16"}
+    yield Job("triton_dot_f16_sm120a.ptx", matmul_ptr, f16, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32,
+              "PREC": "ieee"}, 120, d16, dict(num_warps=4, num_stages=2), True)
+    ds = {"a_ptr": "*fp8e4nv", "a_scale": "*u8", "b_ptr": "*fp8e4nv", "b_scale": "*u8", "out_ptr": "*fp32",
+          "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"}
+    yield Job("triton_dot_scaled_sm120a.ptx", dot_scaled_mx, ds, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 128},
+              120, ("a_ptr", "a_scale", "b_ptr", "b_scale", "out_ptr"), dict(num_warps=4), True)
+
+
+JOBS = (*_round1(), *_round2(), *_round3(), *_round4(), *_round5())
 
 
 def main(out_dir, names=()):

@@ -50,6 +50,12 @@ JOBS=(
   "ptr_to_ptr             sm_90   -O3                sm_90   -"
   "tex_layered_cube_G     sm_90   -G                 sm_90   -"
   "struct_params_dynsmem_G sm_90  -G                 sm_90   -"
+  "atomic_ref_orders      sm_90   -O3                sm_90   -"
+  "dsmem_cluster_sm90     sm_90   -O3                sm_90   -"
+  "inline_asm_loops       sm_90   -O3                sm_90   -"
+  "int128_params          sm_90   -O3                sm_90   -"
+  "mma_shapes_rare        sm_90   -O3                sm_90   -"
+  "tcgen05_ldsm_b8_sm100a sm_100a -O3                sm_100a -"
 )
 for job in "${JOBS[@]}"; do
   read -r name arch flags parch pflags <<<"$job"

@@ -92,6 +92,10 @@ _EDGES = [
     ".global .u64 a = z.rep %r1 + 4;", ".global .u64 a = z.rep {%r1};", ".global .u64 a = z.x.y %r1;",
     '.entry %4 .pragma "zluda set_mode" ()' + _BODY, '.entry k .pragma "a", "b" ()' + _BODY,
     '.entry k .pragma ()' + _BODY, '.entry k() .pragma "p"' + _BODY,
+    # PTX 9.0's ABI directives: one a prefix of the other, and of longer words
+    ".func f() .abi_preserve 8 .abi_preserve_control 2" + _BODY, ".func f() .abi_preserve_control" + _BODY,
+    ".func f() .abi_preserve8 2" + _BODY, ".func f() .abi_preserve_controlx 2" + _BODY,
+    ".func f() .abi_preserve 8, 2" + _BODY, ".func f() .maxntid128" + _BODY, ".func f() .abi_preserve_control_" + _BODY,
     ".extern .shared .align 16 .b8 smem[];", ".visible .global .ptr .u64 p;", ".weak .const .u32 w;",
     ".global .visible .u32 v;", ".global .entry .u32 v;", ".global .texref t;", ".tex .u32 t;",
     ".global .u32 %r1;", ".global .u32 a.x;", ".global .u32 function_name;", ".common .global .u32 c;",

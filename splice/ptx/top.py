@@ -47,10 +47,14 @@ _LINKAGE = frozenset({".visible", ".extern", ".weak", ".common"})
 _SPACES = frozenset({".reg", ".shared", ".global", ".const", ".local", ".param", ".tex", ".sreg",
                      ".generic"})
 _KINDS = frozenset({".entry", ".func"})
-#: the performance directives read here (``.abi_preserve`` is left to Lark: it is a prefix of
-#: ``.abi_preserve_control``, and which one the grammar's regex takes is Lark's business)
+#: the performance directives (the grammar's ``PERF_DIRECTIVE``).  This reader's DOTNAME token
+#: is the whole dotted word, so it takes a directive only when the word is one of these exactly;
+#: where Lark's terminal would stop inside a longer word (``.abi_preserve8``, ``.maxntid128``),
+#: the word is none of them and Lark decides (PTX 9.0's ``.abi_preserve`` /
+#: ``.abi_preserve_control`` sent a module's whole skeleton to Lark)
 _PERF = frozenset({".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg", ".noreturn",
-                   ".explicitcluster", ".reqnctapercluster", ".maxclusterrank", ".blocksareclusters"})
+                   ".explicitcluster", ".reqnctapercluster", ".maxclusterrank", ".blocksareclusters",
+                   ".abi_preserve", ".abi_preserve_control"})
 #: every dotted keyword of the grammar: one of these where the rule wants a DOTNAME is declined
 _KEYWORDS = _LINKAGE | _SPACES | _KINDS | _PERF | frozenset({
     ".version", ".target", ".address_size", ".file", ".loc", ".pragma", ".alias", ".section",

@@ -289,6 +289,12 @@ def _modifiers(mods: str) -> tuple:
 _WORD = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_$")
 
 
+def _names(reg, sym, items: str) -> tuple:
+    """The interned registers and names of a checked ``a, %r1, …`` list (a vector, a texture's
+    coordinates, a call's parenthesised list)."""
+    return tuple(reg[v] if v[0] == "%" else sym[v] for v in _VEC_ITEM.findall(items))
+
+
 def _plain(reader: Reader, text: str, span: tuple, line: int):
     """The Instruction of ``text`` when it has only the plain forms, else None."""
     if text[-1:] != ";" or text.count(";") != 1:
@@ -321,12 +327,11 @@ def _plain(reader: Reader, text: str, span: tuple, line: int):
             elif ident:
                 ops.append(sym[ident])
             elif vec:
-                ops.append(m.Vec(tuple(reg[v] if v[0] == "%" else sym[v] for v in _VEC_ITEM.findall(vec))))
+                ops.append(m.Vec(_names(reg, sym, vec)))
             elif paren:
-                ops.append(m.ParenList(tuple(reg[v] if v[0] == "%" else sym[v] for v in _VEC_ITEM.findall(items))))
+                ops.append(m.ParenList(_names(reg, sym, items)))
             elif tvec:
-                ops.append(m.Addr((reg[treg] if treg else sym[tident],
-                                   m.Vec(tuple(reg[v] if v[0] == "%" else sym[v] for v in _VEC_ITEM.findall(tvec))))))
+                ops.append(m.Addr((reg[treg] if treg else sym[tident], m.Vec(_names(reg, sym, tvec)))))
             else:
                 base = reg[areg] if areg else sym[aident]
                 ops.append(m.Addr((m.Offset(base, off) if off else base,)))

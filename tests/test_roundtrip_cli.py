@@ -311,6 +311,19 @@ def _cycle(texts, box):
     return True
 
 
+def _big_cycle(texts, box):
+    """An item that leaves a cycle of 1000 lists behind."""
+    import weakref
+
+    class Node:
+        pass
+
+    a = Node()
+    a.lists = [[a] for _ in range(1000)]
+    box.append(weakref.ref(a))
+    return True
+
+
 class _Pipe:
     """The worker's end of the pipe: ``n`` items, then the end."""
 
@@ -325,27 +338,56 @@ class _Pipe:
         self.sent.append(out)
 
 
-def test_a_worker_collects_the_cycles_its_items_leave():
-    """Workers run with the collector off (``_serve``), so ``_loop`` collects every
-    COLLECT_EVERY items: the cycles of the items before the last pass are freed, those after
-    it are still there (nothing else freed them)."""
+def test_a_worker_collects_the_cycles_its_items_leave(monkeypatch):
+    """Workers run with the collector off (``_serve``), so ``_loop`` collects once COLLECT_AT
+    more container objects are alive than after its last pass: the cycles of the items before
+    that pass are freed, those after it are still there (nothing else freed them), and items
+    that leave nothing behind never trigger a pass."""
     import gc
 
     from splice.commands import workers as R
 
     box: list = []
-    n = R.COLLECT_EVERY + 3
-    pipe = _Pipe([[(_cycle, (box,))] * 2] * (n // 2) + [[(_cycle, (box,))]] * (n % 2))
+    n = 10
+    pipe = _Pipe([[(_big_cycle, (box,))] * 2] * (n // 2))
     was = gc.isenabled()
     gc.disable()
     try:
+        gc.collect()
+        # each item leaves 1000 lists and a few more objects: a pass is due after the 7th
+        # item (the 4th batch's first), and the batches' own objects are a few dozen
+        monkeypatch.setattr(R, "COLLECT_AT", gc.get_count()[0] + 6500)
         R._loop(pipe, {})
         alive = [r() is not None for r in box]
     finally:
         if was:
             gc.enable()
     assert [out for batch in pipe.sent for out in batch] == [(True, True)] * n
-    assert alive == [False] * R.COLLECT_EVERY + [True] * 3
+    assert alive == [False] * 7 + [True] * 3
+
+
+def test_a_worker_without_garbage_never_collects(monkeypatch):
+    """Items that leave no objects alive never trigger a pass, however many they are: the pass
+    walks the caches that survived, which is its cost (``COLLECT_AT``)."""
+    import gc
+
+    from splice.commands import workers as R
+
+    calls: list = []
+    monkeypatch.setattr(gc, "collect", lambda *a: calls.append(a))
+    pipe = _Pipe([[(_nothing, ())] * 50] * 20)
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        R._loop(pipe, {})
+    finally:
+        if was:
+            gc.enable()
+    assert len(pipe.sent) == 20 and calls == []
+
+
+def _nothing(texts):
+    return [object() for _ in range(3)] and None
 
 
 def test_small_files_of_a_directory_are_batched_up_to_batch_chunks(tmp_path):

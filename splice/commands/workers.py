@@ -28,11 +28,13 @@ def _serve(conn) -> None:
     the item like ``splice``'s own handler does (ptxas killed, temporary files removed) and the
     worker ends quietly: no traceback from a worker reaches the user.
 
-    The cyclic collector is off in a worker, and run by ``_loop`` every ``COLLECT_EVERY``
-    items: an item's model has no cycles and dies with the item (reference counting frees it),
-    while the collector's own passes and the parser's per-model bookkeeping, in a process
-    forked with its parent's heap frozen, cost the workers a sixth of their time on the shared
-    corpus.  The periodic pass frees what cycles items do leave (a caught error's traceback)."""
+    The cyclic collector is off in a worker, and run by ``_loop`` once ``COLLECT_AT`` more
+    container objects are alive than after its last pass: an item's model has no cycles and
+    dies with the item (reference counting frees it), while the collector's own passes and the
+    parser's per-model bookkeeping, in a process forked with its parent's heap frozen, cost the
+    workers a sixth of their time on the shared corpus.  The pass frees what cycles items do
+    leave (a caught error's traceback), so what they can hold is bounded by ``COLLECT_AT``
+    objects whatever the corpus."""
     import gc
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -43,14 +45,19 @@ def _serve(conn) -> None:
         return
 
 
-#: items between two collections in a worker (see ``_serve``)
-COLLECT_EVERY = 64
+#: container objects allocated and still alive since a worker's last collection (the
+#: collector's own generation-0 count, which only grows while it is off) that trigger the next
+#: one (see ``_serve``).  Not a count of items: every pass walks what survived since the last
+#: one, and what survives is mostly the parser's caches (statement texts and their models,
+#: templates, interned operands: up to ~300k objects), which a pass every 64 items walked in
+#: full the first time, 26 ms of one worker's 500 on the shared corpus, to free nothing.  At
+#: ~100 bytes an object, cycles left by items hold at most ~50 MB before they are freed.
+COLLECT_AT = 1 << 19
 
 
 def _loop(conn, texts: dict) -> None:
     import gc
 
-    done = 0
     while True:
         try:
             job = conn.recv()
@@ -64,10 +71,9 @@ def _loop(conn, texts: dict) -> None:
                 outs.append((True, fn(texts, *args)))
             except Exception as exc:  # handed to the parent, which raises it where results are read
                 outs.append((False, _portable(exc)))
-            done += 1
-            if done % COLLECT_EVERY == 0 and not gc.isenabled():
-                gc.collect(0)   # what the items since the last pass left: the whole heap (the
-                #                 shape cache, the grammar once built) would cost ms each time
+            if gc.get_count()[0] >= COLLECT_AT and not gc.isenabled():
+                gc.collect(0)   # what survived since the last pass: the whole heap (the shape
+                #                 cache, the grammar once built) would cost ms each time
         conn.send(outs)   # one message per batch: a send per 30-line file was 0.1 ms of 0.3
         del outs
 

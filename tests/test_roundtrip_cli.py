@@ -603,7 +603,8 @@ def test_a_worker_killed_by_a_signal_is_said_in_words(tmp_path, capsys, monkeypa
 def test_a_stop_signal_at_the_fork_never_runs_the_command_twice(tmp_path, capfd, monkeypatch):
     """A SIGTERM that reaches a worker the instant it is forked (before it is on its own loop)
     ends that worker, never unwinds it into a second copy of the command: one report, from
-    the parent, naming a file."""
+    the parent, naming a file that worker had (both die at once: which one the parent sees
+    first is a race, so either's first file may be named)."""
     import os as _os
     import signal as _signal
 
@@ -625,7 +626,8 @@ def test_a_stop_signal_at_the_fork_never_runs_the_command_twice(tmp_path, capfd,
     assert main(["roundtrip", str(d), "--json", "--jobs", "2"]) == 2
     out, err = capfd.readouterr()
     assert out == "" and err.count("splice") <= 1 and "stopped by" not in err, (out, err)
-    assert "worker process ended" in err and "t0.ptx" in err and "Traceback" not in err
+    assert "worker process ended" in err and "Traceback" not in err
+    assert sum(f"t{k}.ptx" in err for k in range(4)) == 1, err
 
 
 def test_a_run_dropped_before_its_results_are_read_stops_its_workers(tmp_path):

@@ -43,8 +43,9 @@ def vec(*items) -> str:
 
 @dataclass
 class Builder:
-    """Instructions appended in order; ``text()`` is the PTX, one statement per line."""
-    scope: NameScope
+    """Instructions appended in order; ``text()`` is the PTX, one statement per line.  ``scope``
+    hands out fresh registers (``None``: code whose registers are all named by its caller)."""
+    scope: "NameScope | None" = None
     lines: list = field(default_factory=list)
 
     def ins(self, opcode: str, *operands, guard: str = "") -> None:

@@ -388,7 +388,10 @@ def _call_site(ins, outs, kind, fn, head, namer, sync, slots, ret_size) -> list:
         b.ins(f"st.param{_bits_type(t)}", addr(f"{fn}_arg{i}"), r)
     arglist = f"({', '.join(args)})"
     if kind == "call":
-        b.ins("call.uni", f"({fn}_ret)", fn, arglist) if outs else b.ins("call.uni", fn, arglist)
+        if outs:
+            b.ins("call.uni", f"({fn}_ret)", fn, arglist)
+        else:
+            b.ins("call.uni", fn, arglist)
         for (_s, r, t), (off, _n) in zip(outs, slots):
             b.ins(f"ld.param{_bits_type(t)}", r, addr(f"{fn}_ret", off))
         return b.lines

@@ -143,57 +143,75 @@ def plan_stages(kernel, pair, selection: str, spec, budget: int = 1 << 30,
                 kernel_spl=None) -> StagePlan:
     """Choose the stages and lay out the buffer.  ``kernel``: the original's
     ``splice.analysis.Kernel``; ``kernel_spl``: the spliced module's (PROBE+MODULE targets, where
-    phases are matched by number)."""
-    src = pair.original
-    cuts = pair.cuts
-    cut_phase = {}
-    for c in cuts:
+    phases are matched by number).  A phase a cut replaces is staged once, as that cut's
+    live-outs; any other selected phase as its D registers."""
+    cut_phase: dict = {}
+    for c in pair.cuts:
         for p in kernel.phases:
             if p.first <= c.last and p.last >= c.first:
                 cut_phase.setdefault(p.index, c)
     selection, epis = split_selection(selection, max((e.index for e in kernel.epilogues), default=0))
-    near = set(cut_phase) | phases_around_cuts(kernel, cuts)
+    near = set(cut_phase) | phases_around_cuts(kernel, pair.cuts)
     phases = parse_selection(selection, len(kernel.phases), near) if selection or epis is None else []
     stages: list = []
-    seen_cuts = set()
-    notes = []
+    seen_cuts: set = set()
+    notes: list = []
     for idx in phases:
-        ph = kernel.phase(idx)
         c = cut_phase.get(idx)
-        if c is not None:
-            if id(c) in seen_cuts:
-                continue
+        if c is None:
+            stage = _phase_stage(kernel, pair, kernel_spl, idx, notes)
+        elif id(c) not in seen_cuts:
             seen_cuts.add(id(c))
-            regs = [r.reg for r in c.abi.live_out]
-            types = [kernel.reg_type(r) or ".b32" for r in regs]
-            node = kernel.stmt(c.last).node
-            line_o = _end_line(src, node)
-            site = next(p for p in pair.plan.pieces if p.kind == "site" and p.cut is c)
-            line_s = site.out_line + site.n_lines - 1
-            title = f"cut {c.cut.index}" + (f" (phase {c.phase})" if c.phase is not None else f" ({c.title})")
-            stages.append(Stage(0, title, idx, regs, types, line_o, line_s, cut=c.cut.index))
-            continue
-        regs = list(ph.d_regs)
-        types = [kernel.reg_type(r) or ".b32" for r in regs]
-        line_o = _end_line(src, kernel.stmt(ph.last).node)
-        regs_spl = None
-        if pair.plan is not None:
-            line_s = out_line(pair.plan, line_o)
+            stage = _cut_stage(kernel, pair, c, idx)
         else:
-            if kernel_spl is None or idx > len(kernel_spl.phases):
-                notes.append(f"phase {idx}: not in the spliced module")
-                continue
-            ps = kernel_spl.phase(idx)
-            if list(ps.d_regs) != regs:
-                if len(ps.d_regs) != len(regs):
-                    notes.append(f"phase {idx}: {len(regs)} D registers in the original, "
-                                 f"{len(ps.d_regs)} in the spliced module: not staged")
-                    continue
-                regs_spl = list(ps.d_regs)
-            line_s = _end_line(pair.spliced, kernel_spl.stmt(ps.last).node)
-        stages.append(Stage(0, f"phase {idx}", idx, regs, types, line_o, line_s, regs_spl=regs_spl))
+            stage = None
+        if stage is not None:
+            stages.append(stage)
     stages += epilogue_stages(kernel, pair, epis, seen_cuts, Stage, _end_line, out_line, notes)
     stages.sort(key=lambda s: s.line_orig)
+    return _laid_out(stages, spec, budget, notes)
+
+
+def _cut_stage(kernel, pair, c, idx: int) -> Stage:
+    """A cut's stage: its live-outs, stored after its last statement (original) and after its
+    call site or inlined code (spliced)."""
+    regs = [r.reg for r in c.abi.live_out]
+    types = [kernel.reg_type(r) or ".b32" for r in regs]
+    line_o = _end_line(pair.original, kernel.stmt(c.last).node)
+    site = next(p for p in pair.plan.pieces if p.kind == "site" and p.cut is c)
+    line_s = site.out_line + site.n_lines - 1
+    title = f"cut {c.cut.index}" + (f" (phase {c.phase})" if c.phase is not None else f" ({c.title})")
+    return Stage(0, title, idx, regs, types, line_o, line_s, cut=c.cut.index)
+
+
+def _phase_stage(kernel, pair, kernel_spl, idx: int, notes: list):
+    """A phase's stage: its D registers after its last mma, in both modules; None (with a note)
+    when the spliced module has no such phase or its D registers differ in number."""
+    ph = kernel.phase(idx)
+    regs = list(ph.d_regs)
+    types = [kernel.reg_type(r) or ".b32" for r in regs]
+    line_o = _end_line(pair.original, kernel.stmt(ph.last).node)
+    regs_spl = None
+    if pair.plan is not None:
+        line_s = out_line(pair.plan, line_o)
+    else:
+        if kernel_spl is None or idx > len(kernel_spl.phases):
+            notes.append(f"phase {idx}: not in the spliced module")
+            return None
+        ps = kernel_spl.phase(idx)
+        if list(ps.d_regs) != regs:
+            if len(ps.d_regs) != len(regs):
+                notes.append(f"phase {idx}: {len(regs)} D registers in the original, "
+                             f"{len(ps.d_regs)} in the spliced module: not staged")
+                return None
+            regs_spl = list(ps.d_regs)
+        line_s = _end_line(pair.spliced, kernel_spl.stmt(ps.last).node)
+    return Stage(0, f"phase {idx}", idx, regs, types, line_o, line_s, regs_spl=regs_spl)
+
+
+def _laid_out(stages: list, spec, budget: int, notes: list) -> StagePlan:
+    """Number the stages and give each its place in the buffer: one slot per thread of every
+    block, or of one block in ``stride`` when all of them would pass ``budget`` bytes."""
     threads = spec.block[0] * spec.block[1] * spec.block[2]
     blocks = spec.grid[0] * spec.grid[1] * spec.grid[2]
     for i, s in enumerate(stages):

@@ -41,7 +41,7 @@ from typing import Optional
 import numpy as np
 
 from ..analysis.provenance import CONST
-from ..ptx.builder import Builder, NameScope, addr
+from ..ptx.builder import Builder, NameScope, addr, linear_id
 from .harness import HarnessCase, _width, harness_ptx, memory_ops
 
 SPECIAL = {"laneid": "%laneid", "tid.x": "%tid.x", "tid.y": "%tid.y", "tid.z": "%tid.z",
@@ -511,16 +511,7 @@ def _reload_code(b: Builder, reg: str, t: str, how, ctx: BindContext) -> None:
 
 def _block_thread(b: Builder) -> str:
     """The thread's linear index in its block (tid.x + ntid.x·(tid.y + ntid.y·tid.z))."""
-    sc = b.scope
-    t, y, n = sc.reg(".b32"), sc.reg(".b32"), sc.reg(".b32")
-    b.ins("mov.u32", t, "%tid.z")
-    b.ins("mov.u32", n, "%ntid.y")
-    b.ins("mov.u32", y, "%tid.y")
-    b.ins("mad.lo.u32", t, t, n, y)
-    b.ins("mov.u32", n, "%ntid.x")
-    b.ins("mov.u32", y, "%tid.x")
-    b.ins("mad.lo.u32", t, t, n, y)
-    return t
+    return linear_id(b, "tid")
 
 
 def _smem_words(b: Builder, sym: str, nbytes: int, image_off: int, tb: int, regs: dict, load: bool,

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..errors import SpliceError
+from ..ptx.builder import Builder, NameScope, addr, linear_id
 from .epilogue_stages import epilogue_stages, phases_around_cuts, split_selection
 
 PTR = "__splice_stage_ptr"
@@ -230,52 +231,42 @@ def _laid_out(stages: list, spec, budget: int, notes: list) -> StagePlan:
     return StagePlan(stages, threads, blocks, stride, sampled, off, notes)
 
 
+#: the store of a staged register, by its type's width (a predicate is stored as a 0/1 word)
+_STORE = {"64": "st.global.b64", "16": "st.global.b16", "8": "st.global.b8"}
+
+
 def _stage_code(s: Stage, regs: list, types: list, sp: StagePlan) -> str:
-    P = "%splstg"
-    lines = [f"\t{{ // splice probe: stage {s.index} ({s.name}), {len(regs)} registers",
-             f"\t.reg .b64 {P}_rd<3>;", f"\t.reg .b32 {P}_r<12>;", f"\t.reg .pred {P}_p;"]
-    if any(t.lstrip(".") == "pred" for t in types):
-        lines.append(f"\t.reg .b32 {P}_q;")
-    a = lines.append
-    a(f"\tmov.u32 {P}_r0, %ctaid.x;")
-    a(f"\tmov.u32 {P}_r1, %ctaid.y;")
-    a(f"\tmov.u32 {P}_r2, %ctaid.z;")
-    a(f"\tmov.u32 {P}_r3, %nctaid.x;")
-    a(f"\tmov.u32 {P}_r4, %nctaid.y;")
-    a(f"\tmad.lo.u32 {P}_r5, {P}_r2, {P}_r4, {P}_r1;")
-    a(f"\tmad.lo.u32 {P}_r5, {P}_r5, {P}_r3, {P}_r0;")
-    a(f"\trem.u32 {P}_r6, {P}_r5, {sp.stride};")
-    a(f"\tsetp.eq.u32 {P}_p, {P}_r6, 0;")
-    a(f"\tdiv.u32 {P}_r6, {P}_r5, {sp.stride};")
-    a(f"\tmov.u32 {P}_r7, %tid.x;")
-    a(f"\tmov.u32 {P}_r8, %tid.y;")
-    a(f"\tmov.u32 {P}_r9, %tid.z;")
-    a(f"\tmov.u32 {P}_r10, %ntid.x;")
-    a(f"\tmov.u32 {P}_r11, %ntid.y;")
-    a(f"\tmad.lo.u32 {P}_r9, {P}_r9, {P}_r11, {P}_r8;")
-    a(f"\tmad.lo.u32 {P}_r9, {P}_r9, {P}_r10, {P}_r7;")
-    a(f"\tmad.lo.u32 {P}_r9, {P}_r6, {sp.threads}, {P}_r9;")
-    a(f"\tmul.wide.u32 {P}_rd1, {P}_r9, {s.slot_bytes};")
-    a(f"\tld.global.u64 {P}_rd0, [{PTR}];")
-    a(f"\tadd.s64 {P}_rd0, {P}_rd0, {P}_rd1;")
+    """The block that stores one stage: each thread of a sampled block (one in ``sp.stride``)
+    writes its registers to its slot of the stage's part of the buffer.  Built with its own
+    name scope (``%splstg_*``) inside a ``{ }`` of its own, so nothing stays live after it."""
+    scope = NameScope("%splstg")
+    b = Builder(scope)
+    blk = linear_id(b, "ctaid")
+    sampled, rem = scope.reg(".pred"), scope.reg(".b32")
+    b.ins("rem.u32", rem, blk, sp.stride)
+    b.ins("setp.eq.u32", sampled, rem, 0)
+    b.ins("div.u32", rem, blk, sp.stride)          # the block's index among the sampled ones
+    t = linear_id(b, "tid")
+    b.ins("mad.lo.u32", t, rem, sp.threads, t)
+    off, base = scope.reg(".b64"), scope.reg(".b64")
+    b.ins("mul.wide.u32", off, t, s.slot_bytes)
+    b.ins("ld.global.u64", base, addr(PTR))
+    b.ins("add.s64", base, base, off)
     if s.offset:
-        a(f"\tadd.s64 {P}_rd0, {P}_rd0, {s.offset};")
-    for r, (reg, t) in enumerate(zip(regs, types)):
-        t = t.lstrip(".")
-        off = r * s.width
-        if t == "pred":
-            a(f"\tselp.u32 {P}_q, 1, 0, {reg};")
-            a(f"\t@{P}_p st.global.b32 [{P}_rd0+{off}], {P}_q;")
-        elif t.endswith("64"):
-            a(f"\t@{P}_p st.global.b64 [{P}_rd0+{off}], {reg};")
-        elif t.endswith("16"):
-            a(f"\t@{P}_p st.global.b16 [{P}_rd0+{off}], {reg};")
-        elif t.endswith("8"):
-            a(f"\t@{P}_p st.global.b8 [{P}_rd0+{off}], {reg};")
-        else:
-            a(f"\t@{P}_p st.global.b32 [{P}_rd0+{off}], {reg};")
-    a("\t}")
-    return "\n".join(lines) + "\n"
+        b.ins("add.s64", base, base, s.offset)
+    word = None
+    for r, (reg, t_) in enumerate(zip(regs, types)):
+        t_ = t_.lstrip(".")
+        at = addr(base, r * s.width)
+        if t_ == "pred":
+            word = word or scope.reg(".b32")
+            b.ins("selp.u32", word, 1, 0, reg)
+            b.ins("st.global.b32", at, word, guard="@" + sampled)
+            continue
+        width = next((w for w in _STORE if t_.endswith(w)), None)
+        b.ins(_STORE[width] if width else "st.global.b32", at, reg, guard="@" + sampled)
+    head = [f"\t{{ // splice probe: stage {s.index} ({s.name}), {len(regs)} registers"]
+    return "\n".join(head + ["\t" + d for d in scope.decls()] + b.lines + ["\t}"]) + "\n"
 
 
 def instrument(text: str, sp: StagePlan, which: str) -> str:

@@ -27,6 +27,8 @@ from typing import Optional
 
 import numpy as np
 
+from ..ptx.builder import Builder, addr
+
 ENTRY = "splice_harness"
 #: a statement's opcode word and modifiers, after an optional guard, at the start of a line
 _OPCODE = re.compile(r"^[ \t]*(?:@!?%[\w$]+[ \t]+)?([A-Za-z_]\w*)((?:\.[\w:]+)*)", re.M)
@@ -108,25 +110,48 @@ def _width(t: str) -> int:
     return 8 if t.endswith("64") else (2 if t.endswith("16") else 4)
 
 
-def _io(regs, base: str, threads: int, load: bool) -> list:
-    out = []
+def _io(b: Builder, regs, base: str, threads: int, load: bool) -> None:
+    """Each register of ``regs`` loaded from (``load``) or stored to its row of the thread's
+    column at ``base``: one 8-byte row per register, ``threads`` columns; a predicate travels
+    as a 0/1 word (``%sphx_q``)."""
     for i, (reg, t, _role) in enumerate(regs):
-        off = i * threads * 8
-        tt = (t or ".b32").lstrip(".")
-        if tt == "pred":
+        at = addr(base, i * threads * 8)
+        if (t or ".b32").lstrip(".") == "pred":
             if load:
-                out.append(f"\tld.global.u32 %sphx_q, [{base}+{off}];")
-                out.append(f"\tsetp.ne.u32 {reg}, %sphx_q, 0;")
+                b.ins("ld.global.u32", "%sphx_q", at)
+                b.ins("setp.ne.u32", reg, "%sphx_q", 0)
             else:
-                out.append(f"\tselp.u32 %sphx_q, 1, 0, {reg};")
-                out.append(f"\tst.global.u32 [{base}+{off}], %sphx_q;")
+                b.ins("selp.u32", "%sphx_q", 1, 0, reg)
+                b.ins("st.global.u32", at, "%sphx_q")
             continue
         bits = {8: "b64", 2: "b16", 4: "b32"}[_width(t)]
         if load:
-            out.append(f"\tld.global.{bits} {reg}, [{base}+{off}];")
+            b.ins(f"ld.global.{bits}", reg, at)
         else:
-            out.append(f"\tst.global.{bits} [{base}+{off}], {reg};")
-    return out
+            b.ins(f"st.global.{bits}", at, reg)
+
+
+def _harness_prologue(b: Builder) -> None:
+    """The thread's in and out slots: ``%sphx_rd0`` / ``%sphx_rd1`` point at its column of the
+    in and out buffers (8 bytes per thread of the whole grid, blocks one after the other);
+    ``%sphx_rd2`` is the column's byte offset.  These names are the harness' own registers,
+    which the bound epilogue harness (``epilogue_harness``) uses too."""
+    b.ins("ld.param.u64", "%sphx_rd0", addr("splice_harness_in"))
+    b.ins("ld.param.u64", "%sphx_rd1", addr("splice_harness_out"))
+    b.ins("cvta.to.global.u64", "%sphx_rd0", "%sphx_rd0")
+    b.ins("cvta.to.global.u64", "%sphx_rd1", "%sphx_rd1")
+    for i, sreg in enumerate(("%tid.x", "%tid.y", "%tid.z", "%ntid.x", "%ntid.y")):
+        b.ins("mov.u32", f"%sphx_r{i}", sreg)
+    b.ins("mad.lo.u32", "%sphx_r2", "%sphx_r2", "%sphx_r4", "%sphx_r1")
+    b.ins("mad.lo.u32", "%sphx_r2", "%sphx_r2", "%sphx_r3", "%sphx_r0")     # thread in block
+    b.ins("mov.u32", "%sphx_r5", "%ctaid.x")
+    b.ins("mov.u32", "%sphx_r6", "%ntid.z")
+    b.ins("mul.lo.u32", "%sphx_r6", "%sphx_r6", "%sphx_r4")
+    b.ins("mul.lo.u32", "%sphx_r6", "%sphx_r6", "%sphx_r3")                 # threads per block
+    b.ins("mad.lo.u32", "%sphx_r2", "%sphx_r5", "%sphx_r6", "%sphx_r2")     # thread in grid
+    b.ins("mul.wide.u32", "%sphx_rd2", "%sphx_r2", 8)
+    b.ins("add.s64", "%sphx_rd0", "%sphx_rd0", "%sphx_rd2")
+    b.ins("add.s64", "%sphx_rd1", "%sphx_rd1", "%sphx_rd2")
 
 
 #: ``.loc`` lines of the cut: the harness has no ``.file`` table nor ``.debug_str`` section, and
@@ -148,27 +173,16 @@ def harness_ptx(header: str, decls: list, body: str, live_in, live_out, threads:
     lines += ["\t.param .u64 splice_harness_in,",
               "\t.param .u64 splice_harness_out", ")", "{"]
     lines += ["\t" + d for d in decls]
-    lines += ["\t.reg .b64 %sphx_rd<4>;", "\t.reg .b32 %sphx_r<8>;", "\t.reg .b32 %sphx_q;",
-              "\tld.param.u64 %sphx_rd0, [splice_harness_in];",
-              "\tld.param.u64 %sphx_rd1, [splice_harness_out];",
-              "\tcvta.to.global.u64 %sphx_rd0, %sphx_rd0;",
-              "\tcvta.to.global.u64 %sphx_rd1, %sphx_rd1;",
-              "\tmov.u32 %sphx_r0, %tid.x;", "\tmov.u32 %sphx_r1, %tid.y;", "\tmov.u32 %sphx_r2, %tid.z;",
-              "\tmov.u32 %sphx_r3, %ntid.x;", "\tmov.u32 %sphx_r4, %ntid.y;",
-              "\tmad.lo.u32 %sphx_r2, %sphx_r2, %sphx_r4, %sphx_r1;",
-              "\tmad.lo.u32 %sphx_r2, %sphx_r2, %sphx_r3, %sphx_r0;",
-              "\tmov.u32 %sphx_r5, %ctaid.x;"]
-    lines += ["\tmov.u32 %sphx_r6, %ntid.z;",
-              "\tmul.lo.u32 %sphx_r6, %sphx_r6, %sphx_r4;",
-              "\tmul.lo.u32 %sphx_r6, %sphx_r6, %sphx_r3;",
-              "\tmad.lo.u32 %sphx_r2, %sphx_r5, %sphx_r6, %sphx_r2;",
-              "\tmul.wide.u32 %sphx_rd2, %sphx_r2, 8;",
-              "\tadd.s64 %sphx_rd0, %sphx_rd0, %sphx_rd2;",
-              "\tadd.s64 %sphx_rd1, %sphx_rd1, %sphx_rd2;"]
-    lines += _io(live_in, "%sphx_rd0", threads, True)
-    lines += ["\t// ---- the cut ----", _LOC.sub("", body.rstrip("\n")), "\t// ---- end of the cut ----"]
-    lines += _io(live_out, "%sphx_rd1", threads, False)
-    lines += ["\tret;", "}", ""]
+    lines += ["\t.reg .b64 %sphx_rd<4>;", "\t.reg .b32 %sphx_r<8>;", "\t.reg .b32 %sphx_q;"]
+    b = Builder()
+    _harness_prologue(b)
+    _io(b, live_in, "%sphx_rd0", threads, True)
+    b.comment("---- the cut ----")
+    b.raw(_LOC.sub("", body.rstrip("\n")))
+    b.comment("---- end of the cut ----")
+    _io(b, live_out, "%sphx_rd1", threads, False)
+    b.ins("ret")
+    lines += b.lines + ["}", ""]
     return "\n".join(lines)
 
 

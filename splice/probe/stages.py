@@ -13,9 +13,10 @@ line where the statement ends, plus the pointer declaration after ``.address_siz
 Layout: stage *k* owns ``[offset_k, offset_k + size_k)`` (offsets 256-aligned);
 inside, slot = ``(block_linear / S) * threads + tid_linear`` (only blocks with
 ``block_linear % S == 0`` store -- S is the sampling stride that keeps the buffer within its
-budget), and register *r* of a slot is at ``slot * slot_bytes + r * width`` (width 4, or 8 when
-a stage holds a 64-bit register).  With block (32, 1, W), ``tid_linear = 32 * tid.z + lane``, so
-the index is ((block * W + wave) * 32 + lane) * n_regs + r: injective and aligned.
+budget), and register *r* of a slot is at ``slot * slot_bytes + r * width`` (width 4, 8 when
+a stage holds a 64-bit register, 16 when it holds a ``.b128`` one).  With block (32, 1, W),
+``tid_linear = 32 * tid.z + lane``, so the index is ((block * W + wave) * 32 + lane) * n_regs + r:
+injective and aligned.
 
 Stages follow program order.  For a recipe, a phase inside a cut becomes the cut's stage (its
 live-outs, after the cut in both modules: the original's last cut statement, the spliced
@@ -76,13 +77,16 @@ class StagePlan:
                 "bytes": self.total, "notes": self.notes}
 
 
-def parse_selection(sel: str, n_phases: int, cut_phases: set) -> list:
+def parse_selection(sel: str, n_phases: int, cut_phases: set, has_cuts: bool = False) -> list:
     """'all' | 'cut' | '1,8,61' | '1-10,20' -> sorted phase numbers.  'cut' is every phase a cut
-    touches plus its neighbours."""
+    touches plus its neighbours: none when the cuts (``has_cuts``) are in no phase and between
+    none (a kernel without mma phases), whose own stages ``epilogue_stages`` adds."""
     sel = (sel or "all").strip().lower()
     if sel in ("all", "*"):
         return list(range(1, n_phases + 1))
     if sel == "cut":
+        if not cut_phases and has_cuts:
+            return []
         if not cut_phases:
             raise SpliceError("--stages cut needs a recipe (no cut is known): give phase numbers")
         out = set()
@@ -120,8 +124,10 @@ def _end_line(source: str, node) -> int:
 
 
 def _width(t: Optional[str]) -> int:
+    """A staged register's bytes in its slot: 16 for ``.b128``, 8 for 64-bit types, else 4
+    (a 16- or 8-bit register and a predicate are stored in a word)."""
     t = (t or ".b32").lstrip(".")
-    return 8 if t.endswith("64") else 4
+    return 16 if t == "b128" else 8 if t.endswith("64") else 4
 
 
 def out_line(plan, src_line: int) -> int:
@@ -153,7 +159,8 @@ def plan_stages(kernel, pair, selection: str, spec, budget: int = 1 << 30,
                 cut_phase.setdefault(p.index, c)
     selection, epis = split_selection(selection, max((e.index for e in kernel.epilogues), default=0))
     near = set(cut_phase) | phases_around_cuts(kernel, pair.cuts)
-    phases = parse_selection(selection, len(kernel.phases), near) if selection or epis is None else []
+    phases = (parse_selection(selection, len(kernel.phases), near, bool(pair.cuts))
+              if selection or epis is None else [])
     stages: list = []
     seen_cuts: set = set()
     notes: list = []
@@ -232,7 +239,7 @@ def _laid_out(stages: list, spec, budget: int, notes: list) -> StagePlan:
 
 
 #: the store of a staged register, by its type's width (a predicate is stored as a 0/1 word)
-_STORE = {"64": "st.global.b64", "16": "st.global.b16", "8": "st.global.b8"}
+_STORE = {"128": "st.global.b128", "64": "st.global.b64", "16": "st.global.b16", "8": "st.global.b8"}
 
 
 def _stage_code(s: Stage, regs: list, types: list, sp: StagePlan) -> str:
@@ -321,17 +328,18 @@ def compare(sp: StagePlan, a, b, xp=None) -> list:
         if n == 0:
             rows.append({"stage": s.index, "name": s.name, "phase": s.phase, "equal": True, "slots": 0})
             continue
-        ua = a[s.offset:s.offset + n].view(xp.uint32 if s.width == 4 else xp.uint64)
-        ub = b[s.offset:s.offset + n].view(xp.uint32 if s.width == 4 else xp.uint64)
+        # a register is one word (width 4) or `lanes` 64-bit words (8: one; 16, .b128: two)
+        lanes = max(1, s.width // 8)
+        dt = xp.uint32 if s.width == 4 else xp.uint64
         nregs = len(s.regs)
-        ua = ua.reshape(-1, nregs)
-        ub = ub.reshape(-1, nregs)
-        diff = ua != ub
+        ua = a[s.offset:s.offset + n].view(dt).reshape(-1, nregs, lanes)
+        ub = b[s.offset:s.offset + n].view(dt).reshape(-1, nregs, lanes)
+        diff = (ua != ub).any(axis=2)
         nd = int(diff.sum())
         full = np.uint32(0xFFFFFFFF) if s.width == 4 else np.uint64(0xFFFFFFFFFFFFFFFF)
-        unwritten = int((ua == full).all(axis=1).sum())
+        unwritten = int((ua == full).all(axis=(1, 2)).sum())
         row = {"stage": s.index, "name": s.name, "phase": s.phase, "cut": s.cut, "equal": nd == 0,
-               "values_differ": nd, "values": int(ua.size),
+               "values_differ": nd, "values": int(diff.size),
                "slots_differ": int(diff.any(axis=1).sum()), "slots": int(ua.shape[0]),
                "slots_unwritten": unwritten}
         if nd:
@@ -341,10 +349,19 @@ def compare(sp: StagePlan, a, b, xp=None) -> list:
             regs_d = diff.any(axis=0)
             row["first"] = {"block": blk_s * sp.stride, "thread": tid, "wave": tid // 32,
                             "lane": tid % 32, "register": s.regs[r],
-                            "original": f"0x{int(ua[slot, r]):08x}", "spliced": f"0x{int(ub[slot, r]):08x}"}
+                            "original": _hex(ua[slot, r], s.width), "spliced": _hex(ub[slot, r], s.width)}
             row["registers_differ"] = [s.regs[i] for i in range(nregs) if bool(regs_d[i])]
         rows.append(row)
     return rows
+
+
+def _hex(words, width: int) -> str:
+    """A staged value as one hexadecimal number: its words, the first the lowest (little
+    endian), at least 8 digits."""
+    v = 0
+    for k, w in enumerate(words.tolist()):
+        v |= int(w) << (64 * k)
+    return f"0x{v:0{max(8, 2 * width) if width > 8 else 8}x}"
 
 
 def first_divergence(rows: list) -> Optional[dict]:

@@ -607,7 +607,7 @@ def _params(c: _Ctx, data, base: Path) -> tuple:
         return (Param(0, str(raw.get("name", "params")), "struct", size,
                       c.int(raw, "align", "params.align", 1, 8), fields,
                       line=getattr(raw, "line", 0), column=getattr(raw, "column", 0)),), True
-    if not isinstance(raw, list) or not raw:
+    if not isinstance(raw, list) or (not raw and not data.get("globals")):   # [] : globals only
         raise c.err("params", "expected a list (one entry per .param) or {size, fields}", data, "params")
     params = tuple(_param(c, d, i, base) for i, d in enumerate(raw))
     return params, False

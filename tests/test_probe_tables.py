@@ -393,6 +393,52 @@ def test_global_size_from_the_loaded_module_checked():
         Device(spec, cp).load("original", "o.cubin")
 
 
+def test_global_of_size_0_from_cupy_is_accepted():
+    """cupy 14's get_global wraps the symbol as UnownedMemory of size 0 (seen on an H200): 0 is
+    "unknown", not a mismatch (the declared size was checked against the PTX)."""
+    from splice.probe.device import Device
+    from splice.probe.spec import load_spec
+
+    spec = load_spec(DATA / "tables_lut.yaml")
+    cp = _fake([lut_count()])
+    plain = cp.RawModule
+
+    def unsized(path):
+        mod = plain(path)
+        get = mod.get_global
+        mod.get_global = lambda name: SimpleNamespace(**{**vars(get(name)), "mem": SimpleNamespace(size=0)})
+        return mod
+
+    cp.RawModule = unsized
+    dev = Device(spec, cp)
+    dev.load("original", "o.cubin")
+    assert int(dev.render("original")["counter"].view(np.uint32)[0]) >= 5
+
+
+def test_global_missing_from_the_loaded_module_is_a_user_error():
+    from splice.probe.device import Device
+    from splice.probe.spec import SpecError, load_spec
+
+    class CUDADriverError(Exception):
+        pass
+
+    spec = load_spec(DATA / "tables_lut.yaml")
+    cp = _fake([lut_count()])
+    plain = cp.RawModule
+
+    def missing(path):
+        mod = plain(path)
+
+        def get(name):
+            raise CUDADriverError("CUDA_ERROR_NOT_FOUND: named symbol not found")
+        mod.get_global = get
+        return mod
+
+    cp.RawModule = missing
+    with pytest.raises(SpecError, match="lut: not found in the loaded module .CUDA_ERROR_NOT_FOUND"):
+        Device(spec, cp).load("original", "o.cubin")
+
+
 # ---------------------------------------------------------------------------- probe init
 
 def _filled(text: str, fills: dict) -> str:
@@ -447,7 +493,8 @@ def test_init_writes_globals_from_def_use(tmp_path, capsys):
     blocks = {b.split("\n")[0]: b for b in g.split("\n- name: ")[1:]}
     assert "role: input" in blocks["lut"] and "seed:" in blocks["lut"] and ".const" in blocks["lut"]
     assert "fill: module" in blocks["gains"] and "= {...}" in blocks["gains"]
-    assert "role: inout" in blocks["counter"] and "dtype: u32" in blocks["counter"] and "shape: [1]" in blocks["counter"]
+    counter = blocks["counter"]
+    assert "role: inout" in counter and "dtype: u32" in counter and "shape: [1]" in counter
     out.write_text(_filled(text, {"grid": ["[4]"], "block": ["[64]"], "shape": ["[256]"] * 2, "value": [256]}))
     spec = load_spec(out)
     check(spec, PTX.read_text(), str(PTX))

@@ -96,6 +96,8 @@ def test_each_entry_gets_its_own_seed(tmp_path):
     ("- {name: srcs, kind: table, count: null, each: {dtype: f32, shape: [4]}}\n", ("params[0].count", "integer"), 6),
     ("- {name: srcs, kind: table, count: 70000, each: {dtype: f32, shape: [4]}}\n", ("70000 entries",), 6),
     ("- {name: srcs, kind: table}\n", ("entries: [...]", "count: N"), 6),
+    ("- {name: srcs, kind: table, count: 4096, each: {dtype: u8, bytes: 1099511627776}}\n",
+     ("params[0].count", "bytes in its entries: more than"), 6),
     ("- {name: srcs, kind: table, entries: [{dtype: f32, shape: [4]}], count: 2}\n", ("entries: [...]",), 6),
     ("- {name: srcs, kind: table, role: output, entries: [{dtype: f32, shape: [4]}]}\n",
      ("params[0].role", "each entry"), 6),
@@ -283,6 +285,15 @@ def lut_count(wrong: bool = False):
     return run
 
 
+def globals_only(wrong: bool = False):
+    """tables.cu's globals_only in numpy: no parameter, the module's variables only."""
+    def run(_kp, var):
+        i = np.arange(256)
+        scale = var["c_scale"].view(np.float32)[((i + 1) if wrong else i) & 3]
+        var["g_out"].view(np.float32)[:] = var["g_in"].view(np.float32) * scale
+    return run
+
+
 def _fake(behaviours):
     """FakeCupy whose modules hold tables.ptx's variables (each module its own copy, gains as
     the module initialises it) behind get_global."""
@@ -294,7 +305,8 @@ def _fake(behaviours):
 
     def raw_module(path):
         mod = plain(path)
-        var = {"lut": np.zeros(64, np.uint8), "counter": np.zeros(4, np.uint8),
+        var = {"lut": np.zeros(64, np.uint8), "counter": np.zeros(4, np.uint8), "g_in": np.zeros(1024, np.uint8),
+               "g_out": np.zeros(1024, np.uint8), "c_scale": np.zeros(16, np.uint8),
                "gains": np.array([1, 2, 0.5, 4], np.float32).view(np.uint8).copy()}
         cp.variables.append(var)
         k = mod.get_function("")
@@ -534,3 +546,35 @@ def test_init_global_whose_address_escapes_is_compared(tmp_path):
     roles = {v["name"]: v["role"] for v in variables}
     assert roles == {"slot": "output", "data": "inout"}
     assert "its address also reaches st.global.u64" in text
+
+
+def test_globals_only_entry_without_parameters():
+    """params: [] with globals: the output is a __device__ array, poisoned then compared."""
+    from splice.probe.check import check
+    from splice.probe.spec import load_spec
+
+    spec = load_spec(DATA / "tables_globals_only.yaml")
+    check(spec, PTX.read_text(), str(PTX))
+    assert spec.params == () and spec.frames == ("g_out",)
+    dev, cp, out = _outputs(spec, [globals_only(), globals_only()])
+    g_in = dev.globals["original"].host["g_in"].view(np.float32)
+    want = g_in * np.arange(1, 5, dtype=np.float32)[np.arange(256) & 3]
+    assert np.array_equal(out.renders["original"]["g_out"].view(np.float32), want)
+    assert out.identical and out.covered
+    _dev, _cp, out = _outputs(spec, [globals_only(), globals_only(wrong=True)])
+    assert [k for k, c in out.compare.items() if not c["identical"]] == ["g_out"]
+
+
+def test_globals_only_uncovered_output_is_reported():
+    """A global output the kernel does not write holds the poison: uncovered, not "identical"."""
+    from splice.probe.spec import load_spec
+
+    spec = load_spec(DATA / "tables_globals_only.yaml")
+    lazy = lambda kp, var: None      # noqa: E731 - writes nothing
+    _dev, _cp, out = _outputs(spec, [lazy, lazy])
+    assert not out.covered and out.modules["original"]["g_out"]["uncovered"] == 256
+
+
+def test_params_empty_without_globals_refused(tmp_path):
+    _refused(tmp_path, "name: t\nptx: PTX\nentry: globals_only\nlaunch: {grid: [1], block: [1]}\nparams: []\n",
+             "params", "expected a list", line=5)

@@ -4,6 +4,8 @@ with nvcc -ptx; tables_wrong.ptx is a deliberately wrong "splice" of it).
 * table_sum sums through a ``const float* const*`` table of 3 inputs and writes through a
   ``float* const*`` table of 3 outputs: probed against itself every output is bit-identical,
   against the wrong module exactly ``dsts_1`` (the second pointed-to output) differs.
+* globals_only has no parameter: ``__device__`` g_in and ``__constant__`` c_scale in,
+  ``__device__`` g_out out (poisoned, then compared); the wrong module reads the wrong scale.
 * lut_count reads a ``__constant__`` table the spec fills, an initialised ``__device__`` table
   kept as the module has it (``fill: module``) and bumps a ``__device__`` counter (compared,
   role inout by default): against itself identical, against the wrong module (counter + 2)
@@ -98,6 +100,15 @@ def test_lut_count_globals_set_and_read_back(tmp_path):
         assert np.array_equal(got, want), f"out: {int((got != want).sum())} elements differ"
         count = int(out["counter"].view(np.uint32)[0])
         assert count == 5 + int((want > 0).sum()), f"counter {count}, expected 5 + {int((want > 0).sum())}"
+
+
+def test_globals_only_against_itself_and_wrong(tmp_path, capsys):
+    """An entry without parameters (params: []): g_out, a __device__ array, is the only output."""
+    rc, r, diff = _probe(DATA / "tables_globals_only.yaml", PTX, tmp_path / "same", capsys)
+    assert rc == 0 and r["identical"] and r["covered"], f"differing outputs: {diff}; {r['frames']}"
+    assert list(r["compare"]["outputs"]) == ["g_out"], r["compare"]["outputs"].keys()
+    rc, r, diff = _probe(DATA / "tables_globals_only.yaml", WRONG, tmp_path / "wrong", capsys)
+    assert rc == 1 and list(diff) == ["g_out"], f"expected only g_out to differ, got: {diff}"
 
 
 def test_init_skeleton_of_lut_count_runs(tmp_path, capsys):

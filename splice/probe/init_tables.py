@@ -118,8 +118,8 @@ def _global_yaml(y, v, u, escapes, seed: int) -> dict:
     if role == "input":
         rule = "uniform, range: [-1.0, 1.0]" if t.is_float else "integers, range: [0, 7]"
         y.line(f"  fill: {{rule: {rule}, seed: {seed}}}   # not initialised in the module: the host sets it")
-        if v.type == ".b8" and v.size > t.size:      # nvcc declares structs and arrays alike as bytes
-            y.line("  # check: declared as bytes (.b8): if it is a struct, its fields need their own values")
+        if v.type == ".b8" and u is not None and len({x for x, _w in u.types}) > 1:   # a struct's fields
+            y.line(f"  # check: accessed as {kinds}: a struct? its fields need their own values")
             y.line("  # (fill: {rule: from, path: FILE.npy}), not one uniform fill")
         return _row(v, dtype, role, "seeded")
     y.line("  fill: module               # not initialised in the module: zeros, as CUDA loads it")

@@ -215,7 +215,7 @@ class ProbeSpec:
 
     @property
     def param_size(self) -> int:
-        return sum(p.size for p in self.params) if self.legacy else self.params[0].size
+        return sum(p.size for p in self.params) if self.legacy or not self.params else self.params[0].size
 
     @property
     def threads(self) -> int:

@@ -26,7 +26,7 @@ from typing import Optional
 import numpy as np
 
 from . import dtypes as dt
-from .spec import Field, Fill, SpecError
+from .spec import MAX_BUFFER_BYTES, Field, Fill, SpecError
 
 TABLE_KEYS = {"name", "kind", "offset", "entries", "count", "each", "align", "ptx_name", "what"}
 ENTRY_KEYS = {"name", "dtype", "shape", "bytes", "align", "role", "fill", "poison", "image_bytes", "what"}
@@ -91,6 +91,10 @@ def parse_table(c, d, where: str, name: str, offset: int, base: Path) -> Field:
                     "null pointer as kind: scalar, value: 0, if it accepts one)", d, at)
     if count > MAX_ENTRIES:
         raise c.err(f"{where}.{at}", f"{count} entries: more than the {MAX_ENTRIES} a table may hold", d, at)
+    total = sum(e.bytes for e in entries)
+    if total > MAX_BUFFER_BYTES:      # each entry is checked alone; 65536 of 1 TiB are not
+        raise c.err(f"{where}.{at}", f"{total} bytes in its entries: more than the {MAX_BUFFER_BYTES} a "
+                    "table's buffers may hold together", d, at)
     align = c.int(d, "align", f"{where}.align", 1, 256)
     if align & (align - 1) or align < 8:
         raise c.err(f"{where}.align", f"{align}: expected a power of two of at least 8 (device pointers)",

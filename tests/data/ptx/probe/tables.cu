@@ -42,3 +42,18 @@ extern "C" __global__ void lut_count(const int* idx, float* out, int n)
     if (v > 0.0f) atomicAdd(&counter, 1u);
 #endif
 }
+
+// no parameter at all: __device__ arrays in and out, a __constant__ scale (params: [] in the spec)
+__device__ float g_in[256];
+__device__ float g_out[256];
+__constant__ float c_scale[4];
+
+extern "C" __global__ void globals_only()
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+#ifdef WRONG
+    if (i < 256) g_out[i] = g_in[i] * c_scale[(i + 1) & 3];
+#else
+    if (i < 256) g_out[i] = g_in[i] * c_scale[i & 3];
+#endif
+}

@@ -578,3 +578,40 @@ def test_globals_only_uncovered_output_is_reported():
 def test_params_empty_without_globals_refused(tmp_path):
     _refused(tmp_path, "name: t\nptx: PTX\nentry: globals_only\nlaunch: {grid: [1], block: [1]}\nparams: []\n",
              "params", "expected a list", line=5)
+
+
+def test_init_global_holding_a_pointer_is_said_and_refused(tmp_path):
+    """``__device__ float* g_ptr``: the kernel loads a device address from the variable and
+    follows it; a seeded fill would be a wild address, so the skeleton says so and leaves
+    ``fill: null`` (the spec refuses to load there)."""
+    from splice.probe.init import skeleton
+    from splice.probe.spec import SpecError, load_spec
+
+    src = """.version 8.0
+.target sm_80
+.address_size 64
+.global .align 8 .u64 g_ptr;
+.visible .entry k(.param .u64 k_param_0)
+{
+  .reg .b64 %rd<6>;
+  .reg .f32 %f<2>;
+  ld.param.u64 %rd1, [k_param_0];
+  ld.global.u64 %rd2, [g_ptr];
+  cvta.to.global.u64 %rd3, %rd2;
+  ld.global.f32 %f1, [%rd3];
+  cvta.to.global.u64 %rd4, %rd1;
+  st.global.f32 [%rd4], %f1;
+  ret;
+}
+"""
+    variables: list = []
+    text, _rows = skeleton(src, str(tmp_path / "p.ptx"), None, variables)
+    assert variables[0]["fill"] == "pointer" and "loads pointers from it and dereferences them" in text
+    assert "ld.global.f32" in text.split("globals:")[1]
+    (tmp_path / "p.ptx").write_text(src)
+    spec = tmp_path / "p.yaml"
+    spec.write_text(text.replace("grid: null", "grid: [1]").replace("block: null", "block: [1]")
+                    .replace("shape: null", "shape: [1]"))
+    with pytest.raises(SpecError, match=r"globals\[0\].fill: expected a mapping") as e:
+        load_spec(spec)
+    assert e.value.line is not None

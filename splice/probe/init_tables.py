@@ -110,6 +110,13 @@ def _global_yaml(y, v, u, escapes, seed: int) -> dict:
             ", ".join(list(dict.fromkeys(escapes))[:3]) + f" (+{len(escapes) - 3})"
         y.line(f"  # check: its address also reaches {shown}, not followed: role and dtype may be")
         y.line("  # incomplete (role inout compares it either way)")
+    if u is not None and u.pointers:
+        at = ", ".join(sorted(set(u.pointers))[:3])
+        y.line(f"  # TODO: the kernel loads pointers from it and dereferences them ({at}): a pointer")
+        y.line("  # variable (__device__ T* p); the probe fills globals with numbers, not device addresses,")
+        y.line("  # so this entry cannot be probed as it is")
+        y.line("  fill: null")
+        return _row(v, dtype, role, "pointer")
     if role == "output":
         return _row(v, dtype, role, "poisoned")
     if v.initialised:

@@ -219,31 +219,17 @@ _MOVES = {"mov", "add", "sub", "cvta", "selp", "mad"}
 def global_uses(kernel, names) -> tuple:
     """({variable: Use}, {variable: [why not followed]}): def-use forward from each symbol the
     entry names (``mov %rd, lut``, ``[lut+4]``, ``cvta.global %rd, gains``) through copies and
-    additions to the loads, stores and atomics it reaches.  A variable whose address is stored,
-    passed to a call or mixed with another's is listed in the second map: what it reaches there
-    is not followed."""
+    additions to the loads, stores and atomics it reaches; a 64-bit value loaded from it and then
+    dereferenced (``__device__ float* g_ptr``) is recorded in its ``pointers``/``target``.  A
+    variable whose address is stored, passed to a call or mixed with another's is listed in the
+    second map: what it reaches there is not followed."""
     from ..analysis import roles
     from ..ptx import model as m
     from ..ptx.operands import registers
     from .param_trace import Use, _record
 
     names = set(names)
-    defs_all, uses_all, _g = kernel.du()
-    taint: dict = {}
-    changed = True
-    while changed:
-        changed = False
-        for pos, st in enumerate(kernel.stmts):
-            node = st.node
-            if type(node) is not m.Instruction or node.opcode not in _MOVES:
-                continue
-            src = {o.name for o in node.operands[1:] if type(o) is m.Sym and o.name in names}
-            for u in uses_all[pos]:
-                src |= taint.get(u, set())
-            for d in defs_all[pos]:
-                if src and not src <= taint.get(d, set()):
-                    taint[d] = taint.get(d, set()) | src
-                    changed = True
+    taint = _global_taint(kernel, names, registers)
     out: dict = {}
     escapes: dict = {}
     for pos, st in enumerate(kernel.stmts):
@@ -254,8 +240,14 @@ def global_uses(kernel, names) -> tuple:
         acc = roles.memory_access(node)
         addrs = set()
         for i, space, effect in (acc.addresses() if acc is not None else ()):
-            labs = _labels(kernel, node.operands[i], pos, taint, names, registers)
+            every = _labels(kernel, node.operands[i], pos, taint, names, registers)
+            labs = {lab for lab in every if isinstance(lab, str)}
             addrs.add(i)
+            for lab in (lab[1] for lab in every if not isinstance(lab, str)):     # through a loaded pointer
+                u = out.setdefault(lab, Use())
+                u.pointers.append(where)
+                u.target = u.target or Use()
+                _record(u.target, node, space, effect)
             for lab in labs:
                 if space in _GLOBAL_SPACES:
                     _record(out.setdefault(lab, Use()), node, space, effect)
@@ -269,8 +261,40 @@ def global_uses(kernel, names) -> tuple:
         for i, o in enumerate(node.operands):     # the address itself stored, passed, compared
             if i not in addrs:
                 for lab in _labels(kernel, o, pos, taint, names, registers):
-                    escapes.setdefault(lab, []).append(where)
+                    if isinstance(lab, str):
+                        escapes.setdefault(lab, []).append(where)
     return out, escapes
+
+
+def _global_taint(kernel, names: set, registers) -> dict:
+    """{register key: labels} to a fixpoint: a variable's name through ``mov``/``add``/``cvta``…,
+    and ``('*', name)`` for a 64-bit value loaded from it (a pointer the kernel may follow)."""
+    from ..ptx import model as m
+
+    defs_all, uses_all, _g = kernel.du()
+    taint: dict = {}
+    changed = True
+    while changed:
+        changed = False
+        for pos, st in enumerate(kernel.stmts):
+            node = st.node
+            if type(node) is not m.Instruction:
+                continue
+            if node.opcode == "ld" and any(mm in (".u64", ".b64", ".s64") for mm in node.modifiers):
+                addr = next((o for o in node.operands[1:] if type(o) is m.Addr), None)
+                src = {("*", lab) for lab in (_labels(kernel, addr, pos, taint, names, registers) if addr else ())
+                       if isinstance(lab, str)}
+            elif node.opcode in _MOVES:
+                src = {o.name for o in node.operands[1:] if type(o) is m.Sym and o.name in names}
+                for u in uses_all[pos]:
+                    src |= taint.get(u, set())
+            else:
+                continue
+            for d in defs_all[pos]:
+                if src and not src <= taint.get(d, set()):
+                    taint[d] = taint.get(d, set()) | src
+                    changed = True
+    return taint
 
 
 def _labels(kernel, operand, pos: int, taint: dict, names: set, registers) -> set:
@@ -324,10 +348,7 @@ def _check_written(spec, mod, path: str, found: dict) -> None:
     inputs = [g for g in spec.globals if g.role == "input"]
     if not inputs:
         return
-    try:
-        kernel = Kernel(mod, spec.entry)
-    except Exception:  # noqa: BLE001 - the entry check reports a missing entry itself
-        return
+    kernel = Kernel(mod, spec.entry)      # the entry exists: check() looked it up before
     uses, _esc = global_uses(kernel, [g.name for g in inputs])
     for g in inputs:
         u = uses.get(g.name)

@@ -280,13 +280,14 @@ def _global_taint(kernel, names: set, registers) -> dict:
             node = st.node
             if type(node) is not m.Instruction:
                 continue
+            src: set
             if node.opcode == "ld" and any(mm in (".u64", ".b64", ".s64") for mm in node.modifiers):
                 addr = next((o for o in node.operands[1:] if type(o) is m.Addr), None)
                 src = {("*", lab) for lab in (_labels(kernel, addr, pos, taint, names, registers) if addr else ())
                        if isinstance(lab, str)}
             elif node.opcode in _MOVES:
                 src = {o.name for o in node.operands[1:] if type(o) is m.Sym and o.name in names}
-                for u in uses_all[pos]:
+                for u in uses_all[pos]:   # names, and ('*', name) of a loaded pointer moved on
                     src |= taint.get(u, set())
             else:
                 continue

@@ -615,3 +615,16 @@ def test_init_global_holding_a_pointer_is_said_and_refused(tmp_path):
     with pytest.raises(SpecError, match=r"globals\[0\].fill: expected a mapping") as e:
         load_spec(spec)
     assert e.value.line is not None
+
+
+@pytest.mark.parametrize("poison, where", [("999", "params[1].poison"), ("{byte: 300}", "params[1].poison.byte")])
+def test_poison_byte_out_of_range_refused(tmp_path, poison, where):
+    """A byte poison above 255 was accepted, then numpy's OverflowError (a traceback) on the GPU
+    run; buffers, table entries and globals share the check."""
+    spec = LUT.replace("role: output}", f"role: output, poison: {poison}}}").replace("globals:\n", "")
+    _refused(tmp_path, spec, where, "is not a byte", line=7)
+
+
+def test_global_role_null_is_the_default(tmp_path):
+    s = _load(tmp_path, LUT + "- {name: counter, dtype: u32, shape: [1], role: null}\n")
+    assert s.globals[0].role == "inout" and s.frames == ("out", "counter")

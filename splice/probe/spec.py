@@ -434,7 +434,7 @@ def _poison(c: _Ctx, d, where: str, t: dt.DType, default: int) -> tuple:
     if isinstance(p, dict):
         c.keys(p, {"value", "byte"}, f"{where}.poison")
         if "byte" in p:
-            return c.int(p, "byte", f"{where}.poison.byte", 0), True
+            return _byte(c, c.int(p, "byte", f"{where}.poison.byte", 0), f"{where}.poison.byte", p, "byte"), True
         import numpy as np
 
         v = p.get("value", 0)
@@ -443,7 +443,14 @@ def _poison(c: _Ctx, d, where: str, t: dt.DType, default: int) -> tuple:
         if t.is_float and t.kind != "fp8":
             return int(np.array([v], dtype=t.storage).view(f"<u{t.size}")[0]), False
         return int(np.array([v]).astype(t.storage).view(f"<u{t.size}")[0]), False
-    return c.int(d, "poison", f"{where}.poison", 0, default), True
+    return _byte(c, c.int(d, "poison", f"{where}.poison", 0, default), f"{where}.poison", d, "poison"), True
+
+
+def _byte(c: _Ctx, v: int, where: str, holder, key) -> int:
+    """A poison byte: 0..255 (999 was accepted, then numpy's OverflowError on the GPU run)."""
+    if v > 0xFF:
+        raise c.err(where, f"{v} is not a byte (0..255; poison: {{value: X}} gives an element value)", holder, key)
+    return v
 
 
 def _buffer(c: _Ctx, d, where: str, name: str, offset: int, legacy: bool, base: Path) -> Field:
@@ -696,7 +703,8 @@ def _frame(c: _Ctx, data, fields) -> tuple:
                         f"{by_name[fname].role}, not an output", fr, "field")
         names = (fname,)
     if not outputs:
-        raise c.err("params", "no output: give a buffer role: output/inout, or a surface", data, "params")
+        raise c.err("params", "no output: give a buffer (a table entry, a global) role: output/inout, or a surface",
+                    data, "params")
     first = by_name[names[0]] if names else None
     frame = None
     if first is not None:

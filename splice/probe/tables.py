@@ -38,11 +38,10 @@ MODULE_FILL = Fill("module")
 
 
 def _copy(d, drop=(), add=None):
-    """``d`` less the keys ``drop``, plus ``add`` where missing, keeping the positions a YMap
+    """``d`` less the keys ``drop``, with the keys of ``add`` set, keeping the positions a YMap
     remembers (errors keep their line:col)."""
     out = type(d)((k, v) for k, v in d.items() if k not in drop)
-    for k, v in (add or {}).items():
-        out.setdefault(k, v)
+    out.update(add or {})
     for attr in ("key_at", "value_at"):
         if hasattr(d, attr):
             setattr(out, attr, {k: v for k, v in getattr(d, attr).items() if k not in drop})
@@ -149,7 +148,7 @@ def _global(c, g, where: str, holder, i: int, base: Path) -> Field:
     name = c.need(g, "name", where)
     if not isinstance(name, str) or not name.strip():
         raise c.err(f"{where}.name", "expected the variable's PTX name", g, "name")
-    role = g.get("role", "inout")
+    role = "inout" if g.get("role") is None else g["role"]      # null: the default, as for a buffer
     module = g.get("fill", "module") == "module" and role != "output"
     if g.get("fill") == "module" and role == "output":
         raise c.err(f"{where}.fill", "fill: module on an output: an output is poisoned before each launch "

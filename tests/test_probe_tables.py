@@ -254,6 +254,8 @@ def _args(kp: int, sizes: list) -> list:
 
 
 def _f32(addr: int, n: int) -> np.ndarray:
+    if addr == 0:                # the GPU's illegal address; here not a segfault of the test run
+        raise RuntimeError("the fake kernel followed a null pointer")
     return np.ctypeslib.as_array((ctypes.c_float * n).from_address(addr))
 
 
@@ -628,3 +630,19 @@ def test_poison_byte_out_of_range_refused(tmp_path, poison, where):
 def test_global_role_null_is_the_default(tmp_path):
     s = _load(tmp_path, LUT + "- {name: counter, dtype: u32, shape: [1], role: null}\n")
     assert s.globals[0].role == "inout" and s.frames == ("out", "counter")
+
+
+def test_a_table_the_kernel_overwrites_is_restored_before_each_render():
+    """A (wrong) kernel that stores into its own pointer table: the next render still sends the
+    kernel to the entries' buffers, not to whatever the last launch left there."""
+    from splice.probe.spec import load_spec
+
+    def clobber(kp, var):
+        table_sum()(kp, var)
+        srcs = int.from_bytes(_args(kp, [8])[0], "little")
+        np.ctypeslib.as_array((ctypes.c_uint64 * 3).from_address(srcs))[:] = 0
+
+    spec = load_spec(DATA / "tables_sum.yaml")
+    dev, _cp, out = _outputs(spec, [table_sum(), clobber], repeat=2)
+    assert out.identical and out.deterministic          # a null table would have crashed the second render
+    assert [int(a) for a in dev.views["srcs"].a.view(np.uint64)] == [0, 0, 0]     # it did write

@@ -106,7 +106,7 @@ class Device:
         view = dev[shift:shift + f.bytes]
         if host is not None:
             view.set(host)
-            if f.role == "inout" or (f.fill is not None and f.fill.rule == "weight_image"):
+            if f.role == "inout" or f.kind == "table" or (f.fill is not None and f.fill.rule == "weight_image"):
                 self.host[f.name] = host
         self.buffers[f.name] = dev
         self.views[f.name] = view
@@ -187,7 +187,11 @@ class Device:
 
     def prepare(self, stream, alt: bool = False) -> None:
         """Poison every output (``alt``: with the complement pattern), restore every inout to
-        its initial contents."""
+        its initial contents, every pointer table to its addresses (a kernel that wrote into one
+        would send the next render elsewhere)."""
+        for f in self.spec.fields:
+            if f.kind == "table":
+                self.views[f.name].set(self.host[f.name], stream=stream)
         for f in self.spec.outputs:
             if f.kind == "global":                        # per module: ModuleGlobals.prepare
                 continue

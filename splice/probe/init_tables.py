@@ -26,8 +26,8 @@ def table_yaml(y, pad: str, u) -> None:
     y.line(f"{pad}  kind: table                # device pointers: the kernel loads 64-bit values from it and")
     y.line(f"{pad}  # dereferences them ({at})")
     if u.writes:
-        y.line(f"{pad}  # check: the kernel also stores to the table itself ({u.writes} store(s)); the probe writes")
-        y.line(f"{pad}  # the addresses once, before the first launch")
+        y.line(f"{pad}  # check: the kernel also stores to the table itself ({u.writes} store(s)); the probe")
+        y.line(f"{pad}  # rewrites the addresses before every launch and does not compare the table")
     y.line(f"{pad}  count: null                # TODO: how many pointers it reads (a run-time bound: not decided here)")
     mixed = _not_a_table(u)
     if mixed:

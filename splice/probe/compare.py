@@ -85,7 +85,7 @@ def elements(field, raw: np.ndarray) -> np.ndarray:
     """A read-back output as its element array: buffers (uint8 bytes) -> shape or 1-D;
     surfaces ((H, C*W) elements) -> (H, W, C)."""
     t = field.element
-    if field.kind == "buffer":
+    if field.kind in ("buffer", "global"):
         n = raw.size // t.size
         e = np.ascontiguousarray(raw[:n * t.size]).view(t.storage)
         if field.shape:

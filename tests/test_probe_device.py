@@ -413,3 +413,31 @@ def test_a_kernel_that_faults_on_the_gpu_is_a_message_not_a_traceback(tmp_path):
     dev2.load("original", "o.cubin")
     with pytest.raises(ValueError):
         dev2.render("original")
+
+
+def test_an_inout_buffer_that_starts_all_zeros_is_restored_each_render(tmp_path):
+    """A zeros fill keeps no host copy (the buffer is allocated zeroed), and the render's
+    restore of every inout looked for that copy: a KeyError traceback on the GPU for any spec
+    with an inout buffer and no fill (found by a probe of nvcc's 128-bit atomics)."""
+    from splice.probe.device import Device
+    from splice.probe.session import outputs_stage, _NullUI
+    from splice.probe.spec import load_spec
+
+    (tmp_path / "m.ptx").write_text(".version 8.0\n.target sm_90\n.address_size 64\n"
+                                    ".visible .entry k(.param .u64 k_param_0)\n{\n\tret;\n}\n")
+    (tmp_path / "s.yaml").write_text(
+        "name: k\nptx: m.ptx\nentry: k\nlaunch: {grid: [1, 1, 1], block: [32, 1, 1]}\n"
+        "params:\n- {name: param_0, kind: buffer, dtype: u8, shape: [64], role: inout}\nframe: all\n")
+
+    def bump(kp):   # every byte + 1: a render that did not start from zeros would differ
+        (raw,) = _args(kp, [8])
+        a = np.ctypeslib.as_array((ctypes.c_uint8 * 64).from_address(int.from_bytes(raw, "little")))
+        a += 1
+
+    spec = load_spec(tmp_path / "s.yaml")
+    dev = Device(spec, FakeCupy([bump, bump]))
+    dev.load("original", "o")
+    dev.load("spliced", "s")
+    out = outputs_stage(spec, dev, 2, _NullUI())
+    assert out.identical and out.deterministic
+    assert np.array_equal(out.renders["original"]["param_0"], np.ones(64, dtype=np.uint8))

@@ -198,6 +198,9 @@ class Device:
             if f.kind == "buffer" and f.role == "output" and f.poison_is_byte:
                 with stream:                              # a byte pattern: fill on the device
                     self.views[f.name].fill(poison_value(f, alt))
+            elif f.kind == "buffer" and f.role != "output" and f.name not in self.host:
+                with stream:                              # an inout that starts all zeros (a
+                    self.views[f.name].fill(0)            # zeros fill keeps no host copy)
             elif f.kind == "buffer":
                 data = output_poison(f, alt) if f.role == "output" else self.host[f.name]
                 self.views[f.name].set(data, stream=stream)

@@ -14,7 +14,6 @@ the parameters gives a reason instead of names (:func:`describe`).
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 # Itanium builtin codes numba writes for its scalar types
 _BUILTIN = {"b": "bool", "a": "int8", "h": "uint8", "s": "int16", "t": "uint16", "i": "int32",

@@ -60,6 +60,7 @@ JOBS=(
   "bulk_dsmem_mbarrier_sm90 sm_90 -O3                sm_90   -"
   "carry_chain_misc       sm_90   -O3                sm_90   -"
   "mma_interleave_sm89    sm_89   -O3                sm_90   -"
+  "mutual_recursion_local sm_90   -O3                sm_90   -"
 )
 for job in "${JOBS[@]}"; do
   read -r name arch flags parch pflags <<<"$job"

@@ -285,3 +285,21 @@ def test_grouped_pointer_tables_are_tables():
     params = yaml.safe_load(_skeleton(MODERN / "triton_grouped_ptr_array_sm80.ptx")[0])["params"]
     assert [p.get("fill", "-") for p in params[:3]] == [None, None, None]
     assert all(p["dtype"] == "u64" for p in params[:3])
+
+
+def test_a_variable_touched_only_in_a_called_function_is_named():
+    """``hits`` (a ``.common .global`` counter, no initialiser) is bumped only inside ``helper``,
+    which both entries call: neither skeleton said the entry writes a module-scope variable
+    the probe does not compare."""
+    path = MODERN / "handwritten_linkage_multi.ptx"
+    for entry in ("first", "second"):
+        text, _ = _skeleton(path, entry)
+        assert "# NOTE: this entry reads or writes module-scope variables (hits)" in text
+
+
+def test_mutual_recursion_and_linkage_modules_round_trip():
+    from splice.ptx import emit, parse
+
+    for name in ("mutual_recursion_local", "handwritten_linkage_multi"):
+        path = MODERN / f"{name}.ptx"
+        assert emit(parse(path.read_text(), str(path))) == path.read_text()

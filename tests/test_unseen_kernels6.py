@@ -303,3 +303,29 @@ def test_mutual_recursion_and_linkage_modules_round_trip():
     for name in ("mutual_recursion_local", "handwritten_linkage_multi"):
         path = MODERN / f"{name}.ptx"
         assert emit(parse(path.read_text(), str(path))) == path.read_text()
+
+
+# ---- filled skeletons: they load here, they run on the GPU -----------------------------------------
+
+SPECS = [("probes/numba_saxpy2d_sm80.yaml", NUMBA), ("probes/llvm_packed_byval.yaml", PACKED)]
+
+
+@pytest.mark.parametrize("spec, module", SPECS)
+def test_filled_round6_skeletons_load_and_match(spec, module):
+    """numba's skeleton filled from its argument labels; LLVM's packed struct with its byte
+    fields filled little-endian: both are legal specs of their modules."""
+    from splice.probe.check import check
+    from splice.probe.spec import load_spec
+
+    s = load_spec(str(ROOT / spec))
+    assert check(s, module.read_text(), str(module)).params
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("spec, module", SPECS)
+def test_filled_round6_skeletons_run(tmp_path, capsys, spec, module):
+    from splice.cli import main
+
+    rc = main(["probe", str(ROOT / spec), str(module), "--json", "--report-dir", str(tmp_path)])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["ok"], out

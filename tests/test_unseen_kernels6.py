@@ -329,3 +329,20 @@ def test_filled_round6_skeletons_run(tmp_path, capsys, spec, module):
     rc = main(["probe", str(ROOT / spec), str(module), "--json", "--report-dir", str(tmp_path)])
     out = json.loads(capsys.readouterr().out)
     assert rc == 0 and out["ok"], out
+
+
+def test_a_wgmma_with_scale_d_zero_reads_no_accumulator():
+    """``scale-d`` 0 computes D = A·B: its D registers are no input.  The roles table read them
+    (``RW0``), so the split-accumulation phase's ABI took the four pieces' 128 D registers as
+    live-ins it never reads (165 inputs; 37 now: the running sum, descriptors and the rest)."""
+    from splice.analysis.roles import raw_defs_uses
+
+    k = Kernel.load(FP8_32)
+    ph = k.phases[0]
+    pieces_d = {x.name for s in ph.mma for x in s.node.operands[0].items}
+    abi = k.abi(ph.first, ph.last)
+    assert not pieces_d & {r.reg for r in abi.live_in} and len(abi.live_in) == 37
+    defs, uses = raw_defs_uses(ph.mma[0].node)
+    assert set(defs) == {x.name for x in ph.mma[0].node.operands[0].items} and not set(defs) & set(uses)
+    rolled = Kernel.load(WG, ROLLED).phases[0].mma[0].node       # scale-d a predicate: reads D
+    assert set(raw_defs_uses(rolled)[0]) <= set(raw_defs_uses(rolled)[1])

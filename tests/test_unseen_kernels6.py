@@ -346,3 +346,18 @@ def test_a_wgmma_with_scale_d_zero_reads_no_accumulator():
     assert set(defs) == {x.name for x in ph.mma[0].node.operands[0].items} and not set(defs) & set(uses)
     rolled = Kernel.load(WG, ROLLED).phases[0].mma[0].node       # scale-d a predicate: reads D
     assert set(raw_defs_uses(rolled)[0]) <= set(raw_defs_uses(rolled)[1])
+
+
+def test_the_split_accumulation_phase_still_proves(tmp_path):
+    """With the pieces' D no input any more, verify must not read the old D of a scale-d-0
+    wgmma either (the native's scratch would be 'undefined' against the original's inputs)."""
+    from splice.cut.extract import extract
+    from splice.cut.recipe import load_recipe
+    from splice.cut.splice import plan
+    from splice.verify.compare import verify_plan
+
+    (tmp_path / "n.ptx").write_text(extract(Kernel.load(FP8_32), phase=1)["text"])
+    (tmp_path / "r.yaml").write_text(f"module: {FP8_32}\nentry: dot_fp8_imprecise\noutput: o.ptx\n"
+                                     "cuts:\n  - phase: 1\n    native: n.ptx\n")
+    [r] = verify_plan(plan(load_recipe(str(tmp_path / "r.yaml"), [tmp_path])))
+    assert r.verdict == "proved equal", r.reason

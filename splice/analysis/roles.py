@@ -175,14 +175,14 @@ def raw_defs_uses(instr):
         d = ops[0]
         written_in_dest(d, defs)
         read_in_dest(d, uses)
-        if role == RW0 and not _fresh_wgmma(instr):
+        if role == RW0 and not fresh_wgmma(instr):
             written_in_dest(d, uses)
         for o in ops[1:]:
             _collect(o, uses)
     return defs, uses
 
 
-def _fresh_wgmma(instr) -> bool:
+def fresh_wgmma(instr) -> bool:
     """A ``wgmma.mma_async`` whose ``scale-d`` is the immediate 0 computes D = A·B: it reads no
     accumulator (PTX ISA 9.7.15.5.2), so its D registers are no live-in of a cut (they were:
     Triton's fp8 split accumulation gave its phase 128 inputs it never reads)."""

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..analysis import carry
-from ..analysis.roles import (CALL, MMA, NONE, RW0, WRITE, access_bytes, is_branch, is_exit, mem_space,
-                              memory_access, role_of)
+from ..analysis.roles import (CALL, MMA, NONE, RW0, WRITE, access_bytes, fresh_wgmma, is_branch, is_exit,
+                              mem_space, memory_access, role_of)
 from ..cut.native import REG_WIDTH, rename_node
 from ..ptx import model as m
 from .canon import Graph, int_add_width
@@ -347,7 +347,7 @@ class Evaluator:
         width = type_width(s.modifiers)
         ops = s.operands
         srcs = tuple(self.value(st, o, width) for o in ops[1:])
-        if role == RW0:
+        if role == RW0 and not fresh_wgmma(s):      # scale-d 0: D = A·B, the old D unread
             srcs = (self.value(st, ops[0], width),) + srcs
         cc = carry.touches(s)
         if cc == "r":             # addc/subc/madc: the carry flag is one more input

@@ -34,7 +34,8 @@ PACKED = MODERN / "llvm_packed_byval.ptx"
 NUMBA = MODERN / "numba_saxpy2d_sm80.ptx"
 NEW = ["wgmma_odd_n_sm90a", "bulk_dsmem_mbarrier_sm90", "carry_chain_misc", "handwritten_ptr_params",
        "llvm_packed_byval", "mma_interleave_sm89", "triton_persistent_fp8_sm90a",
-       "triton_dot_fp8_imprecise64_sm90a", "triton_grouped_ptr_array_sm80", "triton_welford_rmsnorm_sm90a"]
+       "triton_dot_fp8_imprecise64_sm90a", "triton_grouped_ptr_array_sm80", "triton_welford_rmsnorm_sm90a",
+       "triton_dot_fp8_imprecise_m128_sm90a"]
 
 
 def _skeleton(path, entry=None):
@@ -361,3 +362,11 @@ def test_the_split_accumulation_phase_still_proves(tmp_path):
                                      "cuts:\n  - phase: 1\n    native: n.ptx\n")
     [r] = verify_plan(plan(load_recipe(str(tmp_path / "r.yaml"), [tmp_path])))
     assert r.verdict == "proved equal", r.reason
+
+
+def test_split_accumulation_of_two_m_tiles_is_two_k_chains():
+    """BLOCK_M 128 on one warpgroup: two m64 tiles, each folding its fresh k32 pieces into its
+    own running sum.  The phase was "irregular, 4 accumulators"; it is 128×64×64, tiles 2×1×2."""
+    (ph,) = Kernel.load(MODERN / "triton_dot_fp8_imprecise_m128_sm90a.ptx").phases
+    assert ph.shape == (128, 64, 64) and ph.tiles == (2, 1, 2) and ph.regular
+    assert any("2 running sums" in n for n in ph.notes) and len(ph.c_regs) == 64

@@ -317,7 +317,7 @@ def _phase(k, prov, index, group, loops) -> Phase:
     fresh = {pos: split_acc.starts_fresh(k, pos, mi, first_pos) for pos, mi in zip(run, infos)}
     fold = split_acc.fold_pieces(k, chains, fresh, first_pos, last_pos)
     if fold is not None:       # fresh pieces folded by add: one K chain (split accumulation)
-        chains = [fold.chain]
+        chains = fold.chains
     nm = len(run)
     m_t, n_t, k_steps, regular = _tiling(chains, nm)
     regular = regular and all(stmts[p].node.name == name for p in run)   # one tile: one form
@@ -356,9 +356,12 @@ def _phase(k, prov, index, group, loops) -> Phase:
     _annotate(k, ph, infos, run, first_pos, last_pos, wait, loops)
     if fold is not None:
         st_n = [st[p].n for p in fold.adds]
+        sums = len(fold.chains)
         ph.notes.append(f"split accumulation: {fold.pieces} pieces each start a fresh accumulator and "
-                        f"{len(st_n)} add (s{st_n[0]}…s{st_n[-1]}) fold them into one running sum: "
-                        f"read as one K chain of {k_steps} k-steps (the sum rounds once per piece)")
+                        f"{len(st_n)} add (s{st_n[0]}…s{st_n[-1]}) fold them into "
+                        + ("one running sum: read as one K chain" if sums == 1 else
+                           f"{sums} running sums: read as {sums} K chains")
+                        + f" of {k_steps} k-steps (each sum rounds once per piece)")
     return ph
 
 

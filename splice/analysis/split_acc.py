@@ -24,45 +24,53 @@ _ZERO = frozenset({"0", "0f00000000", "0F00000000", "0d0000000000000000", "0x000
 
 @dataclass(frozen=True)
 class Fold:
-    chain: list          # the pieces' mma fragments, in order: one K chain
-    c_regs: list         # the running sum the phase receives (C of the whole chain)
-    d_regs: list         # the running sum it leaves (D of the whole chain)
+    chains: list         # one K chain per running sum: the pieces' mma fragments, in order
+    c_regs: list         # the running sums the phase receives (C of the chains)
+    d_regs: list         # the running sums it leaves (D of the chains)
     adds: list           # statement positions of the folding adds, in order
     pieces: int
 
 
 def fold_pieces(k, chains: list, fresh: dict, lo: int, hi: int) -> Optional[Fold]:
-    """The chains of a phase (statement positions ``lo``..``hi``) read as one K chain when they
-    are fresh pieces folded by ``add`` (module doc); None otherwise.  ``fresh``: mma position ->
-    whether that mma starts a fresh accumulator."""
+    """The chains of a phase (statement positions ``lo``..``hi``) read as K chains, one per
+    running sum, when every chain is a fresh piece folded by ``add`` (module doc) into a sum
+    that at least two pieces feed; None otherwise.  ``fresh``: mma position -> whether that mma
+    starts a fresh accumulator."""
     if len(chains) < 2 or not all(fresh.get(ch[0][0]) for ch in chains):
         return None
     width = len(chains[0][-1][1])
     if width == 0 or any(len(ch[-1][1]) != width for ch in chains):
         return None
     adds = _adds_by_source(k, lo, hi)
-    order = sorted(chains, key=lambda ch: ch[-1][0])
-    running: Optional[list] = None
-    start: list = []
+    sums: list = []            # [start registers, running registers, pieces]
     used: list = []
-    for ch in order:
-        last = ch[-1][0]
-        new = []
-        for r, dreg in enumerate(ch[-1][1]):
-            hits = [(p, dest, other) for p, dest, other in adds.get(dreg, ())
-                    if p > last and (running is None or other == running[r])]
-            if len(hits) != 1:
-                return None
-            p, dest, other = hits[0]
-            if running is None:
-                start.append(other)
-            new.append(dest)
-            used.append(p)
-        running = new
+    for ch in sorted(chains, key=lambda c: c[-1][0]):
+        hits = [_fold_of(adds, dreg, ch[-1][0]) for dreg in ch[-1][1]]
+        if any(h is None for h in hits):
+            return None
+        others = [h[2] for h in hits]
+        group = next((g for g in sums if g[1] == others), None)
+        if group is None:
+            if any(set(others) & set(g[1]) for g in sums):
+                return None       # partly another sum's: no clean fold
+            group = [others, others, []]
+            sums.append(group)
+        group[1] = [h[1] for h in hits]
+        group[2].append(ch)
+        used += [h[0] for h in hits]
     pieces_d = {r for ch in chains for fr in ch for r in fr[1]}
-    if running is None or pieces_d & set(start) or len(set(used)) != len(used):
+    starts = [r for g in sums for r in g[0]]
+    if any(len(g[2]) < 2 for g in sums) or pieces_d & set(starts) or len(set(used)) != len(used):
         return None
-    return Fold([fr for ch in order for fr in ch], start, running, sorted(used), len(order))
+    return Fold([[fr for ch in g[2] for fr in ch] for g in sums], starts,
+                [r for g in sums for r in g[1]], sorted(used), len(chains))
+
+
+def _fold_of(adds: dict, dreg: str, after: int) -> Optional[tuple]:
+    """(position, destination, the other source) of the one add after ``after`` that reads
+    ``dreg``; None when there is none or more than one."""
+    hits = [h for h in adds.get(dreg, ()) if h[0] > after]
+    return hits[0] if len(hits) == 1 else None
 
 
 def _adds_by_source(k, lo: int, hi: int) -> dict:

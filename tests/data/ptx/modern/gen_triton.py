@@ -865,6 +865,9 @@ def _round6():
     yield Job("triton_dot_fp8_imprecise64_sm90a.ptx", dot_fp8_imprecise64, imp, {"BLOCK_M": 64, "BLOCK_N": 64,
               "BLOCK_K": 128}, 90, ("a_ptr", "b_ptr", "c_ptr", "K", "stride_am", "stride_bk", "stride_cm"),
               dict(num_warps=4, num_stages=2), True)
+    yield Job("triton_dot_fp8_imprecise_m128_sm90a.ptx", dot_fp8_imprecise, imp, {"BLOCK_M": 128, "BLOCK_N": 64,
+              "BLOCK_K": 64}, 90, ("a_ptr", "b_ptr", "c_ptr", "K", "stride_am", "stride_bk", "stride_cm"),
+              dict(num_warps=4, num_stages=2), True)
     gp = {"group_a": "*u64", "group_b": "*u64", "group_c": "*u64", "group_size": "*i32", "g_lds": "*i32",
           "n_groups": "i32", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"}
     yield Job("triton_grouped_ptr_array_sm80.ptx", grouped_ptr_array, gp, {"BLOCK_M": 64, "BLOCK_N": 64,

@@ -370,3 +370,40 @@ def test_split_accumulation_of_two_m_tiles_is_two_k_chains():
     (ph,) = Kernel.load(MODERN / "triton_dot_fp8_imprecise_m128_sm90a.ptx").phases
     assert ph.shape == (128, 64, 64) and ph.tiles == (2, 1, 2) and ph.regular
     assert any("2 running sums" in n for n in ph.notes) and len(ph.c_regs) == 64
+
+
+CARRY_THROUGH = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry through(.param .u64 p)
+{
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<3>;
+	ld.param.u64 %rd1, [p];
+	ld.global.u32 %r1, [%rd1];
+	ld.global.u32 %r2, [%rd1+4];
+	add.cc.u32 %r3, %r1, %r2;
+	mul.lo.u32 %r4, %r1, 3;
+	xor.b32 %r5, %r4, %r2;
+	addc.u32 %r6, %r5, %r1;
+	st.global.u32 [%rd1+8], %r6;
+	ret;
+}
+"""
+
+
+def test_a_cut_the_carry_flows_through_is_refused(tmp_path, capsys):
+    """s5-s6 (mul, xor) lie between ``add.cc`` and ``addc`` and touch no carry: a native there
+    that used ``add.cc`` itself would change the sum after it, and verify compares registers
+    only.  Refused like a split chain; ``spec --abi`` says the carry flows through."""
+    from splice.cli import main
+    from splice.cut.extract import extract
+
+    path = tmp_path / "t.ptx"
+    path.write_text(CARRY_THROUGH)
+    with pytest.raises(SpliceError, match=r"s7 \(addc.u32\) \(after the range\) reads the carry flag that s4"):
+        extract(Kernel.load(path), statements=(5, 6), source_name=str(path))
+    assert main(["spec", str(path), "--abi", "s5-s6", "--json"]) == 0
+    (line,) = json.loads(capsys.readouterr().out)["entries"][0]["abi"]["carry"]
+    assert "through the whole range" in line
+    assert extract(Kernel.load(path), statements=(4, 7), source_name=str(path))["text"]

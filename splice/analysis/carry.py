@@ -44,8 +44,10 @@ def _neighbour(k, start: int, step: int, stop: int) -> Optional[int]:
 
 
 def split_chain(k, a: int, b: int) -> list:
-    """[(reader position, writer position, 'in'|'out')]: the carry flows into the range
-    (positions ``a``..``b``) from a writer before it, or out of it to a reader after it."""
+    """[(reader position, writer position, 'in'|'out'|'through')]: the carry flows into the
+    range (positions ``a``..``b``) from a writer before it, out of it to a reader after it, or
+    through it (a writer before, a reader after, nothing inside touching it: a native that
+    used the carry would break the chain)."""
     out = []
     first = _neighbour(k, a, 1, b + 1)
     if first is not None and touches(k.stmts[first].node) == "r":
@@ -57,7 +59,22 @@ def split_chain(k, a: int, b: int) -> list:
         after = _neighbour(k, b + 1, 1, len(k.stmts))
         if after is not None and touches(k.stmts[after].node) == "r":
             out.append((after, last, "out"))
+    if first is None and not _flow_break(k, a, b):      # nothing inside touches it: does it flow through?
+        before = _neighbour(k, a - 1, -1, -1) if a > 0 else None
+        after = _neighbour(k, b + 1, 1, len(k.stmts))
+        if (before is not None and after is not None and ".cc" in k.stmts[before].node.modifiers
+                and touches(k.stmts[after].node) == "r"):
+            out.append((after, before, "through"))
     return out
+
+
+def _flow_break(k, a: int, b: int) -> bool:
+    """Whether a label or branch lies in ``a``..``b`` (the carry is not followed through it)."""
+    for p in range(a, b + 1):
+        node = k.stmts[p].node
+        if type(node) is m.Label or (type(node) is m.Instruction and node.opcode in ("bra", "brx", "ret", "exit")):
+            return True
+    return False
 
 
 def describe(k, a: int, b: int) -> list:
@@ -65,9 +82,10 @@ def describe(k, a: int, b: int) -> list:
     st = k.stmts
     lines = []
     for reader, writer, way in split_chain(k, a, b):
+        edge = {"in": "across the range's start", "out": "across the range's end",
+                "through": "through the whole range"}[way]
         lines.append(f"the carry flag is live {way}: s{st[reader].n} ({st[reader].node.name}) reads the carry "
-                     f"s{st[writer].n} ({st[writer].node.name}) sets, across the range's "
-                     f"{'start' if way == 'in' else 'end'}; a cut cannot bind it")
+                     f"s{st[writer].n} ({st[writer].node.name}) sets, {edge}; a cut cannot bind it")
     return lines
 
 

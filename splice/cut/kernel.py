@@ -66,8 +66,9 @@ def refuse_split_carry(kernel: Kernel, i: int, j: int, path) -> None:
     for reader, writer, way in carry.split_chain(kernel, i, j):
         st, w = kernel.stmts[reader], kernel.stmts[writer]
         lo, hi = carry.chain_extent(kernel, reader)
-        where = ("(in the range) reads the carry flag that s{w} ({wn}) sets before it" if way == "in" else
-                 "(after the range) reads the carry flag that s{w} ({wn}) sets in it")
+        where = {"in": "(in the range) reads the carry flag that s{w} ({wn}) sets before it",
+                 "out": "(after the range) reads the carry flag that s{w} ({wn}) sets in it",
+                 "through": "(after the range) reads the carry flag that s{w} ({wn}) sets before it"}[way]
         raise SpliceError(f"s{st.n} ({st.node.name}) " + where.format(w=w.n, wn=w.node.name)
                           + f": a cut of s{kernel.stmts[i].n}-s{kernel.stmts[j].n} cannot bind the carry flag; "
                           f"start and end it outside the carry chain s{kernel.stmts[lo].n}-s{kernel.stmts[hi].n}",

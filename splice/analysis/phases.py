@@ -314,8 +314,11 @@ def _phase(k, prov, index, group, loops) -> Phase:
     name = stmts[run[0]].node.name
     tile = infos[0].shape or (16, 8, 32)
     chains = _chains(frags)
-    fresh = {pos: split_acc.starts_fresh(k, pos, mi, first_pos) for pos, mi in zip(run, infos)}
-    fold = split_acc.fold_pieces(k, chains, fresh, first_pos, last_pos)
+    fold = None
+    if len(chains) > 1:        # only then can fresh pieces fold into fewer sums
+        by_pos = dict(zip(run, infos))
+        fresh = split_acc.fresh_starts(k, {ch[0][0]: by_pos[ch[0][0]] for ch in chains}, first_pos)
+        fold = split_acc.fold_pieces(k, chains, fresh, first_pos, last_pos)
     if fold is not None:       # fresh pieces folded by add: one K chain (split accumulation)
         chains = fold.chains
     nm = len(run)

@@ -45,8 +45,9 @@ def fold_pieces(k, chains: list, fresh: dict, lo: int, hi: int) -> Optional[Fold
     sums: list = []            # [start registers, running registers, pieces]
     used: list = []
     for ch in sorted(chains, key=lambda c: c[-1][0]):
-        hits = [_fold_of(adds, dreg, ch[-1][0]) for dreg in ch[-1][1]]
-        if any(h is None for h in hits):
+        found = [_fold_of(adds, dreg, ch[-1][0]) for dreg in ch[-1][1]]
+        hits = [h for h in found if h is not None]
+        if len(hits) != len(found):
             return None
         others = [h[2] for h in hits]
         group = next((g for g in sums if g[1] == others), None)
@@ -90,24 +91,25 @@ def _adds_by_source(k, lo: int, hi: int) -> dict:
     return out
 
 
-def starts_fresh(k, pos: int, info, lo: int) -> bool:
-    """Whether the mma at ``pos`` ignores what its C registers held: a wgmma whose ``scale-d``
-    is the immediate 0, or an mma whose every C register was last set, inside the phase (from
-    ``lo``), by a ``mov`` of zero."""
-    if info.immediates.get("scale_d") == "0":
-        return True
-    c = info.operands.get("c") or ()
-    if not c or info.form.startswith("wgmma"):
-        return False
+def fresh_starts(k, starts: dict, lo: int) -> dict:
+    """{position: whether the mma there ignores what its C registers held} for ``starts``
+    ({position: its ``mma_forms`` reading}): a wgmma whose ``scale-d`` is the immediate 0, or an
+    mma whose every C register was last set, inside the phase (from ``lo``), by a ``mov`` of
+    zero.  One pass over the statements, however many chains start."""
+    out = {}
     zeroed: set = set()
-    for p in range(lo, pos):
+    for p in range(lo, max(starts, default=lo - 1) + 1):
+        info = starts.get(p)
+        if info is not None:
+            c = info.operands.get("c") or ()
+            out[p] = info.immediates.get("scale_d") == "0" or (
+                bool(c) and not info.form.startswith("wgmma") and all(r in zeroed for r in c))
         node = k.stmts[p].node
         if type(node) is not m.Instruction:
             continue
         defs = k.defs_uses(node)[0]
-        for r in defs:
-            zeroed.discard(r)
+        zeroed.difference_update(defs)
         if (node.opcode == "mov" and node.guard is None and len(node.operands) == 2
                 and type(node.operands[1]) is m.Imm and node.operands[1].text in _ZERO):
             zeroed.update(defs)
-    return all(r in zeroed for r in c)
+    return out

@@ -407,3 +407,15 @@ def test_a_cut_the_carry_flows_through_is_refused(tmp_path, capsys):
     (line,) = json.loads(capsys.readouterr().out)["entries"][0]["abi"]["carry"]
     assert "through the whole range" in line
     assert extract(Kernel.load(path), statements=(4, 7), source_name=str(path))["text"]
+
+
+def test_a_carry_set_before_a_plain_addc_still_flows_out(tmp_path):
+    """``add.cc`` then ``addc`` (no ``.cc``: it reads the carry and leaves it) in the range, and
+    another ``addc`` after it: the carry still flows out of the range.  Only the range's last
+    carry statement was looked at, a reader, so nothing was said."""
+    from splice.cut.extract import extract
+
+    path = tmp_path / "t.ptx"
+    path.write_text(CARRY_THROUGH.replace("\tmul.lo.u32 %r4, %r1, 3;\n", "\taddc.u32 %r4, %r1, 3;\n"))
+    with pytest.raises(SpliceError, match=r"s7 \(addc.u32\) \(after the range\) reads the carry flag that s4"):
+        extract(Kernel.load(path), statements=(4, 6), source_name=str(path))

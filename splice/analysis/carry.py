@@ -54,8 +54,8 @@ def split_chain(k, a: int, b: int) -> list:
         before = _neighbour(k, a - 1, -1, -1) if a > 0 else None
         if before is not None:
             out.append((first, before, "in"))
-    last = _neighbour(k, b, -1, a - 1)
-    if last is not None and ".cc" in k.stmts[last].node.modifiers:
+    last = _last_writer(k, a, b)      # a plain addc after it leaves the carry as it was
+    if last is not None:
         after = _neighbour(k, b + 1, 1, len(k.stmts))
         if after is not None and touches(k.stmts[after].node) == "r":
             out.append((after, last, "out"))
@@ -66,6 +66,17 @@ def split_chain(k, a: int, b: int) -> list:
                 and touches(k.stmts[after].node) == "r"):
             out.append((after, before, "through"))
     return out
+
+
+def _last_writer(k, a: int, b: int) -> Optional[int]:
+    """The last statement in ``a``..``b`` that sets the carry (None at a label or branch first)."""
+    for p in range(b, a - 1, -1):
+        node = k.stmts[p].node
+        if type(node) is m.Label or (type(node) is m.Instruction and node.opcode in ("bra", "brx", "ret", "exit")):
+            return None
+        if type(node) is m.Instruction and ".cc" in node.modifiers:
+            return p
+    return None
 
 
 def _flow_break(k, a: int, b: int) -> bool:

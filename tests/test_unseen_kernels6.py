@@ -419,3 +419,13 @@ def test_a_carry_set_before_a_plain_addc_still_flows_out(tmp_path):
     path.write_text(CARRY_THROUGH.replace("\tmul.lo.u32 %r4, %r1, 3;\n", "\taddc.u32 %r4, %r1, 3;\n"))
     with pytest.raises(SpliceError, match=r"s7 \(addc.u32\) \(after the range\) reads the carry flag that s4"):
         extract(Kernel.load(path), statements=(4, 6), source_name=str(path))
+
+
+def test_numba_3d_arrays_and_a_tuple_are_named():
+    """A 3-D readonly C array, an int64 and a ``UniTuple(float64, 2)`` (two parameters): the
+    tuple made the whole entry unreadable before tuples were read."""
+    text, rows = _skeleton(MODERN / "numba_3d_tuple_sm80.ptx")
+    assert len(rows) == 25
+    assert "# param_4: array argument 1 (Array(float64, 3, 'C')): data (its shape is param_5, param_6, param_7;" in text
+    assert "# param_22: scalar argument 3 (int64)" in text
+    assert "# param_24: tuple argument 4, member 1 (float64)" in text

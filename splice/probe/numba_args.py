@@ -7,9 +7,10 @@ so ``probe init`` could say only that a shape was "read as a value": it did not 
 it belongs to, and a user filling the spec had to count parameters by hand.
 
 The argument types are in the entry's name (numba mangles ``Array(float32, 2, 'A', mutable,
-aligned)`` as ``5ArrayIfLi2E1A7mutable7alignedE``): read here for the builtin scalar types and
-arrays of them.  Anything else (records, tuples, an unknown code) or a count that does not match
-the parameters gives a reason instead of names (:func:`describe`).
+aligned)`` as ``5ArrayIfLi2E1A7mutable7alignedE``): read here for the builtin scalar types, arrays
+of them and tuples of them (``UniTuple``/``Tuple``: one parameter per member).  Anything else
+(records, tuples of arrays, an unknown code) or a count that does not match the parameters gives a
+reason instead of names (:func:`describe`).
 """
 from __future__ import annotations
 
@@ -53,6 +54,10 @@ def describe(entry: str, n_params: int) -> tuple:
                 i += 1
             for d in range(ndim):
                 labels[i] = f"{what}: strides[{d}], in bytes"
+                i += 1
+        elif arg[0] == "tuple":              # a tuple's members are parameters of their own
+            for j, member in enumerate(arg[1]):
+                labels[i] = f"tuple argument {k}, member {j} ({member})"
                 i += 1
         else:
             labels[i] = f"scalar argument {k} ({arg[1]})"
@@ -98,7 +103,10 @@ def _type(s: str, pos: int) -> tuple:
         if s.startswith(code, pos):
             return ("scalar", _BUILTIN[code]), pos + len(code)
     m = re.match(r"(\d+)", s[pos:])
-    if not m or s[pos + len(m.group()):pos + len(m.group()) + int(m.group())] != "Array":
+    word = s[pos + len(m.group()):pos + len(m.group()) + int(m.group())] if m else ""
+    if word in ("UniTuple", "Tuple"):
+        return _tuple(s, pos + len(m.group()) + len(word), word == "UniTuple")
+    if word != "Array":
         raise _Unreadable(f"argument type at {pos} is not a builtin scalar or an Array")
     pos += len(m.group()) + 5
     if s[pos:pos + 1] != "I":
@@ -120,3 +128,24 @@ def _type(s: str, pos: int) -> tuple:
     if s[pos:pos + 1] != "E":
         raise _Unreadable("Array template arguments do not end")
     return ("array", dtype, ndim, layout), pos + 1
+
+
+def _tuple(s: str, pos: int, uniform: bool) -> tuple:
+    """``UniTupleI<type>Li<n>EE`` (n members of one scalar type) or ``TupleI<type>…E``."""
+    if s[pos:pos + 1] != "I":
+        raise _Unreadable("a tuple without template arguments")
+    members = []
+    pos += 1
+    while s[pos:pos + 1] not in ("E", ""):
+        lit = re.match(r"Li(\d+)E", s[pos:])
+        if uniform and lit and len(members) == 1:
+            members = members * int(lit.group(1))
+            pos += len(lit.group())
+            break
+        elt, pos = _type(s, pos)
+        if elt[0] != "scalar":
+            raise _Unreadable("a tuple of arrays or tuples")
+        members.append(elt[1])
+    if s[pos:pos + 1] != "E":
+        raise _Unreadable("tuple template arguments do not end")
+    return ("tuple", tuple(members)), pos + 1

@@ -429,3 +429,14 @@ def test_numba_3d_arrays_and_a_tuple_are_named():
     assert "# param_4: array argument 1 (Array(float64, 3, 'C')): data (its shape is param_5, param_6, param_7;" in text
     assert "# param_22: scalar argument 3 (int64)" in text
     assert "# param_24: tuple argument 4, member 1 (float64)" in text
+
+
+def test_numba_names_with_huge_numbers_are_refused_not_expanded():
+    """A name is text: a 5000-digit length, a tuple of 10^8 members or an Array of 10^9
+    dimensions is "could not be read", neither a ValueError from int() nor a list of 10^8 labels."""
+    from splice.probe.numba_args import describe
+
+    for name in ("_ZN" + "9" * 5000 + "xE", "_ZN8__main__1kE8UniTupleIfLi99999999EE",
+                 "_ZN8__main__1kE5ArrayIfLi999999999E1C7mutable7alignedE"):
+        labels, why = describe(name, 3)
+        assert labels == {} and why.startswith("numba's mangled argument types could not be read")

@@ -21,6 +21,7 @@ _BUILTIN = {"b": "bool", "a": "int8", "h": "uint8", "s": "int16", "t": "uint16",
             "j": "uint32", "l": "int64", "m": "uint64", "x": "int64", "y": "uint64", "f": "float32",
             "d": "float64", "Dh": "float16"}
 _MEMBERS = ("meminfo", "parent", "nitems", "itemsize", "data")
+_MAX_MEMBERS = 4096     # dimensions or tuple members: a name is text, not a reason to loop for ever
 
 
 class _Unreadable(Exception):
@@ -92,7 +93,7 @@ def _arguments(name: str) -> list:
 
 
 def _source_name(s: str, pos: int) -> int:
-    m = re.match(r"\d+", s[pos:])
+    m = re.match(r"\d{1,9}", s[pos:])
     if not m:
         raise _Unreadable(f"expected a length at {pos}")
     return pos + len(m.group()) + int(m.group())
@@ -102,7 +103,7 @@ def _type(s: str, pos: int) -> tuple:
     for code in ("Dh",) + tuple(c for c in _BUILTIN if len(c) == 1):
         if s.startswith(code, pos):
             return ("scalar", _BUILTIN[code]), pos + len(code)
-    m = re.match(r"(\d+)", s[pos:])
+    m = re.match(r"(\d{1,9})", s[pos:])
     word = s[pos + len(m.group()):pos + len(m.group()) + int(m.group())] if m else ""
     if word in ("UniTuple", "Tuple"):
         return _tuple(s, pos + len(m.group()) + len(word), word == "UniTuple")
@@ -115,13 +116,15 @@ def _type(s: str, pos: int) -> tuple:
     if elt[0] != "scalar":
         raise _Unreadable("an Array of arrays")
     dtype = elt[1]
-    lit = re.match(r"Li(\d+)E", s[pos:])
+    lit = re.match(r"Li(\d{1,9})E", s[pos:])
     if not lit:
         raise _Unreadable("Array without a literal ndim")
     ndim = int(lit.group(1))
+    if ndim > _MAX_MEMBERS:
+        raise _Unreadable(f"an Array of {ndim} dimensions")
     pos += len(lit.group())
     layout_end = _source_name(s, pos)
-    layout = s[pos + len(re.match(r"\d+", s[pos:]).group()):layout_end]
+    layout = s[pos + len(re.match(r"\d{1,9}", s[pos:]).group()):layout_end]
     pos = layout_end
     while s[pos:pos + 1] not in ("E", ""):
         pos = _source_name(s, pos)                 # mutable / readonly, aligned
@@ -137,8 +140,10 @@ def _tuple(s: str, pos: int, uniform: bool) -> tuple:
     members = []
     pos += 1
     while s[pos:pos + 1] not in ("E", ""):
-        lit = re.match(r"Li(\d+)E", s[pos:])
+        lit = re.match(r"Li(\d{1,9})E", s[pos:])
         if uniform and lit and len(members) == 1:
+            if int(lit.group(1)) > _MAX_MEMBERS:
+                raise _Unreadable(f"a tuple of {lit.group(1)} members")
             members = members * int(lit.group(1))
             pos += len(lit.group())
             break

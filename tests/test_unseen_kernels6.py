@@ -440,3 +440,10 @@ def test_numba_names_with_huge_numbers_are_refused_not_expanded():
                  "_ZN8__main__1kE5ArrayIfLi999999999E1C7mutable7alignedE"):
         labels, why = describe(name, 3)
         assert labels == {} and why.startswith("numba's mangled argument types could not be read")
+
+
+def test_a_jump_table_outside_a_scope_says_where_it_may_go():
+    from splice.cut.native import parse_native
+
+    with pytest.raises(SpliceError, match=r"\.branchtargets is not allowed in a native phase outside a \{ \} scope"):
+        parse_native("$t: .branchtargets $a;\nbrx.idx %in0, $t;\n$a:\n", "n.ptx")

@@ -341,7 +341,9 @@ def _collect_body(items, out: list, scratch: dict, path: str, env: dict, nested:
                 out.append(it)            # an indirect call's prototype or target list, a brx.idx
                                           # jump table (`proto: .callprototype …;`, `$tbl: .branchtargets …;`)
             elif it.name not in (".loc", ".file"):
-                raise SpliceError(f"directive {it.name} is not allowed in a native phase", path,
+                where = (" outside a { } scope (write it inside one with the call or brx.idx that uses it, "
+                         "as extract does)" if it.name in (".callprototype", ".calltargets", ".branchtargets") else "")
+                raise SpliceError(f"directive {it.name} is not allowed in a native phase{where}", path,
                                   it.line - _WRAP_LINES)
         elif env and isinstance(it, m.Instruction):     # keeps its line for diagnostics
             out.append(dataclasses.replace(rename_node(it, env, {}), span=it.span, line=it.line))

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from ..errors import SpliceError
 from ..ptx.model import Label
+from . import carry
 
 
 @dataclass(frozen=True)
@@ -50,9 +51,11 @@ class CutABI:
     uses: set = field(default_factory=set)
     values: dict = field(default_factory=dict)
     labels: set = field(default_factory=set)   # labels the range defines (branch targets)
+    carry: list = field(default_factory=list)   # the carry flag live across the range's edges
 
     def as_dict(self):
         return {"first": self.first, "last": self.last, "labels": sorted(self.labels),
+                "carry": self.carry,
                 "live_in": [r.as_dict() for r in self.live_in],
                 "live_out": [r.as_dict() for r in self.live_out],
                 "defs": sorted(self.defs, key=_natural), "uses": sorted(self.uses, key=_natural),
@@ -115,7 +118,8 @@ def cut_abi(k, first: int, last: int, in_roles=None, out_roles=None) -> CutABI:
     live_in, live_outs = _in_place(live_in, _ordered(k, outs, out_roles))
     labels = {k.stmts[p].node.name for p in range(a, b + 1) if type(k.stmts[p].node) is Label}
     return CutABI(first, last, live_in, live_outs,
-                  {disp(x) for x in d_keys}, {disp(x) for x in u_keys}, values, labels)
+                  {disp(x) for x in d_keys}, {disp(x) for x in u_keys}, values, labels,
+                  carry.describe(k, a, b))
 
 
 _FRAGMENT_ROLES = ("c", "d")

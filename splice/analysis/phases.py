@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..ptx import model as m
-from . import mma_forms, roles
+from . import mma_forms, roles, split_acc
 from .provenance import coef, const_of
 
 
@@ -314,17 +314,30 @@ def _phase(k, prov, index, group, loops) -> Phase:
     name = stmts[run[0]].node.name
     tile = infos[0].shape or (16, 8, 32)
     chains = _chains(frags)
+    fold = None
+    if len(chains) > 1:        # only then can fresh pieces fold into fewer sums
+        by_pos = dict(zip(run, infos))
+        fresh = split_acc.fresh_starts(k, {ch[0][0]: by_pos[ch[0][0]] for ch in chains}, first_pos)
+        fold = split_acc.fold_pieces(k, chains, fresh, first_pos, last_pos)
+    if fold is not None:       # fresh pieces folded by add: one K chain (split accumulation)
+        chains = fold.chains
     nm = len(run)
     m_t, n_t, k_steps, regular = _tiling(chains, nm)
     regular = regular and all(stmts[p].node.name == name for p in run)   # one tile: one form
     # a guarded mma runs only where its guard holds: the products a lane makes depend on it,
     # so no M×N×K is claimed (``_annotate`` names the guard)
     regular = regular and all(stmts[p].node.guard is None for p in run)
+    # a wgmma group whose mma lie in several basic blocks (a K loop, its unrolled body and its
+    # remainder inside one fence..commit): how many run depends on the branches, so the
+    # statement count is no K (``_annotate`` says so)
+    regular = regular and len({k.blocks.block_of[p] for p in run}) == 1
     dist_a = _uniq(x[2] for x in frags)
     dist_b = _uniq(x[3] for x in frags)
     naive = (tile[0] * len(dist_a), tile[1] * len(dist_b), tile[2] * k_steps)
     grid = "full" if len(dist_a) * len(dist_b) * k_steps == nm else "band"
     a_regs, b_regs, c_regs, d_regs = _regs(frags, _defined_between(k, run))
+    if fold is not None:       # the running sum is the chain's C and D, not the pieces' own
+        c_regs, d_regs = fold.c_regs, fold.d_regs
     wb, wloads, b_src, slot_b = _loaded_range(k, prov, run[0], b_regs)
     cb, cloads, c_src, slot_c = _loaded_range(k, prov, run[0], c_regs)
     st = stmts
@@ -344,6 +357,14 @@ def _phase(k, prov, index, group, loops) -> Phase:
                accumulators=len(chains), products=products,
                distinct=(len(dist_a), len(dist_b)))
     _annotate(k, ph, infos, run, first_pos, last_pos, wait, loops)
+    if fold is not None:
+        st_n = [st[p].n for p in fold.adds]
+        sums = len(fold.chains)
+        ph.notes.append(f"split accumulation: {fold.pieces} pieces each start a fresh accumulator and "
+                        f"{len(st_n)} add (s{st_n[0]}…s{st_n[-1]}) fold them into "
+                        + ("one running sum: read as one K chain" if sums == 1 else
+                           f"{sums} running sums: read as {sums} K chains")
+                        + f" of {k_steps} k-steps (each sum rounds once per piece)")
     return ph
 
 
@@ -375,7 +396,14 @@ def _annotate(k, ph, infos, run, first_pos, last_pos, wait, loops):
         ph.group = {"fence": st[first_pos].n if st[first_pos].node.name.startswith("wgmma.fence") else None,
                     "commit": st[last_pos].n if st[last_pos].node.name.startswith("wgmma.commit") else None,
                     "wait": st[wait].n if wait is not None else None}
-    ph.loop = _loop_of(loops, k.blocks.block_of[first_pos])
+    blocks = _uniq(k.blocks.block_of[p] for p in run)
+    if len(blocks) > 1:
+        ns = [k.stmts[p].n for p in run]
+        ph.notes.append(f"control flow inside the group: its {len(run)} mma (s{ns[0]}…s{ns[-1]}) lie in "
+                        f"{len(blocks)} basic blocks (a loop or branch between the fence and the commit), "
+                        "so how many run, and the K they make, depends on the branches taken: no shape")
+    # the loop that repeats the mma (a wgmma K loop can sit inside its group, below the fence)
+    ph.loop = _loop_of(loops, k.blocks.block_of[run[0]])
 
 
 def _loop_of(loops, block):

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
 
-from ..ptx.model import Addr, ParenList, Reg
+from ..ptx.model import Addr, Imm, ParenList, Reg
 from ..ptx.operands import read_in_dest, registers, written_in_dest
 
 WRITE0 = "write0"   # operand 0 written, the rest read
@@ -175,11 +175,22 @@ def raw_defs_uses(instr):
         d = ops[0]
         written_in_dest(d, defs)
         read_in_dest(d, uses)
-        if role == RW0:
+        if role == RW0 and not fresh_wgmma(instr):
             written_in_dest(d, uses)
         for o in ops[1:]:
             _collect(o, uses)
     return defs, uses
+
+
+def fresh_wgmma(instr) -> bool:
+    """A ``wgmma.mma_async`` whose ``scale-d`` is the immediate 0 computes D = A·B: it reads no
+    accumulator (PTX ISA 9.7.15.5.2), so its D registers are no live-in of a cut (they were:
+    Triton's fp8 split accumulation gave its phase 128 inputs it never reads)."""
+    if instr.opcode != "wgmma" or not instr.modifiers or instr.modifiers[0] != ".mma_async":
+        return False
+    at = 5 if ".sp" in instr.modifiers else 3       # d, a, b, [meta, sel,] scale-d
+    ops = instr.operands
+    return len(ops) > at and type(ops[at]) is Imm and ops[at].text == "0"
 
 
 def raw_defs(instr) -> list:

@@ -51,9 +51,10 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
         raise SpliceError("extract needs --phase N, --epilogue N or --statements sA-sB")
     i, j = kernel.first_pos_of(first), kernel.pos_of(last)
     from .binding.abi import sym_name
-    from .kernel import refuse_vector_registers
+    from .kernel import refuse_split_carry, refuse_vector_registers
 
     refuse_vector_registers(kernel, i, j, source_name or kernel.path)
+    refuse_split_carry(kernel, i, j, source_name or kernel.path)
     _refuse_split_scope(kernel, i, j, first, last, source_name)
 
     body, types = _renamed_body(kernel, abi, i, j)

@@ -54,3 +54,22 @@ def refuse_vector_registers(kernel: Kernel, i: int, j: int, path) -> None:
                                   f"line {line}): a cut cannot bind a vector register or its .x/.y/.z/.w "
                                   "elements; cut before or after the statements that use it",
                                   str(path), line=st.line)
+
+
+def refuse_split_carry(kernel: Kernel, i: int, j: int, path) -> None:
+    """A cut cannot start or end inside a carry chain (``add.cc`` … ``addc``): the carry flag is
+    a live-in or live-out that no register names, so neither the ABI nor a native can carry it
+    (``splice.analysis.carry``).  Refused at the reader, with the range that keeps the chain."""
+    from ..analysis import carry
+    from ..errors import SpliceError
+
+    for reader, writer, way in carry.split_chain(kernel, i, j):
+        st, w = kernel.stmts[reader], kernel.stmts[writer]
+        lo, hi = carry.chain_extent(kernel, reader)
+        where = {"in": "(in the range) reads the carry flag that s{w} ({wn}) sets before it",
+                 "out": "(after the range) reads the carry flag that s{w} ({wn}) sets in it",
+                 "through": "(after the range) reads the carry flag that s{w} ({wn}) sets before it"}[way]
+        raise SpliceError(f"s{st.n} ({st.node.name}) " + where.format(w=w.n, wn=w.node.name)
+                          + f": a cut of s{kernel.stmts[i].n}-s{kernel.stmts[j].n} cannot bind the carry flag; "
+                          f"start and end it outside the carry chain s{kernel.stmts[lo].n}-s{kernel.stmts[hi].n}",
+                          str(path), line=st.line)

@@ -310,9 +310,9 @@ def _collect_body(items, out: list, scratch: dict, path: str, env: dict, nested:
     (flat: a nested scope's register that shadows one declared before it, ``{ .reg .b32 %r5; }``
     inside code using another ``%r5``, gets a name of its own and its uses in the scope follow
     it); ``.pragma`` stays in place, ``.loc``/``.file`` go, any other directive is an error; a
-    ``.param`` declaration, a ``.callprototype`` and a ``.calltargets`` list are kept where a
-    nested scope holds them (a call sequence's arguments, an indirect call's prototype or
-    targets: extract writes them)."""
+    ``.param`` declaration, a ``.callprototype``, a ``.calltargets`` and a ``.branchtargets``
+    list are kept where a nested scope holds them (a call sequence's arguments, an indirect
+    call's prototype or targets, a ``brx.idx`` jump table: extract writes them so)."""
     env = dict(env)
     for it in items:
         if isinstance(it, m.Decl) and it.space == ".param" and nested:
@@ -337,10 +337,13 @@ def _collect_body(items, out: list, scratch: dict, path: str, env: dict, nested:
         elif isinstance(it, m.Directive):
             if it.name == ".pragma":      # e.g. "nounroll" on a native loop: kept in place
                 out.append(it)
-            elif it.name in (".callprototype", ".calltargets") and nested:   # an indirect call's
-                out.append(it)            # prototype or target list (`proto: .callprototype …;`)
+            elif it.name in (".callprototype", ".calltargets", ".branchtargets") and nested:
+                out.append(it)            # an indirect call's prototype or target list, a brx.idx
+                                          # jump table (`proto: .callprototype …;`, `$tbl: .branchtargets …;`)
             elif it.name not in (".loc", ".file"):
-                raise SpliceError(f"directive {it.name} is not allowed in a native phase", path,
+                where = (" outside a { } scope (write it inside one with the call or brx.idx that uses it, "
+                         "as extract does)" if it.name in (".callprototype", ".calltargets", ".branchtargets") else "")
+                raise SpliceError(f"directive {it.name} is not allowed in a native phase{where}", path,
                                   it.line - _WRAP_LINES)
         elif env and isinstance(it, m.Instruction):     # keeps its line for diagnostics
             out.append(dataclasses.replace(rename_node(it, env, {}), span=it.span, line=it.line))
@@ -441,6 +444,10 @@ def rename_node(node, regs: dict, labels: dict):
         return m.Label(labels.get(node.name, node.name))
     if isinstance(node, m.Block):
         return m.Block(tuple(rename_node(x, regs, labels) for x in node.items))
+    if isinstance(node, m.Directive) and node.name == ".branchtargets":
+        # a jump table lists labels: they are renamed with the labels they name (the native's
+        # own `$even` becomes `$Lsplice1_even`, so must its entry in the table)
+        return dataclasses.replace(node, args=tuple(labels.get(a, a) for a in node.args))
     return node
 
 

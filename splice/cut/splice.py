@@ -23,7 +23,7 @@ from ..analysis.provenance import param_names
 from ..errors import SpliceError
 from ..ptx import model as m
 from .binding import Binding, Namer, bind
-from .kernel import load_kernel, refuse_vector_registers
+from .kernel import load_kernel, refuse_split_carry, refuse_vector_registers
 from .native import load_native
 from ..analysis.epilogues import classify_range
 from .epilogue import (check_epilogue_expect, epilogue_abi, epilogue_context, epilogue_facts,
@@ -367,6 +367,7 @@ def plan(recipe: Recipe, kernel=None) -> Plan:
             cid += 1
             first, last = kernel.stmts[i].n, kernel.stmts[j].n
             refuse_vector_registers(kernel, i, j, recipe.module)
+            refuse_split_carry(kernel, i, j, recipe.module)
             if epi is not None:
                 abi = epilogue_abi(kernel, cut, ph, epi)
             else:

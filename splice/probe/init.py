@@ -18,6 +18,7 @@ from typing import Optional
 
 from ..errors import SpliceError, printable
 from . import dtypes as dt
+from . import byte_fields, numba_args
 from .param_trace import Use, trace
 
 
@@ -78,19 +79,29 @@ def module_variable_refs(kernel) -> list:
 
 
 def _named_symbols(kernel) -> set:
-    """The symbols the entry's instructions name in an operand: alone, in an address or a
-    vector, or as an offset's base (``[g+16]``)."""
+    """The symbols the entry's instructions name in an operand (alone, in an address or a
+    vector, or as an offset's base: ``[g+16]``), and those of every function it calls directly,
+    however deep: a ``__noinline__`` helper that bumps a ``__device__`` counter touches it for
+    the entry (it was missed, so the skeleton said nothing of the counter)."""
     from ..ptx import model as m
 
-    named = set()
-    for st in kernel.stmts:
-        if type(st.node) is m.Instruction:
-            for o in st.node.operands:
+    named: set = set()
+    by_name = {f.name: f for f in kernel.module.functions() if f.body is not None}
+    todo = [[st.node for st in kernel.stmts]]
+    seen: set = set()
+    while todo:
+        for node in todo.pop():
+            if type(node) is not m.Instruction:
+                continue
+            for o in node.operands:
                 for i in (o.items if type(o) in (m.Addr, m.Vec) else (o,)):
                     base = i.base if type(i) is m.Offset else i
                     if type(base) is m.Sym:
                         named.add(base.name)
-    return named
+                        if node.opcode == "call" and base.name in by_name and base.name not in seen:
+                            seen.add(base.name)          # its body, once (recursion ends here)
+                            todo.append(list(m.walk(by_name[base.name].body.items)))
+    return named - seen
 
 
 def _refuse_32_bit(mod, path: str) -> None:
@@ -159,11 +170,17 @@ def skeleton(text: str, path: str, entry: Optional[str] = None, variables: Optio
              "entry (check: a .func it calls may use it)")
     else:
         y.kv("dynamic", 0, 2)
+    labels, why = numba_args.describe(k.name, len(decl.params)) if numba_args.is_numba(text) else ({}, None)
+    if why:
+        y.line("# NOTE: numba passes each array as several parameters (meminfo, parent, nitems, itemsize, data,")
+        y.line(f"# shapes, strides); which array each belongs to is not said here: {why}.")
     y.line("params:" if decl.params else "params: []                      # the entry has no .param")
     rows = []
     values = struct_value_reads(k)
     prefix = _field_names_collide(decl, uses, values)
     for pp in decl.params:
+        if pp.index in labels:     # numba: the argument and member this parameter is
+            y.line(f"# {_short(pp.name, decl)}: {labels[pp.index]}")
         rows.append(_param_yaml(y, pp, uses, decl, pp.index in read, own, values.get(pp.index, ()),
                                 prefix=prefix))
     from .init_tables import globals_yaml
@@ -194,7 +211,7 @@ def params_read(kernel) -> set:
 
 
 def struct_value_reads(kernel) -> dict:
-    """{parameter index: [(offset, dtype, statement)]}: the typed ``ld.param`` reads of each
+    """{parameter index: [(offset, dtype, statement, note or None)]}: the typed ``ld.param`` reads of each
     by-value struct (``.param .align N .b8 p[size]``), one per element of a vector read.  A struct's
     scalars (a problem size, an ``int n``, an ``__int128``) were left to the user ("add its
     scalars"): a probe passed them as zeros, so a kernel that returns early on ``i >= n`` compared
@@ -205,6 +222,7 @@ def struct_value_reads(kernel) -> dict:
     index = {prov.param_short.get(p.name, p.name): i for i, p in enumerate(kernel.fn.params or ())}
     index.update({p.name: i for i, p in enumerate(kernel.fn.params or ())})
     out: dict = {}
+    byte_loads: dict = {}       # ld.param of one byte -> (parameter index, offset)
     consumers = None
     for a, param, off in prov.param_loads():
         name = kernel.stmts[a.pos].node.name
@@ -218,8 +236,33 @@ def struct_value_reads(kernel) -> dict:
                     if dt.lookup(ty) is not None and dt.lookup(ty).size == t.size}
             t = dt.lookup(told.pop()) if len(told) == 1 else t
         for j in range(max(1, len(a.regs))):
-            out.setdefault(i, {}).setdefault(off + j * t.size, (t.name, a.n))
-    return {i: sorted((o, tn, n) for o, (tn, n) in d.items()) for i, d in out.items()}
+            out.setdefault(i, {}).setdefault(off + j * t.size, (t.name, a.n, None))
+        if t.size == 1 and len(a.regs) <= 1:
+            byte_loads[a.pos] = (i, off)
+    _merge_assembled(out, byte_loads and byte_fields.assembled(kernel, byte_loads))
+    return {i: sorted((o,) + v for o, v in d.items()) for i, d in out.items()}
+
+
+def _merge_assembled(out: dict, found) -> None:
+    """Byte reads that shl/or put together into one value (``byte_fields``) become one field of
+    that value's type where a spec field can sit (a multiple of its size); elsewhere each byte
+    says which value it is part of."""
+    for f in found or ():
+        d = out.get(f.param, {})
+        if not all(d.get(f.offset + k, ("",))[0] in ("u8", "s8", "b8") for k in range(f.size)):
+            continue
+        if f.offset % f.size == 0:
+            for k in range(f.size):
+                d.pop(f.offset + k)
+            d[f.offset] = (f.dtype, f.stmt[1:], f"read as a value: {f.size} bytes read one by one "
+                                                f"(ld.param .u8) that {f.stmt} puts together")
+            continue
+        for k in range(f.size):
+            tn, n, _note = d[f.offset + k]
+            whole = f"the {f.dtype} at bytes {f.offset}-{f.offset + f.size - 1}"
+            d[f.offset + k] = (tn, n, f"byte {k} of {whole} ({f.stmt} puts them together): a spec field must "
+                                      "sit at a multiple of its size, so give each byte of that value, "
+                                      "little-endian" if k == 0 else f"byte {k} of {whole}")
 
 
 def _field_names_collide(decl, uses: dict, values: dict) -> bool:
@@ -228,7 +271,7 @@ def _field_names_collide(decl, uses: dict, values: dict) -> bool:
     seen: set = set()
     for pp in decl.params:
         if pp.is_array and pp.size != 8:
-            offs = {off for (i, off) in uses if i == pp.index} | {off for off, _t, _n in values.get(pp.index, ())}
+            offs = {off for (i, off) in uses if i == pp.index} | {v[0] for v in values.get(pp.index, ())}
             if offs & seen:
                 return True
             seen |= offs
@@ -239,15 +282,20 @@ def _struct_scalars_yaml(y, values, pointer_offsets, stem: str = "field_") -> in
     """The struct's bytes read as values (not inside a pointer field): scalar fields to fill in."""
     taken = [(o, o + 8) for o in pointer_offsets]
     shown = 0
-    for off, tname, n in values:
+    for off, tname, n, note in values:
         size = dt.TYPES[tname].size
         if any(lo < off + size and off < hi for lo, hi in taken) or off % size:
             continue
         taken.append((off, off + size))
         y.line(f"    - {{name: {_scalar(stem + str(off))}, offset: {off}, kind: scalar, dtype: {tname}, value: null}}"
-               f"   # TODO: read as a value (ld.param s{n})")
+               f"   # TODO: {note or f'read as a value (ld.param s{n})'}")
         shown += 1
     return shown
+
+
+def _short(name: str, decl) -> str:
+    """A parameter's name without the entry's name in front (``<entry>_param_3`` -> ``param_3``)."""
+    return name[len(decl.name) + 1:] if name.startswith(decl.name + "_") else name
 
 
 def _param_yaml(y, pp, uses: dict, decl, read: bool = True, own: Optional[dict] = None,

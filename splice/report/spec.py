@@ -150,3 +150,5 @@ def _abi_table(con, abi):
             t.add_row(f"{r['role']}{r['index']}", esc(r["reg"]), esc(r["type"]),
                       esc(abi["values"].get(r["reg"], "")) if side == "live_in" else "")
         con.print(t)
+    for line in abi.get("carry", ()):       # condition-code state no register names
+        con.print(f"[bold]not in the ABI:[/bold] {esc(line)}")

@@ -22,14 +22,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..analysis.roles import (CALL, MMA, NONE, RW0, WRITE, access_bytes, is_branch, is_exit, mem_space,
-                              memory_access, role_of)
+from ..analysis import carry
+from ..analysis.roles import (CALL, MMA, NONE, RW0, WRITE, access_bytes, fresh_wgmma, is_branch, is_exit,
+                              mem_space, memory_access, role_of)
 from ..cut.native import REG_WIDTH, rename_node
 from ..ptx import model as m
 from .canon import Graph, int_add_width
 
 PRIVATE_SYMS = ("__splice_ret",)
 _TIME_REGS = ("%clock", "%globaltimer", "%pm")
+CARRY = "CC.CF"     # the carry flag (add.cc writes it, addc reads it): no register, never an output
 
 
 class Unsupported(Exception):
@@ -207,6 +209,9 @@ class Evaluator:
                 out.append(it)
 
     def _branch(self, st, s, i, labels, pending):
+        if s.opcode == "brx":    # its first operand is the index, its targets a .branchtargets list
+            raise Unsupported("brx.idx: an indirect branch through a jump table (the checker follows "
+                              "direct branches only)", self.origin(s))
         target = s.operands[0].name if s.operands and isinstance(s.operands[0], m.Sym) else None
         shown = target.split("@")[0] if target else target   # a nested scope's label@<scope>: its own name
         if target not in labels:
@@ -342,8 +347,11 @@ class Evaluator:
         width = type_width(s.modifiers)
         ops = s.operands
         srcs = tuple(self.value(st, o, width) for o in ops[1:])
-        if role == RW0:
+        if role == RW0 and not fresh_wgmma(s):      # scale-d 0: D = A·B, the old D unread
             srcs = (self.value(st, ops[0], width),) + srcs
+        cc = carry.touches(s)
+        if cc == "r":             # addc/subc/madc: the carry flag is one more input
+            srcs = srcs + (self.read(st, CARRY),)
         aw = int_add_width(s.opcode, s.modifiers)
         if aw and not isinstance(srcs[0], tuple) and not isinstance(srcs[1], tuple):
             v = self._int_add(s.opcode, aw, srcs)
@@ -362,6 +370,8 @@ class Evaluator:
         else:
             v = g.op(name, srcs)
         self._record(v, s)
+        if ".cc" in s.modifiers:  # the carry out: a value of its own, read by the next addc
+            self.write(st, s, CARRY, g.op(name + ":carry", srcs))
         if _ordered(s):
             st.mem = g.mem("mem", name, (v, st.mem))      # an event: nothing commutes past it
         dests = self._dest_regs(ops[0])

@@ -7,12 +7,13 @@ toolkit's libnvvm), with a ``.common .global`` NumbaEnv per kernel and very long
 
 Usage:  python gen_numba.py [OUTDIR] [all]   (numba-cuda 0.30.4, numba 0.68.1, libnvvm / nvrtc 13.0;
 no GPU needed: ``cuda.compile_ptx`` only compiles).  Without ``all`` it writes the shipped file
-only (numba_saxpy2d_sm80.ptx); the other two were swept, not shipped.
+only (numba_saxpy2d_sm80.ptx, and round 6's numba_3d_tuple_sm80.ptx); the other two were swept,
+not shipped.
 """
 import os
 import sys
 
-from numba import cuda, float32, int32
+from numba import cuda, float32, float64, int32, int64, types
 
 
 def saxpy_2d(out, a, x, y, n):
@@ -51,10 +52,22 @@ def debug_f64(x, out):
         out[i] = x[(i + 1) % x.size] + x[i]
 
 
+def k3d_tuple(out, x, s, t):
+    """Round 6: 3-D C-layout arrays (one readonly), an int64 scalar and a UniTuple(float64, 2),
+    which numba passes as two parameters."""
+    i, j, k = cuda.grid(3)
+    if i < out.shape[0] and j < out.shape[1] and k < out.shape[2]:
+        out[i, j, k] = x[i, j, k] * s + t[0] + t[1]
+
+
+_K3D = (types.Array(float64, 3, "C"), types.Array(float64, 3, "C", readonly=True), int64,
+        types.UniTuple(float64, 2))
+
 JOBS = (     # (file, kernel, signature, compile options, shipped)
     ("numba_saxpy2d_sm80.ptx", saxpy_2d, "void(float32[:,:], float32, float32[:,:], float32[:,:], int32)", {}, True),
     ("numba_reduce_local_sm80.ptx", reduce_shared, "void(float32[:], float32[:], int32[:])", {}, False),
     ("numba_debug_f64_sm80.ptx", debug_f64, "void(float64[:], float64[:])", {"debug": True, "opt": False}, False),
+    ("numba_3d_tuple_sm80.ptx", k3d_tuple, _K3D, {}, True),
 )
 
 

@@ -763,7 +763,137 @@ def _round5():
               120, ("a_ptr", "a_scale", "b_ptr", "b_scale", "out_ptr"), dict(num_warps=4), True)
 
 
-JOBS = (*_round1(), *_round2(), *_round3(), *_round4(), *_round5())
+@triton.jit
+def persistent_fp8(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, NUM_SMS: tl.constexpr):
+    """A persistent fp8 (e4m3) matmul on plain pointers: each program walks tiles
+    start, start + NUM_SMS, ... with a K loop inside, bf16 output."""
+    start = tl.program_id(0)
+    n_m = tl.cdiv(M, BLOCK_M)
+    n_n = tl.cdiv(N, BLOCK_N)
+    for tile in tl.range(start, n_m * n_n, NUM_SMS):
+        pid_m = tile // n_n
+        pid_n = tile % n_n
+        rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        rk = tl.arange(0, BLOCK_K)
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(0, K, BLOCK_K):
+            a = tl.load(a_ptr + rm[:, None] * stride_am + (k + rk)[None, :])
+            b = tl.load(b_ptr + (k + rk)[:, None] * stride_bk + rn[None, :])
+            acc = tl.dot(a, b, acc)
+        tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc.to(tl.bfloat16))
+
+
+@triton.jit
+def grouped_ptr_array(group_a, group_b, group_c, group_size, g_lds, n_groups,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """Triton's grouped GEMM: the A/B/C of each group are pointers loaded from device tables
+    (``tl.load(group_a + g).to(tl.pointer_type(tl.float16))``), sizes and leading dimensions
+    from int32 tables."""
+    g = tl.program_id(1)
+    pid = tl.program_id(0)
+    gm = tl.load(group_size + g * 3)
+    gn = tl.load(group_size + g * 3 + 1)
+    gk = tl.load(group_size + g * 3 + 2)
+    lda = tl.load(g_lds + g * 3)
+    ldb = tl.load(g_lds + g * 3 + 1)
+    ldc = tl.load(g_lds + g * 3 + 2)
+    a_ptr = tl.load(group_a + g).to(tl.pointer_type(tl.float16))
+    b_ptr = tl.load(group_b + g).to(tl.pointer_type(tl.float16))
+    c_ptr = tl.load(group_c + g).to(tl.pointer_type(tl.float16))
+    n_n = tl.cdiv(gn, BLOCK_N)
+    rm = (pid // n_n) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = (pid % n_n) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, gk, BLOCK_K):
+        a = tl.load(a_ptr + rm[:, None] * lda + (k + rk)[None, :], mask=(rm[:, None] < gm) & ((k + rk)[None, :] < gk), other=0.0)
+        b = tl.load(b_ptr + (k + rk)[:, None] * ldb + rn[None, :], mask=((k + rk)[:, None] < gk) & (rn[None, :] < gn), other=0.0)
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * ldc + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < gm) & (rn[None, :] < gn))
+
+
+@triton.jit
+def welford_rmsnorm(x_ptr, w_ptr, y_ptr, mean_ptr, rstd_ptr, stride, N, eps, BLOCK: tl.constexpr):
+    """A layernorm with a chunked Welford reduction (``tl.reduce`` with a three-value combine) and
+    an RMS branch chosen by a run-time flag in the sign of eps."""
+    row = tl.program_id(0)
+    cnt = tl.zeros((BLOCK,), dtype=tl.float32)
+    mean = tl.zeros((BLOCK,), dtype=tl.float32)
+    m2 = tl.zeros((BLOCK,), dtype=tl.float32)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < N, other=0.0).to(tl.float32)
+        valid = (cols < N).to(tl.float32)
+        cnt_new = cnt + valid
+        delta = x - mean
+        mean = mean + tl.where(cols < N, delta / tl.maximum(cnt_new, 1.0), 0.0)
+        m2 = m2 + tl.where(cols < N, delta * (x - mean), 0.0)
+        cnt = cnt_new
+    mu, var, n = tl.reduce((mean, m2, cnt), 0, _welford_combine)
+    var = var / n
+    rms = eps < 0
+    mu = tl.where(rms, 0.0, mu)
+    rstd = 1 / tl.sqrt(var + tl.abs(eps))
+    tl.store(mean_ptr + row, mu)
+    tl.store(rstd_ptr + row, rstd)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < N, other=0.0).to(tl.float32)
+        w = tl.load(w_ptr + cols, mask=cols < N, other=0.0)
+        tl.store(y_ptr + row * stride + cols, ((x - mu) * rstd * w).to(tl.bfloat16), mask=cols < N)
+
+
+@triton.jit
+def _welford_combine(m1, v1, n1, m2, v2, n2):
+    n = n1 + n2
+    d = m2 - m1
+    w = tl.where(n == 0, 0.0, n2 / tl.maximum(n, 1.0))
+    return m1 + d * w, v1 + v2 + d * d * n1 * w, n
+
+
+def _round6():
+    fp8 = {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv", "c_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32",
+           "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32",
+           "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "NUM_SMS": "constexpr"}
+    yield Job("triton_persistent_fp8_sm90a.ptx", persistent_fp8, fp8, {"BLOCK_M": 128, "BLOCK_N": 64,
+              "BLOCK_K": 64, "NUM_SMS": 132}, 90, MM_D16, dict(num_warps=4, num_stages=3), True)
+    imp = {"a_ptr": "*fp8e5", "b_ptr": "*fp8e4nv", "c_ptr": "*fp32", "K": "i32", "stride_am": "i32",
+           "stride_bk": "i32", "stride_cm": "i32", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr",
+           "BLOCK_K": "constexpr"}
+    yield Job("triton_dot_fp8_imprecise64_sm90a.ptx", dot_fp8_imprecise64, imp, {"BLOCK_M": 64, "BLOCK_N": 64,
+              "BLOCK_K": 128}, 90, ("a_ptr", "b_ptr", "c_ptr", "K", "stride_am", "stride_bk", "stride_cm"),
+              dict(num_warps=4, num_stages=2), True)
+    yield Job("triton_dot_fp8_imprecise_m128_sm90a.ptx", dot_fp8_imprecise, imp, {"BLOCK_M": 128, "BLOCK_N": 64,
+              "BLOCK_K": 64}, 90, ("a_ptr", "b_ptr", "c_ptr", "K", "stride_am", "stride_bk", "stride_cm"),
+              dict(num_warps=4, num_stages=2), True)
+    gp = {"group_a": "*u64", "group_b": "*u64", "group_c": "*u64", "group_size": "*i32", "g_lds": "*i32",
+          "n_groups": "i32", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"}
+    yield Job("triton_grouped_ptr_array_sm80.ptx", grouped_ptr_array, gp, {"BLOCK_M": 64, "BLOCK_N": 64,
+              "BLOCK_K": 32}, 80, (), dict(num_warps=4, num_stages=2), True)
+    wf = {"x_ptr": "*fp16", "w_ptr": "*fp32", "y_ptr": "*bf16", "mean_ptr": "*fp32", "rstd_ptr": "*fp32",
+          "stride": "i32", "N": "i32", "eps": "fp32", "BLOCK": "constexpr"}
+    yield Job("triton_welford_rmsnorm_sm90a.ptx", welford_rmsnorm, wf, {"BLOCK": 512}, 90, (),
+              dict(num_warps=4), True)
+
+
+@triton.jit
+def dot_fp8_imprecise64(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """As dot_fp8_imprecise with max_num_imprecise_acc=64: two k32 wgmma chain in each fresh
+    accumulator before add.f32 folds it into the running one."""
+    a_ptrs, b_ptrs, c_ptrs = _tile_ptrs(a_ptr, b_ptr, c_ptr, stride_am, stride_bk, stride_cm, 0,
+                                        BLOCK_M, BLOCK_N, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc, max_num_imprecise_acc=64)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * stride_bk
+    tl.store(c_ptrs, acc)
+
+
+JOBS = (*_round1(), *_round2(), *_round3(), *_round4(), *_round5(), *_round6())
 
 
 def main(out_dir, names=()):

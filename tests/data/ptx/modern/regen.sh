@@ -56,6 +56,11 @@ JOBS=(
   "int128_params          sm_90   -O3                sm_90   -"
   "mma_shapes_rare        sm_90   -O3                sm_90   -"
   "tcgen05_ldsm_b8_sm100a sm_100a -O3                sm_100a -"
+  "wgmma_odd_n_sm90a      sm_90a  -O3                sm_90a  -"
+  "bulk_dsmem_mbarrier_sm90 sm_90 -O3                sm_90   -"
+  "carry_chain_misc       sm_90   -O3                sm_90   -"
+  "mma_interleave_sm89    sm_89   -O3                sm_90   -"
+  "mutual_recursion_local sm_90   -O3                sm_90   -"
 )
 for job in "${JOBS[@]}"; do
   read -r name arch flags parch pflags <<<"$job"

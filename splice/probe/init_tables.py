@@ -77,9 +77,31 @@ def globals_yaml(y, kernel, named: set) -> list:
     y.line("globals:                        # module variables this entry names: set in both modules before")
     y.line("                                # each launch (get_global); outputs read back and compared")
     rows = []
+    own = _own_symbols(kernel)
     for i, n in enumerate(names):
         rows.append(_global_yaml(y, found[n], uses.get(n), escapes.get(n, ()), 9001 + i))
+        if n not in own:
+            y.line("  # named only in a function the entry calls: its accesses there are not traced")
+            y.line("  # (dtype guessed; role inout compares it whatever the function does)")
     return rows
+
+
+def _own_symbols(kernel) -> set:
+    """The symbols the entry's own statements name (``init._named_symbols`` adds those of
+    the functions it calls)."""
+    from ..ptx import model as m
+
+    out = set()
+    for st in kernel.stmts:
+        node = st.node
+        if type(node) is not m.Instruction:
+            continue
+        for o in node.operands:
+            for i in (o.items if type(o) in (m.Addr, m.Vec) else (o,)):
+                base = i.base if type(i) is m.Offset else i
+                if type(base) is m.Sym:
+                    out.add(base.name)
+    return out
 
 
 def _global_yaml(y, v, u, escapes, seed: int) -> dict:

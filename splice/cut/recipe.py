@@ -141,13 +141,17 @@ def _length(numbers: range) -> int:
     return (numbers.stop - numbers.start + numbers.step - 1) // numbers.step
 
 
-def resolve_module(spec: str, recipe_dir: Path, search_path, entry: Optional[str] = None) -> Optional[Path]:
+def resolve_module(spec: str, recipe_dir: Path, search_path, entry: Optional[str] = None,
+                   where: tuple = ()) -> Optional[Path]:
     """The module a recipe names: a path (absolute, or relative to the recipe), else, per
     search-path directory in order, a file of that name or — when the recipe names its entry —
-    a ``*.ptx`` file that declares ``.entry <entry>``.  The second rule is what lets a recipe
-    written against the stand-in ``enc5.ptx`` run unchanged on a user's own corpus, whose files
-    are named otherwise (``0018-PREPASS_ENTRYPOINT_NAME.ptx``); the user's directories come
-    first, so the stand-in never shadows the real kernel."""
+    the one ``*.ptx`` file of the directory that declares ``.entry <entry>``.  The second rule is
+    what lets a recipe written against the stand-in ``enc5.ptx`` run unchanged on a user's own
+    corpus, whose files are named otherwise (``0018-PREPASS_ENTRYPOINT_NAME.ptx``); the user's
+    directories come first, so the stand-in never shadows the real kernel.  A directory where
+    several files declare the entry is an error naming them (``where``: the recipe and its
+    ``module:`` line): the first in name order was taken, so a typo in ``module:`` ran the recipe
+    on whichever came first — an earlier spliced output of the same kernel, say."""
     p = user_path(spec)
     if p.is_absolute():
         return p if p.is_file() else None
@@ -159,23 +163,35 @@ def resolve_module(spec: str, recipe_dir: Path, search_path, entry: Optional[str
             if c.is_file():
                 return c
         if entry:
-            hit = _file_with_entry(d, entry)
-            if hit is not None:
-                return hit
+            hits = _files_with_entry(d, entry)
+            if len(hits) > 1:
+                raise SpliceError(f"module {spec!r} is not a file, and {len(hits)} files of {d} declare "
+                                  f".entry {entry}: name the one to use in module:", *where,
+                                  detail="candidates:\n" + "\n".join(f"  {h}" for h in hits[:MAX_CANDIDATES])
+                                  + (f"\n  … and {len(hits) - MAX_CANDIDATES} more" if len(hits) > MAX_CANDIDATES
+                                     else ""))
+            if hits:
+                return hits[0]
     return None
 
 
-def _file_with_entry(directory: Path, entry: str) -> Optional[Path]:
+#: the candidates an ambiguous module search lists (a corpus may hold thousands of copies)
+MAX_CANDIDATES = 20
+
+
+def _files_with_entry(directory: Path, entry: str) -> list:
+    """Every regular ``*.ptx`` of ``directory`` that declares ``.entry <entry>``, in name order."""
     if not directory.is_dir():
-        return None
+        return []
     pat = re.compile(rb"\.entry\s+" + re.escape(entry.encode()) + rb"(?![\w$])")
+    hits = []
     for f in sorted(directory.glob("*.ptx")):
         try:   # only regular files: a FIFO or a device named *.ptx must not hang the scan
             if f.is_file() and pat.search(read_input(f)):
-                return f
+                hits.append(f)
         except OSError:
             continue
-    return None
+    return hits
 
 
 def default_search_path(recipe_dir: Path, extra=()) -> list:
@@ -252,7 +268,7 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
     if not isinstance(data["module"], str) or not data["module"].strip():  # '': found by entry alone
         raise SpliceError(f"module: expected a file name, got {data['module']!r}", path, *data.vat("module"))
     user_path(data["module"], path, *data.vat("module"))     # ~nobody, a URL: refused at the line
-    mod = resolve_module(data["module"], rdir, sp, entry)
+    mod = resolve_module(data["module"], rdir, sp, entry, (path, *data.vat("module")))
     if mod is None:
         line, col = data.vat("module")
         raise SpliceError(f"module {data['module']!r} not found", path, line, col,

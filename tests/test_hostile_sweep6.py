@@ -43,3 +43,33 @@ def test_a_module_named_exactly_wins_over_files_declaring_the_entry(work, capsys
     (work / "a-spliced.ptx").write_text(TINY)
     assert run(["apply", "r.yaml", "--no-ptxas", "--json"]) == 0
     assert "\"module\": \"tiny.ptx\"" in capsys.readouterr().out
+
+
+# ---- spec --pressure of a module of many entries: a bounded number of PNGs ----------------------
+
+HEAD = ".version 8.7\n.target sm_90\n.address_size 64\n\n"
+
+
+def _many(n: int) -> str:
+    return HEAD + "".join(f".visible .entry k{i}()\n{{\n\tret;\n}}\n" for i in range(n))
+
+
+def test_pressure_of_more_entries_than_pngs_it_writes_is_refused(work, capsys):
+    """regression: ``spec --pressure`` wrote one PNG per entry under build/: 50000 kernels wrote
+    50000 files in ten minutes, where the report shows the first 100."""
+    from splice.commands.perf import MAX_PNGS
+
+    (work / "many.ptx").write_text(_many(MAX_PNGS + 1))
+    refused(capsys, run(["spec", "many.ptx", "--pressure", "--no-ptxas"]),
+            f"many.ptx: the module has more than {MAX_PNGS} entries", "--png none")
+    assert not (work / "build").exists()
+
+
+def test_pressure_of_many_entries_runs_with_png_none_or_an_entry(work, capsys):
+    from splice.commands.perf import MAX_PNGS
+
+    (work / "many.ptx").write_text(_many(MAX_PNGS + 1))
+    assert run(["spec", "many.ptx", "--pressure", "--no-ptxas", "--png", "none", "--json"]) == 0
+    assert capsys.readouterr().out.count('"entry"') == MAX_PNGS + 1
+    assert run(["spec", "many.ptx", "--pressure", "--no-ptxas", "--entry", "k7"]) == 0
+    assert os.listdir(work / "build") == ["many_k7_pressure.png"]

@@ -73,3 +73,69 @@ def test_pressure_of_many_entries_runs_with_png_none_or_an_entry(work, capsys):
     assert capsys.readouterr().out.count('"entry"') == MAX_PNGS + 1
     assert run(["spec", "many.ptx", "--pressure", "--no-ptxas", "--entry", "k7"]) == 0
     assert os.listdir(work / "build") == ["many_k7_pressure.png"]
+
+
+# ---- tables narrower than their content: folded, not cut to an ellipsis -------------------------
+
+LONG = "_Z" + "x" * 250 + "end"
+
+
+def _column(out: str, header: str) -> str:
+    """The text of the column ``header`` of the first table in ``out`` that has it, its cells'
+    lines joined: what a reader of the table can read of each value."""
+    lines = out.splitlines()
+    top = next(i for i, ln in enumerate(lines) if ln.startswith("┃") and f" {header} " in ln)
+    bars = [i for i, ch in enumerate(lines[top]) if ch == "┃"]
+    lo, hi = next((a, b) for a, b in zip(bars, bars[1:]) if lines[top][a:b].strip(" ┃") == header)
+    cells = []
+    for ln in lines[top + 2:]:
+        if not ln.startswith("│"):
+            break
+        cells.append(ln[lo + 1:hi].strip())
+    return "".join(cells)
+
+
+def _cli(work, *argv):
+    from .test_hostile_sweep2 import run_cli
+
+    proc = run_cli(list(argv), work, env={"COLUMNS": "80", "TERM": "dumb"})
+    out, err = proc.stdout.decode(), proc.stderr.decode()
+    assert proc.returncode == 0 and "Traceback" not in err, (proc.returncode, err[-2000:])
+    return out
+
+
+def test_a_long_entry_name_is_folded_in_the_stats_table_not_cut(work):
+    """regression: rich cut a cell to its column with ``…``: at 80 columns (an output that is
+    not a terminal) the stats table showed the 255-character entry as ``_Zxxxxxxxxxxxxxxxxxxxx…``;
+    nothing in the report said which kernel it was."""
+    (work / "long.ptx").write_text(HEAD + f".visible .entry {LONG}()\n{{\n\t.reg .b32 %r<2>;\n"
+                                   "\tmov.b32 %r1, 1;\n\tret;\n}\n")
+    out = _cli(work, "stats", "long.ptx")
+    assert "…" not in out, out
+    assert _column(out, "function") == LONG
+
+
+def test_a_cut_display_name_in_specs_headline_comes_with_the_whole_entry(work):
+    """regression: spec's headline shows a name shortened to fit (``_Zxxx…xxend``): the entry's
+    own name was nowhere in the report."""
+    (work / "long.ptx").write_text(HEAD + f".visible .entry {LONG}()\n{{\n\tret;\n}}\n")
+    for argv in (["spec", "long.ptx"], ["spec", "long.ptx", "--pressure", "--no-ptxas", "--png", "none"]):
+        assert LONG in "".join(_cli(work, *argv).splitlines()), argv
+
+
+def test_a_long_statement_in_the_pressure_table_is_shown_or_marked_cut(work):
+    """regression: a peak's statement text was cut at 60 characters with nothing to say so: a
+    different, shorter statement was shown."""
+    reg = "%r" + "q" * 90
+    (work / "wide.ptx").write_text(HEAD + f".visible .entry k()\n{{\n\t.reg .b32 {reg}, %s;\n"
+                                   f"\tmov.b32 {reg}, 1;\n\tadd.s32 %s, {reg}, {reg};\n\tret;\n}}\n")
+    text = _column(_cli(work, "spec", "wide.ptx", "--pressure", "--no-ptxas", "--png", "none"), "text")
+    assert text.replace(" ", "") == f"add.s32%s,{reg},{reg};", text    # a line breaks at a blank
+
+
+def test_a_long_native_name_is_folded_in_the_apply_table(work):
+    native = "n" + "a" * 150 + ".ptx"
+    os.rename(work / "n.ptx", work / native)
+    (work / "r.yaml").write_text(RECIPE.replace("native: n.ptx", f"native: {native}"))
+    out = _cli(work, "apply", "r.yaml", "--no-ptxas")
+    assert native in _column(out, "native"), out

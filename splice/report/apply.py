@@ -6,7 +6,7 @@ DIFF_PREVIEW_LINES = 80
 
 def print_report(plan, val, out, timings, diff, full_diff):
     from rich.syntax import Syntax
-    from rich.table import Table
+    from .console import Table
 
     from .console import esc, make_console
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 from .conftest import tree_digest
 from .test_hostile_sweep3 import RECIPE, TINY, refused, run  # noqa: F401 - shared with sweeps 3 to 5
 from .test_hostile_sweep4 import work  # noqa: F401 - fixture: the work directory

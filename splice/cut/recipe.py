@@ -165,8 +165,9 @@ def resolve_module(spec: str, recipe_dir: Path, search_path, entry: Optional[str
         if entry:
             hits = _files_with_entry(d, entry)
             if len(hits) > 1:
+                path, line, col = (tuple(where) + (None, None, None))[:3]
                 raise SpliceError(f"module {spec!r} is not a file, and {len(hits)} files of {d} declare "
-                                  f".entry {entry}: name the one to use in module:", *where,
+                                  f".entry {entry}: name the one to use in module:", path, line, col,
                                   detail="candidates:\n" + "\n".join(f"  {h}" for h in hits[:MAX_CANDIDATES])
                                   + (f"\n  … and {len(hits) - MAX_CANDIDATES} more" if len(hits) > MAX_CANDIDATES
                                      else ""))

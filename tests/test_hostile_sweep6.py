@@ -137,3 +137,30 @@ def test_a_long_native_name_is_folded_in_the_apply_table(work):
     (work / "r.yaml").write_text(RECIPE.replace("native: n.ptx", f"native: {native}"))
     out = _cli(work, "apply", "r.yaml", "--no-ptxas")
     assert native in _column(out, "native"), out
+
+
+# ---- a .param list of thousands on one line: read once, not once per parameter -----------------
+
+def test_probe_init_of_a_long_param_list_on_one_line_is_linear(work):
+    """regression: each parameter's line was searched for over the 400 lines from the entry's,
+    whole: a list of 20000 parameters on one line (500 KB, what a generator writes) made
+    ``probe init`` run past a minute (quadratic); now under a second."""
+    import time
+
+    from .test_hostile_sweep2 import run_cli
+
+    params = ", ".join(f".param .u64 p{i}" for i in range(20000))
+    (work / "wide.ptx").write_text(HEAD + f".visible .entry k({params})\n{{\n\tret;\n}}\n")
+    t = time.monotonic()
+    proc = run_cli(["probe", "init", "wide.ptx", "-o", "wide.yaml"], work, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    assert time.monotonic() - t < 20, "probe init of 20000 parameters on one line is quadratic"
+    assert (work / "wide.yaml").read_text().count("name: p") == 20000
+
+
+def test_a_parameters_line_is_still_the_line_it_is_declared_on():
+    from splice.probe.check import entry_decl
+
+    text = HEAD + ".visible .entry k(\n\t.param .u64 a,\n\t.param .u32 $b,\n\t.param .u32 c_2\n)\n{\n\tret;\n}\n"
+    decl = entry_decl(text, "k")
+    assert [(p.name, p.line) for p in decl.params] == [("a", 6), ("$b", 7), ("c_2", 8)]

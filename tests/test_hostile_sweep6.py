@@ -164,3 +164,47 @@ def test_a_parameters_line_is_still_the_line_it_is_declared_on():
     text = HEAD + ".visible .entry k(\n\t.param .u64 a,\n\t.param .u32 $b,\n\t.param .u32 c_2\n)\n{\n\tret;\n}\n"
     decl = entry_decl(text, "k")
     assert [(p.name, p.line) for p in decl.params] == [("a", 6), ("$b", 7), ("c_2", 8)]
+
+
+# ---- a function defined twice: no lookup by name takes the first in silence ---------------------
+
+import pytest  # noqa: E402
+
+DUP_ENTRY = HEAD + (".visible .entry k()\n{\n\tret;\n}\n"
+                    ".visible .entry k()\n{\n\t.reg .b32 %r<2>;\n\tmov.b32 %r1, 1;\n\tret;\n}\n")
+DUP_FUNC = HEAD + ".func f()\n{\n\tret;\n}\n.func f()\n{\n\tret;\n}\n.visible .entry k()\n{\n\tcall f;\n\tret;\n}\n"
+DUP_KINDS = HEAD + ".func k()\n{\n\tret;\n}\n.visible .entry k()\n{\n\tret;\n}\n"
+
+
+DUPS = {"entry": (DUP_ENTRY, "k"), "called-func": (DUP_FUNC, "f"), "func-and-entry": (DUP_KINDS, "k")}
+LOOKUPS = [["spec"], ["spec", "--entry", "k"], ["spec", "--pressure", "--no-ptxas", "--png", "none"], ["notes"],
+           ["extract", "--phase", "1"], ["extract", "--statements", "s1-s1"], ["probe", "init"], ["index"],
+           ["index", "--entry", "k"]]
+# index lists the entries' statements: a helper .func defined twice changes none of them
+DUP_CASES = [(d, a) for d in DUPS for a in LOOKUPS if not (a[0] == "index" and d == "called-func")]
+
+
+@pytest.mark.parametrize("dup, argv", DUP_CASES, ids=[f"{d}-{'-'.join(a).replace('--', '')}" for d, a in DUP_CASES])
+def test_a_name_defined_twice_is_refused_not_taken_first(dup, argv, work, capsys):
+    """regression: every lookup by name took the first definition: ``spec`` of a module with two
+    ``.entry k`` showed the first twice (1 statement each) and never the second; ``index`` listed
+    the first's statements only; notes, extract and probe init worked on the first; a ``.func f``
+    defined twice was analysed through the first; ``.func k`` before ``.entry k`` was "--entry 'k'
+    names a .func" with no --entry given.  ptxas refuses every such module."""
+    text, name = DUPS[dup]
+    (work / "dup.ptx").write_text(text)
+    cmd = [*argv[:2], "dup.ptx", *argv[2:]] if argv[0] == "probe" else [argv[0], "dup.ptx", *argv[1:]]
+    if argv[0] in ("extract", "probe", "notes"):
+        cmd += ["-o", "out.md"]
+    before = tree_digest(work)
+    refused(capsys, run(cmd), f"dup.ptx:9: {name!r} is defined 2 times (lines 5, 9): ptxas refuses the module")
+    assert tree_digest(work) == before
+
+
+def test_a_name_defined_twice_still_reads_losslessly(work, capsys):
+    """stats, roundtrip and canonical read every definition as written (they look nothing up)."""
+    (work / "dup.ptx").write_text(DUP_ENTRY)
+    assert run(["stats", "dup.ptx", "--json"]) == 0
+    assert capsys.readouterr().out.count('"name": "k"') == 2
+    assert run(["roundtrip", "dup.ptx"]) == 0
+    assert run(["canonical", "dup.ptx", "-o", "c.ptx"]) == 0

@@ -75,18 +75,17 @@ class Kernel:
             if entry.body is None:
                 raise SpliceError(f"{entry.name!r} has no body", path=module.path)
             fn = entry
-        elif entry is None:
-            ents = [f for f in module.entries() if f.body is not None]
-            if not ents:
-                raise SpliceError("no .entry with a body", path=module.path)
-            fn = ents[0]
         else:
             from .entries import lookup
 
-            fn = lookup(module, entry)   # exact, demangled, or a unique substring
+            fn = lookup(module, entry)   # exact, demangled, or a unique substring; None: the first
+            if fn is None:
+                raise SpliceError("no .entry with a body", path=module.path)
             if fn.body is None:
                 raise SpliceError(f"{entry!r} has no body", path=module.path)
-        self.fn = fn
+        from .entries import defined_once
+
+        self.fn = defined_once(module, fn, whole=True)    # a name defined twice: which one is meant?
         self.name = fn.name
         self.path = module.path
         self._build()

@@ -141,21 +141,34 @@ def test_a_long_native_name_is_folded_in_the_apply_table(work):
 
 # ---- a .param list of thousands on one line: read once, not once per parameter -----------------
 
-def test_probe_init_of_a_long_param_list_on_one_line_is_linear(work):
+def test_the_lines_of_a_long_param_list_on_one_line_are_found_in_linear_time():
     """regression: each parameter's line was searched for over the 400 lines from the entry's,
     whole: a list of 20000 parameters on one line (500 KB, what a generator writes) made
-    ``probe init`` run past a minute (quadratic); now under a second."""
+    ``probe init`` run past a minute (quadratic); now well under a second."""
     import time
 
-    from .test_hostile_sweep2 import run_cli
+    from splice.probe.check import entry_decl
 
     params = ", ".join(f".param .u64 p{i}" for i in range(20000))
-    (work / "wide.ptx").write_text(HEAD + f".visible .entry k({params})\n{{\n\tret;\n}}\n")
     t = time.monotonic()
-    proc = run_cli(["probe", "init", "wide.ptx", "-o", "wide.yaml"], work, timeout=120)
-    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
-    assert time.monotonic() - t < 20, "probe init of 20000 parameters on one line is quadratic"
-    assert (work / "wide.yaml").read_text().count("name: p") == 20000
+    decl = entry_decl(HEAD + f".visible .entry k({params})\n{{\n\tret;\n}}\n", "k")
+    assert time.monotonic() - t < 10, "finding 20000 parameters' lines is quadratic"
+    assert len(decl.params) == 20000 and {p.line for p in decl.params} == {5}
+
+
+def test_probe_init_refuses_a_skeleton_larger_than_a_spec_may_be(work, capsys):
+    """regression: ``probe init`` of an entry of 20000 parameters wrote 1.9 MB of YAML, which
+    ``splice probe`` refused to read (a probe spec holds at most 1 MiB)."""
+    params = ", ".join(f".param .u64 p{i}" for i in range(20000))
+    (work / "wide.ptx").write_text(HEAD + f".visible .entry k({params})\n{{\n\tret;\n}}\n")
+    refused(capsys, run(["probe", "init", "wide.ptx", "-o", "wide.yaml"]),
+            "wide.ptx: the probe spec of this entry would be", "(20000 parameters): over the 1048576 bytes")
+    assert not (work / "wide.yaml").exists()
+    (work / "some.ptx").write_text(HEAD + f".visible .entry k({params.split(', .param .u64 p8000')[0]})\n{{\n\tret;\n}}\n")
+    assert run(["probe", "init", "some.ptx", "-o", "some.yaml"]) == 0      # 8000: 750 KB
+    capsys.readouterr()
+    err = refused(capsys, run(["probe", "some.yaml", "some.ptx"]), "some.yaml:")    # its nulls, not its size
+    assert "may hold" not in err, err
 
 
 def test_a_parameters_line_is_still_the_line_it_is_declared_on():

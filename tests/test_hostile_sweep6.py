@@ -221,3 +221,42 @@ def test_a_name_defined_twice_still_reads_losslessly(work, capsys):
     assert capsys.readouterr().out.count('"name": "k"') == 2
     assert run(["roundtrip", "dup.ptx"]) == 0
     assert run(["canonical", "dup.ptx", "-o", "c.ptx"]) == 0
+
+
+# ---- a native's header: its own block, then ordinary comments -----------------------------------
+
+def _native(work, text: str) -> None:
+    (work / "n.ptx").write_text(text)
+
+
+
+def _body() -> str:
+    from .conftest import TINY_SWAPPED
+
+    return TINY_SWAPPED
+
+
+@pytest.mark.parametrize("comment", ["// The body below is hand-scheduled.", "//\n// (c) someone, 2026"],
+                         ids=["prose", "blank-then-prose"])
+def test_a_comment_after_the_native_header_is_a_comment(comment, work, capsys):
+    """regression: every comment line after ``// splice-native:`` was read as the header's YAML
+    (docs/recipes.md: "everything else in comments is ignored"): a sentence right after the
+    header was "bad splice-native header: could not find expected ':'"."""
+    _native(work, f"// splice-native:\n//   scratch: {{t: .b32}}\n{comment}\nmov.u32 %t, 0;\n" + _body())
+    assert run(["apply", "r.yaml", "--no-ptxas", "--json"]) == 0, capsys.readouterr().err
+
+
+def test_a_header_key_left_unindented_is_refused_not_dropped(work, capsys):
+    """``params:`` at the header's column is no key of the header: it ends the block, and is an
+    error at its line rather than a parameter dropped in silence."""
+    _native(work, "// splice-native:\n// scratch: {t: .b32}\nmov.u32 %t, 0;\n" + _body())
+    refused(capsys, run(["apply", "r.yaml", "--no-ptxas"]), "n.ptx:2: scratch: belongs under splice-native: indent it")
+
+
+def test_a_second_native_header_is_refused_not_ignored(work, capsys):
+    """regression: a second ``// splice-native:`` block was ignored: its scratch and params were
+    not there, and the error came later, at a use, naming no header."""
+    _native(work, "// splice-native:\n//   params: {}\nmov.u32 %d0, 0;\n// splice-native:\n//   scratch: {t: .b32}\n"
+            + _body())
+    refused(capsys, run(["apply", "r.yaml", "--no-ptxas"]),
+            "n.ptx:4: a second splice-native header (the first is at line 1)")

@@ -260,3 +260,21 @@ def test_a_second_native_header_is_refused_not_ignored(work, capsys):
             + _body())
     refused(capsys, run(["apply", "r.yaml", "--no-ptxas"]),
             "n.ptx:4: a second splice-native header (the first is at line 1)")
+
+
+# ---- SPLICE_PROBE_CACHE: read when the probe runs ------------------------------------------------
+
+@pytest.mark.needs("ptxas")
+@pytest.mark.parametrize("value, where", [("{tmp}/pc", "{tmp}/pc"), ("", "{cwd}/build/probe")], ids=["set-late", "empty"])
+def test_the_probe_cache_is_the_variable_as_set_when_the_probe_runs(value, where, work, monkeypatch):
+    """regression: ``$SPLICE_PROBE_CACHE`` was read once, when splice.probe.modules was first
+    imported: a value set later in the process (as every test sets it) was never seen and the
+    cubins went into ./build/probe; ``SPLICE_PROBE_CACHE=`` (an unset shell variable) was
+    ``Path('')``, the working directory, and the cubins were written there."""
+    import splice.probe.modules as modules
+
+    tmp = str(work.parent / (work.name + "-late"))
+    monkeypatch.setenv("SPLICE_PROBE_CACHE", value.format(tmp=tmp))
+    built = modules.compile_one("tiny", TINY, "sm_90", use_cache=False)
+    assert str(built.path.parent.parent.resolve()) == where.format(tmp=tmp, cwd=work.resolve())
+    assert not (work / "cubins").exists()

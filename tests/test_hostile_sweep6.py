@@ -278,3 +278,14 @@ def test_the_probe_cache_is_the_variable_as_set_when_the_probe_runs(value, where
     built = modules.compile_one("tiny", TINY, "sm_90", use_cache=False)
     assert str(built.path.parent.parent.resolve()) == where.format(tmp=tmp, cwd=work.resolve())
     assert not (work / "cubins").exists()
+
+
+@pytest.mark.parametrize("xdg", ["rel", "./x", "~/c"])
+def test_a_relative_xdg_cache_home_is_ignored_as_the_spec_says(xdg, tmp_path):
+    """regression: ``XDG_CACHE_HOME=rel`` put splice's cache under the working directory
+    (``rel/splice/ptxas``: a new cache in each directory splice ran in); the XDG base directory
+    spec makes a relative value invalid, to be ignored."""
+    from splice.ptx.cache import default_cache_dir
+
+    assert default_cache_dir({"XDG_CACHE_HOME": xdg, "HOME": str(tmp_path)}) == tmp_path / ".cache" / "splice"
+    assert default_cache_dir({"XDG_CACHE_HOME": str(tmp_path / "x"), "HOME": "/nonexistent"}) == tmp_path / "x" / "splice"

@@ -454,13 +454,29 @@ def _replace(path: PathLike, target: Path, raw: bytes, old: "os.stat_result | No
         raise
 
 
+def current_umask() -> int:
+    """The process's umask, read where the system shows it (Linux: ``/proc/self/status``), so
+    that it is never changed to be read: ``os.umask(0)`` then ``os.umask(old)`` leaves every
+    other thread a moment of umask 0 (the probe writes its cubins from a thread pool), and two
+    threads doing it at once could leave the process at 0 for good: every later file and
+    directory writable by all."""
+    try:
+        with open("/proc/self/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    old = os.umask(0o077)      # elsewhere: the strictest value for the moment it is changed
+    os.umask(old)
+    return old
+
+
 def _set_mode(tmp: str, old: "os.stat_result | None") -> None:
     """mkstemp creates 0600: a replaced file keeps its permissions (and owner, where we may set
     it); a new file gets the permissions any new file gets under the umask."""
     if old is None:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
+        os.chmod(tmp, 0o666 & ~current_umask())
         return
     os.chmod(tmp, stat.S_IMODE(old.st_mode))
     if hasattr(os, "chown") and (old.st_uid, old.st_gid) != (os.getuid(), os.getgid()):

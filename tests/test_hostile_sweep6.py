@@ -289,3 +289,25 @@ def test_a_relative_xdg_cache_home_is_ignored_as_the_spec_says(xdg, tmp_path):
 
     assert default_cache_dir({"XDG_CACHE_HOME": xdg, "HOME": str(tmp_path)}) == tmp_path / ".cache" / "splice"
     assert default_cache_dir({"XDG_CACHE_HOME": str(tmp_path / "x"), "HOME": "/nonexistent"}) == tmp_path / "x" / "splice"
+
+
+# ---- the umask: read, never set --------------------------------------------------------------------
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads the umask from /proc/self/status")
+def test_writing_a_new_output_never_changes_the_umask(tmp_path, monkeypatch):
+    """regression: ``write_atomic`` read the umask as ``os.umask(0)``, ``os.umask(old)``: for a
+    moment every thread of the process had umask 0 (the probe writes cubins from a thread pool),
+    and two threads doing it at once could leave it at 0 for good.  A new file still gets the
+    permissions the umask gives."""
+    from splice.util import write_atomic
+
+    calls = []
+    real = os.umask
+    monkeypatch.setattr(os, "umask", lambda m: calls.append(m) or real(m))
+    old = real(0o027)
+    try:
+        write_atomic(tmp_path / "new.txt", "x")
+        assert calls == []
+        assert (tmp_path / "new.txt").stat().st_mode & 0o777 == 0o640
+    finally:
+        real(old)

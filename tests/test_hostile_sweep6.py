@@ -311,3 +311,34 @@ def test_writing_a_new_output_never_changes_the_umask(tmp_path, monkeypatch):
         assert (tmp_path / "new.txt").stat().st_mode & 0o777 == 0o640
     finally:
         real(old)
+
+
+# ---- YAML 1.1 numbers a person reads otherwise -----------------------------------------------------
+
+@pytest.mark.parametrize("text, value", [("0100", 64), ("0512", 330), ("-017", -15), ("1:30", 90), ("1:04", 64),
+                                         ("0_10", 8)])
+def test_a_yaml_number_read_two_ways_is_refused_at_its_place(text, value):
+    """regression: PyYAML reads YAML 1.1, where ``0512`` is octal (330) and ``1:30`` base 60 (90);
+    YAML 1.2 and a person read 512 and the text 1:30.  Recipes, native headers and probe specs
+    took the 1.1 value in silence."""
+    from splice.errors import SpliceError
+    from splice.yamlsafe import load_yaml_marked
+
+    with pytest.raises(SpliceError) as exc:
+        load_yaml_marked(f"a: 1\nb: {text}\n", "r.yaml")
+    assert str(exc.value).startswith(f"r.yaml:2:4: YAML: {text!r} is {value} to this YAML reader")
+
+
+@pytest.mark.parametrize("text, value", [("0", 0), ("00", 0), ("10", 10), ("0x1F", 31), ("'0512'", "0512"),
+                                         ("1_000", 1000), ("+5", 5), ("0.5", 0.5)])
+def test_yaml_numbers_with_one_reading_still_load(text, value):
+    from splice.yamlsafe import load_yaml_marked
+
+    assert load_yaml_marked(f"a: {text}\n", "r.yaml")["a"] == value
+
+
+def test_a_recipe_threads_with_a_leading_zero_is_refused_not_octal(work, capsys):
+    """``threads: 0100`` ran the call-shared cut on 64 threads, exit 0."""
+    (work / "r.yaml").write_text(RECIPE + "    abi: call-shared\n    threads: 0100\n")
+    refused(capsys, run(["apply", "r.yaml", "--no-ptxas"]), "r.yaml:8:14: YAML: '0100' is 64 to this YAML reader")
+    assert not (work / "out.ptx").exists()

@@ -216,7 +216,6 @@ def test_a_name_defined_twice_is_refused_not_taken_first(dup, argv, work, capsys
 
 def test_a_name_defined_twice_still_reads_losslessly(work, capsys):
     """stats, roundtrip and canonical read every definition as written (they look nothing up)."""
-    (work / "dup.ptx").write_text(DUP_ENTRY)
     assert run(["stats", "dup.ptx", "--json"]) == 0
     assert capsys.readouterr().out.count('"name": "k"') == 2
     assert run(["roundtrip", "dup.ptx"]) == 0
@@ -342,3 +341,15 @@ def test_a_recipe_threads_with_a_leading_zero_is_refused_not_octal(work, capsys)
     (work / "r.yaml").write_text(RECIPE + "    abi: call-shared\n    threads: 0100\n")
     refused(capsys, run(["apply", "r.yaml", "--no-ptxas"]), "r.yaml:8:14: YAML: '0100' is 64 to this YAML reader")
     assert not (work / "out.ptx").exists()
+
+
+def test_a_probe_spec_of_an_entry_defined_twice_is_refused_before_the_gpu(work, capsys, monkeypatch):
+    """regression: the probe checked the spec against the first ``.entry k`` of two and went on
+    to the GPU run (where ptxas refuses the module)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    (work / "k.yaml").write_text("name: k\nptx: dup.ptx\nentry: k\nlaunch:\n  grid: [1, 1, 1]\n  block: [32, 1, 1]\n"
+                                 "params:\n- {name: x, kind: buffer, dtype: f32, shape: [32], role: output}\n")
+    (work / "dup.ptx").write_text(DUP_ENTRY.replace("entry k()", "entry k(.param .u64 x)"))
+    refused(capsys, run(["probe", "k.yaml", "dup.ptx"]), "dup.ptx:9: 'k' is defined 2 times")

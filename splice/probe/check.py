@@ -95,6 +95,9 @@ def entry_decl(text: str, entry: str, path: str = "<module>") -> Optional[EntryD
     lines = text.splitlines()
     for it in mod.items:
         if isinstance(it, m.Function) and it.is_entry and it.name == entry and it.body is not None:
+            from ..analysis.entries import defined_once
+
+            defined_once(mod, it)     # the first of two .entry k was probed, whichever CUDA loads
             first = _param_lines(lines, it.line)
             params = tuple(_ptx_param(i, p, first, it.line) for i, p in enumerate(it.params or ()))
             dirs = tuple((d.name, tuple(int(a) for a in d.args if a.isdigit())) for d in it.directives)

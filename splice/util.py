@@ -60,7 +60,7 @@ def read_input(path: PathLike, limit: "int | None" = None) -> bytes:
         raise
     try:
         st = os.fstat(fd)
-        kind = _not_a_file(st.st_mode)
+        kind = not_a_file(st.st_mode)
         if kind:
             raise SpliceError(f"is {kind}, not a file: splice reads files and pipes", str(path))
         if stat.S_ISREG(st.st_mode) and st.st_size > limit:
@@ -110,7 +110,7 @@ def _await_writer(fd: int, path: PathLike) -> bytes:
     return b""
 
 
-def _not_a_file(mode: int) -> str:
+def not_a_file(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISCHR(mode):

@@ -353,3 +353,25 @@ def test_a_probe_spec_of_an_entry_defined_twice_is_refused_before_the_gpu(work, 
                                  "params:\n- {name: x, kind: buffer, dtype: f32, shape: [32], role: output}\n")
     (work / "dup.ptx").write_text(DUP_ENTRY.replace("entry k()", "entry k(.param .u64 x)"))
     refused(capsys, run(["probe", "k.yaml", "dup.ptx"]), "dup.ptx:9: 'k' is defined 2 times")
+
+
+# ---- module: naming something that is not a file -------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["directory", "fifo", "dangling-link"])
+def test_a_module_name_that_is_not_a_file_is_refused_not_searched_past(kind, tmp_path, monkeypatch, capsys):
+    """regression: ``module: mine.ptx`` where mine.ptx beside the recipe is a directory, a FIFO
+    or a link to nothing was "not a file", so the search went on by entry and the recipe ran on
+    ``corpus/layer.ptx``, another module declaring the entry, exit 0."""
+    from .test_hostile_sweep3 import NATIVE
+
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "layer.ptx").write_text(TINY)
+    (tmp_path / "n.ptx").write_text(NATIVE)
+    (tmp_path / "r.yaml").write_text(RECIPE.replace("module: tiny.ptx", "module: mine.ptx"))
+    mine = tmp_path / "mine.ptx"
+    {"directory": mine.mkdir, "fifo": lambda: os.mkfifo(mine), "dangling-link": lambda: mine.symlink_to("gone.ptx")}[kind]()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SPLICE_CORPUS", raising=False)
+    what = {"directory": "a directory", "fifo": "a FIFO", "dangling-link": "a symbolic link to nothing"}[kind]
+    refused(capsys, run(["apply", "r.yaml", "--no-ptxas"]), f"r.yaml:1:9: module 'mine.ptx': mine.ptx is {what}")
+    assert not (tmp_path / "out.ptx").exists()

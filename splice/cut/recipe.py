@@ -20,13 +20,15 @@ YAML key and its line (``recipe.yaml:7:5: cut 1: unknown key 'phsae'``).
 """
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from ..errors import SpliceError
-from ..util import DIRECTORY_NAME, names_a_directory, read_input, read_utf8, user_path
+from ..util import DIRECTORY_NAME, names_a_directory, not_a_file, read_input, read_utf8, user_path
 from ..yamlsafe import DEFAULT_LIMITS, YList, YMap, load_yaml_marked  # noqa: F401  (re-exported)
 
 TOP_KEYS = {"module", "entry", "arch", "opt_level", "output", "cuts", "description", "name"}
@@ -154,13 +156,13 @@ def resolve_module(spec: str, recipe_dir: Path, search_path, entry: Optional[str
     on whichever came first — an earlier spliced output of the same kernel, say."""
     p = user_path(spec)
     if p.is_absolute():
-        return p if p.is_file() else None
-    if (recipe_dir / p).is_file():
+        return p if _named_file(p, spec, where) else None
+    if _named_file(recipe_dir / p, spec, where):
         return recipe_dir / p
     for d in search_path or ():
         d = user_path(str(d))
         for c in (d / p, d / p.name):
-            if c.is_file():
+            if _named_file(c, spec, where):
                 return c
         if entry:
             hits = _files_with_entry(d, entry)
@@ -174,6 +176,23 @@ def resolve_module(spec: str, recipe_dir: Path, search_path, entry: Optional[str
             if hits:
                 return hits[0]
     return None
+
+
+def _named_file(c: Path, spec: str, where: tuple) -> bool:
+    """Whether ``c`` is the regular file ``module:`` names; something else by that name (a
+    directory, a FIFO, a device, a link to nothing) is an error, not a name to search further
+    for: the search went on by entry and ran the recipe on another module of the corpus."""
+    if c.is_file():
+        return True
+    if not os.path.lexists(c):
+        return False
+    try:
+        kind = not_a_file(c.stat().st_mode) or ("a FIFO (a recipe's module is read more than once)"
+                                                   if stat.S_ISFIFO(c.stat().st_mode) else "not a regular file")
+    except OSError:
+        kind = "a symbolic link to nothing (its target is missing, or the links loop)"
+    path, line, col = (tuple(where) + (None, None, None))[:3]
+    raise SpliceError(f"module {spec!r}: {c} is {kind}, not a file", path, line, col)
 
 
 #: the candidates an ambiguous module search lists (a corpus may hold thousands of copies)

@@ -375,3 +375,14 @@ def test_a_module_name_that_is_not_a_file_is_refused_not_searched_past(kind, tmp
     what = {"directory": "a directory", "fifo": "a FIFO", "dangling-link": "a symbolic link to nothing"}[kind]
     refused(capsys, run(["apply", "r.yaml", "--no-ptxas"]), f"r.yaml:1:9: module 'mine.ptx': mine.ptx is {what}")
     assert not (tmp_path / "out.ptx").exists()
+
+
+def test_probe_init_of_an_entry_declaring_a_parameter_twice_is_refused(work, capsys):
+    """regression: ``.entry k(.param .u64 p, .param .u64 p)`` (ptxas: duplicate definition) gave a
+    skeleton listing both, the first "never read", which ``splice probe`` refused to load."""
+    (work / "dupp.ptx").write_text(HEAD + ".visible .entry k(.param .u64 p, .param .u64 p)\n{\n\t.reg .b64 %rd<3>;\n"
+                                   "\tld.param.u64 %rd1, [p];\n\tcvta.to.global.u64 %rd2, %rd1;\n"
+                                   "\tst.global.u32 [%rd2], 1;\n\tret;\n}\n")
+    refused(capsys, run(["probe", "init", "dupp.ptx", "-o", "dupp.yaml"]),
+            "dupp.ptx:5: k: parameter 'p' is declared twice: ptxas refuses the module")
+    assert not (work / "dupp.yaml").exists()

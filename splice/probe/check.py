@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from ..errors import SpliceError
 from . import dtypes as dt
 from .spec import Param, ProbeSpec, SpecError
 
@@ -82,6 +83,17 @@ def _param_lines(src_lines: list, fn_line: int) -> dict:
     return first
 
 
+def _params_once(params: tuple, entry: str, path: str) -> None:
+    """Refuse an entry that declares a parameter name twice (ptxas: duplicate definition): the
+    skeleton of ``probe init`` listed both, one "never read", and its own spec check refused it."""
+    seen: set = set()
+    for p in params:
+        if p.name in seen:
+            raise SpliceError(f"{entry}: parameter {p.name!r} is declared twice: ptxas refuses the module "
+                              "(duplicate definition of variable)", path, p.line)
+        seen.add(p.name)
+
+
 def entry_decl(text: str, entry: str, path: str = "<module>") -> Optional[EntryDecl]:
     """The entry's ``.param`` list and directives, or None when the module has no such entry."""
     from ..ptx import parse
@@ -100,6 +112,7 @@ def entry_decl(text: str, entry: str, path: str = "<module>") -> Optional[EntryD
             defined_once(mod, it)     # the first of two .entry k was probed, whichever CUDA loads
             first = _param_lines(lines, it.line)
             params = tuple(_ptx_param(i, p, first, it.line) for i, p in enumerate(it.params or ()))
+            _params_once(params, entry, path)
             dirs = tuple((d.name, tuple(int(a) for a in d.args if a.isdigit())) for d in it.directives)
             return EntryDecl(it.name, params, dirs, target, it.line, path)
     return None

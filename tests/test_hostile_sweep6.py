@@ -386,3 +386,22 @@ def test_probe_init_of_an_entry_declaring_a_parameter_twice_is_refused(work, cap
     refused(capsys, run(["probe", "init", "dupp.ptx", "-o", "dupp.yaml"]),
             "dupp.ptx:5: k: parameter 'p' is declared twice: ptxas refuses the module")
     assert not (work / "dupp.yaml").exists()
+
+
+DUP_LABEL = HEAD + ".visible .entry k()\n{\n\t.reg .b32 %r<3>;\nL:\n\tmov.b32 %r1, 1;\nL:\n\tret;\n}\n"
+
+
+@pytest.mark.parametrize("argv", [["spec"], ["notes"], ["extract", "--statements", "s1-s1", "-o", "e.ptx"],
+                                  ["spec", "--pressure", "--no-ptxas", "--png", "none"]], ids=lambda a: a[0] + str(len(a)))
+def test_a_label_defined_twice_in_one_scope_is_refused(argv, work, capsys):
+    """regression: ``L:`` twice in a body (ptxas: duplicate definition of label) was analysed as
+    if it were a kernel: a branch to L went to whichever the control-flow graph took."""
+    (work / "dupl.ptx").write_text(DUP_LABEL)
+    refused(capsys, run([argv[0], "dupl.ptx", *argv[1:]]),
+            "dupl.ptx:10: k: label 'L' is defined twice in one scope (lines 8 and 10)")
+
+
+def test_one_label_name_in_two_scopes_is_legal(work, capsys):
+    (work / "scoped.ptx").write_text(HEAD + ".visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\t{\nL:\n\tmov.b32 %r1, 1;\n\t}\n"
+                                     "\t{\nL:\n\tmov.b32 %r2, 1;\n\t}\n\tret;\n}\n")
+    assert run(["spec", "scoped.ptx"]) == 0

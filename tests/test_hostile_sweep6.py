@@ -405,3 +405,15 @@ def test_one_label_name_in_two_scopes_is_legal(work, capsys):
     (work / "scoped.ptx").write_text(HEAD + ".visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\t{\nL:\n\tmov.b32 %r1, 1;\n\t}\n"
                                      "\t{\nL:\n\tmov.b32 %r2, 1;\n\t}\n\tret;\n}\n")
     assert run(["spec", "scoped.ptx"]) == 0
+
+
+def test_a_probe_specs_ptx_that_is_a_dangling_link_is_not_searched_past(work, capsys, monkeypatch):
+    """regression: a spec's ``ptx: tiny.ptx`` beside it, a link to nothing, was passed over for
+    the working directory's tiny.ptx, which the probe then ran as the original."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    (work / "specs").mkdir()
+    (work / "specs" / "s.yaml").write_text((work / "spec.yaml").read_text())
+    (work / "specs" / "tiny.ptx").symlink_to("gone.ptx")
+    refused(capsys, run(["probe", "specs/s.yaml", "tiny.ptx"]), "specs/s.yaml:2:6: ptx: 'tiny.ptx' is not a file")

@@ -120,7 +120,7 @@ def resolve(target: str, module: Optional[str] = None) -> Pair:
     orig = Path(spec.ptx)
     if not orig.is_absolute():   # next to the spec first, as a recipe's module: not a namesake in the cwd
         for base in (t.parent, t.parent.parent, Path.cwd(), ROOT):
-            if (base / spec.ptx).exists():
+            if os.path.lexists(base / spec.ptx):    # a link to nothing is that file, not a miss
                 orig = base / spec.ptx
                 break
     mp = Path(module)

@@ -417,3 +417,16 @@ def test_a_probe_specs_ptx_that_is_a_dangling_link_is_not_searched_past(work, ca
     (work / "specs" / "s.yaml").write_text((work / "spec.yaml").read_text())
     (work / "specs" / "tiny.ptx").symlink_to("gone.ptx")
     refused(capsys, run(["probe", "specs/s.yaml", "tiny.ptx"]), "specs/s.yaml:2:6: ptx: 'tiny.ptx' is not a file")
+
+
+def test_apply_diff_lines_are_printed_whole(work):
+    """regression: ``apply --diff`` (and the preview) printed each diff line cut at the console's
+    width, without a mark: the spliced lines of a native, or the cut's comment naming a long
+    native path, lost their ends."""
+    native = "n" + "a" * 150 + ".ptx"
+    os.rename(work / "n.ptx", work / native)
+    (work / "r.yaml").write_text(RECIPE.replace("native: n.ptx", f"native: {native}"))
+    out = _cli(work, "apply", "r.yaml", "--no-ptxas", "--diff")
+    added = [ln for ln in out.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    assert any(ln.rstrip().endswith(f"<- {native} (abi inline)") for ln in added), out
+    assert sum(ln.rstrip().endswith("{%r10, %r10};") for ln in added) == 2, out

@@ -208,6 +208,23 @@ def name_part(text: str) -> str:
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
+def home_dir(path: PathLike) -> Path:
+    """The directory a YAML file's relative names (``module:``, ``native:``, ``output:``,
+    ``ptx:``) are taken from: its own, or the working directory for a stream — a name under
+    ``/dev`` or ``/proc`` (``/dev/stdin``, ``<(gen)``'s ``/dev/fd/63``, ``/proc/self/fd/0``)
+    or anything but a regular file.  ``splice apply /dev/stdin < r.yaml`` took ``/dev`` for the
+    recipe's directory: its natives were looked for there and, as root, ``output: out.ptx``
+    was written into ``/dev``."""
+    parent = Path(os.path.abspath(path)).parent
+    if parent.parts[1:2] in (("dev",), ("proc",)):
+        return Path.cwd()
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        regular = True      # the reader says what is wrong with it
+    return Path(path).parent if regular else Path.cwd()
+
+
 def user_path(spelled: str, where: "PathLike | None" = None, line=None, column=None) -> Path:
     """A file name the user wrote (a recipe's ``module:``/``native:``, ``$SPLICE_CACHE``), ``~``
     and ``~user`` expanded.  ``Path.expanduser`` raised ``RuntimeError`` (a traceback) for an

@@ -216,6 +216,7 @@ def test_a_name_defined_twice_is_refused_not_taken_first(dup, argv, work, capsys
 
 def test_a_name_defined_twice_still_reads_losslessly(work, capsys):
     """stats, roundtrip and canonical read every definition as written (they look nothing up)."""
+    (work / "dup.ptx").write_text(DUP_ENTRY)
     assert run(["stats", "dup.ptx", "--json"]) == 0
     assert capsys.readouterr().out.count('"name": "k"') == 2
     assert run(["roundtrip", "dup.ptx"]) == 0
@@ -430,3 +431,31 @@ def test_apply_diff_lines_are_printed_whole(work):
     added = [ln for ln in out.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
     assert any(ln.rstrip().endswith(f"<- {native} (abi inline)") for ln in added), out
     assert sum(ln.rstrip().endswith("{%r10, %r10};") for ln in added) == 2, out
+
+
+# ---- a recipe or spec read from a stream: its names from the working directory -----------------
+
+def test_a_recipe_read_from_stdin_takes_its_names_from_the_working_directory(work, monkeypatch, capsys):
+    """regression: ``splice apply /dev/stdin < r.yaml`` took ``/dev`` for the recipe's directory:
+    its native was looked for as /dev/n.ptx and, as root, ``output: out.ptx`` was written into
+    /dev (shown: /dev/splice-…-out.ptx, a regular file on devtmpfs)."""
+    import io
+    import sys
+
+    from splice.util import home_dir
+
+    assert home_dir("/dev/stdin") == work and home_dir("/proc/self/fd/0") == work and home_dir("/dev/fd/63") == work
+    assert home_dir(work / "r.yaml") == work
+    import subprocess
+    import sys
+
+    with open(work / "r.yaml", "rb") as stdin:      # `< r.yaml`: /dev/stdin is the file itself
+        proc = subprocess.run([sys.executable, "-m", "splice.cli", "apply", "/dev/stdin", "--no-ptxas", "--json"],
+                              cwd=work, stdin=stdin, capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    assert (work / "out.ptx").exists()
+    with open(work / "spec.yaml", "rb") as stdin:
+        proc = subprocess.run([sys.executable, "-c", "import sys; sys.modules['cupy'] = None; from splice.cli import main; "
+                               "sys.exit(main(sys.argv[1:]))", "probe", "/dev/stdin", "tiny.ptx"],
+                              cwd=work, stdin=stdin, capture_output=True, timeout=60)
+    assert proc.returncode == 2 and b"needs cupy" in proc.stderr, proc.stderr.decode()[-2000:]

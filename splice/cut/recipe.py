@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import SpliceError
-from ..util import DIRECTORY_NAME, names_a_directory, not_a_file, read_input, read_utf8, user_path
+from ..util import DIRECTORY_NAME, home_dir, names_a_directory, not_a_file, read_input, read_utf8, user_path
 from ..yamlsafe import DEFAULT_LIMITS, YList, YMap, load_yaml_marked  # noqa: F401  (re-exported)
 
 TOP_KEYS = {"module", "entry", "arch", "opt_level", "output", "cuts", "description", "name"}
@@ -277,7 +277,7 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
     for k in ("module", "cuts"):
         if k not in data:
             raise SpliceError(f"missing required key {k!r}", path, data.line, data.column)
-    rdir = Path(path).parent
+    rdir = home_dir(path)      # the working directory for a recipe read from a pipe (/dev/stdin)
     sp = default_search_path(rdir) if search_path is None else list(search_path)
     entry = data.get("entry")
     if entry is not None and (not isinstance(entry, str) or not entry.strip()):   # '': every entry, silently

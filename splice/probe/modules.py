@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ..errors import SpliceError
-from ..util import name_part, read_text
+from ..util import home_dir, name_part, read_text
 
 ROOT = Path(__file__).resolve().parents[2]
 def probe_cache() -> Path:
@@ -119,7 +119,8 @@ def resolve(target: str, module: Optional[str] = None) -> Pair:
     spec = load_spec(t)
     orig = Path(spec.ptx)
     if not orig.is_absolute():   # next to the spec first, as a recipe's module: not a namesake in the cwd
-        for base in (t.parent, t.parent.parent, Path.cwd(), ROOT):
+        home = home_dir(t)     # the working directory for a spec read from a stream (/dev/stdin)
+        for base in (home, home.parent, Path.cwd(), ROOT):
             if os.path.lexists(base / spec.ptx):    # a link to nothing is that file, not a miss
                 orig = base / spec.ptx
                 break

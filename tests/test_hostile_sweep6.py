@@ -459,3 +459,25 @@ def test_a_recipe_read_from_stdin_takes_its_names_from_the_working_directory(wor
                                "sys.exit(main(sys.argv[1:]))", "probe", "/dev/stdin", "tiny.ptx"],
                               cwd=work, stdin=stdin, capture_output=True, timeout=60)
     assert proc.returncode == 2 and b"needs cupy" in proc.stderr, proc.stderr.decode()[-2000:]
+
+
+# ---- --json of a UTF-8 file name under a C locale ------------------------------------------------
+
+def test_json_gives_a_utf8_name_back_under_a_c_locale(work):
+    """regression: with ``LANG=C`` (and no UTF-8 mode) Python decodes file names as ASCII and
+    keeps each other byte as an escape: ``stats né.ptx --json`` said ``"path": "n\\ufffd\\ufffd.ptx"``,
+    a name no file has.  A run of escaped bytes that is UTF-8 is now that text; other bytes stay
+    U+FFFD (sweep 5)."""
+    import json
+    import subprocess
+    import sys
+
+    from splice.report.jsonout import dumps
+
+    assert json.loads(dumps({"a": "n\udcc3\udca9.ptx", "b": "caf\udce9.ptx"})) == {"a": "né.ptx", "b": "caf\ufffd.ptx"}
+    (work / "né.ptx").write_text(TINY)
+    env = {**os.environ, "LANG": "C", "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    proc = subprocess.run([sys.executable, "-m", "splice.cli", "stats", "né.ptx", "--json"], cwd=work, env=env,
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    assert json.loads(proc.stdout)["path"] == "né.ptx"

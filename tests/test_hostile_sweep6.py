@@ -481,3 +481,17 @@ def test_json_gives_a_utf8_name_back_under_a_c_locale(work):
                           capture_output=True, timeout=60)
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     assert json.loads(proc.stdout)["path"] == "né.ptx"
+
+
+def test_probe_init_of_a_module_read_from_a_stream_leaves_ptx_to_fill_in(work):
+    """regression: ``gen | splice probe init /dev/stdin`` wrote ``ptx: /dev/stdin`` into the
+    skeleton: the probe would later read its original module from the terminal, or a pipe."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "splice.cli", "probe", "init", "/dev/stdin"], cwd=work,
+                          input=TINY.encode(), capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    assert "\nptx: null   # TODO: the module's file (it was read from a stream)\n" in proc.stdout.decode()
+    assert run(["probe", "init", "tiny.ptx", "-o", "s.yaml"]) == 0
+    assert "\nptx: tiny.ptx\n" in (work / "s.yaml").read_text()

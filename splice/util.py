@@ -208,6 +208,27 @@ def name_part(text: str) -> str:
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
+def writes_stdout(path: PathLike) -> bool:
+    """Whether writing ``path`` writes where standard output goes — ``/dev/stdout``,
+    ``/dev/fd/1``, or the very file or pipe stdout is redirected to — when that is a file, a
+    pipe or a FIFO (a terminal only shows both; the null device keeps neither)."""
+    try:
+        a = os.stat(path)
+        b = os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino) and not stat.S_ISCHR(b.st_mode)
+
+
+def refuse_json_on_stdout(what: str, value: PathLike) -> None:
+    """Refuse an output that goes where ``--json`` prints its document (``-o /dev/stdout
+    --json``, ``--png /dev/fd/1 --json``, ``-o out --json > out``, a recipe's ``output:
+    /dev/stdout``): the two were one stream no JSON reader could read, exit 0."""
+    if writes_stdout(value):
+        raise SpliceError(f"{what} writes to standard output, where --json prints its document: the two "
+                          "would be one unreadable stream; drop --json or name another output", os.fsdecode(value))
+
+
 def home_dir(path: PathLike) -> Path:
     """The directory a YAML file's relative names (``module:``, ``native:``, ``output:``,
     ``ptx:``) are taken from: its own, or the working directory for a stream — a name under

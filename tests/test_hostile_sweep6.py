@@ -6,6 +6,7 @@ docs/hostile-inputs.md, "Sweep 6", lists the classes, their causes and their fix
 from __future__ import annotations
 
 import os
+import subprocess
 
 from .conftest import tree_digest
 from .test_hostile_sweep3 import RECIPE, TINY, refused, run  # noqa: F401 - shared with sweeps 3 to 5
@@ -495,3 +496,33 @@ def test_probe_init_of_a_module_read_from_a_stream_leaves_ptx_to_fill_in(work):
     assert "\nptx: null   # TODO: the module's file (it was read from a stream)\n" in proc.stdout.decode()
     assert run(["probe", "init", "tiny.ptx", "-o", "s.yaml"]) == 0
     assert "\nptx: tiny.ptx\n" in (work / "s.yaml").read_text()
+
+
+# ---- an output and the --json document on one stream ---------------------------------------------
+
+JSON_WRITERS = [["canonical", "tiny.ptx", "-o"], ["notes", "tiny.ptx", "-o"], ["extract", "tiny.ptx", "--phase", "1", "-o"],
+                ["probe", "init", "tiny.ptx", "-o"], ["apply", "r.yaml", "--no-ptxas", "-o"],
+                ["spec", "tiny.ptx", "--pressure", "--no-ptxas", "--png"]]
+
+
+@pytest.mark.parametrize("target", ["/dev/stdout", "/dev/fd/1"])
+@pytest.mark.parametrize("argv", JSON_WRITERS, ids=lambda a: a[0] + ("-png" if a[-1] == "--png" else ""))
+def test_an_output_on_stdout_beside_json_is_refused(argv, target, work):
+    """regression: ``-o /dev/stdout --json`` wrote the output and the JSON document into one
+    stream, exit 0: no JSON reader could read it (``--png /dev/fd/1 --json``: a PNG, then JSON)."""
+    from .test_hostile_sweep2 import check_refused, run_cli
+
+    proc = run_cli([*argv, target, "--json"], work)
+    check_refused(proc, target + ":", f"{argv[-1]} {target} writes to standard output, where --json prints")
+    assert proc.stdout == b""
+
+
+def test_a_recipe_output_on_stdout_beside_json_is_refused_and_alone_is_written(work):
+    from .test_hostile_sweep2 import check_refused, run_cli
+
+    (work / "r.yaml").write_text(RECIPE.replace("output: out.ptx", "output: /dev/stdout"))
+    check_refused(run_cli(["apply", "r.yaml", "--no-ptxas", "--json"], work), "/dev/stdout: output: /dev/stdout writes")
+    proc = run_cli(["apply", "r.yaml", "--no-ptxas"], work)        # a report for people beside it: as before
+    assert proc.returncode == 0 and b".entry tiny" in proc.stdout
+    proc = run_cli(["canonical", "tiny.ptx", "-o", "/dev/null", "--json"], work, stdout=subprocess.DEVNULL)
+    assert proc.returncode == 0       # the null device keeps neither

@@ -116,7 +116,11 @@ def commands(mods, recs) -> list:
     for r in recs:
         out += [["apply", r, "--no-ptxas", "-o", "ao.ptx"], ["apply", r, "--no-ptxas", "-o", "ao.ptx", "--json"],
                 ["verify", r], ["verify", r, "--json"]]
-    return out + [["probe", "r.yaml"], ["probe", "spec.yaml", "tiny.ptx", "--json"], ["index", "--", "-x.ptx"]]
+    return out + [["probe", "r.yaml"], ["probe", "spec.yaml", "tiny.ptx", "--json"], ["index", "--", "-x.ptx"],
+                  # sweep 6: an output on stdout beside the JSON document (was: one unreadable stream)
+                  ["canonical", "tiny.ptx", "-o", "/dev/stdout", "--json"],
+                  ["spec", "tiny.ptx", "--pressure", "--no-ptxas", "--png", "/dev/fd/1", "--json"],
+                  ["apply", "/dev/stdin", "--no-ptxas", "-o", "ao.ptx", "--json"]]
 
 
 def _no_constant(name):
@@ -180,10 +184,14 @@ def environment(name: str, w: Path, ro: Path) -> dict:
 
 def run(argv, env, cwd, timeout):
     cmd = [sys.executable, "-c", "from splice.cli import console_main; console_main()", *argv]
+    stdin = open(Path(cwd) / "r.yaml", "rb") if "/dev/stdin" in argv else subprocess.DEVNULL   # a recipe on stdin
     try:
-        p = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, timeout=timeout)
+        p = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, timeout=timeout, stdin=stdin)
     except subprocess.TimeoutExpired:
         return None, b"", ""
+    finally:
+        if stdin is not subprocess.DEVNULL:
+            stdin.close()
     return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
 
 

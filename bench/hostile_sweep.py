@@ -44,7 +44,8 @@ ENVS = {"plain": {}, "COLUMNS=0": {"COLUMNS": "0"}, "COLUMNS=1": {"COLUMNS": "1"
         "XDG-relative": {"XDG_CACHE_HOME": "rel", "SPLICE_CACHE": None},
         "PROBE_CACHE-empty": {"SPLICE_PROBE_CACHE": ""}, "COLUMNS=80": {"COLUMNS": "80"}}
 #: inputs every command that looks an entry up (or reads the recipe) must refuse: (file, commands)
-EXPECT = {"dup.ptx": ("spec", "notes", "extract", "index", "probe"), "dupfunc.ptx": ("spec", "notes", "extract", "probe"),
+EXPECT = {"dup.ptx": ("spec", "notes", "extract", "index", "probe"),
+          "dupfunc.ptx": ("spec", "notes", "extract", "probe"),
           "wide.ptx": ("probe",), "octal.yaml": ("apply", "verify"), "typo.yaml": ("apply", "verify")}
 #: the commands whose status 1 means "a difference was found"
 DIFFERENCE = ("verify", "roundtrip", "probe")

@@ -165,7 +165,8 @@ def test_probe_init_refuses_a_skeleton_larger_than_a_spec_may_be(work, capsys):
     refused(capsys, run(["probe", "init", "wide.ptx", "-o", "wide.yaml"]),
             "wide.ptx: the probe spec of this entry would be", "(20000 parameters): over the 1048576 bytes")
     assert not (work / "wide.yaml").exists()
-    (work / "some.ptx").write_text(HEAD + f".visible .entry k({params.split(', .param .u64 p8000')[0]})\n{{\n\tret;\n}}\n")
+    some = params.split(", .param .u64 p8000")[0]
+    (work / "some.ptx").write_text(HEAD + f".visible .entry k({some})\n{{\n\tret;\n}}\n")
     assert run(["probe", "init", "some.ptx", "-o", "some.yaml"]) == 0      # 8000: 750 KB
     capsys.readouterr()
     err = refused(capsys, run(["probe", "some.yaml", "some.ptx"]), "some.yaml:")    # its nulls, not its size
@@ -266,7 +267,8 @@ def test_a_second_native_header_is_refused_not_ignored(work, capsys):
 # ---- SPLICE_PROBE_CACHE: read when the probe runs ------------------------------------------------
 
 @pytest.mark.needs("ptxas")
-@pytest.mark.parametrize("value, where", [("{tmp}/pc", "{tmp}/pc"), ("", "{cwd}/build/probe")], ids=["set-late", "empty"])
+@pytest.mark.parametrize("value, where", [("{tmp}/pc", "{tmp}/pc"), ("", "{cwd}/build/probe")],
+                         ids=["set-late", "empty"])
 def test_the_probe_cache_is_the_variable_as_set_when_the_probe_runs(value, where, work, monkeypatch):
     """regression: ``$SPLICE_PROBE_CACHE`` was read once, when splice.probe.modules was first
     imported: a value set later in the process (as every test sets it) was never seen and the
@@ -289,7 +291,8 @@ def test_a_relative_xdg_cache_home_is_ignored_as_the_spec_says(xdg, tmp_path):
     from splice.ptx.cache import default_cache_dir
 
     assert default_cache_dir({"XDG_CACHE_HOME": xdg, "HOME": str(tmp_path)}) == tmp_path / ".cache" / "splice"
-    assert default_cache_dir({"XDG_CACHE_HOME": str(tmp_path / "x"), "HOME": "/nonexistent"}) == tmp_path / "x" / "splice"
+    absolute = {"XDG_CACHE_HOME": str(tmp_path / "x"), "HOME": "/nonexistent"}
+    assert default_cache_dir(absolute) == tmp_path / "x" / "splice"
 
 
 # ---- the umask: read, never set --------------------------------------------------------------------
@@ -371,7 +374,9 @@ def test_a_module_name_that_is_not_a_file_is_refused_not_searched_past(kind, tmp
     (tmp_path / "n.ptx").write_text(NATIVE)
     (tmp_path / "r.yaml").write_text(RECIPE.replace("module: tiny.ptx", "module: mine.ptx"))
     mine = tmp_path / "mine.ptx"
-    {"directory": mine.mkdir, "fifo": lambda: os.mkfifo(mine), "dangling-link": lambda: mine.symlink_to("gone.ptx")}[kind]()
+    make = {"directory": mine.mkdir, "fifo": lambda: os.mkfifo(mine),
+            "dangling-link": lambda: mine.symlink_to("gone.ptx")}
+    make[kind]()
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("SPLICE_CORPUS", raising=False)
     what = {"directory": "a directory", "fifo": "a FIFO", "dangling-link": "a symbolic link to nothing"}[kind]
@@ -394,7 +399,8 @@ DUP_LABEL = HEAD + ".visible .entry k()\n{\n\t.reg .b32 %r<3>;\nL:\n\tmov.b32 %r
 
 
 @pytest.mark.parametrize("argv", [["spec"], ["notes"], ["extract", "--statements", "s1-s1", "-o", "e.ptx"],
-                                  ["spec", "--pressure", "--no-ptxas", "--png", "none"]], ids=lambda a: a[0] + str(len(a)))
+                                  ["spec", "--pressure", "--no-ptxas", "--png", "none"]],
+                         ids=lambda a: a[0] + str(len(a)))
 def test_a_label_defined_twice_in_one_scope_is_refused(argv, work, capsys):
     """regression: ``L:`` twice in a body (ptxas: duplicate definition of label) was analysed as
     if it were a kernel: a branch to L went to whichever the control-flow graph took."""
@@ -404,7 +410,8 @@ def test_a_label_defined_twice_in_one_scope_is_refused(argv, work, capsys):
 
 
 def test_one_label_name_in_two_scopes_is_legal(work, capsys):
-    (work / "scoped.ptx").write_text(HEAD + ".visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\t{\nL:\n\tmov.b32 %r1, 1;\n\t}\n"
+    (work / "scoped.ptx").write_text(HEAD + ".visible .entry k()\n{\n\t.reg .b32 %r<3>;\n"
+                                     "\t{\nL:\n\tmov.b32 %r1, 1;\n\t}\n"
                                      "\t{\nL:\n\tmov.b32 %r2, 1;\n\t}\n\tret;\n}\n")
     assert run(["spec", "scoped.ptx"]) == 0
 
@@ -440,15 +447,12 @@ def test_a_recipe_read_from_stdin_takes_its_names_from_the_working_directory(wor
     """regression: ``splice apply /dev/stdin < r.yaml`` took ``/dev`` for the recipe's directory:
     its native was looked for as /dev/n.ptx and, as root, ``output: out.ptx`` was written into
     /dev (shown: /dev/splice-…-out.ptx, a regular file on devtmpfs)."""
-    import io
     import sys
 
     from splice.util import home_dir
 
     assert home_dir("/dev/stdin") == work and home_dir("/proc/self/fd/0") == work and home_dir("/dev/fd/63") == work
     assert home_dir(work / "r.yaml") == work
-    import subprocess
-    import sys
 
     with open(work / "r.yaml", "rb") as stdin:      # `< r.yaml`: /dev/stdin is the file itself
         proc = subprocess.run([sys.executable, "-m", "splice.cli", "apply", "/dev/stdin", "--no-ptxas", "--json"],
@@ -456,8 +460,8 @@ def test_a_recipe_read_from_stdin_takes_its_names_from_the_working_directory(wor
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     assert (work / "out.ptx").exists()
     with open(work / "spec.yaml", "rb") as stdin:
-        proc = subprocess.run([sys.executable, "-c", "import sys; sys.modules['cupy'] = None; from splice.cli import main; "
-                               "sys.exit(main(sys.argv[1:]))", "probe", "/dev/stdin", "tiny.ptx"],
+        code = "import sys; sys.modules['cupy'] = None; from splice.cli import main; sys.exit(main(sys.argv[1:]))"
+        proc = subprocess.run([sys.executable, "-c", code, "probe", "/dev/stdin", "tiny.ptx"],
                               cwd=work, stdin=stdin, capture_output=True, timeout=60)
     assert proc.returncode == 2 and b"needs cupy" in proc.stderr, proc.stderr.decode()[-2000:]
 
@@ -500,7 +504,8 @@ def test_probe_init_of_a_module_read_from_a_stream_leaves_ptx_to_fill_in(work):
 
 # ---- an output and the --json document on one stream ---------------------------------------------
 
-JSON_WRITERS = [["canonical", "tiny.ptx", "-o"], ["notes", "tiny.ptx", "-o"], ["extract", "tiny.ptx", "--phase", "1", "-o"],
+JSON_WRITERS = [["canonical", "tiny.ptx", "-o"], ["notes", "tiny.ptx", "-o"],
+                ["extract", "tiny.ptx", "--phase", "1", "-o"],
                 ["probe", "init", "tiny.ptx", "-o"], ["apply", "r.yaml", "--no-ptxas", "-o"],
                 ["spec", "tiny.ptx", "--pressure", "--no-ptxas", "--png"]]
 

@@ -531,3 +531,13 @@ def test_a_recipe_output_on_stdout_beside_json_is_refused_and_alone_is_written(w
     assert proc.returncode == 0 and b".entry tiny" in proc.stdout
     proc = run_cli(["canonical", "tiny.ptx", "-o", "/dev/null", "--json"], work, stdout=subprocess.DEVNULL)
     assert proc.returncode == 0       # the null device keeps neither
+
+
+@pytest.mark.parametrize("target", ["gone.ptx", "n2.ptx"], ids=["dangling", "loop"])
+def test_a_native_that_is_a_link_to_nothing_is_named_so(target, work, capsys):
+    """regression: ``native: n2.ptx``, a symlink loop or a link to a missing file, was "native
+    phase file not found": the file is there, as a link."""
+    (work / "n2.ptx").symlink_to(target)
+    (work / "r.yaml").write_text(RECIPE.replace("native: n.ptx", "native: n2.ptx"))
+    refused(capsys, run(["apply", "r.yaml", "--no-ptxas"]), "r.yaml:6:5: cut 1: native phase file is a symbolic link "
+                                                           "to nothing (its target is missing, or the links loop)")

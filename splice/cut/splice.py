@@ -341,7 +341,12 @@ def _check_values(recipe, cut, kernel) -> None:
 def _check_native_file(recipe, cut) -> None:
     """A native file that is not there (or is a directory) is named at the recipe's ``native:``
     line, where the user fixes it, with the path it was looked for at."""
-    problem = "not found" if not cut.native.exists() else "is a directory" if cut.native.is_dir() else ""
+    import os
+
+    problem = ("is a directory" if cut.native.is_dir() else "" if cut.native.exists()
+               # a link that dangles or loops exists as a name: "not found" sent the user looking for a file
+               else "is a symbolic link to nothing (its target is missing, or the links loop)"
+               if os.path.islink(cut.native) else "not found")
     if problem:
         raise recipe.error(f"native phase file {problem}: {cut.native}", "native", cut)
 

@@ -466,6 +466,11 @@ def _assemble(source, module, fn, plans, recipe):
             raise recipe.error(f"{b.title} overlaps {a.title} (cut {a.cut.index})", b.cut.select, b.cut)
     pre_blocks = []
     shared = max((p.binding.shared_bytes for p in plans), default=0)
+    if shared and re.search(r"(?<![\w$])__splice_ret(?![\w$])", source):
+        first = next(p for p in plans if p.binding.shared_bytes)
+        raise recipe.error("the module already declares __splice_ret (a call-shared cut spliced it before): a "
+                           "second one would redeclare it (ptxas: duplicate definition; --no-ptxas wrote the broken "
+                           "module); splice the original module with every cut in one recipe", "abi", first.cut)
     if shared:
         pre_blocks.append((f"// splice: per-thread return slots of the call-shared cuts\n"
                            f".shared .align 8 .b8 __splice_ret[{shared}];", [None, None], None))

@@ -12,7 +12,10 @@ problem when it prints a traceback, ends with a status other than 0/1/2/3 (or 1 
 nothing: only roundtrip, verify and probe report a difference with it), runs past the timeout,
 prints nothing with status 0, or prints ``--json`` that a strict parser refuses (not UTF-8,
 NaN/Infinity, an escaped lone surrogate).  Prints one line per problem and exits 1 when there is
-one.  Sweep 5 of docs/hostile-inputs.md was found with it.
+one.  Sweep 5 of docs/hostile-inputs.md was found with it.  Sweep 6 added inputs that must be
+refused (``EXPECT``: a function defined twice, a recipe number YAML 1.1 reads as octal, a module
+name that several corpus files could be, an entry of 20000 parameters for ``probe init``): a run
+of one of them that does not end with its status is a problem too (a silent wrong answer).
 """
 from __future__ import annotations
 
@@ -37,7 +40,13 @@ ENVS = {"plain": {}, "COLUMNS=0": {"COLUMNS": "0"}, "COLUMNS=1": {"COLUMNS": "1"
         "LANG=C": {"LANG": "C", "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"},
         "no-HOME": {"HOME": None, "XDG_CACHE_HOME": None, "SPLICE_CACHE": None},
         "TMPDIR-ro": {"TMPDIR": "{ro}"}, "cache-ro": {"SPLICE_CACHE": "{ro}/cache"},
-        "CORPUS-file": {"SPLICE_CORPUS": "tiny.ptx"}, "CORPUS-loop": {"SPLICE_CORPUS": "loop/self/self"}}
+        "CORPUS-file": {"SPLICE_CORPUS": "tiny.ptx"}, "CORPUS-loop": {"SPLICE_CORPUS": "loop/self/self"},
+        "XDG-relative": {"XDG_CACHE_HOME": "rel", "SPLICE_CACHE": None},
+        "PROBE_CACHE-empty": {"SPLICE_PROBE_CACHE": ""}, "COLUMNS=80": {"COLUMNS": "80"}}
+#: inputs every command that looks an entry up (or reads the recipe) must refuse: (file, commands)
+EXPECT = {"dup.ptx": ("spec", "notes", "extract", "index", "probe"),
+          "dupfunc.ptx": ("spec", "notes", "extract", "probe"),
+          "wide.ptx": ("probe",), "octal.yaml": ("apply", "verify"), "typo.yaml": ("apply", "verify")}
 #: the commands whose status 1 means "a difference was found"
 DIFFERENCE = ("verify", "roundtrip", "probe")
 
@@ -56,6 +65,13 @@ def modules(w: Path) -> dict:
         "many.ptx": HEAD + "".join(f".visible .entry k{i}()\n{{\n\tret;\n}}\n" for i in range(50000)),
         "long.ptx": HEAD + ".visible .entry k()\n{\n\t.reg .b32 %r<2>;" + " mov.b32 %r1, 1;" * 600000 + "\n\tret;\n}\n",
         "nfc\u00e9.ptx": tiny, "nfde\u0301.ptx": tiny, "a\x1b[2J.ptx": tiny, "-x.ptx": tiny,
+        # sweep 6
+        "dup.ptx": HEAD + ".visible .entry k()\n{\n\tret;\n}\n.visible .entry k()\n{\n\tret;\n}\n",
+        "dupfunc.ptx": (HEAD + ".func f()\n{\n\tret;\n}\n.func f()\n{\n\tret;\n}\n"
+                        ".visible .entry k()\n{\n\tcall f;\n\tret;\n}\n"),
+        "wide.ptx": (HEAD + ".visible .entry k(" + ", ".join(f".param .u64 p{i}" for i in range(20000))
+                     + ")\n{\n\tret;\n}\n"),
+        "longname.ptx": HEAD + ".visible .entry _Z" + "x" * 250 + "v()\n{\n\tret;\n}\n",
     }
     for name, text in files.items():
         (w / name).write_text(text, newline="")
@@ -80,7 +96,12 @@ def recipes(w: Path) -> list:
              "merge.yaml": "b: &b {phase: 1, native: n.ptx}\nmodule: tiny.ptx\nentry: tiny\noutput: o2.ptx\n"
                            "cuts:\n  - <<: *b\n",
              "longline.yaml": RECIPE.replace("cuts:", "description: " + "x" * 900000 + "\ncuts:"),
-             "tabs.yaml": RECIPE.replace("  - phase", "\t- phase")}
+             "tabs.yaml": RECIPE.replace("  - phase", "\t- phase"),
+             # sweep 6
+             "octal.yaml": RECIPE + "    abi: call-shared\n    threads: 0100\n",
+             "typo.yaml": RECIPE.replace("module: tiny.ptx", "module: tinyy.ptx"),
+             "comment.yaml": RECIPE.replace("n.ptx", "nc.ptx")}
+    (w / "nc.ptx").write_text("// splice-native:\n//   scratch: {t: .b32}\n// a comment, not YAML\n" + TINY_SWAPPED)
     for name, text in texts.items():
         (w / name).write_text(text)
     return list(texts)
@@ -96,7 +117,11 @@ def commands(mods, recs) -> list:
     for r in recs:
         out += [["apply", r, "--no-ptxas", "-o", "ao.ptx"], ["apply", r, "--no-ptxas", "-o", "ao.ptx", "--json"],
                 ["verify", r], ["verify", r, "--json"]]
-    return out + [["probe", "r.yaml"], ["probe", "spec.yaml", "tiny.ptx", "--json"], ["index", "--", "-x.ptx"]]
+    return out + [["probe", "r.yaml"], ["probe", "spec.yaml", "tiny.ptx", "--json"], ["index", "--", "-x.ptx"],
+                  # sweep 6: an output on stdout beside the JSON document (was: one unreadable stream)
+                  ["canonical", "tiny.ptx", "-o", "/dev/stdout", "--json"],
+                  ["spec", "tiny.ptx", "--pressure", "--no-ptxas", "--png", "/dev/fd/1", "--json"],
+                  ["apply", "/dev/stdin", "--no-ptxas", "-o", "ao.ptx", "--json"]]
 
 
 def _no_constant(name):
@@ -135,6 +160,9 @@ def judge(argv, rc, out: bytes, err: str):
         return "traceback"
     if rc not in (0, 1, 2, 3) or (rc == 1 and argv[0] not in DIFFERENCE):
         return f"exit {rc}"
+    refused = next((f for f in EXPECT if f in argv and argv[0] in EXPECT[f]), None)
+    if refused and rc != 2:
+        return f"{refused} taken, exit {rc}"
     if "--json" in argv and rc != 2:
         try:
             strict_json(out, lines=argv[0] == "roundtrip")
@@ -157,10 +185,14 @@ def environment(name: str, w: Path, ro: Path) -> dict:
 
 def run(argv, env, cwd, timeout):
     cmd = [sys.executable, "-c", "from splice.cli import console_main; console_main()", *argv]
+    stdin = open(Path(cwd) / "r.yaml", "rb") if "/dev/stdin" in argv else subprocess.DEVNULL   # a recipe on stdin
     try:
-        p = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, timeout=timeout)
+        p = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, timeout=timeout, stdin=stdin)
     except subprocess.TimeoutExpired:
         return None, b"", ""
+    finally:
+        if stdin is not subprocess.DEVNULL:
+            stdin.close()
     return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
 
 

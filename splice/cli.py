@@ -313,6 +313,18 @@ def _stdout_keeps_bytes() -> None:
             reconfigure(errors="replace")
 
 
+def _refuse_json_beside_output(args) -> None:
+    """``--json`` and an ``-o``/``--png`` that is standard output (``util.refuse_json_on_stdout``);
+    the recipe's own ``output:`` is checked by ``apply`` once it is read."""
+    from .util import refuse_json_on_stdout
+
+    if getattr(args, "json", False):
+        for opt in ("output", "png"):
+            value = getattr(args, opt, None)
+            if value and value != "none":
+                refuse_json_on_stdout(f"{'-o' if opt == 'output' else '--png'} {value}", value)
+
+
 def main(argv=None) -> int:
     from .errors import SpliceError
     from .ptx.errors import PtxSyntaxError
@@ -333,6 +345,7 @@ def main(argv=None) -> int:
     from .util import Terminated, stop_on_signals
 
     try:
+        _refuse_json_beside_output(args)
         with stop_on_signals():   # SIGTERM/SIGHUP stop ptxas and clean up, as SIGINT does
             status = int(args.func(args) or 0)
         # what is still buffered is written now, where a file size limit or a full disk is an

@@ -60,7 +60,7 @@ def read_input(path: PathLike, limit: "int | None" = None) -> bytes:
         raise
     try:
         st = os.fstat(fd)
-        kind = _not_a_file(st.st_mode)
+        kind = not_a_file(st.st_mode)
         if kind:
             raise SpliceError(f"is {kind}, not a file: splice reads files and pipes", str(path))
         if stat.S_ISREG(st.st_mode) and st.st_size > limit:
@@ -110,7 +110,7 @@ def _await_writer(fd: int, path: PathLike) -> bytes:
     return b""
 
 
-def _not_a_file(mode: int) -> str:
+def not_a_file(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISCHR(mode):
@@ -206,6 +206,44 @@ def name_part(text: str) -> str:
 
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def writes_stdout(path: PathLike) -> bool:
+    """Whether writing ``path`` writes where standard output goes — ``/dev/stdout``,
+    ``/dev/fd/1``, or the very file or pipe stdout is redirected to — when that is a file, a
+    pipe or a FIFO (a terminal only shows both; the null device keeps neither)."""
+    try:
+        a = os.stat(path)
+        b = os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino) and not stat.S_ISCHR(b.st_mode)
+
+
+def refuse_json_on_stdout(what: str, value: PathLike) -> None:
+    """Refuse an output that goes where ``--json`` prints its document (``-o /dev/stdout
+    --json``, ``--png /dev/fd/1 --json``, ``-o out --json > out``, a recipe's ``output:
+    /dev/stdout``): the two were one stream no JSON reader could read, exit 0."""
+    if writes_stdout(value):
+        raise SpliceError(f"{what} writes to standard output, where --json prints its document: the two "
+                          "would be one unreadable stream; drop --json or name another output", os.fsdecode(value))
+
+
+def home_dir(path: PathLike) -> Path:
+    """The directory a YAML file's relative names (``module:``, ``native:``, ``output:``,
+    ``ptx:``) are taken from: its own, or the working directory for a stream — a name under
+    ``/dev`` or ``/proc`` (``/dev/stdin``, ``<(gen)``'s ``/dev/fd/63``, ``/proc/self/fd/0``)
+    or anything but a regular file.  ``splice apply /dev/stdin < r.yaml`` took ``/dev`` for the
+    recipe's directory: its natives were looked for there and, as root, ``output: out.ptx``
+    was written into ``/dev``."""
+    parent = Path(os.path.abspath(path)).parent
+    if parent.parts[1:2] in (("dev",), ("proc",)):
+        return Path.cwd()
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        regular = True      # the reader says what is wrong with it
+    return Path(path).parent if regular else Path.cwd()
 
 
 def user_path(spelled: str, where: "PathLike | None" = None, line=None, column=None) -> Path:
@@ -454,13 +492,29 @@ def _replace(path: PathLike, target: Path, raw: bytes, old: "os.stat_result | No
         raise
 
 
+def current_umask() -> int:
+    """The process's umask, read where the system shows it (Linux: ``/proc/self/status``), so
+    that it is never changed to be read: ``os.umask(0)`` then ``os.umask(old)`` leaves every
+    other thread a moment of umask 0 (the probe writes its cubins from a thread pool), and two
+    threads doing it at once could leave the process at 0 for good: every later file and
+    directory writable by all."""
+    try:
+        with open("/proc/self/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    old = os.umask(0o077)      # elsewhere: the strictest value for the moment it is changed
+    os.umask(old)
+    return old
+
+
 def _set_mode(tmp: str, old: "os.stat_result | None") -> None:
     """mkstemp creates 0600: a replaced file keeps its permissions (and owner, where we may set
     it); a new file gets the permissions any new file gets under the umask."""
     if old is None:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
+        os.chmod(tmp, 0o666 & ~current_umask())
         return
     os.chmod(tmp, stat.S_IMODE(old.st_mode))
     if hasattr(os, "chown") and (old.st_uid, old.st_gid) != (os.getuid(), os.getgid()):

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from .errors import SpliceError
 
 _NOT_TEXT = re.compile("[\x00\ud800-\udfff]")    # what a YAML escape can make that no file name may hold
+#: an integer YAML 1.1 reads as octal: a leading zero and more digits
+_LEADING_ZERO = re.compile(r"[-+]?0[0-9]+")
 MAP_TAG = "tag:yaml.org,2002:map"
 SEQ_TAG = "tag:yaml.org,2002:seq"
 
@@ -190,6 +192,8 @@ class _Converter:
             raise SpliceError(f"YAML: {exc.problem or exc.context}", self.path, *_pos(mark)) from None
         except (ValueError, OverflowError) as exc:   # e.g. a timestamp out of range
             raise self.error(f"bad value {node.value!r}: {exc}", node) from None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and node.style is None:
+            self._one_reading(node, value)
         if isinstance(value, str):
             bad = _NOT_TEXT.search(value)
             if bad:
@@ -198,6 +202,19 @@ class _Converter:
                 what = "a NUL character (\\0)" if bad.group() == "\x00" else f"a lone surrogate ({bad.group()!r})"
                 raise self.error(f"{what} in {value!r}", node)
         return value
+
+    def _one_reading(self, node, value) -> None:
+        """Refuse a plain number that YAML 1.1 (PyYAML's reading) and YAML 1.2 (every newer
+        reader, and what a person means) read differently: ``0512`` is octal 330 to PyYAML and
+        512 to YAML 1.2, ``1:30`` sexagesimal 90 (a string in 1.2).  ``threads: 0100`` ran the cut
+        on 64 threads, ``woff: 0512`` read weights at 330, without a word."""
+        text = node.value.replace("_", "")
+        octal = _LEADING_ZERO.fullmatch(text) and int(text.lstrip("+-"), 10) != abs(value)
+        if octal or ":" in text:
+            how = "octal" if octal else "base 60"
+            raise self.error(f"{node.value!r} is {value} to this YAML reader ({how}, YAML 1.1) and something else "
+                             "to YAML 1.2: write the number without a leading zero or colon (0x… for hex), "
+                             "or quote it for text", node)
 
     def _mapping(self, node, depth: int) -> YMap:
         import yaml

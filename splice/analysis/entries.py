@@ -155,12 +155,31 @@ def lookup(module, query: Optional[str]):
     """The Function ``query`` names (``None``: the module's first entry with a body)."""
     if query is None:
         ents = [f for f in module.entries() if f.body is not None]
-        return ents[0] if ents else None
+        return defined_once(module, ents[0]) if ents else None
+    twice = module.redefined()
+    if query in twice:     # the .func k of `.func k {…} .entry k {…}` was reported as "names a .func"
+        defined_once(module, module.function(query))
     try:
         fn = module.function(query)
     except KeyError:
-        return module.function(resolve_entry(module, query))
+        return defined_once(module, module.function(resolve_entry(module, query)))
     if not fn.is_entry:     # a kernel is an .entry: a .func has no launch, no .param block to probe
         raise SpliceError(f"--entry {query!r} names a .func, not an .entry", path=module.path,
                           detail=_listing([e.name for e in module.entries()]))
+    return defined_once(module, fn)
+
+
+def defined_once(module, fn, whole: bool = False):
+    """``fn``, unless the module defines its name more than once (``whole``: any name): every
+    lookup by name took the first definition, so ``spec`` showed the first ``.entry k`` twice
+    and never the second, ``--entry k`` analysed (or spliced) whichever came first, and a kernel
+    calling a ``.func f`` defined twice was analysed through the first ``f``, without a word."""
+    twice = module.redefined()
+    name = fn.name if fn.name in twice else (next(iter(twice), None) if whole else None)
+    if name is not None:
+        lines = twice[name]
+        raise SpliceError(f"{name!r} is defined {len(lines)} times (lines "
+                          f"{', '.join(map(str, lines[:MAX_LISTED]))}): ptxas refuses the module (duplicate "
+                          "definition of function) and splice cannot tell which one is meant", path=module.path,
+                          line=lines[1])
     return fn

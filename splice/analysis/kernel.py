@@ -65,6 +65,25 @@ def element_writes(defs, vectors: dict) -> bool:
     return any("." in d and element_base(d, vectors) != d for d in defs)
 
 
+def _labels_once(stmts: list, scope_of: list, entry: str, path) -> None:
+    """Refuse a label defined twice in one scope (ptxas: duplicate definition of label): a
+    branch to it went to whichever the control flow took, and spec, notes, extract and
+    pressure answered for a kernel that cannot exist.  The same name in two ``{ }`` scopes is
+    legal (inline asm blocks repeat theirs)."""
+    seen: dict = {}
+    for i, st in enumerate(stmts):
+        node = st.node
+        # a label naming a .callprototype / .calltargets / .branchtargets is a declaration's name,
+        # not a place in the code (gpuocelot's synthetic tests repeat a prototype's)
+        names_a_directive = i + 1 < len(stmts) and type(stmts[i + 1].node) is m.Directive
+        if type(node) is m.Label and not names_a_directive:
+            first = seen.setdefault((scope_of[i], node.name), node)
+            if first is not node:
+                raise SpliceError(f"{entry}: label {node.name!r} is defined twice in one scope (lines {first.line} and "
+                                  f"{node.line}): ptxas refuses the module (duplicate definition of label)",
+                                  path=path, line=node.line)
+
+
 class Kernel:
     def __init__(self, module: m.Module, entry: Optional[str] = None, lines: Optional[SourceLines] = None):
         """``lines``: the module's :class:`SourceLines` when several kernels of one module are
@@ -75,18 +94,17 @@ class Kernel:
             if entry.body is None:
                 raise SpliceError(f"{entry.name!r} has no body", path=module.path)
             fn = entry
-        elif entry is None:
-            ents = [f for f in module.entries() if f.body is not None]
-            if not ents:
-                raise SpliceError("no .entry with a body", path=module.path)
-            fn = ents[0]
         else:
             from .entries import lookup
 
-            fn = lookup(module, entry)   # exact, demangled, or a unique substring
+            fn = lookup(module, entry)   # exact, demangled, or a unique substring; None: the first
+            if fn is None:
+                raise SpliceError("no .entry with a body", path=module.path)
             if fn.body is None:
                 raise SpliceError(f"{entry!r} has no body", path=module.path)
-        self.fn = fn
+        from .entries import defined_once
+
+        self.fn = defined_once(module, fn, whole=True)    # a name defined twice: which one is meant?
         self.name = fn.name
         self.path = module.path
         self._build()
@@ -126,6 +144,7 @@ class Kernel:
         # vector registers (``.reg .v4 .f32 %v``) by name -> ("<.vN> <type>", declaration line):
         # ``%v.x`` names an element of ``%v`` (``element_base``)
         self.vectors = walk.vectors
+        _labels_once(stmts, scope_of, self.name, self.path)
         self.stmts = stmts
         self._by_opcode = walk.by_opcode
         self._scope_of = scope_of

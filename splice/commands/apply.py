@@ -37,6 +37,10 @@ def cmd_apply(args) -> int:
         raise SpliceError("--no-cache makes ptxas run and --no-ptxas runs none: drop one", args.recipe)
     cache = default_cache(not args.no_cache)
     p, val, out, timings = run_apply(args.recipe, args.output, not args.no_ptxas, cache=cache)
+    if args.json and args.output is None:      # -o is checked by cli before anything runs
+        from ..util import refuse_json_on_stdout
+
+        refuse_json_on_stdout(f"output: {out}", out)
     write_atomic(out, p.text, inputs=recipe_inputs(p.recipe))
     from .verify import apply_hook
 

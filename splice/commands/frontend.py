@@ -74,6 +74,10 @@ def cmd_index(args) -> int:
         from ..analysis.entries import resolve_entry
 
         names = [resolve_entry(mod, args.entry)]
+    from ..analysis.entries import defined_once
+
+    for name in names:     # a name defined twice: the second's statements were never listed
+        defined_once(mod, mod.function(name))
     lo, hi = 1, None
     if args.range:
         from ..cut.recipe import _range

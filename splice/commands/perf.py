@@ -41,20 +41,28 @@ def cmd_pressure(args, kernels) -> int:
     return 0
 
 
+#: the most PNGs one ``spec --pressure`` writes by default (one per entry under build/): a
+#: module of 50000 kernels wrote 50000 files in ten minutes, where the report shows the first
+#: ``console.MAX_ENTRIES``; past it the user chooses an entry or ``--png none``
+MAX_PNGS = 100
+
+
 def _one_png_one_kernel(args, kernels):
-    """The kernels, refusing ``--png P`` for a module of several entries before any is written:
-    each entry's curve replaced the one before in P (the JSON named P for every entry)."""
+    """The kernels, refusing before any PNG is written ``--png P`` for a module of several
+    entries (each entry's curve replaced the one before in P; the JSON named P for every entry)
+    and the default one-PNG-per-entry for a module of more than ``MAX_PNGS`` entries."""
     import itertools
 
     it = iter(kernels)
-    first = next(it, None)
-    if first is None:
-        return
-    second = next(it, None)
-    if second is not None and args.png not in (None, "none"):
+    head = list(itertools.islice(it, MAX_PNGS + 1))
+    if len(head) > 1 and args.png not in (None, "none"):
         raise SpliceError("--png names one file and the module has several entries: add --entry NAME, "
                           "or leave --png out (one PNG per entry under build/)", args.file)
-    yield from itertools.chain([first], [] if second is None else [second], it)
+    if len(head) > MAX_PNGS and args.png is None:
+        raise SpliceError(f"the module has more than {MAX_PNGS} entries and --pressure writes one PNG per entry "
+                          f"under build/ (at most {MAX_PNGS} a run): add --entry NAME for one, or --png none "
+                          "for the curves without PNGs", args.file)
+    yield from itertools.chain(head, it)
 
 
 def module_target(text: str, arch=None) -> tuple:

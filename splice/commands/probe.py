@@ -150,6 +150,18 @@ def _refuse_run_options(args) -> None:
             raise SpliceError(f"{flag} is an option of a probe run, not of `splice probe init`", args.module)
 
 
+def _readable_back(text: str, rows: list, module) -> None:
+    """Refuse a skeleton larger than a probe spec may be: ``probe init`` of an entry of 20000
+    parameters wrote 1.9 MB of YAML that ``splice probe`` then refused to read (1 MiB bound)."""
+    from ..yamlsafe import DEFAULT_LIMITS
+
+    size = len(text.encode("utf-8", "surrogateescape"))
+    if size > DEFAULT_LIMITS.max_bytes:
+        raise SpliceError(f"the probe spec of this entry would be {size} bytes ({len(rows)} parameters): "
+                          f"over the {DEFAULT_LIMITS.max_bytes} bytes a probe spec may hold, so splice could "
+                          "not read it back; nothing written", module)
+
+
 def cmd_probe_init(args) -> int:
     """``splice probe init MODULE --entry E -o spec.yaml``: a spec skeleton from the .param list."""
     from ..probe.init import skeleton
@@ -163,6 +175,7 @@ def cmd_probe_init(args) -> int:
         raise SpliceError("no such module", args.module)
     variables: list = []
     text, params = skeleton(read_text(mod), args.module, args.entry, variables)
+    _readable_back(text, params, args.module)
     if args.output:
         write_atomic(args.output, text, inputs=[mod])   # never the module itself, by any path
     if args.json:

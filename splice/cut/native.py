@@ -238,10 +238,14 @@ def read_header(text: str, path: str) -> tuple:
         if not _HEADER.match(ln):
             continue
         block = [re.sub(r"^\s*//\s?", "", ln)]
-        for nxt in lines[i + 1:]:
+        for j, nxt in enumerate(lines[i + 1:], i + 2):
             if not nxt.strip().startswith("//") or _HEADER.match(nxt):
                 break
-            block.append(re.sub(r"^\s*//\s?", "", nxt))
+            body = re.sub(r"^\s*// ?", "", nxt).rstrip("\r")     # a tab stays: indentation YAML refuses
+            if body.strip() and not body[:1].isspace():   # the header's block ends; a comment follows
+                _not_a_header_key(body, path, j)
+                break
+            block.append(body)
         try:
             data = load_yaml_marked("\n".join(block), path)
         except SpliceError as exc:
@@ -256,8 +260,28 @@ def read_header(text: str, path: str) -> tuple:
         if unknown:
             raise SpliceError(f"unknown splice-native header key {sorted(unknown)[0]!r} "
                               "(expected params, scratch, abi, description, schedule)", path, i + 1)
+        again = next((j for j in range(i + len(block), len(lines)) if _HEADER.match(lines[j])), None)
+        if again is not None:      # it was ignored: its params and scratch were not there
+            raise SpliceError(f"a second splice-native header (the first is at line {i + 1}): a native has one",
+                              path, again + 1)
         return hdr, i + 1
     return {}, 1
+
+
+#: the header's own keys, as a line that ends its block may spell one left unindented
+_HEADER_KEY = re.compile(r"(params|scratch|abi|description|schedule)\s*:")
+
+
+def _not_a_header_key(text: str, path: str, line: int) -> None:
+    """The comment line that ends the header block (``// splice-native:`` and the lines indented
+    under it): prose there is an ordinary comment, but a header key at its column would be
+    dropped in silence, so it is an error.  Every comment line after the header was read as
+    YAML: ``// swap the n-tiles: d0 <-> d2`` became a key, and plain prose was "could not
+    find expected ':'" — a native refused for a comment, where everything but the header is
+    meant to be ignored."""
+    if _HEADER_KEY.match(text):
+        raise SpliceError(f"{text.split(':')[0].strip()}: belongs under splice-native: indent it "
+                          "(e.g. '//   params: {}')", path, line)
 
 
 def _scratch_from_header(spec, path, line) -> dict:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import difflib
 import os
 import time
-from pathlib import Path
 
 from ..errors import SpliceError
 from ..util import collector_paused
@@ -25,7 +24,9 @@ def search_path(recipe_path: str) -> list:
         if not os.path.isdir(os.path.expanduser(p)):   # a typo would silently find the stand-in
             raise SpliceError(f"SPLICE_CORPUS names {p!r}, which is not a directory (the corpus "
                               "directories, separated by " + repr(os.pathsep) + ")", recipe_path)
-    return default_search_path(Path(recipe_path).parent, extra)
+    from ..util import home_dir
+
+    return default_search_path(home_dir(recipe_path), extra)
 
 
 def recipe_inputs(recipe) -> list:

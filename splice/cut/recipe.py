@@ -20,13 +20,15 @@ YAML key and its line (``recipe.yaml:7:5: cut 1: unknown key 'phsae'``).
 """
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from ..errors import SpliceError
-from ..util import DIRECTORY_NAME, names_a_directory, read_input, read_utf8, user_path
+from ..util import DIRECTORY_NAME, home_dir, names_a_directory, not_a_file, read_input, read_utf8, user_path
 from ..yamlsafe import DEFAULT_LIMITS, YList, YMap, load_yaml_marked  # noqa: F401  (re-exported)
 
 TOP_KEYS = {"module", "entry", "arch", "opt_level", "output", "cuts", "description", "name"}
@@ -141,41 +143,75 @@ def _length(numbers: range) -> int:
     return (numbers.stop - numbers.start + numbers.step - 1) // numbers.step
 
 
-def resolve_module(spec: str, recipe_dir: Path, search_path, entry: Optional[str] = None) -> Optional[Path]:
+def resolve_module(spec: str, recipe_dir: Path, search_path, entry: Optional[str] = None,
+                   where: tuple = ()) -> Optional[Path]:
     """The module a recipe names: a path (absolute, or relative to the recipe), else, per
     search-path directory in order, a file of that name or — when the recipe names its entry —
-    a ``*.ptx`` file that declares ``.entry <entry>``.  The second rule is what lets a recipe
-    written against the stand-in ``enc5.ptx`` run unchanged on a user's own corpus, whose files
-    are named otherwise (``0018-PREPASS_ENTRYPOINT_NAME.ptx``); the user's directories come
-    first, so the stand-in never shadows the real kernel."""
+    the one ``*.ptx`` file of the directory that declares ``.entry <entry>``.  The second rule is
+    what lets a recipe written against the stand-in ``enc5.ptx`` run unchanged on a user's own
+    corpus, whose files are named otherwise (``0018-PREPASS_ENTRYPOINT_NAME.ptx``); the user's
+    directories come first, so the stand-in never shadows the real kernel.  A directory where
+    several files declare the entry is an error naming them (``where``: the recipe and its
+    ``module:`` line): the first in name order was taken, so a typo in ``module:`` ran the recipe
+    on whichever came first — an earlier spliced output of the same kernel, say."""
     p = user_path(spec)
     if p.is_absolute():
-        return p if p.is_file() else None
-    if (recipe_dir / p).is_file():
+        return p if _named_file(p, spec, where) else None
+    if _named_file(recipe_dir / p, spec, where):
         return recipe_dir / p
     for d in search_path or ():
         d = user_path(str(d))
         for c in (d / p, d / p.name):
-            if c.is_file():
+            if _named_file(c, spec, where):
                 return c
         if entry:
-            hit = _file_with_entry(d, entry)
-            if hit is not None:
-                return hit
+            hits = _files_with_entry(d, entry)
+            if len(hits) > 1:
+                path, line, col = (tuple(where) + (None, None, None))[:3]
+                raise SpliceError(f"module {spec!r} is not a file, and {len(hits)} files of {d} declare "
+                                  f".entry {entry}: name the one to use in module:", path, line, col,
+                                  detail="candidates:\n" + "\n".join(f"  {h}" for h in hits[:MAX_CANDIDATES])
+                                  + (f"\n  … and {len(hits) - MAX_CANDIDATES} more" if len(hits) > MAX_CANDIDATES
+                                     else ""))
+            if hits:
+                return hits[0]
     return None
 
 
-def _file_with_entry(directory: Path, entry: str) -> Optional[Path]:
+def _named_file(c: Path, spec: str, where: tuple) -> bool:
+    """Whether ``c`` is the regular file ``module:`` names; something else by that name (a
+    directory, a FIFO, a device, a link to nothing) is an error, not a name to search further
+    for: the search went on by entry and ran the recipe on another module of the corpus."""
+    if c.is_file():
+        return True
+    if not os.path.lexists(c):
+        return False
+    try:
+        kind = not_a_file(c.stat().st_mode) or ("a FIFO (a recipe's module is read more than once)"
+                                                   if stat.S_ISFIFO(c.stat().st_mode) else "not a regular file")
+    except OSError:
+        kind = "a symbolic link to nothing (its target is missing, or the links loop)"
+    path, line, col = (tuple(where) + (None, None, None))[:3]
+    raise SpliceError(f"module {spec!r}: {c} is {kind}, not a file", path, line, col)
+
+
+#: the candidates an ambiguous module search lists (a corpus may hold thousands of copies)
+MAX_CANDIDATES = 20
+
+
+def _files_with_entry(directory: Path, entry: str) -> list:
+    """Every regular ``*.ptx`` of ``directory`` that declares ``.entry <entry>``, in name order."""
     if not directory.is_dir():
-        return None
+        return []
     pat = re.compile(rb"\.entry\s+" + re.escape(entry.encode()) + rb"(?![\w$])")
+    hits = []
     for f in sorted(directory.glob("*.ptx")):
         try:   # only regular files: a FIFO or a device named *.ptx must not hang the scan
             if f.is_file() and pat.search(read_input(f)):
-                return f
+                hits.append(f)
         except OSError:
             continue
-    return None
+    return hits
 
 
 def default_search_path(recipe_dir: Path, extra=()) -> list:
@@ -241,7 +277,7 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
     for k in ("module", "cuts"):
         if k not in data:
             raise SpliceError(f"missing required key {k!r}", path, data.line, data.column)
-    rdir = Path(path).parent
+    rdir = home_dir(path)      # the working directory for a recipe read from a pipe (/dev/stdin)
     sp = default_search_path(rdir) if search_path is None else list(search_path)
     entry = data.get("entry")
     if entry is not None and (not isinstance(entry, str) or not entry.strip()):   # '': every entry, silently
@@ -252,7 +288,7 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
     if not isinstance(data["module"], str) or not data["module"].strip():  # '': found by entry alone
         raise SpliceError(f"module: expected a file name, got {data['module']!r}", path, *data.vat("module"))
     user_path(data["module"], path, *data.vat("module"))     # ~nobody, a URL: refused at the line
-    mod = resolve_module(data["module"], rdir, sp, entry)
+    mod = resolve_module(data["module"], rdir, sp, entry, (path, *data.vat("module")))
     if mod is None:
         line, col = data.vat("module")
         raise SpliceError(f"module {data['module']!r} not found", path, line, col,

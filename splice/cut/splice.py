@@ -341,7 +341,12 @@ def _check_values(recipe, cut, kernel) -> None:
 def _check_native_file(recipe, cut) -> None:
     """A native file that is not there (or is a directory) is named at the recipe's ``native:``
     line, where the user fixes it, with the path it was looked for at."""
-    problem = "not found" if not cut.native.exists() else "is a directory" if cut.native.is_dir() else ""
+    import os
+
+    problem = ("is a directory" if cut.native.is_dir() else "" if cut.native.exists()
+               # a link that dangles or loops exists as a name: "not found" sent the user looking for a file
+               else "is a symbolic link to nothing (its target is missing, or the links loop)"
+               if os.path.islink(cut.native) else "not found")
     if problem:
         raise recipe.error(f"native phase file {problem}: {cut.native}", "native", cut)
 
@@ -462,6 +467,11 @@ def _assemble(source, module, fn, plans, recipe):
             raise recipe.error(f"{b.title} overlaps {a.title} (cut {a.cut.index})", b.cut.select, b.cut)
     pre_blocks = []
     shared = max((p.binding.shared_bytes for p in plans), default=0)
+    if shared and re.search(r"(?<![\w$])__splice_ret(?![\w$])", source):
+        first = next(p for p in plans if p.binding.shared_bytes)
+        raise recipe.error("the module already declares __splice_ret (a call-shared cut spliced it before): a "
+                           "second one would redeclare it (ptxas: duplicate definition; --no-ptxas wrote the broken "
+                           "module); splice the original module with every cut in one recipe", "abi", first.cut)
     if shared:
         pre_blocks.append((f"// splice: per-thread return slots of the call-shared cuts\n"
                            f".shared .align 8 .b8 __splice_ret[{shared}];", [None, None], None))

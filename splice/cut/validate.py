@@ -124,7 +124,8 @@ def map_ptxas_error(plan, exc, repro: Optional[str] = None) -> SpliceError:
             continue
         path, line, what = plan.origin(d.line)
         tag = {"native": "native phase", "generated": "generated glue of the cut", "module": "outside the cuts"}[what]
-        lines.append(f"  {path}:{line}: ptxas {d.severity}: {d.message}   [output line {d.line}; {tag}]")
+        at = f"{path}:{line}" if line else path      # generated glue outside any cut has no line ("r.yaml:None")
+        lines.append(f"  {at}: ptxas {d.severity}: {d.message}   [output line {d.line}; {tag}]")
         if where is None:
             where = (path, line, what, d.message)
     detail = "\n".join(lines[:10]) + f"\nRepro command: {repro or exc.repro}"

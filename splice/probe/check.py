@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from ..errors import SpliceError
 from . import dtypes as dt
 from .spec import Param, ProbeSpec, SpecError
 
@@ -46,7 +47,7 @@ class EntryDecl:
         return None
 
 
-def _ptx_param(i: int, p, src_lines: list, fn_line: int) -> PtxParam:
+def _ptx_param(i: int, p, lines: dict, fn_line: int) -> PtxParam:
     t = next((a for a in p.attrs if dt.lookup(a) is not None), ".b8")
     base = dt.lookup(t)
     size = base.size if base else 1
@@ -63,12 +64,34 @@ def _ptx_param(i: int, p, src_lines: list, fn_line: int) -> PtxParam:
         align = int(attrs[attrs.index(".align") + 1])
     dims = "".join(f"[{d}]" for d in p.declarator.dims)
     text = f".param {' '.join(p.attrs)} {p.declarator.name}{dims}"
-    line = fn_line
-    for k in range(max(fn_line - 1, 0), min(fn_line + 400, len(src_lines))):
-        if re.search(rf"\b{re.escape(p.declarator.name)}\b", src_lines[k]):
-            line = k + 1
-            break
+    line = lines.get(p.declarator.name, fn_line)
     return PtxParam(i, p.declarator.name, t, size, max(align, 1), bool(p.declarator.dims), text, line)
+
+
+#: a PTX identifier, as the parameter lines are searched for one
+_IDENT = re.compile(r"[A-Za-z_$%][\w$]*")
+
+
+def _param_lines(src_lines: list, fn_line: int) -> dict:
+    """{identifier: the first line (1-based) it is on}, over the 400 lines from the entry's:
+    one pass.  Each parameter searched that window on its own, every line again: a ``.param``
+    list of 20000 on one line (500 KB) took minutes (``probe init`` ran past a minute)."""
+    first: dict = {}
+    for k in range(max(fn_line - 1, 0), min(fn_line + 400, len(src_lines))):
+        for name in _IDENT.findall(src_lines[k]):
+            first.setdefault(name, k + 1)
+    return first
+
+
+def _params_once(params: tuple, entry: str, path: str) -> None:
+    """Refuse an entry that declares a parameter name twice (ptxas: duplicate definition): the
+    skeleton of ``probe init`` listed both, one "never read", and its own spec check refused it."""
+    seen: set = set()
+    for p in params:
+        if p.name in seen:
+            raise SpliceError(f"{entry}: parameter {p.name!r} is declared twice: ptxas refuses the module "
+                              "(duplicate definition of variable)", path, p.line)
+        seen.add(p.name)
 
 
 def entry_decl(text: str, entry: str, path: str = "<module>") -> Optional[EntryDecl]:
@@ -84,7 +107,12 @@ def entry_decl(text: str, entry: str, path: str = "<module>") -> Optional[EntryD
     lines = text.splitlines()
     for it in mod.items:
         if isinstance(it, m.Function) and it.is_entry and it.name == entry and it.body is not None:
-            params = tuple(_ptx_param(i, p, lines, it.line) for i, p in enumerate(it.params or ()))
+            from ..analysis.entries import defined_once
+
+            defined_once(mod, it)     # the first of two .entry k was probed, whichever CUDA loads
+            first = _param_lines(lines, it.line)
+            params = tuple(_ptx_param(i, p, first, it.line) for i, p in enumerate(it.params or ()))
+            _params_once(params, entry, path)
             dirs = tuple((d.name, tuple(int(a) for a in d.args if a.isdigit())) for d in it.directives)
             return EntryDecl(it.name, params, dirs, target, it.line, path)
     return None

@@ -113,6 +113,18 @@ def _refuse_32_bit(mod, path: str) -> None:
                           "(it has no --machine 32), so the probe cannot run it", path, line=asz.line)
 
 
+def _stream(path: str) -> bool:
+    """Whether the module was read from a stream (a pipe, ``/dev/stdin``, ``<(gen)``): its
+    name is no file a spec can name."""
+    import os
+    import stat
+
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode) or os.path.abspath(path).startswith(("/dev/", "/proc/"))
+    except OSError:
+        return False
+
+
 def skeleton(text: str, path: str, entry: Optional[str] = None, variables: Optional[list] = None) -> tuple:
     """(YAML text, summary rows: one per parameter) for ``entry`` of the module ``text``;
     ``variables``, when given, gets one row per module global the skeleton lists."""
@@ -149,7 +161,10 @@ def skeleton(text: str, path: str, entry: Optional[str] = None, variables: Optio
         y.line("# (%nctaid is grid x cluster); size the buffers for that.  splice's probe has not been run on")
         y.line("# such an entry: check the frames of a first run by hand.")
     y.kv("name", k.name)
-    y.kv("ptx", path)
+    if _stream(path):    # /dev/stdin, <(gen): a later `splice probe` would read the terminal or nothing
+        y.kv("ptx", None, 0, "TODO: the module's file (it was read from a stream)")
+    else:
+        y.kv("ptx", path)
     y.kv("entry", k.name)
     y.kv("seed", 1)
     y.line("launch:")

@@ -24,10 +24,22 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ..errors import SpliceError
-from ..util import name_part, read_text
+from ..util import home_dir, name_part, read_text
 
 ROOT = Path(__file__).resolve().parents[2]
-CACHE = Path(os.environ.get("SPLICE_PROBE_CACHE", "build/probe"))
+def probe_cache() -> Path:
+    """``$SPLICE_PROBE_CACHE``, else ``build/probe``: read when the probe runs, not when this
+    module is imported (a variable set later in the process, as the tests set it, was never
+    seen: their cubins went into ./build/probe); an empty value is the default, as for
+    ``$SPLICE_CACHE`` (``Path('')`` is the working directory: the cubins were written there);
+    ``~`` is expanded."""
+    from ..util import user_path
+
+    raw = os.environ.get("SPLICE_PROBE_CACHE") or "build/probe"
+    try:
+        return user_path(raw)
+    except SpliceError as exc:
+        raise SpliceError(f"SPLICE_PROBE_CACHE: {exc.message}") from None
 
 
 @dataclass
@@ -107,8 +119,9 @@ def resolve(target: str, module: Optional[str] = None) -> Pair:
     spec = load_spec(t)
     orig = Path(spec.ptx)
     if not orig.is_absolute():   # next to the spec first, as a recipe's module: not a namesake in the cwd
-        for base in (t.parent, t.parent.parent, Path.cwd(), ROOT):
-            if (base / spec.ptx).exists():
+        home = home_dir(t)     # the working directory for a spec read from a stream (/dev/stdin)
+        for base in (home, home.parent, Path.cwd(), ROOT):
+            if os.path.lexists(base / spec.ptx):    # a link to nothing is that file, not a miss
                 orig = base / spec.ptx
                 break
     mp = Path(module)
@@ -135,7 +148,7 @@ class Built:
     resources: dict
 
 
-def compile_one(name: str, text: str, arch: str, cache: Path = CACHE, use_cache: bool = True) -> Built:
+def compile_one(name: str, text: str, arch: str, cache: Optional[Path] = None, use_cache: bool = True) -> Built:
     """``use_cache=False`` (``probe --no-cache``) runs ptxas whatever build/probe and the shared
     compile cache (splice.ptx.cache) hold.  A cached cubin is used only when its metadata says
     what it is (length, sha256) and the file agrees: a truncated, garbage or swapped cubin would
@@ -148,7 +161,7 @@ def compile_one(name: str, text: str, arch: str, cache: Path = CACHE, use_cache:
     from ..util import write_atomic
 
     key = text_key(text, arch)
-    d = cache / "cubins"
+    d = (probe_cache() if cache is None else cache) / "cubins"
     d.mkdir(parents=True, exist_ok=True)
     cub, meta = d / f"{key[:32]}.cubin", d / f"{key[:32]}.json"
     if use_cache:
@@ -199,7 +212,7 @@ def _cached_cubin(cub: Path, meta: Path, key: str) -> Optional[dict]:
     return head["resources"] if blob.startswith(ELF_MAGIC) else None
 
 
-def compile_many(items: list, arch: str, done: Optional[Callable] = None, cache: Path = CACHE,
+def compile_many(items: list, arch: str, done: Optional[Callable] = None, cache: Optional[Path] = None,
                  use_cache: bool = True) -> dict:
     """items: [(name, text)] -> {name: Built}; ``done(name, built)`` after each."""
     out = {}

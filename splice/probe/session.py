@@ -25,7 +25,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..errors import SpliceError
-from .modules import CACHE, Pair, compile_many
+from .modules import Pair, compile_many, probe_cache
 
 
 @dataclass
@@ -462,7 +462,7 @@ def roofline_stage(spec, pair: Pair, dev, timing: TimingStage, arch: str) -> Roo
     from .timing import kernel_work, measure_device, roofline
 
     try:
-        devinfo = measure_device(dev.cp, CACHE, arch if arch.startswith("sm_9") else "sm_90")
+        devinfo = measure_device(dev.cp, probe_cache(), arch if arch.startswith("sm_9") else "sm_90")
         res = {"device": devinfo}
         for n, text in (("original", pair.original), ("spliced", pair.spliced)):
             w = kernel_work(text, pair.entry, spec)

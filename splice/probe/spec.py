@@ -815,4 +815,6 @@ def load_spec(path: str | Path) -> ProbeSpec:
     if not text.strip():
         raise SpecError("empty file: expected a probe spec mapping (docs/probe-spec.md)", str(path))
     data = load_yaml_marked(text, str(path))
-    return parse_spec(data, str(path), path.parent)
+    from ..util import home_dir
+
+    return parse_spec(data, str(path), home_dir(path))     # a stream's (/dev/stdin): the working directory

@@ -49,7 +49,10 @@ def default_cache_dir(env=None) -> Path:
             return user_path(env["SPLICE_CACHE"])
         except SpliceError as exc:
             raise SpliceError(f"SPLICE_CACHE: {exc.message}") from None
-    base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
+    xdg = env.get("XDG_CACHE_HOME") or ""
+    # the XDG base directory spec: a relative path is invalid and ignored (it was taken from the
+    # working directory: each directory splice ran in got a cache of its own, rel/splice/ptxas)
+    base = xdg if os.path.isabs(xdg) else os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
     return Path(base) / "splice"
 
 

@@ -359,11 +359,25 @@ class Module:
         """The function ``name``: its definition (with a body) before a prototype."""
         return self.memo("by_name", _functions_by_name)[name]
 
+    def redefined(self) -> dict:
+        """{name: the lines of its definitions} for each function defined (with a body) more
+        than once: ptxas refuses such a module ("Duplicate definition of function"), and a
+        lookup by name cannot tell which is meant."""
+        return self.memo("redefined", _redefined)
+
     def directive(self, name: str) -> Optional[Directive]:
         for i in self.items:
             if isinstance(i, Directive) and i.name == name:
                 return i
         return None
+
+
+def _redefined(mod: "Module") -> dict:
+    lines: dict = {}
+    for f in mod.functions():
+        if f.body is not None:
+            lines.setdefault(f.name, []).append(f.line)
+    return {name: tuple(at) for name, at in lines.items() if len(at) > 1}
 
 
 def _functions_by_name(mod: "Module") -> dict:

@@ -6,7 +6,7 @@ DIFF_PREVIEW_LINES = 80
 
 def print_report(plan, val, out, timings, diff, full_diff):
     from rich.syntax import Syntax
-    from rich.table import Table
+    from .console import Table
 
     from .console import esc, make_console
 
@@ -58,7 +58,9 @@ def print_report(plan, val, out, timings, diff, full_diff):
     if not full_diff and len(lines) > DIFF_PREVIEW_LINES:
         more = len(lines) - DIFF_PREVIEW_LINES
         text = "\n".join(lines[:DIFF_PREVIEW_LINES]) + f"\n... {more} more diff lines (--diff)\n"
-    con.print(Syntax(text, "diff", theme="ansi_dark", word_wrap=False))
+    # whole lines, as diff prints them (the terminal wraps a long one): the console cut each line
+    # at its width, so a long native line or a cut's comment lost its end without a mark
+    con.print(Syntax(text, "diff", theme="ansi_dark", word_wrap=False), soft_wrap=True)
     con.print(f"[dim]apply {timings['apply']:.3f}s (load {timings['load']:.3f}s, bind {timings['bind']:.3f}s, "
               f"assemble {timings['assemble']:.3f}s), ptxas {timings['ptxas']:.3f}s[/]")
 

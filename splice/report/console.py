@@ -4,13 +4,24 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.table import Table as _RichTable
 
 #: the narrowest and widest a table is laid out: ``COLUMNS=0`` made rich print nothing at all
 #: (``stats``, ``apply``, ``verify``: exit 0, an empty report), ``COLUMNS=1``..``10`` one
-#: character a line; below 80 (the width of an output that is not a terminal) a table's cells
-#: lose their text to ellipses.  A terminal narrower than 80 wraps the lines instead.
+#: character a line.  A cell narrower than its text folds it onto more lines (``Table``); a
+#: terminal narrower than 80 wraps the lines.
 MIN_WIDTH, MAX_WIDTH = 80, 1000
+
+
+class Table(_RichTable):
+    """Every report table: a cell too narrow for its text folds it onto the next lines
+    (rich's default, ``overflow="ellipsis"``, cut it to ``…``: at 80 columns the stats table
+    showed a 250-character mangled entry as ``_Zxxxxxxxxxxxxxxxxxxxx…`` and no command could
+    be given its name from the report).  Every ``splice.report`` table is made through here."""
+
+    def add_column(self, *args, **kwargs) -> None:
+        kwargs.setdefault("overflow", "fold")
+        super().add_column(*args, **kwargs)
 
 
 class _Console(Console):
@@ -51,6 +62,16 @@ def esc(value) -> str:
     from ..errors import printable
 
     return escape(printable(str(value)))
+
+
+#: the longest statement text a table cell shows whole (its statement number names the rest)
+MAX_CELL_TEXT = 200
+
+
+def clip(text: str, most: int = MAX_CELL_TEXT) -> str:
+    """``text`` up to ``most`` characters, a cut one ending in ``…`` (it was cut at 60 with
+    nothing to say so: a peak's statement read as a shorter, different statement)."""
+    return text if len(text) <= most else text[:most - 1] + "…"
 
 
 def progress() -> Progress:

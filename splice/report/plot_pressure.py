@@ -35,9 +35,9 @@ def pressure_png(d: dict, path, inputs=()) -> str:
 
 def print_pressure(results) -> None:
     """``results``: pressure dicts (one per entry) with ``ptxas`` and ``png`` added."""
-    from rich.table import Table
+    from .console import Table
 
-    from .console import MAX_ENTRIES, esc, make_console, more_entries
+    from .console import MAX_ENTRIES, clip, esc, make_console, more_entries
 
     con = make_console(width=None if sys.stdout.isatty() else 200)
     for d in results[:MAX_ENTRIES]:
@@ -54,7 +54,7 @@ def print_pressure(results) -> None:
             br = p["by_role"]
             t.add_row(esc(p["region"]), f"s{p['statement']} L{p['line']}", f"{p['total']:g}",
                       *(f"{br.get(r, 0):g}" for r in ("D", "C", "A", "B", "address", "temp")),
-                      esc(p["text"][:60]))
+                      esc(clip(p["text"])))
         con.print(t)
     more_entries(con, len(results), MAX_ENTRIES)
 
@@ -65,7 +65,7 @@ MIX_COLUMNS = ("total", "HMMA", "conversion", "LDL", "STL", "LDG", "STG", "LDS",
 
 def print_sass_mix(d: dict) -> None:
     """``splice sass-mix``: one table per module (regions) or per recipe (cuts before/after)."""
-    from rich.table import Table
+    from .console import Table
 
     from .console import esc, make_console
 

@@ -29,7 +29,7 @@ def print_perf(res: dict, con) -> None:
 
 
 def print_profile(prof: dict, con) -> None:
-    from rich.table import Table
+    from .console import Table
 
     o, s = prof.get("original", {}), prof.get("spliced", {})
     for side, d in (("original", o), ("spliced", s)):
@@ -54,7 +54,7 @@ def print_profile(prof: dict, con) -> None:
 
 
 def print_ncu(n: dict, con) -> None:
-    from rich.table import Table
+    from .console import Table
 
     if n.get("error"):
         con.print(f"[yellow]ncu[/yellow]: {esc(n['error'])}")

@@ -41,6 +41,8 @@ def _summary(con, name, d):
               + (f", weight image {img} bytes (W = {esc(d['weight_field'])})" if img else ""))
     from ..analysis.calls import describe
 
+    if shown != name and "…" in shown:    # the headline's name is cut: the entry's own, whole
+        con.print(f"  [dim]entry[/dim] {esc(name)}")
     note = describe(d.get("mma_in_calls") or {})
     if note:
         con.print(f"[yellow]note:[/yellow] {esc(note)}")
@@ -54,7 +56,7 @@ def _phase_table(con, d):
     """The phase table.  The stand-ins' columns always; ``form`` and ``loop`` only when an entry
     has a phase that is not a straight-line ``mma`` (so the stand-ins' tables read as before).
     An irregular phase shows no M/N/K: its tiles column says what it is."""
-    from rich.table import Table
+    from .console import Table
 
     phases = d["phases"]
     extra = any(p.get("form", "mma") != "mma" or p.get("loop") for p in phases)
@@ -125,7 +127,7 @@ def _tiles(p) -> str:
 
 
 def _epilogue_table(con, d):
-    from rich.table import Table
+    from .console import Table
 
     t = Table(title="epilogues")
     for c in ("E", "range", "stmts", "named operation", "sections", "top ops"):
@@ -140,7 +142,7 @@ def _epilogue_table(con, d):
 
 
 def _abi_table(con, abi):
-    from rich.table import Table
+    from .console import Table
 
     for side in ("live_in", "live_out"):
         t = Table(title=f"cut ABI s{abi['first']}–s{abi['last']}: {side} ({len(abi[side])})")

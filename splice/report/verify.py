@@ -15,7 +15,7 @@ def verdict_line(r) -> str:
 
 
 def print_verify(plan, results, timings):
-    from rich.table import Table
+    from .console import Table
 
     from .console import esc, make_console
 

@@ -41,15 +41,23 @@ _SAME_WIDTH_OPS = {"ld", "st", "mov", "add", "sub", "mul", "mad", "and", "or", "
 class Namer:
     """Hands out fresh ``%rsplice<N>`` names (module-wide, above any already in the source)."""
 
-    def __init__(self, start: int = 0):
+    def __init__(self, start: int = 0, funcs: int = 0):
         self.next = start
+        self.funcs = funcs         # the highest __splice_fn<N> the source already defines
 
     @classmethod
     def for_source(cls, source: str) -> "Namer":
         import re
 
         used = [int(x) for x in re.findall(r"%rsplice(\d{1,40})(?!\d)", source)]
-        return cls(max(used) + 1 if used else 0)
+        fns = [int(x) for x in re.findall(r"\b__splice_fn(\d{1,40})(?!\d)", source)]
+        return cls(max(used) + 1 if used else 0, max(fns, default=0))
+
+    def func(self, cut_id: int) -> str:
+        """The ``.func`` of a called cut: ``__splice_fn<cut>``, numbered above any the module
+        already has (a module spliced before: a second ``__splice_fn1`` was "Duplicate definition
+        of function" in ptxas, and with ``--no-ptxas`` a broken module written, exit 0)."""
+        return f"__splice_fn{self.funcs + cut_id}"
 
     def fresh(self) -> str:
         name = f"%rsplice{self.next}"
@@ -301,7 +309,7 @@ def _bind_call(nat, abi, values, real, types, kind, namer, cut_id, head, table, 
             raise nat.error(f"abi {kind} cannot pass predicate {s} ({reg}) through .param; use abi: inline")
     if kind == "call-shared" and not threads:
         raise SpliceError("abi call-shared needs the block size: add threads: N to the cut")
-    fn = f"__splice_fn{cut_id}"
+    fn = namer.func(cut_id)
     # call: ptxas takes one return parameter, so the live-outs travel in one aligned byte array;
     # call-shared: each in a per-thread slot of the module's shared scratch array
     slots = _packed(outs) if kind == "call" else _shared_layout(outs, threads)

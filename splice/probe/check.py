@@ -188,6 +188,9 @@ def check(spec: ProbeSpec, text: str, path: str) -> EntryDecl:
         raise _err(spec, "entry", f"{path} has no .entry {spec.entry!r} (entries: {', '.join(names) or 'none'})")
     check_params(spec, decl)
     check_launch(spec, decl)
+    from .images import check_geometries
+
+    check_geometries(spec, text, path)
     return decl
 
 

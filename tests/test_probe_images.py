@@ -181,8 +181,8 @@ def test_init_fills_in_each_geometry(tmp_path):
 
     text, rows = skeleton(IMAGES.read_text(), str(IMAGES), "img_layered")
     params = yaml.safe_load(text)["params"]
-    got = [(p["name"], p["kind"], p.get("geometry"), sorted(k for k in ("width", "height", "depth", "layers") if k in p))
-           for p in params[:4]]
+    keys = ("width", "height", "depth", "layers")
+    got = [(p["name"], p["kind"], p.get("geometry"), sorted(k for k in keys if k in p)) for p in params[:4]]
     assert got == [("param_0", "texture", "a1d", ["layers", "width"]),
                    ("param_1", "texture", "a2d", ["height", "layers", "width"]),
                    ("param_2", "surface", "a1d", ["layers", "width"]),
@@ -210,9 +210,11 @@ def test_an_init_skeleton_with_geometry_null_refuses_to_load(tmp_path, capsys):
     capsys.readouterr()
     text = out.read_text()
     # fill in every other null: the geometry's TODO is what must stop it
-    lines = [ln.replace("value: null", "value: 1").replace("grid: null", "grid: [1]").replace("block: null", "block: [64]")
-             .replace("width: null", "width: 8").replace("height: null", "height: 8").replace("layers: null", "layers: 2")
-             .replace("shape: null", "shape: [64, 4]") for ln in text.splitlines()]
+    subs = {"value: null": "value: 1", "grid: null": "grid: [1]", "block: null": "block: [64]", "width: null": "width: 8",
+            "height: null": "height: 8", "layers: null": "layers: 2", "shape: null": "shape: [64, 4]"}
+    lines = text.splitlines()
+    for a, b in subs.items():
+        lines = [ln.replace(a, b) for ln in lines]
     out.write_text("\n".join(lines) + "\n")
     assert main(["probe", str(out), str(path)]) == 2
     err = capsys.readouterr().err
@@ -355,3 +357,15 @@ def test_a_layered_1d_surface_goes_through_its_own_array_and_object(tmp_path):
 
     gc.collect()
     assert not rt.arrays and not rt.objects
+
+
+def test_the_gpu_tests_specs_pass_every_check_before_the_gpu(tmp_path):
+    """The specs of tests/test_probe_images_gpu.py, against images.ptx and images_wrong.ptx: the
+    GPU run fails only on the GPU side."""
+    from splice.probe.check import check
+    from tests.test_probe_images_gpu import SPECS, WRONG, _query_spec, _spec_dict
+
+    for entry in SPECS:
+        for ptx in (IMAGES, WRONG):
+            check(parse_spec(_spec_dict(entry, ptx), str(tmp_path / "s.yaml")), ptx.read_text(), str(ptx))
+    check(parse_spec(_query_spec(), str(tmp_path / "q.yaml")), QUERY.read_text(), str(QUERY))

@@ -117,8 +117,9 @@ class Device:
         except Exception as e:  # noqa: BLE001 - cupy's CUDARuntimeError, by name
             if type(e).__name__ not in ("CUDADriverError", "CUDARuntimeError"):
                 raise
-            raise SpliceError(f"cannot make {f.kind} {f.name} ({f.geometry}, {' x '.join(map(str, images.extents(f)))}, "
-                              f"{f.format}): {e}", self.spec.source, f.line or None) from None
+            size = " x ".join(map(str, images.extents(f)))
+            raise SpliceError(f"cannot make {f.kind} {f.name} ({f.geometry}, {size}, {f.format}): {e}",
+                              self.spec.source, f.line or None) from None
         self.keep += keep
         if f.kind == "surface":
             self.arrays[f.name] = arr

@@ -210,8 +210,9 @@ def test_an_init_skeleton_with_geometry_null_refuses_to_load(tmp_path, capsys):
     capsys.readouterr()
     text = out.read_text()
     # fill in every other null: the geometry's TODO is what must stop it
-    subs = {"value: null": "value: 1", "grid: null": "grid: [1]", "block: null": "block: [64]", "width: null": "width: 8",
-            "height: null": "height: 8", "layers: null": "layers: 2", "shape: null": "shape: [64, 4]"}
+    subs = {"value: null": "value: 1", "grid: null": "grid: [1]", "block: null": "block: [64]",
+            "width: null": "width: 8", "height: null": "height: 8", "layers: null": "layers: 2",
+            "shape: null": "shape: [64, 4]"}
     lines = text.splitlines()
     for a, b in subs.items():
         lines = [ln.replace(a, b) for ln in lines]

@@ -280,7 +280,7 @@ class _Rt:
     """Just the cupy.cuda.runtime entry points images.create uses; a CUDA array is a host numpy
     array of its host layout, and memcpy3DAsync interprets the ctypes struct images.py wrote."""
     cudaChannelFormatKindFloat, cudaChannelFormatKindUnsigned = 2, 1
-    cudaArraySurfaceLoadStore, cudaArrayLayered = 2, 1
+    cudaArraySurfaceLoadStore = 2                    # cupy has no cudaArrayLayered (images.CUDA_ARRAY_LAYERED)
     cudaAddressModeClamp, cudaFilterModePoint, cudaReadModeElementType, cudaResourceTypeArray = 1, 0, 0, 0
     memcpyHostToDevice, memcpyDeviceToHost, memcpyDeviceToDevice = 1, 2, 3
 
@@ -345,7 +345,7 @@ def test_a_layered_1d_surface_goes_through_its_own_array_and_object(tmp_path):
 
     handle, arr, keep = images.create(cp, f, texture_texels(f, 0))
     (ptr,) = rt.arrays
-    assert rt.arrays[ptr][:4] == (5, 0, 3, rt.cudaArrayLayered | rt.cudaArraySurfaceLoadStore)
+    assert rt.arrays[ptr][:4] == (5, 0, 3, 1 | rt.cudaArraySurfaceLoadStore)
     assert rt.objects[handle] == ptr
     back = np.empty(images.host_shape(f, 1), dtype=np.float32)
     arr.copy_to(back)

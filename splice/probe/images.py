@@ -34,8 +34,9 @@ REFUSED = {"cube": "a cube map", "acube": "a layered cube map", "2dms": "a multi
 #: CUDA's limits per (kind, geometry): the cudaDeviceProp field and its extents, in the order of
 #: EXTENTS (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability", the same
 #: for compute capability 5.0 to 12.x).  The guide's table prints the 2-D layered surface's layers
-#: as 1048, its earlier editions (and the texture row) 2048: the spec allows 2048 and the device's
-#: own cudaDeviceProp is checked again before an array is made (:func:`check_device`).
+#: as 1048, its earlier editions (and the texture row) 2048, and an H200's cudaDeviceProp says
+#: 2048 (as every other value here): the spec allows 2048, and the device's own cudaDeviceProp is
+#: checked again before an array is made (:func:`check_device`).
 LIMITS = {
     ("texture", "1d"): ("maxTexture1D", (131072,)),
     ("texture", "2d"): ("maxTexture2D", (131072, 65536)),
@@ -163,6 +164,10 @@ def difference_map(f, heat: np.ndarray, first) -> tuple:
 
 # ---------------------------------------------------------------- device side
 
+#: ``cudaArrayLayered`` (driver_types.h): cupy's runtime module does not export it (only
+#: cudaArrayDefault and cudaArraySurfaceLoadStore; cupy 14.2 on the H200 checked)
+CUDA_ARRAY_LAYERED = 0x01
+
 #: cudaChannelFormatDesc bits per channel and kind of each format
 CHANNELS = {"rgba16f": (16, 16, 16, 16, "float"), "rg16f": (16, 16, 0, 0, "float"),
             "r32f": (32, 0, 0, 0, "float"), "rgba32f": (32, 32, 32, 32, "float"),
@@ -197,7 +202,7 @@ def create(cp, f, host: Optional[np.ndarray]) -> tuple:
     desc = tex.ChannelFormatDescriptor(x, y, z, w, fk)
     flags = rt.cudaArraySurfaceLoadStore if f.kind == "surface" else 0
     if f.geometry in ("a1d", "a2d"):
-        flags |= rt.cudaArrayLayered
+        flags |= CUDA_ARRAY_LAYERED
     td = None
     if f.kind == "texture":
         td = tex.TextureDescriptor(addressModes=(rt.cudaAddressModeClamp,) * 3, filterMode=rt.cudaFilterModePoint,

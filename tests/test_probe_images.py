@@ -370,3 +370,24 @@ def test_the_gpu_tests_specs_pass_every_check_before_the_gpu(tmp_path):
         for ptx in (IMAGES, WRONG):
             check(parse_spec(_spec_dict(entry, ptx), str(tmp_path / "s.yaml")), ptx.read_text(), str(ptx))
     check(parse_spec(_query_spec(), str(tmp_path / "q.yaml")), QUERY.read_text(), str(QUERY))
+
+
+def test_a_module_the_driver_refuses_to_load_is_an_error_naming_it(tmp_path):
+    """``suq.array_size`` compiles with ptxas 13 for sm_90, and an H200's driver (580) refuses the
+    cubin with CUDA_ERROR_NOT_SUPPORTED when cupy first asks for the kernel: that was a
+    CUDADriverError traceback out of the probe's inputs stage."""
+    from splice.errors import SpliceError
+    from splice.probe.device import Device
+
+    class CUDADriverError(Exception):
+        pass
+
+    def refuse(entry):
+        raise CUDADriverError("CUDA_ERROR_NOT_SUPPORTED: operation not supported")
+
+    dev = Device.__new__(Device)
+    dev.cp = SimpleNamespace(RawModule=lambda path: SimpleNamespace(get_function=refuse))
+    dev.spec = _spec([{"name": "s", "kind": "surface", "width": 4, "height": 4, "format": "r32f"}], tmp_path)
+    dev.modules = {}
+    with pytest.raises(SpliceError, match="the driver refuses to load the spliced module .CUDA_ERROR_NOT_SUPPORTED"):
+        dev.load("spliced", tmp_path / "x.cubin")

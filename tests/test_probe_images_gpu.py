@@ -98,7 +98,8 @@ def test_inout_3d_rgba32f_surface(tmp_path):
 
 
 def test_txq_suq_see_the_geometry(tmp_path):
-    """txq.depth of a 3-D texture and suq.array_size of a 1-D layered surface report the spec's extents."""
+    """txq.depth of a 3-D texture and suq.height of a 1-D layered surface (its layers) report the spec's
+    extents."""
     from splice.probe.check import check
     from splice.probe.device import Device, device_arch, import_cupy
     from splice.probe.modules import compile_one
@@ -111,7 +112,8 @@ def test_txq_suq_see_the_geometry(tmp_path):
     dev.load("main", compile_one("img_query", QUERY.read_text(), device_arch(cp), tmp_path).path)
     out = dev.render("main")["out"].view(np.uint32)
     texel = np.float32(2 * 12 + 0 * 4 + 1).view(np.uint32)          # t[z=2][y=0][x=1], arange from 0
-    assert list(out) == [4, 3, 5, 8, 3, int(texel)], "txq width/height/depth, suq width/array_size, tex.3d texel"
+    assert list(out) == [4, 3, 5, 8, 3, int(texel)], \
+        "txq width/height/depth, suq width/height (a 1-D layered surface: its layers), tex.3d texel"
 
 
 def _query_spec():
@@ -165,3 +167,21 @@ def test_a_wrong_splice_is_caught_at_its_texel(entry, tmp_path, capsys):
         assert Path(c["heatmap"]).read_bytes()[:4] == b"\x89PNG", f"{entry}.{out}: difference map written"
     same = set(r["compare"]["outputs"]) - set(WRONG_AT[entry])
     assert all(r["compare"]["outputs"][o]["identical"] for o in same), r["compare"]
+
+
+def test_a_module_the_driver_refuses_to_load_is_exit_2(tmp_path, capsys):
+    """suq.array_size: ptxas 13 compiles it for sm_90, an H200's driver (580) refuses the cubin
+    (CUDA_ERROR_NOT_SUPPORTED). The probe says so, exit 2, instead of a CUDADriverError traceback."""
+    import yaml
+
+    from splice.cli import main
+
+    bad = tmp_path / "refused.ptx"
+    bad.write_text(QUERY.read_text().replace("suq.height.b32", "suq.array_size.b32"))
+    spec = tmp_path / "q.yaml"
+    spec.write_text(yaml.safe_dump(_query_spec()))
+    rc = main(["probe", str(spec), str(bad), "--runs", "1", "--report-dir", str(tmp_path / "rep")])
+    err = capsys.readouterr().err
+    if rc == 0:
+        pytest.skip("this driver loads suq.array_size: nothing to refuse")
+    assert rc == 2 and "the driver refuses to load the spliced module" in err and "Traceback" not in err, err

@@ -130,7 +130,15 @@ class Device:
     def load(self, name: str, cubin, entry: Optional[str] = None) -> object:
         entry = entry or self.spec.entry
         mod = self.cp.RawModule(path=str(cubin))
-        k = mod.get_function(entry)
+        try:
+            k = mod.get_function(entry)          # cuModuleLoad runs here (lazily)
+        except Exception as e:  # noqa: BLE001 - cupy's CUDADriverError, by name
+            if type(e).__name__ != "CUDADriverError":
+                raise
+            raise SpliceError(f"the driver refuses to load the {name} module ({e}): ptxas compiled it, but this "
+                              "driver does not run an instruction in it (an H200 with driver 580 refuses "
+                              "suq.array_size, suq.channel_order and suq.memory_layout this way)",
+                              self.spec.source) from None
         dyn = self.spec.shared_dynamic
         if dyn > BIG_SHARED:
             k.max_dynamic_shared_size_bytes = dyn

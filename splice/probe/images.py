@@ -111,9 +111,9 @@ def texels(f) -> int:
 def host_shape(f, channels: int) -> tuple:
     """The texel array as cupy's CUDAarray copies it: the innermost axis holds ``channels``
     values per texel; layers (or 3-D slices) are the outer axis."""
-    g, row = f.geometry, channels * f.width
-    return {"1d": (row,), "2d": (f.height, row), "3d": (f.depth, f.height, row),
-            "a1d": (f.layers, row), "a2d": (f.layers, f.height, row)}[g]
+    outer = {"1d": (), "2d": ("height",), "3d": ("depth", "height"), "a1d": ("layers",),
+             "a2d": ("layers", "height")}[f.geometry]
+    return tuple(getattr(f, k) for k in outer) + (channels * f.width,)
 
 
 def element_shape(f, channels: int) -> tuple:

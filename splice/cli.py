@@ -49,10 +49,22 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> "_Parser":
+    """The command line: one subcommand per command, each run by its ``func`` (imported only
+    when it runs), every option refusing an empty value."""
     ap = _Parser(prog="splice", description="Splice and patch NVIDIA PTX.")
     ap.add_argument("--version", action="version", version="splice 0.1.0")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    _front_end_commands(sub)
+    _analysis_commands(sub)
+    _cut_commands(sub)
+    _probe_command(sub)
+    for cmd in sub.choices.values():
+        _refuse_empty(cmd)
+    return ap
 
+
+def _front_end_commands(sub) -> None:
+    """stats, index, roundtrip, canonical: the parser's commands."""
     p = _add_json(sub.add_parser("stats", help="entries, statement counts, opcode histogram"))
     p.add_argument("file")
     p.add_argument("--top", type=_count, default=25, help="opcodes shown in the histogram")
@@ -79,6 +91,9 @@ def build_parser() -> "_Parser":
     p.add_argument("-o", "--output")
     p.set_defaults(func=_lazy("splice.commands.frontend", "cmd_canonical"))
 
+
+def _analysis_commands(sub) -> None:
+    """spec, notes: what a kernel is."""
     p = _add_json(sub.add_parser("spec", help="analyse a kernel: phases, provenance, epilogues, cut ABI"))
     p.add_argument("file")
     p.add_argument("--entry", help="exact, demangled, or a unique substring of the entry name")
@@ -101,6 +116,9 @@ def build_parser() -> "_Parser":
     p.add_argument("-o", "--output")
     p.set_defaults(func=_lazy("splice.commands.spec", "cmd_notes"))
 
+
+def _cut_commands(sub) -> None:
+    """apply, verify, extract, sass-mix: recipes and their cuts."""
     p = _add_json(sub.add_parser("apply", help="apply a cut recipe: splice native phases, validate with ptxas"))
     p.add_argument("recipe")
     p.add_argument("-o", "--output", help="output PTX path (default from the recipe, under build/)")
@@ -132,6 +150,9 @@ def build_parser() -> "_Parser":
                    help="ptxas arch (default: the recipe's arch, or the module's .target, at least sm_90)")
     p.set_defaults(func=_lazy("splice.commands.perf", "cmd_sass_mix"))
 
+
+def _probe_command(sub) -> None:
+    """probe: the GPU runs (and ``probe init``, the spec skeleton)."""
     p = _add_json(sub.add_parser("probe", help="run original and spliced modules on the GPU and compare frames"))
     p.add_argument("target", help="a recipe YAML, a probe spec YAML followed by a module, or init")
     p.add_argument("module", nargs="?", help="PTX module (with a probe spec)")
@@ -148,9 +169,6 @@ def build_parser() -> "_Parser":
     p.add_argument("--entry", help="probe init: the entry (default: the first)")
     p.add_argument("-o", "--output", help="probe init: where to write the spec skeleton")
     p.set_defaults(func=_lazy("splice.commands.probe", "cmd_probe"))
-    for cmd in sub.choices.values():
-        _refuse_empty(cmd)
-    return ap
 
 
 def _count(value: str) -> int:

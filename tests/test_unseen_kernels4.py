@@ -385,19 +385,24 @@ def test_pointer_tables_are_said_not_filled_with_floats():
     """``const float* const* ptr_a`` / ``float* const* ptr_d`` (grouped and batched kernels) were
     "f64 input buffers, uniform [-1, 1]": the probe would fill them with floats the kernel then
     dereferences, and ``ptr_d``'s writes (the only output) were invisible, so nothing was
-    compared.  Now a table of pointers says so and leaves ``fill: null`` (the spec refuses to
-    load there until someone decides)."""
+    compared.  A table of pointers then said so and left ``fill: null``; now (probe tables,
+    docs/probe-spec.md) it is a ``kind: table`` whose entries are typed and roled by the accesses
+    through its pointers, with ``count: null`` (the spec refuses to load there until it is given)."""
     from splice.probe.init import skeleton
 
     path = MODERN / "ptr_to_ptr.ptx"
     text, rows = skeleton(path.read_text(), str(path), "_Z12batched_ptrsPKPKfPKPfPKii")
     blocks = text.split("\n- name: ")
     for b in blocks[1:3]:
-        assert "a table of pointers" in b and "fill: null" in b
-    assert "ld.global.f32" in blocks[1] and "st.global.f32" in blocks[2]
-    assert "table of pointers" not in blocks[3]                        # sizes: plain s32 buffer
+        assert "kind: table" in b and "count: null" in b and "dtype: f32" in b
+    assert "ld.global.f32" in blocks[1] and "role: input" in blocks[1]
+    assert "st.global.f32" in blocks[2] and "role: output" in blocks[2]
+    assert "kind: table" not in blocks[3]                              # sizes: plain s32 buffer
+    assert [r["kind"] for r in rows] == ["table", "table", "buffer", "scalar"]
     text2, _ = skeleton(path.read_text(), str(path), "_Z8problemsPK7Problemi")
-    assert "a table of pointers" in text2 and "ld.global.f32" in text2 and "st.global.f32" in text2
+    assert "kind: table" in text2 and "ld.global.f32" in text2 and "st.global.f32" in text2
+    # an array of structs holding pointers (Problem {a, d, n}): not a table; said, and refused
+    assert "index is scaled by 24; it also loads .u32 values" in text2 and "each: null" in text2
 
 
 def test_cutlass_alpha_beta_pointer_arrays_are_tables():
@@ -407,8 +412,8 @@ def test_cutlass_alpha_beta_pointer_arrays_are_tables():
     from splice.probe.init import skeleton
 
     f = _fields(skeleton(CUTLASS_FP8.read_text(), str(CUTLASS_FP8))[0])
-    assert "a table of pointers" in f[312] and "a table of pointers" in f[320]
-    assert "a table of pointers" not in f[296] and "a table of pointers" not in f[304]
+    assert "kind: table" in f[312] and "kind: table" in f[320]
+    assert "kind: table" not in f[296] and "kind: table" not in f[304]
 
 
 # ---- probe init on nvcc -G builds: calls and the %SP frame ----------------------------------------
@@ -482,7 +487,8 @@ def test_cutlass_grouped_gemm_params():
     f = _fields(skeleton(path.read_text(), str(path))[0])
     assert sorted(f) == [0, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136]
     for off in (64, 72, 80, 88, 96, 104):
-        assert "a table of pointers" in f[off] and "fill: null" in f[off], off
+        assert "kind: table" in f[off] and "count: null" in f[off], off
+    assert "role: output" in f[104] and "role: input" in f[80]            # ptr_D written, ptr_A read
     for off in (112, 120, 128, 136):
         assert "dtype: u64" in f[off] and "guessed" not in f[off] and "mul.lo.s64" in f[off], off
     assert "dtype: s32" in f[0] and "dtype: f32" in f[48] and "dtype: f32" in f[56]
@@ -521,20 +527,30 @@ GLOBALS_ONLY = """.version 8.0
 def test_module_variables_are_named_and_an_empty_frame_said():
     """A kernel with no parameters working on ``__device__`` / ``__constant__`` data (nvcc's
     ``globals_only()``, reduced here) got a skeleton with ``params:`` empty and ``frame: all``: a
-    probe of it compared nothing and passed any splice.  The skeleton now names the variables
-    (not the initialised table the module sets itself) and says that nothing is compared."""
+    probe of it compared nothing and passed any splice.  The skeleton then named the variables
+    in a NOTE; now (probe globals, docs/probe-spec.md) it lists them under ``globals:``, each
+    sized from its declaration and roled by the entry's accesses, and the spec loads and
+    compares ``g_out``."""
     from splice.probe.init import module_variable_refs, skeleton
+    from splice.probe.spec import parse_spec
     from splice.analysis import Kernel
     from splice.ptx import parse
+    import yaml
 
-    text, rows = skeleton(GLOBALS_ONLY, "g.ptx")
-    assert rows == []
-    assert "module-scope variables (g_in, g_out, c_scale)" in text
-    assert "(no parameter at all: this spec compares nothing)" in text
+    variables: list = []
+    text, rows = skeleton(GLOBALS_ONLY, "g.ptx", None, variables)
+    assert rows == [] and "params: []" in text
+    assert [(v["name"], v["role"], v["fill"]) for v in variables] == [
+        ("g_in", "input", "seeded"), ("g_out", "output", "poisoned"), ("c_scale", "input", "seeded"),
+        ("g_table", "input", "module")]
     assert module_variable_refs(Kernel(parse(GLOBALS_ONLY, "g.ptx"))) == ["g_in", "g_out", "c_scale"]
+    data = yaml.safe_load(text.replace("grid: null", "grid: [1]").replace("block: null", "block: [256]"))
+    spec = parse_spec(data, "g.yaml")
+    assert spec.frames == ("g_out",) and spec.field("g_out").shape == (256,)
     path = MODERN / "calls_params_globals.ptx"       # __constant__ Params c_params, __device__ g_counter
-    t2, _ = skeleton(path.read_text(), str(path), "_Z17dyn_shared_kernelPKfPfi")
-    assert "module-scope variables (c_params, g_counter)" in t2 and "compares nothing" not in t2
+    v2: list = []
+    t2, _ = skeleton(path.read_text(), str(path), "_Z17dyn_shared_kernelPKfPfi", v2)
+    assert [v["name"] for v in v2] == ["c_params", "g_counter"] and "globals:" in t2
 
 
 def test_verify_of_a_timer_read_says_timer_without_an_address(tmp_path, capsys):

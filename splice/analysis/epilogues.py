@@ -117,82 +117,24 @@ def classify_range(k, first: int, last: int, index: int = 0) -> Epilogue:
 
 
 def _classify(k, prov, index, rng, b_defs, c_defs, next_index) -> Epilogue:
+    """The features of the statements in ``rng`` (``_features``), kept where their signature
+    holds (``_signatures``), and the epilogue's name from them."""
     first, last = rng
     a, b = k.first_pos_of(first), k.pos_of(last)
-    hist = Counter()
+    hist: Counter = Counter()
     feats = {name: Feature(name) for name in FEATURES}
     stores = store_kinds(k)
-    has = Counter()
+    has: Counter = Counter()
     for pos in range(a, b + 1):
         st = k.stmts[pos]
         node = st.node
         if type(node) is not m.Instruction or st.n is None:
             continue
-        nm = node.name
-        op = node.opcode
-        hist[nm] += 1
-        n = st.n
-        acc = prov.access_at(pos)
-        if acc is not None and acc.kind == "ld" and acc.addr is not None \
-                and coef(acc.addr, "W") == 1:
-            if pos in b_defs:
-                feats["next-B loads"].stmts.append(n)
-            elif pos in c_defs:
-                feats["C-seed loads"].stmts.append(n)
-            elif coef(acc.addr, TABLE_ATOM):
-                feats["table loads"].stmts.append(n)
-            else:
-                feats["W loads"].stmts.append(n)
-        if op == "cvt" and "satfinite" in nm and "e4m3x2" in nm:
-            feats["packs"].stmts.append(n)
-        elif op == "cvt" and ".e4m3x2" in nm and "f16x2" in nm:
-            feats["unpacks"].stmts.append(n)
-        if op == "and" and any(type(o) is m.Imm and _int(o) == EXP_MASK for o in node.operands):
-            has["expmask"] += 1
-            feats["cubic-exponent softmax"].stmts.append(n)
-        if op == "rcp":
-            has["rcp"] += 1
-            feats["cubic-exponent softmax"].stmts.append(n)
-            feats["textbook softmax"].stmts.append(n)
-        if op == "ex2":
-            has["ex2"] += 1
-            feats["textbook softmax"].stmts.append(n)
-        if op == "div":
-            has["div"] += 1
-            feats["textbook softmax"].stmts.append(n)
-        if op == "max":
-            has["max"] += 1
-            if ".f16x2" in nm:
-                feats["clamped-cubic activation"].stmts.append(n)
-        if op == "min" and ".f16x2" in nm:
-            feats["clamped-cubic activation"].stmts.append(n)
-        if op in ("neg", "abs") and ".f16x2" in nm:
-            has[op] += 1
-            feats["clamped-cubic activation"].stmts.append(n)
-        if op == "rsqrt":
-            feats["RMS norm"].stmts.append(n)
-        if op == "movmatrix":
-            feats["movmatrix transpose"].stmts.append(n)
-        if op == "shfl":
-            feats["warp shuffles"].stmts.append(n)
-        if acc is not None and is_shared(acc.space) or op in ("bar", "barrier"):
-            feats["shared staging"].stmts.append(n)
-        if pos in stores:
-            feats[stores[pos]].stmts.append(n)
-        if op in ("tex", "tld4"):
-            feats["texture gather"].stmts.append(n)
-        if op in ("sust", "sured"):
-            feats["surface write"].stmts.append(n)
-    # signatures that need more than one op
-    if not has["expmask"]:
-        feats["cubic-exponent softmax"].stmts = []
-    if not (has["ex2"] and has["max"] and (has["div"] or has["rcp"])) or has["expmask"]:
-        feats["textbook softmax"].stmts = []
-    if not (has["neg"] and has["abs"]):
-        feats["clamped-cubic activation"].stmts = []
-    feats = {k2: f for k2, f in feats.items() if f.stmts}
-    for f in feats.values():
-        f.stmts.sort()
+        hist[node.name] += 1
+        role = "B" if pos in b_defs else "C" if pos in c_defs else None
+        for f in _features(node, prov.access_at(pos), role, stores.get(pos), has):
+            feats[f].stmts.append(st.n)
+    feats = _signatures(feats, has)
     names = [f for f in NAMING if f in feats]
     name = " + ".join(names) if names else ("register plumbing" if hist else "empty")
     unc = []
@@ -204,6 +146,62 @@ def _classify(k, prov, index, rng, b_defs, c_defs, next_index) -> Epilogue:
                    f"(W + ((laneid<<2)&12) + off): their role is not named by the analysis")
     count = sum(1 for p in range(a, b + 1) if k.stmts[p].n is not None)
     return Epilogue(index, first, last, count, hist, feats, name, next_index, unc)
+
+
+def _features(node, acc, role, store, has) -> list:
+    """The features one instruction shows, in ``FEATURES``' terms; ``role``: "B" / "C" when it
+    defines an operand of the next phase; ``store``: its store kind, if it stores; ``has``
+    counts the ops whose combination a signature needs (``_signatures``)."""
+    nm, op = node.name, node.opcode
+    out = []
+    if acc is not None and acc.kind == "ld" and acc.addr is not None and coef(acc.addr, "W") == 1:
+        out.append("next-B loads" if role == "B" else "C-seed loads" if role == "C"
+                   else "table loads" if coef(acc.addr, TABLE_ATOM) else "W loads")
+    if op == "cvt" and "satfinite" in nm and "e4m3x2" in nm:
+        out.append("packs")
+    elif op == "cvt" and ".e4m3x2" in nm and "f16x2" in nm:
+        out.append("unpacks")
+    if op == "and" and any(type(o) is m.Imm and _int(o) == EXP_MASK for o in node.operands):
+        has["expmask"] += 1
+        out.append("cubic-exponent softmax")
+    if op in ("rcp", "ex2", "div", "max"):
+        has[op] += 1
+        out += _SOFTMAX_OPS[op]
+    if (op in ("max", "min") and ".f16x2" in nm) or (op in ("neg", "abs") and ".f16x2" in nm):
+        if op in ("neg", "abs"):
+            has[op] += 1
+        out.append("clamped-cubic activation")
+    if op in _SINGLE_OP:
+        out.append(_SINGLE_OP[op])
+    if acc is not None and is_shared(acc.space) or op in ("bar", "barrier"):
+        out.append("shared staging")
+    if store is not None:
+        out.append(store)
+    return out
+
+
+#: the softmax signatures an op takes part in (``max`` only counts, for ``_signatures``)
+_SOFTMAX_OPS = {"rcp": ("cubic-exponent softmax", "textbook softmax"), "ex2": ("textbook softmax",),
+                "div": ("textbook softmax",), "max": ()}
+#: features one opcode shows by itself
+_SINGLE_OP = {"rsqrt": "RMS norm", "movmatrix": "movmatrix transpose", "shfl": "warp shuffles",
+              "tex": "texture gather", "tld4": "texture gather", "sust": "surface write",
+              "sured": "surface write"}
+
+
+def _signatures(feats: dict, has: Counter) -> dict:
+    """The features that need more than one op kept only where all are there; the empty ones
+    dropped; each feature's statements in order."""
+    if not has["expmask"]:
+        feats["cubic-exponent softmax"].stmts = []
+    if not (has["ex2"] and has["max"] and (has["div"] or has["rcp"])) or has["expmask"]:
+        feats["textbook softmax"].stmts = []
+    if not (has["neg"] and has["abs"]):
+        feats["clamped-cubic activation"].stmts = []
+    feats = {k2: f for k2, f in feats.items() if f.stmts}
+    for f in feats.values():
+        f.stmts.sort()
+    return feats
 
 
 def _int(imm) -> Optional[int]:

@@ -150,88 +150,17 @@ def _listed(tables, label_block, node, pos):
 
 class Liveness:
     def __init__(self, k):
+        """Registers numbered by first event, each register's events (uses, unguarded
+        definitions) in program order, and live-in / live-out bit sets per block from a
+        backward dataflow over the CFG."""
         self.k = k
         defs, uses, guarded = k.du()
-        n = len(k.stmts)
         cfg = k.blocks
         self.starts, self.ends, self.block_of = cfg.starts, cfg.ends, cfg.block_of
         self.succ, self.pred = cfg.succ, cfg.pred
-        starts, ends, succ, pred = cfg.starts, cfg.ends, cfg.succ, cfg.pred
-        nb = len(starts)
-        # ---- register numbering and events ----------------------------------------------------
-        bit = {}
-        ev_pos = {}
-        ev_kind = {}
-        for pos in range(n):
-            u = uses[pos]
-            d = defs[pos]
-            if not u and not d:
-                continue
-            for key in u:
-                if key not in bit:
-                    bit[key] = len(bit)
-                    ev_pos[key] = []
-                    ev_kind[key] = []
-                ev_pos[key].append(pos)
-                ev_kind[key].append(USE)
-            if guarded[pos]:
-                for key in d:
-                    if key not in bit:
-                        bit[key] = len(bit)
-                        ev_pos[key] = []
-                        ev_kind[key] = []
-                continue
-            for key in d:
-                if key not in bit:
-                    bit[key] = len(bit)
-                    ev_pos[key] = []
-                    ev_kind[key] = []
-                ev_pos[key].append(pos)
-                ev_kind[key].append(KILL)
-        self.bit = bit
-        self.ev_pos = ev_pos
-        self.ev_kind = ev_kind
-        # ---- gen / kill per block -----------------------------------------------------------------
-        gen = [0] * nb
-        kill = [0] * nb
-        for b in range(nb):
-            gs = set()
-            ks = set()
-            for pos in range(starts[b], ends[b] + 1):
-                for key in uses[pos]:
-                    if key not in ks:
-                        gs.add(key)
-                if not guarded[pos]:
-                    ks.update(defs[pos])
-            gv = 0
-            for key in gs:
-                gv |= 1 << bit[key]
-            kv = 0
-            for key in ks:
-                kv |= 1 << bit[key]
-            gen[b] = gv
-            kill[b] = kv
-        # ---- backward dataflow ----------------------------------------------------------------
-        live_in = [0] * nb
-        live_out = [0] * nb
-        work = list(range(nb))
-        inwork = [True] * nb
-        while work:
-            b = work.pop()
-            inwork[b] = False
-            o = 0
-            for s in succ[b]:
-                o |= live_in[s]
-            live_out[b] = o
-            i = gen[b] | (o & ~kill[b])
-            if i != live_in[b]:
-                live_in[b] = i
-                for p in pred[b]:
-                    if not inwork[p]:
-                        inwork[p] = True
-                        work.append(p)
-        self.live_in_block = live_in
-        self.live_out_block = live_out
+        self.bit, self.ev_pos, self.ev_kind = _events(defs, uses, guarded)
+        gen, kill = _gen_kill(cfg.starts, cfg.ends, defs, uses, guarded, self.bit)
+        self.live_in_block, self.live_out_block = _solve(gen, kill, cfg.succ, cfg.pred)
 
     # ---- point queries ------------------------------------------------------------------------
 
@@ -281,3 +210,83 @@ def _bits(v: int):
     while i >= 0:
         yield i
         i = s.find("1", i + 1)
+
+
+def _events(defs, uses, guarded) -> tuple:
+    """(bit, ev_pos, ev_kind): each register's bit (numbered as first met) and its events in
+    program order, USE for a read and KILL for an unguarded definition (a guarded one may not
+    happen, so it kills nothing, but its register still gets a bit)."""
+    bit: dict = {}
+    ev_pos: dict = {}
+    ev_kind: dict = {}
+    for pos in range(len(defs)):
+        u = uses[pos]
+        d = defs[pos]
+        if not u and not d:
+            continue
+        for key in u:
+            if key not in bit:
+                bit[key] = len(bit)
+                ev_pos[key] = []
+                ev_kind[key] = []
+            ev_pos[key].append(pos)
+            ev_kind[key].append(USE)
+        for key in d:
+            if key not in bit:
+                bit[key] = len(bit)
+                ev_pos[key] = []
+                ev_kind[key] = []
+            if not guarded[pos]:
+                ev_pos[key].append(pos)
+                ev_kind[key].append(KILL)
+    return bit, ev_pos, ev_kind
+
+
+def _gen_kill(starts, ends, defs, uses, guarded, bit) -> tuple:
+    """Per block, the registers read before any unguarded definition in it (gen) and those it
+    defines unguarded (kill), as bit sets."""
+    gen = [0] * len(starts)
+    kill = [0] * len(starts)
+    for b in range(len(starts)):
+        gs = set()
+        ks: set = set()
+        for pos in range(starts[b], ends[b] + 1):
+            for key in uses[pos]:
+                if key not in ks:
+                    gs.add(key)
+            if not guarded[pos]:
+                ks.update(defs[pos])
+        gv = 0
+        for key in gs:
+            gv |= 1 << bit[key]
+        kv = 0
+        for key in ks:
+            kv |= 1 << bit[key]
+        gen[b] = gv
+        kill[b] = kv
+    return gen, kill
+
+
+def _solve(gen, kill, succ, pred) -> tuple:
+    """(live_in, live_out) per block: the backward dataflow to its fixed point, a worklist of
+    the blocks whose successors' live-in changed."""
+    nb = len(gen)
+    live_in = [0] * nb
+    live_out = [0] * nb
+    work = list(range(nb))
+    inwork = [True] * nb
+    while work:
+        b = work.pop()
+        inwork[b] = False
+        o = 0
+        for s in succ[b]:
+            o |= live_in[s]
+        live_out[b] = o
+        i = gen[b] | (o & ~kill[b])
+        if i != live_in[b]:
+            live_in[b] = i
+            for p in pred[b]:
+                if not inwork[p]:
+                    inwork[p] = True
+                    work.append(p)
+    return live_in, live_out

@@ -23,11 +23,21 @@ def _bytes(r):
 
 
 def notes_markdown(k) -> str:
-    L = []
+    """The draft, section by section (module docstring)."""
+    L: list = []
     w = L.append
-    phases = k.phases
     F = Facts(k)
-    img = weight_image_bytes(k)
+    _conventions(k, w)
+    _vocabulary(k, F, w)
+    _phase_table(k, w)
+    _epilogues(k, F, w)
+    _uncharacterised(k, F, w)
+    return "\n".join(L)
+
+
+def _conventions(k, w) -> None:
+    """The title and §0: what the indices, phases and ``W`` mean in this draft."""
+    phases = k.phases
     w(f"# `{k.name}` — the epilogues of phases 1…{len(phases)}" if phases
       else f"# `{k.name}` — no phases")
     w("")
@@ -56,7 +66,10 @@ def notes_markdown(k) -> str:
       "the naive reading (distinct A × distinct B) is shown beside them.")
     w("* Anything the analysis could not decide is in §4 under **uncharacterised**.")
     w("")
-    # ---- vocabulary ----
+
+
+def _vocabulary(k, F, w) -> None:
+    """§1: parameter fields read, the weight image's extent, constants, tables, shared arrays."""
     w("## 1. Shared vocabulary")
     w("")
     w("### 1.1 Parameters read")
@@ -67,6 +80,7 @@ def notes_markdown(k) -> str:
         sts = ", ".join(f"s{n}" for n in f["statements"][:6])
         w(f"| `{f['param']}+{f['offset']}` | {f['bytes']} | {sts} | {f['name'] or ''} |")
     w("")
+    img = weight_image_bytes(k)
     if img is not None:
         w(f"Weight-image extent: **{img} bytes** (largest offset + access size over every load "
           "off `W`, lane and `tid.z` terms excluded).")
@@ -91,13 +105,16 @@ def notes_markdown(k) -> str:
               + (f"; first store s{s['stores'][0]}" if s["stores"] else "")
               + (f"; first load s{s['loads'][0]}" if s["loads"] else ""))
         w("")
-    # ---- phase table ----
+
+
+def _phase_table(k, w) -> None:
+    """§2: one row per phase with its true and naive shapes, then what the table cannot show."""
     w("## 2. Phase table")
     w("")
     w("| # | stmt range | M | N | K | naive M×N×K | mma | check | grid | weight bytes | "
       "bias bytes | slot stride | epi |")
     w("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for p in phases:
+    for p in k.phases:
         mt, nt, ks = p.tiles
         chk = f"{mt}×{nt}×{ks}" + ("" if p.consistent else " ≠")
         if not p.regular:   # no M×N×K: say what the group is
@@ -110,8 +127,15 @@ def notes_markdown(k) -> str:
           f"{nv} | {len(p.mma)} | {chk} | {p.grid} | {_bytes(p.weight_bytes)} | "
           f"{_bytes(p.bias_bytes)} | {p.slot_stride or '–'} | {epi} |")
     w("")
+    _phase_notes(k, w)
+
+
+def _phase_notes(k, w) -> None:
+    """Below the phase table: tensor-core code outside it, banded phases' chains, and phases
+    that read no weight operand."""
     from .calls import describe, mma_in_calls
 
+    phases = k.phases
     elsewhere = describe(mma_in_calls(k), indirect=not phases)
     if elsewhere:       # tensor-core code the table cannot show (tcgen05, a called .func)
         w(f"Not in the table: {elsewhere}.")
@@ -133,11 +157,6 @@ def notes_markdown(k) -> str:
         w(f"Phases that read no weight operand: {', '.join('P%d' % i for i in now)} "
           f"(B from {', '.join(sorted({k.phase(i).b_source for i in now}))}).")
         w("")
-    # ---- epilogues ----
-    _epilogues(k, F, w)
-    # ---- uncharacterised ----
-    _uncharacterised(k, F, w)
-    return "\n".join(L)
 
 
 def _next_reads(k, e, abi):

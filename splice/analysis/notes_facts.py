@@ -305,42 +305,13 @@ class Facts:
         return None
 
     def subsections(self, e, max_sections: int = 10):
-        k = self.k
-        a, b = k.first_pos_of(e.first), k.pos_of(e.last)
-        cls = {}
-        for pos in range(a, b + 1):
-            c = self.anchor_class(pos, e)
-            if c:
-                cls[pos] = c
-        # forward: a non-anchor takes the class of its earliest in-range consumer
-        for pos in range(b, a - 1, -1):
-            if pos in cls or type(self.node(pos)) is not m.Instruction:
-                continue
-            best = None
-            for kk in self.defs[pos]:
-                for u in self.users.get((kk, pos), ()):
-                    if a <= u <= b and u in cls and (best is None or u < best):
-                        best = u
-            if best is not None:
-                cls[pos] = cls[best]
-        # backward: else the class of its producer in range; labels/branches follow the previous
-        prev = None
-        for pos in range(a, b + 1):
-            if pos in cls:
-                prev = cls[pos]
-                continue
-            c = None
-            if type(self.node(pos)) is m.Instruction:
-                rd = self.prov.reaching_def
-                for kk in self.uses[pos]:
-                    x = rd(kk, pos)
-                    if x is not None and a <= x <= b and x in cls:
-                        c = cls[x]
-            cls[pos] = c or prev or "plumbing"
-            prev = cls[pos]
-        # runs over numbered statements
+        """An epilogue cut into at most ``max_sections`` runs of statements that compute one
+        thing (``_classes``), adjacent runs of the same name merged, each with its histogram,
+        range and name."""
+        a, b = self.k.first_pos_of(e.first), self.k.pos_of(e.last)
+        cls = self._classes(e, a, b)
         runs: list[dict] = []
-        for pos in range(a, b + 1):
+        for pos in range(a, b + 1):   # runs over numbered statements
             if self.n(pos) is None:
                 continue
             c = cls[pos]
@@ -367,6 +338,41 @@ class Facts:
             r["first"], r["last"] = self.n(r["pos"][0]), self.n(r["pos"][-1])
             r["name"] = _name(r["mix"], hist)
         return runs
+
+    def _classes(self, e, a: int, b: int) -> dict:
+        """position -> what the statement computes: its own anchor class, else its earliest
+        in-range consumer's, else its in-range producer's; labels and branches follow the
+        statement before them ("plumbing" when nothing precedes)."""
+        cls = {}
+        for pos in range(a, b + 1):
+            c = self.anchor_class(pos, e)
+            if c:
+                cls[pos] = c
+        for pos in range(b, a - 1, -1):   # forward: the earliest in-range consumer's class
+            if pos in cls or type(self.node(pos)) is not m.Instruction:
+                continue
+            best = None
+            for kk in self.defs[pos]:
+                for u in self.users.get((kk, pos), ()):
+                    if a <= u <= b and u in cls and (best is None or u < best):
+                        best = u
+            if best is not None:
+                cls[pos] = cls[best]
+        prev = None
+        rd = self.prov.reaching_def
+        for pos in range(a, b + 1):       # backward: the producer's class, else the previous
+            if pos in cls:
+                prev = cls[pos]
+                continue
+            c = None
+            if type(self.node(pos)) is m.Instruction:
+                for kk in self.uses[pos]:
+                    x = rd(kk, pos)
+                    if x is not None and a <= x <= b and x in cls:
+                        c = cls[x]
+            cls[pos] = c or prev or "plumbing"
+            prev = cls[pos]
+        return cls
 
     # ---- constants -----------------------------------------------------------------------------
 

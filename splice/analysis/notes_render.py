@@ -393,32 +393,50 @@ def _io(k, F, w, e):
 
 
 def _uncharacterised(k, F, w):
+    """§4: what the PTX does not say, one numbered item each, in the notes' order: parameters,
+    phases, slots, then each epilogue."""
     w("## 4. Uncharacterised")
     w("")
-    items = []
+    items = [*_u_params(k, F), *_u_phases(k, F), *_u_slots(k)]
+    for e in F.epis:
+        items += [*_u_packs(k, F, e), *_u_loads(k, F, e), *_u_stores(k, F, e), *_u_io(F, e)]
+    if not items:
+        w("Nothing.")
+    for i, t in enumerate(items, 1):
+        w(f"U{i}. {t}")
+        w("")
+
+
+def _u_params(k, F):
+    """Parameter bytes no ``ld.param`` reads (or that are read through the address)."""
     from .notes_facts import param_addresses
 
     taken = {F.prov.param_short.get(p, p): n for p, n in param_addresses(k).items()}
     for short, size, gaps in F.params_unread():
-        if gaps and size:
-            rng = ", ".join(f"[{a}, {b})" for a, b in gaps)
-            if short in taken:
-                items.append(f"**Parameter read through its address.** `{short}` ({size} bytes) has "
-                             f"its address taken at s{taken[short]}; no `ld.param` of it reads bytes "
-                             f"{rng}, and what is read through the address (a TMA unit reading a "
-                             "tensor map, loads through a register) is not tracked by byte.")
-                continue
-            items.append(f"**Parameter bytes never read.** `{short}` is declared {size} bytes; no "
-                         f"`ld.param` reads bytes {rng}. Missing: the parameter struct's field "
-                         "names (not in the PTX).")
+        if not (gaps and size):
+            continue
+        rng = ", ".join(f"[{a}, {b})" for a, b in gaps)
+        if short in taken:
+            yield (f"**Parameter read through its address.** `{short}` ({size} bytes) has "
+                   f"its address taken at s{taken[short]}; no `ld.param` of it reads bytes "
+                   f"{rng}, and what is read through the address (a TMA unit reading a "
+                   "tensor map, loads through a register) is not tracked by byte.")
+            continue
+        yield (f"**Parameter bytes never read.** `{short}` is declared {size} bytes; no "
+               f"`ld.param` reads bytes {rng}. Missing: the parameter struct's field "
+               "names (not in the PTX).")
+
+
+def _u_phases(k, F):
+    """Phases whose chains do not explain their mma count, and register-resident B operands."""
     for p in k.phases:
         if not p.consistent:
-            items.append(f"**P{p.index}'s shape.** The D→C chains give {p.tiles[0]}×{p.tiles[1]}×"
-                         f"{p.tiles[2]} = {p.tiles[0] * p.tiles[1] * p.tiles[2]} ≠ {len(p.mma)} mma: "
-                         "the chain reading cannot be reconciled with the phase's mma count.")
+            yield (f"**P{p.index}'s shape.** The D→C chains give {p.tiles[0]}×{p.tiles[1]}×"
+                   f"{p.tiles[2]} = {p.tiles[0] * p.tiles[1] * p.tiles[2]} ≠ {len(p.mma)} mma: "
+                   "the chain reading cannot be reconciled with the phase's mma count.")
         if p.b_source in ("registers", "mixed"):
             pos0 = k.first_pos_of(p.first)
-            srcs = Counter()
+            srcs: Counter = Counter()
             for r in p.b_regs:
                 key = F.key(r, pos0)
                 d = F.prov.reaching_def(key, pos0) if key else None
@@ -427,86 +445,107 @@ def _uncharacterised(k, F, w):
                     continue
                 for s in F.sources(d):
                     srcs[_src_label(F, s)] += 1
-            made = ", ".join(f"{s}" for s, _c in srcs.most_common(4)) or "nothing traceable"
-            items.append(f"**P{p.index}'s B operand is register-resident** ({p.b_source}: "
-                         f"{len(p.b_regs)} registers, made of {made}). Which tensor it is in "
-                         "model terms (e.g. V vs Vᵀ) is not decidable from the PTX.")
+            # most common first, ties by name: the sources are a set, whose order changes with
+            # the process' string hashing (the notes differed from one run to the next)
+            top = sorted(srcs.items(), key=lambda kv: (-kv[1], kv[0]))[:4]
+            made = ", ".join(s for s, _c in top) or "nothing traceable"
+            yield (f"**P{p.index}'s B operand is register-resident** ({p.b_source}: "
+                   f"{len(p.b_regs)} registers, made of {made}). Which tensor it is in "
+                   "model terms (e.g. V vs Vᵀ) is not decidable from the PTX.")
+
+
+def _u_slots(k):
+    """Phases whose weight offsets are relative to a per-tid.z slot."""
     slots = defaultdict(list)
     for p in k.phases:
         if p.slot_stride:
             slots[p.slot_stride].append(p.index)
     for stride, ps in slots.items():
-        items.append(f"**Slot-relative weight offsets of {_regions(['P%d' % i for i in ps])}.** "
-                     f"Their operand loads read `W + {stride}·tid.z + …`, so the byte offsets in "
-                     "the phase table are relative to a per-tid.z slot, not absolute image "
-                     "offsets. Whether the tid.z groups compute different tiles or replicas of "
-                     "one tile is not decidable without the launch geometry (`%ntid.z`).")
-    for e in F.epis:
-        packs, groups = _pack_groups(k, F, e)
-        un = [p for p in packs if any(s[0] == "?" for s in F.operand_sources(p))]
-        if un:
-            items.append(f"**E{e.index}: {len(un)} pack sources unresolved** (first "
-                         f"s{F.n(un[0])}): a register on the chain has several definitions that "
-                         "reach it through a control-flow merge, so def-use cannot name one producer.")
-        for fname, what in (("table loads", "per-column table"), ("W loads", "weight-image")):
-            f = e.features.get(fname)
-            if not f:
-                continue
-            feeds = Counter()
-            for n in f.stmts:
-                ff, regs = F.feeds(k.pos_of(n))
-                for lab, c in ff.items():
-                    if lab[0] == "mma":
-                        feeds[f"P{lab[1]}'s {lab[2]} directly"] += c
-                    elif lab[0] == "op":
-                        feeds[f"`{lab[1]}` ({lab[2]})"] += c
-                    else:
-                        feeds[f"`st.{lab[1]}` ({lab[3]})"] += c
-            acc = F.prov.access_at(k.pos_of(f.first))
-            base = render(tuple(x for x in acc.addr if x[0] != "")) if acc.addr else "?"
-            fd = ", ".join(s for s, _c in feeds.most_common(3)) or "nothing later"
-            items.append(f"**E{e.index}: what the {len(f.stmts)} {what} loads hold** "
-                         f"(`{base}`, {_rng(f.first, f.last)}). They feed {fd}; the arithmetic "
-                         "role is computable, the tensor's name is not (no parameter names in "
-                         "the weight image).")
-        opq = [g for g in F.memory(e.first, e.last)
-               if g["kind"] in ("st", "red", "atom") and g["space"] in ("global", "generic")
-               and (g["base"] is None or g.get("opaque"))]
-        if opq:
-            n = sum(len(g["stmts"]) for g in opq)
-            bases = "; ".join(f"`{render(g['base']) if g['base'] is not None else '?'}`"
-                              for g in opq[:4])
-            idx = [t for g in opq for t in g.get("opaque", ())]
-            defs = sorted({d for _nm, d in idx if d is not None})
-            ops = Counter(F.node(d).name for d in defs)
-            why = ", ".join(f"{c}× `{o}`" for o, c in ops.most_common(3))
-            if any(o.startswith("selp") for o in ops):
-                why += ": a per-lane select between a computed index and a constant, decided at run time"
-            elif any(o.startswith(("mul", "mad")) for o in ops):
-                why += ": a product of two run-time values"
-            else:
-                why += ": not reducible by the affine walk"
-            ex = k.cite(F.n(defs[0])) if defs else ""
-            items.append(f"**E{e.index}: the index of {n} global stores** "
-                         f"({_rng(opq[0]['stmts'][0], opq[-1]['stmts'][-1])}) at {bases}: "
-                         f"`idx` = {_names([nm for nm, _d in idx])} is not an affine form of "
-                         f"laneid/tid/params (its definitions are {why}{'; e.g. ' + ex if ex else ''}). "
-                         "The buffer's layout and whether it aliases another parameter field are "
-                         "not established.")
-        try:
-            abi, ins, outs = F.io(e)
-        except Exception:
+        yield (f"**Slot-relative weight offsets of {_regions(['P%d' % i for i in ps])}.** "
+               f"Their operand loads read `W + {stride}·tid.z + …`, so the byte offsets in "
+               "the phase table are relative to a per-tid.z slot, not absolute image "
+               "offsets. Whether the tid.z groups compute different tiles or replicas of "
+               "one tile is not decidable without the launch geometry (`%ntid.z`).")
+
+
+def _u_packs(k, F, e):
+    packs, _groups = _pack_groups(k, F, e)
+    un = [p for p in packs if any(s[0] == "?" for s in F.operand_sources(p))]
+    if un:
+        yield (f"**E{e.index}: {len(un)} pack sources unresolved** (first "
+               f"s{F.n(un[0])}): a register on the chain has several definitions that "
+               "reach it through a control-flow merge, so def-use cannot name one producer.")
+
+
+def _u_loads(k, F, e):
+    """What an epilogue's table and weight loads feed: the role is known, the tensor is not."""
+    for fname, what in (("table loads", "per-column table"), ("W loads", "weight-image")):
+        f = e.features.get(fname)
+        if not f:
             continue
-        merged = [r for lab, v in ins.items() if lab.startswith("a definition") for r in v]
-        if merged:
-            items.append(f"**E{e.index}: {len(merged)} live-in registers without a unique "
-                         f"definition** ({_regs(merged)}): they are defined on several paths.")
-        dead = [r for lab, v in outs.items() if lab.startswith("no later") for r in v]
-        if dead:
-            items.append(f"**E{e.index}: {len(dead)} live-out registers with no later use in "
-                         f"program order** ({_regs(dead)}): they are live only around a back edge.")
-    if not items:
-        w("Nothing.")
-    for i, t in enumerate(items, 1):
-        w(f"U{i}. {t}")
-        w("")
+        feeds: Counter = Counter()
+        for n in f.stmts:
+            ff, _regs = F.feeds(k.pos_of(n))
+            for lab, c in ff.items():
+                if lab[0] == "mma":
+                    feeds[f"P{lab[1]}'s {lab[2]} directly"] += c
+                elif lab[0] == "op":
+                    feeds[f"`{lab[1]}` ({lab[2]})"] += c
+                else:
+                    feeds[f"`st.{lab[1]}` ({lab[3]})"] += c
+        acc = F.prov.access_at(k.pos_of(f.first))
+        base = render(tuple(x for x in acc.addr if x[0] != "")) if acc.addr else "?"
+        fd = ", ".join(s for s, _c in feeds.most_common(3)) or "nothing later"
+        yield (f"**E{e.index}: what the {len(f.stmts)} {what} loads hold** "
+               f"(`{base}`, {_rng(f.first, f.last)}). They feed {fd}; the arithmetic "
+               "role is computable, the tensor's name is not (no parameter names in "
+               "the weight image).")
+
+
+def _u_stores(k, F, e):
+    """Global stores whose index is not an affine form of lane, thread and parameters."""
+    opq = [g for g in F.memory(e.first, e.last)
+           if g["kind"] in ("st", "red", "atom") and g["space"] in ("global", "generic")
+           and (g["base"] is None or g.get("opaque"))]
+    if not opq:
+        return
+    n = sum(len(g["stmts"]) for g in opq)
+    bases = "; ".join(f"`{render(g['base']) if g['base'] is not None else '?'}`" for g in opq[:4])
+    idx = [t for g in opq for t in g.get("opaque", ())]
+    defs = sorted({d for _nm, d in idx if d is not None})
+    ops = Counter(F.node(d).name for d in defs)
+    why = ", ".join(f"{c}× `{o}`" for o, c in ops.most_common(3))
+    if any(o.startswith("selp") for o in ops):
+        why += ": a per-lane select between a computed index and a constant, decided at run time"
+    elif any(o.startswith(("mul", "mad")) for o in ops):
+        why += ": a product of two run-time values"
+    else:
+        why += ": not reducible by the affine walk"
+    ex = k.cite(F.n(defs[0])) if defs else ""
+    yield (f"**E{e.index}: the index of {n} global stores** "
+           f"({_rng(opq[0]['stmts'][0], opq[-1]['stmts'][-1])}) at {bases}: "
+           f"`idx` = {_names([nm for nm, _d in idx])} is not an affine form of "
+           f"laneid/tid/params (its definitions are {why}{'; e.g. ' + ex if ex else ''}). "
+           "The buffer's layout and whether it aliases another parameter field are "
+           "not established.")
+
+
+def _u_io(F, e):
+    """Live-ins without one definition and live-outs without a later use; an epilogue whose
+    cut ABI cannot be taken says why (it was skipped in silence)."""
+    from ..errors import SpliceError
+
+    try:
+        _abi, ins, outs = F.io(e)
+    except SpliceError as exc:
+        yield (f"**E{e.index}: its live-in and live-out registers are not listed**: the cut "
+               f"ABI of {_rng(e.first, e.last)} cannot be taken ({exc.message}).")
+        return
+    merged = [r for lab, v in ins.items() if lab.startswith("a definition") for r in v]
+    if merged:
+        yield (f"**E{e.index}: {len(merged)} live-in registers without a unique "
+               f"definition** ({_regs(merged)}): they are defined on several paths.")
+    dead = [r for lab, v in outs.items() if lab.startswith("no later") for r in v]
+    if dead:
+        yield (f"**E{e.index}: {len(dead)} live-out registers with no later use in "
+               f"program order** ({_regs(dead)}): they are live only around a back edge.")

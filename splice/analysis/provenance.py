@@ -414,70 +414,41 @@ class Provenance:
         def val(i):
             return self._operand(src[i], d, depth) if i < len(src) else None
 
-        if op in ("mov", "cvt", "cvta") and len(src) == 1:
-            if type(src[0]) is m.Vec:
-                return None
-            return val(0)
-        if op == "add" and len(src) == 2:
-            a, b = val(0), val(1)
-            return _add(a, b) if a is not None and b is not None else None
-        if op == "sub" and len(src) == 2:
-            a, b = val(0), val(1)
-            return _add(a, b, -1) if a is not None and b is not None else None
-        if op == "neg" and len(src) == 1:
-            a = val(0)
-            return _scale(a, -1) if a is not None else None
-        if op == "mul" and len(src) == 2 and ".hi" not in node.name and node.modifiers \
-                and node.modifiers[-1][1:2] in ("s", "u", "b"):
-            a, b = val(0), val(1)
-            if a is None or b is None:
-                return None
-            if _is_const(b):
-                return _scale(a, const_of(b))
-            if _is_const(a):
-                return _scale(b, const_of(a))
-            return None
-        if op == "shl" and len(src) == 2:
-            a, b = val(0), val(1)
-            if a is not None and b is not None and _is_const(b):
-                return _scale(a, 1 << const_of(b))
-            return None
-        if op == "mad" and len(src) == 3 and (".lo" in node.name or ".wide" in node.name):
-            a, b, c = val(0), val(1), val(2)
-            if a is None or b is None or c is None:
-                return None
-            if _is_const(b):
-                return _add(_scale(a, const_of(b)), c)
-            if _is_const(a):
-                return _add(_scale(b, const_of(a)), c)
-            return None
+        r = _arith(op, node, src, val)
+        if r is not _NOT_ARITH:
+            return r
         if op in ("or", "xor", "add") and len(src) == 2:
             a, b = val(0), val(1)
             if a is not None and b is not None and not _is_const(b) and _disjoint(a, b, self._bounds):
                 return _add(a, b)   # disjoint bit ranges: or/xor is an add
         if op in ("and", "shr", "or", "xor") and len(src) == 2:
-            a, b = val(0), val(1)
-            if a is None or b is None or not _is_const(b):
-                return None
-            c = const_of(b)
-            if _is_const(a):
-                x = const_of(a)
-                r = {"and": x & c, "shr": x >> c, "or": x | c, "xor": x ^ c}[op]
-                return ((CONST, r),) if r else ()
-            sym = {"and": "&", "shr": ">>", "or": "|", "xor": "^"}[op]
-            if op == "and" and a == (("laneid", 4),) and c == 12:
-                return ((TABLE_ATOM, 1),)
-            inner = render(a)
-            if len(a) == 1 and a[0][1] > 1 and (a[0][1] & (a[0][1] - 1)) == 0:
-                inner = f"{a[0][0].split('#', 1)[0]}<<{a[0][1].bit_length() - 1}"
-            atom = (f"(({inner}){sym}{c})" if " " in inner or "·" in inner or "<<" in inner
-                    else f"({inner}{sym}{c})")
-            if op == "and" and c >= 0:
-                self._bounds[atom] = c
-            return ((atom, 1),)
+            return self._bitwise(op, val(0), val(1))
         if op == "ld" and ".param" in node.name:
             return self._param_field(node, d, depth, key)
         return None
+
+    def _bitwise(self, op: str, a, b) -> Optional[tuple]:
+        """``a op b`` with ``b`` a constant: folded when ``a`` is one too, else one opaque
+        atom named by its expression (an ``and`` with a mask records the atom's bound, which
+        later ``or``/``xor`` use to see disjoint bits; ``laneid&12`` is the table atom)."""
+        if a is None or b is None or not _is_const(b):
+            return None
+        c = const_of(b)
+        if _is_const(a):
+            x = const_of(a)
+            r = {"and": x & c, "shr": x >> c, "or": x | c, "xor": x ^ c}[op]
+            return ((CONST, r),) if r else ()
+        sym = {"and": "&", "shr": ">>", "or": "|", "xor": "^"}[op]
+        if op == "and" and a == (("laneid", 4),) and c == 12:
+            return ((TABLE_ATOM, 1),)
+        inner = render(a)
+        if len(a) == 1 and a[0][1] > 1 and (a[0][1] & (a[0][1] - 1)) == 0:
+            inner = f"{a[0][0].split('#', 1)[0]}<<{a[0][1].bit_length() - 1}"
+        atom = (f"(({inner}){sym}{c})" if " " in inner or "·" in inner or "<<" in inner
+                else f"({inner}{sym}{c})")
+        if op == "and" and c >= 0:
+            self._bounds[atom] = c
+        return ((atom, 1),)
 
     def _param_field(self, node, d, depth, key):
         addr = None
@@ -668,3 +639,40 @@ class Provenance:
     def fields_read(self) -> list:
         """[(field, statement number)] of every ``ld.param`` of the entry."""
         return [(f"{param}+{off}", a.n, a.bytes) for a, param, off in self.param_loads()]
+
+
+#: what ``_arith`` returns for an op it does not evaluate (None is "not affine")
+_NOT_ARITH = object()
+
+
+def _arith(op: str, node, src, val):
+    """The affine value of a move, add, sub, neg, or a multiply, shift or multiply-add by a
+    constant (None: not affine); ``_NOT_ARITH`` for any other op.  ``val(i)``: operand i's
+    value."""
+    if op in ("mov", "cvt", "cvta") and len(src) == 1:
+        return None if type(src[0]) is m.Vec else val(0)
+    if op in ("add", "sub") and len(src) == 2:
+        a, b = val(0), val(1)
+        return _add(a, b, -1 if op == "sub" else 1) if a is not None and b is not None else None
+    if op == "neg" and len(src) == 1:
+        a = val(0)
+        return _scale(a, -1) if a is not None else None
+    if op == "mul" and len(src) == 2 and ".hi" not in node.name and node.modifiers \
+            and node.modifiers[-1][1:2] in ("s", "u", "b"):
+        a, b = val(0), val(1)
+        if a is None or b is None:
+            return None
+        if _is_const(b):
+            return _scale(a, const_of(b))
+        return _scale(b, const_of(a)) if _is_const(a) else None
+    if op == "shl" and len(src) == 2:
+        a, b = val(0), val(1)
+        return _scale(a, 1 << const_of(b)) if a is not None and b is not None and _is_const(b) else None
+    if op == "mad" and len(src) == 3 and (".lo" in node.name or ".wide" in node.name):
+        a, b, c = val(0), val(1), val(2)
+        if a is None or b is None or c is None:
+            return None
+        if _is_const(b):
+            return _add(_scale(a, const_of(b)), c)
+        return _add(_scale(b, const_of(a)), c) if _is_const(a) else None
+    return _NOT_ARITH

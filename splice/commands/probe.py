@@ -161,17 +161,23 @@ def cmd_probe_init(args) -> int:
     mod = Path(args.module)
     if not mod.exists():
         raise SpliceError("no such module", args.module)
-    text, rows = skeleton(read_text(mod), args.module, args.entry)
+    variables: list = []
+    text, params = skeleton(read_text(mod), args.module, args.entry, variables)
     if args.output:
         write_atomic(args.output, text, inputs=[mod])   # never the module itself, by any path
     if args.json:
-        print(jsonout.dumps({"module": args.module, "output": args.output, "params": rows,
-                          **({} if args.output else {"spec": text})}))
+        print(jsonout.dumps({"module": args.module, "output": args.output, "params": params,
+                             "globals": variables, **({} if args.output else {"spec": text})}))
     elif args.output:
         from ..errors import printable
 
-        print(f"wrote {printable(args.output)}: {len(rows)} parameters "
-              f"({sum(1 for r in rows if r['kind'] == 'buffer')} buffers); fill in every null")
+        tables = sum(1 for r in params if r["kind"] == "table")
+        todo = text.count("TODO")
+        print(f"wrote {printable(args.output)}: {len(params)} parameters "
+              f"({sum(1 for r in params if r['kind'] == 'buffer')} buffers"
+              + (f", {tables} pointer tables" if tables else "") + ")"
+              + (f", {len(variables)} module globals" if variables else "")
+              + f"; fill in every null ({todo} TODO(s): what def-use could not decide)")
     else:
         print(text, end="")
     return 0

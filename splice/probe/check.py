@@ -120,9 +120,9 @@ def _mismatch(spec: ProbeSpec, p: Param, decl: EntryDecl, pp: PtxParam) -> Optio
             return f"align {p.align}, but the PTX declares .align {pp.align}"
         return None
     f = p.fields[0]
-    if f.kind in ("buffer", "texture", "surface"):
+    if f.kind in ("buffer", "texture", "surface", "table"):
         if pp.size != 8:
-            return f"a {f.kind} (an 8-byte {'pointer' if f.kind == 'buffer' else 'object handle'}), " \
+            return f"a {f.kind} (an 8-byte {'object handle' if f.kind in ('texture', 'surface') else 'pointer'}), " \
                    f"but the PTX parameter is {pp.size} bytes ({pp.type})"
         if not pp.is_array and dt.lookup(pp.type) and dt.lookup(pp.type).is_float:
             return f"a {f.kind}, but the PTX declares a float {pp.type}"
@@ -189,7 +189,9 @@ def check(spec: ProbeSpec, text: str, path: str) -> EntryDecl:
     check_params(spec, decl)
     check_launch(spec, decl)
     from .images import check_geometries
+    from .tables import check_globals
 
+    check_globals(spec, text, path)      # the spec's globals: declared here, sized as the spec says
     check_geometries(spec, text, path)
     return decl
 

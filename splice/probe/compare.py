@@ -86,7 +86,7 @@ def elements(field, raw: np.ndarray) -> np.ndarray:
     surfaces ((H, C*W) elements) -> (H, W, C); other geometries ``images.element_shape``
     ((D, H, W, C), (layers, W, C) ...)."""
     t = field.element
-    if field.kind == "buffer":
+    if field.kind in ("buffer", "global"):
         n = raw.size // t.size
         e = np.ascontiguousarray(raw[:n * t.size]).view(t.storage)
         if field.shape:

@@ -27,6 +27,7 @@ import numpy as np
 from ..errors import SpliceError
 from .inputs import ArgPack, buffer_bytes, output_poison, poison_value, surface_poison, texture_texels
 from .spec import FORMATS, Field, ProbeSpec
+from .tables import ModuleGlobals, table_bytes
 
 BIG_SHARED = 48 * 1024
 
@@ -75,6 +76,8 @@ class Device:
         for f in spec.fields:
             if f.kind == "buffer":
                 handles[f.name] = self._buffer(f)
+            elif f.kind == "table":         # after its entries: spec.fields lists them first
+                handles[f.name] = self._buffer(f, table_bytes(f, handles))
             elif f.kind in ("texture", "surface"):
                 handles[f.name] = self._image(f)
         self.handles = handles
@@ -85,20 +88,22 @@ class Device:
         else:
             self.stream = cp.cuda.Stream(non_blocking=True)
         self.modules: dict = {}
+        self.globals: dict = {}            # module name -> tables.ModuleGlobals (spec globals)
         cp.cuda.Device().synchronize()
 
     # ---- inputs ------------------------------------------------------------------------------
 
-    def _buffer(self, f: Field) -> int:
+    def _buffer(self, f: Field, host=None) -> int:
         cp = self.cp
         extra = f.align - 1                 # room to place the view at any alignment
-        host = None if f.role == "output" else buffer_bytes(f, self.spec.seed)
+        if host is None:
+            host = None if f.role == "output" else buffer_bytes(f, self.spec.seed)
         dev = cp.zeros(f.bytes + extra, dtype=cp.uint8)
         shift = (-int(dev.data.ptr)) % f.align
         view = dev[shift:shift + f.bytes]
         if host is not None:
             view.set(host)
-            if f.role == "inout" or (f.fill is not None and f.fill.rule == "weight_image"):
+            if f.role == "inout" or f.kind == "table" or (f.fill is not None and f.fill.rule == "weight_image"):
                 self.host[f.name] = host
         self.buffers[f.name] = dev
         self.views[f.name] = view
@@ -144,6 +149,8 @@ class Device:
             k.max_dynamic_shared_size_bytes = dyn
         fn = _function_ptr(k)
         self.modules[name] = Loaded(name, fn, k)
+        if self.spec.globals and entry == self.spec.entry:   # not the harness' own entry
+            self.globals[name] = ModuleGlobals(self.cp, mod, self.spec, str(cubin))
         return mod
 
     def launcher(self, name: str):
@@ -182,8 +189,14 @@ class Device:
 
     def prepare(self, stream, alt: bool = False) -> None:
         """Poison every output (``alt``: with the complement pattern), restore every inout to
-        its initial contents."""
+        its initial contents, every pointer table to its addresses (a kernel that wrote into one
+        would send the next render elsewhere)."""
+        for f in self.spec.fields:
+            if f.kind == "table":
+                self.views[f.name].set(self.host[f.name], stream=stream)
         for f in self.spec.outputs:
+            if f.kind == "global":                        # per module: ModuleGlobals.prepare
+                continue
             if f.kind == "buffer" and f.role == "output" and f.poison_is_byte:
                 with stream:                              # a byte pattern: fill on the device
                     self.views[f.name].fill(poison_value(f, alt))
@@ -202,6 +215,8 @@ class Device:
 
         out = {}
         for f in self.spec.outputs:
+            if f.kind == "global":                        # per module: ModuleGlobals.read
+                continue
             if f.kind == "buffer":
                 out[f.name] = self.views[f.name].get(stream=stream)
             else:
@@ -214,10 +229,18 @@ class Device:
 
     def render(self, name: str, alt: bool = False) -> dict:
         st = self.stream
+        g = self.globals.get(name)
+        if self.spec.globals and g is None:
+            raise SpliceError(f"the {name} module was loaded without the spec's globals", self.spec.source)
         with gpu_errors(f"the {name} module", self.spec.source):
             self.prepare(st, alt)
+            if g is not None:
+                g.prepare(self.spec, st, alt)
             self.launcher(name)(st)
-            return self.read(st)
+            out = self.read(st)
+            if g is not None:
+                out.update(g.read(self.spec, st))
+            return out
 
 
 @contextmanager

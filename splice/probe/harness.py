@@ -27,6 +27,8 @@ from typing import Optional
 
 import numpy as np
 
+from ..ptx.builder import Builder, addr
+
 ENTRY = "splice_harness"
 #: a statement's opcode word and modifiers, after an optional guard, at the start of a line
 _OPCODE = re.compile(r"^[ \t]*(?:@!?%[\w$]+[ \t]+)?([A-Za-z_]\w*)((?:\.[\w:]+)*)", re.M)
@@ -90,7 +92,8 @@ def _header(source: str) -> str:
 
 def _reg_decls(kernel) -> list:
     """The entry's own top-level ``.reg`` declarations (a nested scope's declarations stay in
-    their block: cuts take whole blocks, and hoisting them would declare a name twice)."""
+    their block: hoisting them would declare a name twice; ``enclosing_scopes`` gives those of
+    the scopes around a cut)."""
     from ..ptx import model as m
 
     src = kernel.module.source
@@ -101,32 +104,106 @@ def _reg_decls(kernel) -> list:
             if isinstance(d, m.Decl) and d.space == ".reg" and d.span is not None]
 
 
+def enclosing_scopes(kernel, first: int) -> list:
+    """The ``.reg`` declarations of each ``{ }`` scope around statement ``s<first>``,
+    outermost first: a cut inside a scope (an inline-asm block's ``.reg .b128 c, s, r;``)
+    reads and writes registers only its scope declares, so the harness opens the same scopes
+    around it (without them ptxas said "Unknown symbol")."""
+    from ..ptx import model as m
+
+    src = kernel.module.source
+    at = kernel.stmt(first).node.span[0]
+    out = []
+    block = kernel.fn.body
+    while block is not None:
+        block = next((it for it in block.items if isinstance(it, m.Block) and it.span is not None
+                      and it.span[0] < at < it.span[1]), None)
+        if block is not None:
+            out.append([src[d.span[0]:d.span[1]].strip() for d in block.items
+                        if isinstance(d, m.Decl) and d.space == ".reg" and d.span is not None])
+    return out
+
+
 def _width(t: str) -> int:
     t = (t or ".b32").lstrip(".")
     if t == "pred":
         return 1
+    if t.startswith("b128."):      # a half of a .b128 register (``expand_b128``)
+        return 8
     return 8 if t.endswith("64") else (2 if t.endswith("16") else 4)
 
 
-def _io(regs, base: str, threads: int, load: bool) -> list:
+def expand_b128(regs: list) -> list:
+    """``(reg, type, role)`` rows with each ``.b128`` register as two 64-bit rows, its low
+    half (``.b128.lo``) then its high half (``.b128.hi``): a harness row is 8 bytes a thread,
+    and a ``.b128`` register stored as one row kept its low 4 bytes (``st.global.b32`` of a
+    wider register stores its low bits: ptxas takes it without a word)."""
     out = []
+    for reg, t, role in regs:
+        if (t or "").lstrip(".") == "b128":
+            out += [(reg, ".b128.lo", role), (reg, ".b128.hi", role)]
+        else:
+            out.append((reg, t, role))
+    return out
+
+
+def has_b128_half(regs: list) -> bool:
+    return any((t or "").startswith(".b128.") for _r, t, _role in regs)
+
+
+def _io(b: Builder, regs, base: str, threads: int, load: bool) -> None:
+    """Each register of ``regs`` loaded from (``load``) or stored to its row of the thread's
+    column at ``base``: one 8-byte row per register, ``threads`` columns; a predicate travels
+    as a 0/1 word (``%sphx_q``)."""
     for i, (reg, t, _role) in enumerate(regs):
-        off = i * threads * 8
-        tt = (t or ".b32").lstrip(".")
-        if tt == "pred":
+        at = addr(base, i * threads * 8)
+        if (t or "").startswith(".b128."):   # two rows, joined or split through %sphx_w0/1
+            half = "%sphx_w0" if t.endswith(".lo") else "%sphx_w1"
             if load:
-                out.append(f"\tld.global.u32 %sphx_q, [{base}+{off}];")
-                out.append(f"\tsetp.ne.u32 {reg}, %sphx_q, 0;")
+                b.ins("ld.global.b64", half, at)
+                if t.endswith(".hi"):
+                    b.ins("mov.b128", reg, "{%sphx_w0, %sphx_w1}")
             else:
-                out.append(f"\tselp.u32 %sphx_q, 1, 0, {reg};")
-                out.append(f"\tst.global.u32 [{base}+{off}], %sphx_q;")
+                if t.endswith(".lo"):
+                    b.ins("mov.b128", "{%sphx_w0, %sphx_w1}", reg)
+                b.ins("st.global.b64", at, half)
+            continue
+        if (t or ".b32").lstrip(".") == "pred":
+            if load:
+                b.ins("ld.global.u32", "%sphx_q", at)
+                b.ins("setp.ne.u32", reg, "%sphx_q", 0)
+            else:
+                b.ins("selp.u32", "%sphx_q", 1, 0, reg)
+                b.ins("st.global.u32", at, "%sphx_q")
             continue
         bits = {8: "b64", 2: "b16", 4: "b32"}[_width(t)]
         if load:
-            out.append(f"\tld.global.{bits} {reg}, [{base}+{off}];")
+            b.ins(f"ld.global.{bits}", reg, at)
         else:
-            out.append(f"\tst.global.{bits} [{base}+{off}], {reg};")
-    return out
+            b.ins(f"st.global.{bits}", at, reg)
+
+
+def _harness_prologue(b: Builder) -> None:
+    """The thread's in and out slots: ``%sphx_rd0`` / ``%sphx_rd1`` point at its column of the
+    in and out buffers (8 bytes per thread of the whole grid, blocks one after the other);
+    ``%sphx_rd2`` is the column's byte offset.  These names are the harness' own registers,
+    which the bound epilogue harness (``epilogue_harness``) uses too."""
+    b.ins("ld.param.u64", "%sphx_rd0", addr("splice_harness_in"))
+    b.ins("ld.param.u64", "%sphx_rd1", addr("splice_harness_out"))
+    b.ins("cvta.to.global.u64", "%sphx_rd0", "%sphx_rd0")
+    b.ins("cvta.to.global.u64", "%sphx_rd1", "%sphx_rd1")
+    for i, sreg in enumerate(("%tid.x", "%tid.y", "%tid.z", "%ntid.x", "%ntid.y")):
+        b.ins("mov.u32", f"%sphx_r{i}", sreg)
+    b.ins("mad.lo.u32", "%sphx_r2", "%sphx_r2", "%sphx_r4", "%sphx_r1")
+    b.ins("mad.lo.u32", "%sphx_r2", "%sphx_r2", "%sphx_r3", "%sphx_r0")     # thread in block
+    b.ins("mov.u32", "%sphx_r5", "%ctaid.x")
+    b.ins("mov.u32", "%sphx_r6", "%ntid.z")
+    b.ins("mul.lo.u32", "%sphx_r6", "%sphx_r6", "%sphx_r4")
+    b.ins("mul.lo.u32", "%sphx_r6", "%sphx_r6", "%sphx_r3")                 # threads per block
+    b.ins("mad.lo.u32", "%sphx_r2", "%sphx_r5", "%sphx_r6", "%sphx_r2")     # thread in grid
+    b.ins("mul.wide.u32", "%sphx_rd2", "%sphx_r2", 8)
+    b.ins("add.s64", "%sphx_rd0", "%sphx_rd0", "%sphx_rd2")
+    b.ins("add.s64", "%sphx_rd1", "%sphx_rd1", "%sphx_rd2")
 
 
 #: ``.loc`` lines of the cut: the harness has no ``.file`` table nor ``.debug_str`` section, and
@@ -136,9 +213,12 @@ _LOC = re.compile(r"^[ \t]*\.loc\b[^\n]*$", re.M)
 
 
 def harness_ptx(header: str, decls: list, body: str, live_in, live_out, threads: int,
-                prelude: str = "", shared_bytes: int = 0, entry_params: tuple | list = ()) -> str:
+                prelude: str = "", shared_bytes: int = 0, entry_params: tuple | list = (),
+                scopes: tuple | list = ()) -> str:
     """The harness entry: ``entry_params`` (a bound case: the kernel's own ``.param`` list,
-    launched with the spec's arguments) and then the in/out buffers."""
+    launched with the spec's arguments) and then the in/out buffers.  ``scopes``: the
+    declarations of the scopes around the cut (``enclosing_scopes``), opened around the
+    live-ins' loads, the cut and the live-outs' stores."""
     lines = [header.rstrip("\n"), ""]
     if shared_bytes:
         lines.append(f".shared .align 8 .b8 __splice_ret[{shared_bytes}];")
@@ -148,27 +228,24 @@ def harness_ptx(header: str, decls: list, body: str, live_in, live_out, threads:
     lines += ["\t.param .u64 splice_harness_in,",
               "\t.param .u64 splice_harness_out", ")", "{"]
     lines += ["\t" + d for d in decls]
-    lines += ["\t.reg .b64 %sphx_rd<4>;", "\t.reg .b32 %sphx_r<8>;", "\t.reg .b32 %sphx_q;",
-              "\tld.param.u64 %sphx_rd0, [splice_harness_in];",
-              "\tld.param.u64 %sphx_rd1, [splice_harness_out];",
-              "\tcvta.to.global.u64 %sphx_rd0, %sphx_rd0;",
-              "\tcvta.to.global.u64 %sphx_rd1, %sphx_rd1;",
-              "\tmov.u32 %sphx_r0, %tid.x;", "\tmov.u32 %sphx_r1, %tid.y;", "\tmov.u32 %sphx_r2, %tid.z;",
-              "\tmov.u32 %sphx_r3, %ntid.x;", "\tmov.u32 %sphx_r4, %ntid.y;",
-              "\tmad.lo.u32 %sphx_r2, %sphx_r2, %sphx_r4, %sphx_r1;",
-              "\tmad.lo.u32 %sphx_r2, %sphx_r2, %sphx_r3, %sphx_r0;",
-              "\tmov.u32 %sphx_r5, %ctaid.x;"]
-    lines += ["\tmov.u32 %sphx_r6, %ntid.z;",
-              "\tmul.lo.u32 %sphx_r6, %sphx_r6, %sphx_r4;",
-              "\tmul.lo.u32 %sphx_r6, %sphx_r6, %sphx_r3;",
-              "\tmad.lo.u32 %sphx_r2, %sphx_r5, %sphx_r6, %sphx_r2;",
-              "\tmul.wide.u32 %sphx_rd2, %sphx_r2, 8;",
-              "\tadd.s64 %sphx_rd0, %sphx_rd0, %sphx_rd2;",
-              "\tadd.s64 %sphx_rd1, %sphx_rd1, %sphx_rd2;"]
-    lines += _io(live_in, "%sphx_rd0", threads, True)
-    lines += ["\t// ---- the cut ----", _LOC.sub("", body.rstrip("\n")), "\t// ---- end of the cut ----"]
-    lines += _io(live_out, "%sphx_rd1", threads, False)
-    lines += ["\tret;", "}", ""]
+    lines += ["\t.reg .b64 %sphx_rd<4>;", "\t.reg .b32 %sphx_r<8>;", "\t.reg .b32 %sphx_q;"]
+    if has_b128_half(list(live_in) + list(live_out)):
+        lines.append("\t.reg .b64 %sphx_w<2>;")
+    b = Builder()
+    _harness_prologue(b)
+    for scope in scopes:
+        b.raw("\t{")
+        for d in scope:
+            b.raw("\t" + d)
+    _io(b, live_in, "%sphx_rd0", threads, True)
+    b.comment("---- the cut ----")
+    b.raw(_LOC.sub("", body.rstrip("\n")))
+    b.comment("---- end of the cut ----")
+    _io(b, live_out, "%sphx_rd1", threads, False)
+    for _scope in scopes:
+        b.raw("\t}")
+    b.ins("ret")
+    lines += b.lines + ["}", ""]
     return "\n".join(lines)
 
 
@@ -182,8 +259,8 @@ def cases(pair, kernel, spec, blocks: int = 8) -> list:
     threads = spec.block[0] * spec.block[1] * spec.block[2] * blocks
     ecache = {}
     for c in pair.cuts:
-        li = [(r.reg, r.type or kernel.reg_type(r.reg), r.role) for r in c.abi.live_in]
-        lo = [(r.reg, r.type or kernel.reg_type(r.reg), r.role) for r in c.abi.live_out]
+        li = expand_b128([(r.reg, r.type or kernel.reg_type(r.reg), r.role) for r in c.abi.live_in])
+        lo = expand_b128([(r.reg, r.type or kernel.reg_type(r.reg), r.role) for r in c.abi.live_out])
         hc = HarnessCase(c.cut.index, c.title, c.phase, li, lo)
         orig_body = pair.original[c.region[0]:c.region[1]]
         spl_body = "\n".join(c.binding.site)
@@ -195,9 +272,10 @@ def cases(pair, kernel, spec, blocks: int = 8) -> list:
 
             out.append(epilogue_case(pair, kernel, c, hc, header, decls, spec, blocks, ecache))
             continue
-        hc.orig_ptx = harness_ptx(header, decls, orig_body, li, lo, threads)
+        scopes = enclosing_scopes(kernel, c.first)
+        hc.orig_ptx = harness_ptx(header, decls, orig_body, li, lo, threads, scopes=scopes)
         hc.spl_ptx = harness_ptx(header, decls, spl_body, li, lo, threads, prelude,
-                                 c.binding.shared_bytes)
+                                 c.binding.shared_bytes, scopes=scopes)
         out.append(hc)
     return out
 
@@ -237,6 +315,10 @@ def random_live_ins(live_in: list, threads: int, seed: int = 0) -> np.ndarray:
     return out
 
 
+#: how a report names the row of a half of a .b128 register
+_HALF = {".b128.lo": " (bits 0-63)", ".b128.hi": " (bits 64-127)"}
+
+
 def compare_outs(case: HarnessCase, a: np.ndarray, b: np.ndarray) -> dict:
     """a, b: (n_out, threads) uint64 live-outs of the original / spliced harness."""
     widths = [_width(t) for _, t, _ in case.live_out]
@@ -252,8 +334,8 @@ def compare_outs(case: HarnessCase, a: np.ndarray, b: np.ndarray) -> dict:
     if regs:
         i = regs[0]
         t = int(np.argmax(diff[i]))
-        reg, _, role = case.live_out[i]
-        row["first"] = {"register": reg, "role": role, "index": i, "thread": t,
+        reg, ty, role = case.live_out[i]
+        row["first"] = {"register": reg + _HALF.get(ty, ""), "role": role, "index": i, "thread": t,
                         "original": f"0x{int(da[i, t]):x}", "spliced": f"0x{int(db[i, t]):x}"}
-        row["registers_differ"] = [case.live_out[j][0] for j in regs]
+        row["registers_differ"] = list(dict.fromkeys(case.live_out[j][0] for j in regs))
     return row

@@ -102,8 +102,9 @@ def _refuse_32_bit(mod, path: str) -> None:
                           "(it has no --machine 32), so the probe cannot run it", path, line=asz.line)
 
 
-def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
-    """(YAML text, summary rows) for ``entry`` of the module ``text``."""
+def skeleton(text: str, path: str, entry: Optional[str] = None, variables: Optional[list] = None) -> tuple:
+    """(YAML text, summary rows: one per parameter) for ``entry`` of the module ``text``;
+    ``variables``, when given, gets one row per module global the skeleton lists."""
     from ..analysis import Kernel
     from ..ptx import parse
     from .check import entry_decl
@@ -130,12 +131,6 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
         y.line(f"# NOTE: this entry reads module-scope texture/surface references ({', '.join(refs)}); the probe")
         y.line("# binds parameters only, so what it reads through them is not set by this spec (rewrite them")
         y.line("# as texture/surface object parameters to probe them).")
-    variables = module_variable_refs(k)
-    if variables:
-        y.line(f"# NOTE: this entry reads or writes module-scope variables ({', '.join(variables[:6])}"
-               + (f" +{len(variables) - 6}" if len(variables) > 6 else "") + "); the probe binds")
-        y.line("# parameters only: what it reads there is not set by this spec, and what it writes there is")
-        y.line("# not compared" + (" (no parameter at all: this spec compares nothing)." if not decl.params else "."))
     if decl.directive(".blocksareclusters") is not None:
         cl = decl.directive(".reqnctapercluster") or ()
         y.line("# NOTE: this entry declares .blocksareclusters (PTX ISA 9.0): the launch's grid counts clusters"
@@ -164,13 +159,18 @@ def skeleton(text: str, path: str, entry: Optional[str] = None) -> tuple:
              "entry (check: a .func it calls may use it)")
     else:
         y.kv("dynamic", 0, 2)
-    y.line("params:")
+    y.line("params:" if decl.params else "params: []                      # the entry has no .param")
     rows = []
     values = struct_value_reads(k)
     prefix = _field_names_collide(decl, uses, values)
     for pp in decl.params:
         rows.append(_param_yaml(y, pp, uses, decl, pp.index in read, own, values.get(pp.index, ()),
                                 prefix=prefix))
+    from .init_tables import globals_yaml
+
+    listed = globals_yaml(y, k, _named_symbols(k))     # module variables: tables.py, init_tables.py
+    if variables is not None:
+        variables += listed
     y.line("frame: all                      # every output is compared bit for bit")
     return y.text(), rows
 
@@ -294,7 +294,8 @@ def _param_yaml(y, pp, uses: dict, decl, read: bool = True, own: Optional[dict] 
             y.line(f"- {{name: {_scalar(short)}, kind: scalar, dtype: {tname}, value: null}}   # TODO")
         return {"param": pp.index, "name": pp.name, "kind": "scalar", "dtype": tname}
     _object_yaml(y, short, u, 0, None)
-    return {"param": pp.index, "name": pp.name, "kind": u.image or "buffer", "role": u.role,
+    kind = u.image or ("table" if u.pointers else "buffer")
+    return {"param": pp.index, "name": pp.name, "kind": kind, "role": u.role,
             "dtype": "u64" if u.pointers else u.element()[0], "pointer_table": bool(u.pointers)}
 
 
@@ -355,19 +356,11 @@ def _object_yaml(y, name: str, u: Use, indent: int, offset) -> None:
 
 
 def _pointer_table_yaml(y, pad: str, u: Use) -> None:
-    """A buffer the kernel loads pointers from and dereferences (batched / grouped kernels): the
-    probe fills buffers with numbers, not device pointers, so ``fill`` is left null (the spec
-    refuses to load there) and the TODO says why."""
-    seen = sorted(set(u.pointers))
-    at = ", ".join(seen[:3]) + (f" (+{len(seen) - 3})" if len(seen) > 3 else "")
-    y.line(f"{pad}  kind: buffer")
-    y.line(f"{pad}  dtype: u64                # a table of pointers: the kernel dereferences values loaded from it")
-    y.line(f"{pad}  shape: null                # TODO: elements, e.g. [rows, cols]")
-    y.line(f"{pad}  role: {u.role or 'input'}                # {u.reads} load(s), {u.writes} store(s)")
-    y.line(f"{pad}  # TODO: the kernel reaches memory through pointers loaded from this buffer ({at}); the")
-    y.line(f"{pad}  # probe fills buffers with numbers, not device pointers: if the kernel accepts a null table,")
-    y.line(f"{pad}  # pass 0 instead (a scalar, or drop the field); else this entry cannot be probed as it is")
-    y.line(f"{pad}  fill: null")
+    """A buffer the kernel loads pointers from and dereferences (batched / grouped kernels): a
+    ``kind: table`` whose entries are typed by the accesses through them (init_tables.py)."""
+    from .init_tables import table_yaml
+
+    table_yaml(y, pad, u)
 
 
 class _Yaml:

@@ -57,6 +57,7 @@ class Use:
     param: int = 0                                 # the parameter it belongs to
     alone: bool = False                            # some address derives from this value alone
     pointers: list = field(default_factory=list)   # accesses through pointers loaded from it
+    target: Optional["Use"] = None                 # what those accesses do (a pointer table's entries)
     partners: set = field(default_factory=set)     # other labels in the addresses it reaches
 
     @property
@@ -482,7 +483,13 @@ def trace(kernel, own: Optional[dict] = None, depth: int = 0, seen: Optional[fro
             every = _labels_at(kernel, addr, pos, taint)
             for lab in (lab for lab in every if lab[0] == "*"):
                 where = f"{node.name} " + (f"s{st.n}" if st.n is not None else f"L{st.line}")
-                uses.setdefault(lab[1:], Use()).pointers.append(where)
+                table = uses.setdefault(lab[1:], Use())
+                table.pointers.append(where)
+                table.target = table.target or Use()
+                _record(table.target, node, space, effect)
+                if effect == READ and node.opcode == "ld":
+                    consumers = consumers if consumers is not None else _consumers(kernel)
+                    table.target.values += _value_uses(kernel, pos, consumers)
             labs = frozenset(lab for lab in every if lab[0] not in ("&", "*"))
             for lab in labs:
                 if lab[0] != "&":
@@ -501,6 +508,8 @@ def trace(kernel, own: Optional[dict] = None, depth: int = 0, seen: Optional[fro
         u.parked = lab in parked
         u.param = lab[0]
         u.seed = 1 + lab[0] * 1000 + lab[1]
+        if u.target is not None:         # the index scaled into the loaded pointers' offsets
+            u.target.scales = scales.get(("*",) + lab, set())
     return uses
 
 
@@ -564,6 +573,9 @@ def _merge(u: Use, v: Use) -> None:
     u.arith += v.arith
     u.values += v.values
     u.pointers += v.pointers
+    if v.target is not None:
+        u.target = u.target or Use()
+        _merge(u.target, v.target)
     u.image = u.image or v.image
     u.geometries += [g for g in v.geometries if g not in u.geometries]
     u.multicast = u.multicast or v.multicast

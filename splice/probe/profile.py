@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..errors import SpliceError
+from ..ptx.builder import Builder, NameScope, addr, linear_id
 
 PTR = "__splice_profile_ptr"
 TOLERANCE = 0.10
@@ -107,31 +108,27 @@ def _end_line(source: str, node) -> int:
     return source.count("\n", 0, node.span[1]) + 1
 
 
-def _stamp(b: Boundary, plan: ProfilePlan) -> str:
-    """The PTX block that stores one stamp (its own registers; nothing stays live)."""
-    P = "%splprof"
-    r = [f"\t{{ // splice profile: boundary {b.index} ({b.name})",
-         f"\t.reg .b64 {P}_rd<3>;", f"\t.reg .b32 {P}_r<7>;", f"\t.reg .pred {P}_p;",
-         f"\tmov.u64 {P}_rd0, %clock64;",
-         f"\tmov.u32 {P}_r0, %laneid;",
-         f"\tsetp.eq.u32 {P}_p, {P}_r0, 0;"]
-    a = r.append
-    for i, sreg in enumerate(("%ctaid.x", "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y")):
-        a(f"\tmov.u32 {P}_r{i + 1}, {sreg};")
-    a(f"\tmad.lo.u32 {P}_r6, {P}_r3, {P}_r5, {P}_r2;")
-    a(f"\tmad.lo.u32 {P}_r6, {P}_r6, {P}_r4, {P}_r1;")          # block linear
-    for i, sreg in enumerate(("%tid.x", "%tid.y", "%tid.z", "%ntid.x", "%ntid.y")):
-        a(f"\tmov.u32 {P}_r{i + 1}, {sreg};")
-    a(f"\tmad.lo.u32 {P}_r3, {P}_r3, {P}_r5, {P}_r2;")
-    a(f"\tmad.lo.u32 {P}_r3, {P}_r3, {P}_r4, {P}_r1;")          # thread linear
-    a(f"\tshr.u32 {P}_r3, {P}_r3, 5;")
-    a(f"\tmad.lo.u32 {P}_r6, {P}_r6, {plan.warps_per_block}, {P}_r3;")   # global warp
-    a(f"\tmul.wide.u32 {P}_rd1, {P}_r6, {plan.n * 8};")
-    a(f"\tld.global.u64 {P}_rd2, [{PTR}];")
-    a(f"\tadd.s64 {P}_rd2, {P}_rd2, {P}_rd1;")
-    a(f"\t@{P}_p st.global.u64 [{P}_rd2+{b.index * 8}], {P}_rd0;")
-    a("\t}")
-    return "\n".join(r) + "\n"
+def _stamp(bd: Boundary, plan: ProfilePlan) -> str:
+    """The PTX block that stores one stamp: ``%clock64`` read first, then lane 0 of each warp
+    writes it to its warp's slot ``bd.index`` (its own registers in a ``{ }`` of its own;
+    nothing stays live)."""
+    scope = NameScope("%splprof")
+    b = Builder(scope)
+    clock, lane, first = scope.reg(".b64"), scope.reg(".b32"), scope.reg(".pred")
+    b.ins("mov.u64", clock, "%clock64")
+    b.ins("mov.u32", lane, "%laneid")
+    b.ins("setp.eq.u32", first, lane, 0)
+    warp = linear_id(b, "ctaid")
+    t = linear_id(b, "tid")
+    b.ins("shr.u32", t, t, 5)
+    b.ins("mad.lo.u32", warp, warp, plan.warps_per_block, t)   # the warp's index in the grid
+    off, base = scope.reg(".b64"), scope.reg(".b64")
+    b.ins("mul.wide.u32", off, warp, plan.n * 8)
+    b.ins("ld.global.u64", base, addr(PTR))
+    b.ins("add.s64", base, base, off)
+    b.ins("st.global.u64", addr(base, bd.index * 8), clock, guard="@" + first)
+    head = [f"\t{{ // splice profile: boundary {bd.index} ({bd.name})"]
+    return "\n".join(head + ["\t" + d for d in scope.decls()] + b.lines + ["\t}"]) + "\n"
 
 
 def instrument(text: str, plan: ProfilePlan) -> str:

@@ -22,7 +22,7 @@ from ..errors import SpliceError
 from ..util import user_path
 from . import dtypes as dt
 
-KINDS = ("buffer", "texture", "surface", "scalar")
+KINDS = ("buffer", "texture", "surface", "scalar", "table")
 PARAM_KINDS = KINDS + ("struct",)
 ROLES = ("input", "output", "inout")
 FILL_RULES = ("zeros", "constant", "uniform", "normal", "integers", "arange", "e4m3", "e5m2",
@@ -30,11 +30,11 @@ FILL_RULES = ("zeros", "constant", "uniform", "normal", "integers", "arange", "e
 FORMATS = {"rgba16f": ("f16", 4), "rg16f": ("f16", 2), "r32f": ("f32", 1),
            "rgba32f": ("f32", 4), "rgba8": ("u8", 4)}
 TOP_KEYS = {"name", "ptx", "entry", "arch", "build_arch", "seed", "launch", "params", "frame",
-            "notes", "work"}
+            "notes", "work", "globals"}
 LAUNCH_KEYS = {"grid", "block", "shared", "cluster", "sequence", "stream"}
 FIELD_KEYS = {"name", "offset", "kind", "dtype", "value", "bytes", "image_bytes", "shape",
               "align", "role", "fill", "poison", "width", "height", "format", "size", "fields",
-              "what", "ptx_name", "geometry", "depth", "layers"}
+              "what", "ptx_name", "entries", "count", "each", "geometry", "depth", "layers"}
 FILL_KEYS = {"rule", "seed", "range", "max_code", "value", "f16_regions", "mean", "std",
              "start", "step", "path", "what"}
 
@@ -104,6 +104,7 @@ class Field:
     shape: tuple = ()             # buffer shape in elements (2-D outputs get a heatmap)
     role: str = "input"           # input | output | inout
     align: int = 256              # device-address alignment
+    entries: tuple = ()           # kind table: the buffers it points at, in order (tables.py)
     line: int = 0
     column: int = 0
 
@@ -173,6 +174,7 @@ class ProbeSpec:
     work: tuple = ()              # declared (("flops", n), ("bytes", n)) of one frame
     legacy: bool = False          # written as the single-struct {size, fields} form
     at: tuple = ()                # (("entry", line, col), ("launch.block", line, col), ...)
+    globals: tuple = ()           # module variables (kind global fields; tables.py)
 
     def where(self, key: str) -> tuple:
         """(line, col) of a top-level or launch.* key in the spec file, or (None, None)."""
@@ -183,7 +185,10 @@ class ProbeSpec:
 
     @property
     def fields(self) -> tuple[Field, ...]:
-        return tuple(f for p in self.params for f in p.fields)
+        """Every field: the parameters' (a table's entries before it), then the globals."""
+        from .tables import flatten
+
+        return flatten(self.params, self.globals)
 
     def field(self, name: str) -> Field:
         for f in self.fields:
@@ -213,7 +218,7 @@ class ProbeSpec:
 
     @property
     def param_size(self) -> int:
-        return sum(p.size for p in self.params) if self.legacy else self.params[0].size
+        return sum(p.size for p in self.params) if self.legacy or not self.params else self.params[0].size
 
     @property
     def threads(self) -> int:
@@ -432,7 +437,7 @@ def _poison(c: _Ctx, d, where: str, t: dt.DType, default: int) -> tuple:
     if isinstance(p, dict):
         c.keys(p, {"value", "byte"}, f"{where}.poison")
         if "byte" in p:
-            return c.int(p, "byte", f"{where}.poison.byte", 0), True
+            return _byte(c, c.int(p, "byte", f"{where}.poison.byte", 0), f"{where}.poison.byte", p, "byte"), True
         import numpy as np
 
         v = p.get("value", 0)
@@ -441,7 +446,14 @@ def _poison(c: _Ctx, d, where: str, t: dt.DType, default: int) -> tuple:
         if t.is_float and t.kind != "fp8":
             return int(np.array([v], dtype=t.storage).view(f"<u{t.size}")[0]), False
         return int(np.array([v]).astype(t.storage).view(f"<u{t.size}")[0]), False
-    return c.int(d, "poison", f"{where}.poison", 0, default), True
+    return _byte(c, c.int(d, "poison", f"{where}.poison", 0, default), f"{where}.poison", d, "poison"), True
+
+
+def _byte(c: _Ctx, v: int, where: str, holder, key) -> int:
+    """A poison byte: 0..255 (999 was accepted, then numpy's OverflowError on the GPU run)."""
+    if v > 0xFF:
+        raise c.err(where, f"{v} is not a byte (0..255; poison: {{value: X}} gives an element value)", holder, key)
+    return v
 
 
 def _buffer(c: _Ctx, d, where: str, name: str, offset: int, legacy: bool, base: Path) -> Field:
@@ -551,6 +563,10 @@ def _field(c: _Ctx, d: Any, where: str, offset: Optional[int], legacy: bool, bas
         raise c.err(f"{where}.offset", f"{offset} is not 8-byte aligned", d, "offset")
     if kind == "buffer":
         return _buffer(c, d, where, name, offset, legacy, base)
+    if kind == "table":
+        from .tables import parse_table
+
+        return parse_table(c, d, where, name, offset, base)
     return _image(c, d, where, name, offset, kind, base)
 
 
@@ -598,7 +614,7 @@ def _params(c: _Ctx, data, base: Path) -> tuple:
         return (Param(0, str(raw.get("name", "params")), "struct", size,
                       c.int(raw, "align", "params.align", 1, 8), fields,
                       line=getattr(raw, "line", 0), column=getattr(raw, "column", 0)),), True
-    if not isinstance(raw, list) or not raw:
+    if not isinstance(raw, list) or (not raw and not data.get("globals")):   # [] : globals only
         raise c.err("params", "expected a list (one entry per .param) or {size, fields}", data, "params")
     params = tuple(_param(c, d, i, base) for i, d in enumerate(raw))
     return params, False
@@ -687,7 +703,8 @@ def _frame(c: _Ctx, data, fields) -> tuple:
                         f"{by_name[fname].role}, not an output", fr, "field")
         names = (fname,)
     if not outputs:
-        raise c.err("params", "no output: give a buffer role: output/inout, or a surface", data, "params")
+        raise c.err("params", "no output: give a buffer (a table entry, a global) role: output/inout, or a surface",
+                    data, "params")
     first = by_name[names[0]] if names else None
     frame = None
     if first is not None:
@@ -744,21 +761,23 @@ def parse_spec(data: Any, source: str = "<spec>", base: Optional[Path] = None) -
         raise c.err("ptx", f"expected the module's file name, got {ptx!r}", data, "ptx")
     ptx = str(_local(c, ptx, "ptx", data, "ptx"))
     params, legacy = _params(c, data, base)
+    from .tables import flatten, parse_globals
+
+    globals_ = parse_globals(c, data, base)
     seen: dict = {}
-    for f in (f for p in params for f in p.fields):
+    for f in flatten(params, globals_):
         if f.name in seen:
             raise SpecError(f"{f.name!r} repeats the one at line {seen[f.name]}", source,
                             f.line or None, f.column or None, key="params")
         seen[f.name] = f.line
-    fields = tuple(f for p in params for f in p.fields)
-    frame, frames = _frame(c, data, fields)
+    frame, frames = _frame(c, data, flatten(params, globals_))
     return ProbeSpec(
         name=str(name), ptx=ptx, entry=entry,
         arch=str(data.get("arch", "")), launch=_launch(c, data, params), params=params,
         frame=frame, frames=frames, seed=c.int(data, "seed", "seed", 0, 0),
         notes=str(data.get("notes", "")), source=source,
         build_arch=build_arch, work=_work(c, data), legacy=legacy,
-        at=_positions(data))
+        at=_positions(data), globals=globals_)
 
 
 def _positions(data) -> tuple:

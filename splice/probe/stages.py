@@ -13,9 +13,10 @@ line where the statement ends, plus the pointer declaration after ``.address_siz
 Layout: stage *k* owns ``[offset_k, offset_k + size_k)`` (offsets 256-aligned);
 inside, slot = ``(block_linear / S) * threads + tid_linear`` (only blocks with
 ``block_linear % S == 0`` store -- S is the sampling stride that keeps the buffer within its
-budget), and register *r* of a slot is at ``slot * slot_bytes + r * width`` (width 4, or 8 when
-a stage holds a 64-bit register).  With block (32, 1, W), ``tid_linear = 32 * tid.z + lane``, so
-the index is ((block * W + wave) * 32 + lane) * n_regs + r: injective and aligned.
+budget), and register *r* of a slot is at ``slot * slot_bytes + r * width`` (width 4, 8 when
+a stage holds a 64-bit register, 16 when it holds a ``.b128`` one).  With block (32, 1, W),
+``tid_linear = 32 * tid.z + lane``, so the index is ((block * W + wave) * 32 + lane) * n_regs + r:
+injective and aligned.
 
 Stages follow program order.  For a recipe, a phase inside a cut becomes the cut's stage (its
 live-outs, after the cut in both modules: the original's last cut statement, the spliced
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..errors import SpliceError
+from ..ptx.builder import Builder, NameScope, addr, linear_id
 from .epilogue_stages import epilogue_stages, phases_around_cuts, split_selection
 
 PTR = "__splice_stage_ptr"
@@ -75,13 +77,16 @@ class StagePlan:
                 "bytes": self.total, "notes": self.notes}
 
 
-def parse_selection(sel: str, n_phases: int, cut_phases: set) -> list:
+def parse_selection(sel: str, n_phases: int, cut_phases: set, has_cuts: bool = False) -> list:
     """'all' | 'cut' | '1,8,61' | '1-10,20' -> sorted phase numbers.  'cut' is every phase a cut
-    touches plus its neighbours."""
+    touches plus its neighbours: none when the cuts (``has_cuts``) are in no phase and between
+    none (a kernel without mma phases), whose own stages ``epilogue_stages`` adds."""
     sel = (sel or "all").strip().lower()
     if sel in ("all", "*"):
         return list(range(1, n_phases + 1))
     if sel == "cut":
+        if not cut_phases and has_cuts:
+            return []
         if not cut_phases:
             raise SpliceError("--stages cut needs a recipe (no cut is known): give phase numbers")
         out = set()
@@ -119,8 +124,10 @@ def _end_line(source: str, node) -> int:
 
 
 def _width(t: Optional[str]) -> int:
+    """A staged register's bytes in its slot: 16 for ``.b128``, 8 for 64-bit types, else 4
+    (a 16- or 8-bit register and a predicate are stored in a word)."""
     t = (t or ".b32").lstrip(".")
-    return 8 if t.endswith("64") else 4
+    return 16 if t == "b128" else 8 if t.endswith("64") else 4
 
 
 def out_line(plan, src_line: int) -> int:
@@ -143,57 +150,76 @@ def plan_stages(kernel, pair, selection: str, spec, budget: int = 1 << 30,
                 kernel_spl=None) -> StagePlan:
     """Choose the stages and lay out the buffer.  ``kernel``: the original's
     ``splice.analysis.Kernel``; ``kernel_spl``: the spliced module's (PROBE+MODULE targets, where
-    phases are matched by number)."""
-    src = pair.original
-    cuts = pair.cuts
-    cut_phase = {}
-    for c in cuts:
+    phases are matched by number).  A phase a cut replaces is staged once, as that cut's
+    live-outs; any other selected phase as its D registers."""
+    cut_phase: dict = {}
+    for c in pair.cuts:
         for p in kernel.phases:
             if p.first <= c.last and p.last >= c.first:
                 cut_phase.setdefault(p.index, c)
     selection, epis = split_selection(selection, max((e.index for e in kernel.epilogues), default=0))
-    near = set(cut_phase) | phases_around_cuts(kernel, cuts)
-    phases = parse_selection(selection, len(kernel.phases), near) if selection or epis is None else []
+    near = set(cut_phase) | phases_around_cuts(kernel, pair.cuts)
+    phases = (parse_selection(selection, len(kernel.phases), near, bool(pair.cuts))
+              if selection or epis is None else [])
     stages: list = []
-    seen_cuts = set()
-    notes = []
+    seen_cuts: set = set()
+    notes: list = []
     for idx in phases:
-        ph = kernel.phase(idx)
         c = cut_phase.get(idx)
-        if c is not None:
-            if id(c) in seen_cuts:
-                continue
+        if c is None:
+            stage = _phase_stage(kernel, pair, kernel_spl, idx, notes)
+        elif id(c) not in seen_cuts:
             seen_cuts.add(id(c))
-            regs = [r.reg for r in c.abi.live_out]
-            types = [kernel.reg_type(r) or ".b32" for r in regs]
-            node = kernel.stmt(c.last).node
-            line_o = _end_line(src, node)
-            site = next(p for p in pair.plan.pieces if p.kind == "site" and p.cut is c)
-            line_s = site.out_line + site.n_lines - 1
-            title = f"cut {c.cut.index}" + (f" (phase {c.phase})" if c.phase is not None else f" ({c.title})")
-            stages.append(Stage(0, title, idx, regs, types, line_o, line_s, cut=c.cut.index))
-            continue
-        regs = list(ph.d_regs)
-        types = [kernel.reg_type(r) or ".b32" for r in regs]
-        line_o = _end_line(src, kernel.stmt(ph.last).node)
-        regs_spl = None
-        if pair.plan is not None:
-            line_s = out_line(pair.plan, line_o)
+            stage = _cut_stage(kernel, pair, c, idx)
         else:
-            if kernel_spl is None or idx > len(kernel_spl.phases):
-                notes.append(f"phase {idx}: not in the spliced module")
-                continue
-            ps = kernel_spl.phase(idx)
-            if list(ps.d_regs) != regs:
-                if len(ps.d_regs) != len(regs):
-                    notes.append(f"phase {idx}: {len(regs)} D registers in the original, "
-                                 f"{len(ps.d_regs)} in the spliced module: not staged")
-                    continue
-                regs_spl = list(ps.d_regs)
-            line_s = _end_line(pair.spliced, kernel_spl.stmt(ps.last).node)
-        stages.append(Stage(0, f"phase {idx}", idx, regs, types, line_o, line_s, regs_spl=regs_spl))
+            stage = None
+        if stage is not None:
+            stages.append(stage)
     stages += epilogue_stages(kernel, pair, epis, seen_cuts, Stage, _end_line, out_line, notes)
     stages.sort(key=lambda s: s.line_orig)
+    return _laid_out(stages, spec, budget, notes)
+
+
+def _cut_stage(kernel, pair, c, idx: int) -> Stage:
+    """A cut's stage: its live-outs, stored after its last statement (original) and after its
+    call site or inlined code (spliced)."""
+    regs = [r.reg for r in c.abi.live_out]
+    types = [kernel.reg_type(r) or ".b32" for r in regs]
+    line_o = _end_line(pair.original, kernel.stmt(c.last).node)
+    site = next(p for p in pair.plan.pieces if p.kind == "site" and p.cut is c)
+    line_s = site.out_line + site.n_lines - 1
+    title = f"cut {c.cut.index}" + (f" (phase {c.phase})" if c.phase is not None else f" ({c.title})")
+    return Stage(0, title, idx, regs, types, line_o, line_s, cut=c.cut.index)
+
+
+def _phase_stage(kernel, pair, kernel_spl, idx: int, notes: list):
+    """A phase's stage: its D registers after its last mma, in both modules; None (with a note)
+    when the spliced module has no such phase or its D registers differ in number."""
+    ph = kernel.phase(idx)
+    regs = list(ph.d_regs)
+    types = [kernel.reg_type(r) or ".b32" for r in regs]
+    line_o = _end_line(pair.original, kernel.stmt(ph.last).node)
+    regs_spl = None
+    if pair.plan is not None:
+        line_s = out_line(pair.plan, line_o)
+    else:
+        if kernel_spl is None or idx > len(kernel_spl.phases):
+            notes.append(f"phase {idx}: not in the spliced module")
+            return None
+        ps = kernel_spl.phase(idx)
+        if list(ps.d_regs) != regs:
+            if len(ps.d_regs) != len(regs):
+                notes.append(f"phase {idx}: {len(regs)} D registers in the original, "
+                             f"{len(ps.d_regs)} in the spliced module: not staged")
+                return None
+            regs_spl = list(ps.d_regs)
+        line_s = _end_line(pair.spliced, kernel_spl.stmt(ps.last).node)
+    return Stage(0, f"phase {idx}", idx, regs, types, line_o, line_s, regs_spl=regs_spl)
+
+
+def _laid_out(stages: list, spec, budget: int, notes: list) -> StagePlan:
+    """Number the stages and give each its place in the buffer: one slot per thread of every
+    block, or of one block in ``stride`` when all of them would pass ``budget`` bytes."""
     threads = spec.block[0] * spec.block[1] * spec.block[2]
     blocks = spec.grid[0] * spec.grid[1] * spec.grid[2]
     for i, s in enumerate(stages):
@@ -212,52 +238,42 @@ def plan_stages(kernel, pair, selection: str, spec, budget: int = 1 << 30,
     return StagePlan(stages, threads, blocks, stride, sampled, off, notes)
 
 
+#: the store of a staged register, by its type's width (a predicate is stored as a 0/1 word)
+_STORE = {"128": "st.global.b128", "64": "st.global.b64", "16": "st.global.b16", "8": "st.global.b8"}
+
+
 def _stage_code(s: Stage, regs: list, types: list, sp: StagePlan) -> str:
-    P = "%splstg"
-    lines = [f"\t{{ // splice probe: stage {s.index} ({s.name}), {len(regs)} registers",
-             f"\t.reg .b64 {P}_rd<3>;", f"\t.reg .b32 {P}_r<12>;", f"\t.reg .pred {P}_p;"]
-    if any(t.lstrip(".") == "pred" for t in types):
-        lines.append(f"\t.reg .b32 {P}_q;")
-    a = lines.append
-    a(f"\tmov.u32 {P}_r0, %ctaid.x;")
-    a(f"\tmov.u32 {P}_r1, %ctaid.y;")
-    a(f"\tmov.u32 {P}_r2, %ctaid.z;")
-    a(f"\tmov.u32 {P}_r3, %nctaid.x;")
-    a(f"\tmov.u32 {P}_r4, %nctaid.y;")
-    a(f"\tmad.lo.u32 {P}_r5, {P}_r2, {P}_r4, {P}_r1;")
-    a(f"\tmad.lo.u32 {P}_r5, {P}_r5, {P}_r3, {P}_r0;")
-    a(f"\trem.u32 {P}_r6, {P}_r5, {sp.stride};")
-    a(f"\tsetp.eq.u32 {P}_p, {P}_r6, 0;")
-    a(f"\tdiv.u32 {P}_r6, {P}_r5, {sp.stride};")
-    a(f"\tmov.u32 {P}_r7, %tid.x;")
-    a(f"\tmov.u32 {P}_r8, %tid.y;")
-    a(f"\tmov.u32 {P}_r9, %tid.z;")
-    a(f"\tmov.u32 {P}_r10, %ntid.x;")
-    a(f"\tmov.u32 {P}_r11, %ntid.y;")
-    a(f"\tmad.lo.u32 {P}_r9, {P}_r9, {P}_r11, {P}_r8;")
-    a(f"\tmad.lo.u32 {P}_r9, {P}_r9, {P}_r10, {P}_r7;")
-    a(f"\tmad.lo.u32 {P}_r9, {P}_r6, {sp.threads}, {P}_r9;")
-    a(f"\tmul.wide.u32 {P}_rd1, {P}_r9, {s.slot_bytes};")
-    a(f"\tld.global.u64 {P}_rd0, [{PTR}];")
-    a(f"\tadd.s64 {P}_rd0, {P}_rd0, {P}_rd1;")
+    """The block that stores one stage: each thread of a sampled block (one in ``sp.stride``)
+    writes its registers to its slot of the stage's part of the buffer.  Built with its own
+    name scope (``%splstg_*``) inside a ``{ }`` of its own, so nothing stays live after it."""
+    scope = NameScope("%splstg")
+    b = Builder(scope)
+    blk = linear_id(b, "ctaid")
+    sampled, rem = scope.reg(".pred"), scope.reg(".b32")
+    b.ins("rem.u32", rem, blk, sp.stride)
+    b.ins("setp.eq.u32", sampled, rem, 0)
+    b.ins("div.u32", rem, blk, sp.stride)          # the block's index among the sampled ones
+    t = linear_id(b, "tid")
+    b.ins("mad.lo.u32", t, rem, sp.threads, t)
+    off, base = scope.reg(".b64"), scope.reg(".b64")
+    b.ins("mul.wide.u32", off, t, s.slot_bytes)
+    b.ins("ld.global.u64", base, addr(PTR))
+    b.ins("add.s64", base, base, off)
     if s.offset:
-        a(f"\tadd.s64 {P}_rd0, {P}_rd0, {s.offset};")
-    for r, (reg, t) in enumerate(zip(regs, types)):
-        t = t.lstrip(".")
-        off = r * s.width
-        if t == "pred":
-            a(f"\tselp.u32 {P}_q, 1, 0, {reg};")
-            a(f"\t@{P}_p st.global.b32 [{P}_rd0+{off}], {P}_q;")
-        elif t.endswith("64"):
-            a(f"\t@{P}_p st.global.b64 [{P}_rd0+{off}], {reg};")
-        elif t.endswith("16"):
-            a(f"\t@{P}_p st.global.b16 [{P}_rd0+{off}], {reg};")
-        elif t.endswith("8"):
-            a(f"\t@{P}_p st.global.b8 [{P}_rd0+{off}], {reg};")
-        else:
-            a(f"\t@{P}_p st.global.b32 [{P}_rd0+{off}], {reg};")
-    a("\t}")
-    return "\n".join(lines) + "\n"
+        b.ins("add.s64", base, base, s.offset)
+    word = None
+    for r, (reg, t_) in enumerate(zip(regs, types)):
+        t_ = t_.lstrip(".")
+        at = addr(base, r * s.width)
+        if t_ == "pred":
+            word = word or scope.reg(".b32")
+            b.ins("selp.u32", word, 1, 0, reg)
+            b.ins("st.global.b32", at, word, guard="@" + sampled)
+            continue
+        width = next((w for w in _STORE if t_.endswith(w)), None)
+        b.ins(_STORE[width] if width else "st.global.b32", at, reg, guard="@" + sampled)
+    head = [f"\t{{ // splice probe: stage {s.index} ({s.name}), {len(regs)} registers"]
+    return "\n".join(head + ["\t" + d for d in scope.decls()] + b.lines + ["\t}"]) + "\n"
 
 
 def instrument(text: str, sp: StagePlan, which: str) -> str:
@@ -312,17 +328,18 @@ def compare(sp: StagePlan, a, b, xp=None) -> list:
         if n == 0:
             rows.append({"stage": s.index, "name": s.name, "phase": s.phase, "equal": True, "slots": 0})
             continue
-        ua = a[s.offset:s.offset + n].view(xp.uint32 if s.width == 4 else xp.uint64)
-        ub = b[s.offset:s.offset + n].view(xp.uint32 if s.width == 4 else xp.uint64)
+        # a register is one word (width 4) or `lanes` 64-bit words (8: one; 16, .b128: two)
+        lanes = max(1, s.width // 8)
+        dt = xp.uint32 if s.width == 4 else xp.uint64
         nregs = len(s.regs)
-        ua = ua.reshape(-1, nregs)
-        ub = ub.reshape(-1, nregs)
-        diff = ua != ub
+        ua = a[s.offset:s.offset + n].view(dt).reshape(-1, nregs, lanes)
+        ub = b[s.offset:s.offset + n].view(dt).reshape(-1, nregs, lanes)
+        diff = (ua != ub).any(axis=2)
         nd = int(diff.sum())
         full = np.uint32(0xFFFFFFFF) if s.width == 4 else np.uint64(0xFFFFFFFFFFFFFFFF)
-        unwritten = int((ua == full).all(axis=1).sum())
+        unwritten = int((ua == full).all(axis=(1, 2)).sum())
         row = {"stage": s.index, "name": s.name, "phase": s.phase, "cut": s.cut, "equal": nd == 0,
-               "values_differ": nd, "values": int(ua.size),
+               "values_differ": nd, "values": int(diff.size),
                "slots_differ": int(diff.any(axis=1).sum()), "slots": int(ua.shape[0]),
                "slots_unwritten": unwritten}
         if nd:
@@ -332,10 +349,19 @@ def compare(sp: StagePlan, a, b, xp=None) -> list:
             regs_d = diff.any(axis=0)
             row["first"] = {"block": blk_s * sp.stride, "thread": tid, "wave": tid // 32,
                             "lane": tid % 32, "register": s.regs[r],
-                            "original": f"0x{int(ua[slot, r]):08x}", "spliced": f"0x{int(ub[slot, r]):08x}"}
+                            "original": _hex(ua[slot, r], s.width), "spliced": _hex(ub[slot, r], s.width)}
             row["registers_differ"] = [s.regs[i] for i in range(nregs) if bool(regs_d[i])]
         rows.append(row)
     return rows
+
+
+def _hex(words, width: int) -> str:
+    """A staged value as one hexadecimal number: its words, the first the lowest (little
+    endian), at least 8 digits."""
+    v = 0
+    for k, w in enumerate(words.tolist()):
+        v |= int(w) << (64 * k)
+    return f"0x{v:0{max(8, 2 * width) if width > 8 else 8}x}"
 
 
 def first_divergence(rows: list) -> Optional[dict]:

@@ -43,8 +43,9 @@ def vec(*items) -> str:
 
 @dataclass
 class Builder:
-    """Instructions appended in order; ``text()`` is the PTX, one statement per line."""
-    scope: NameScope
+    """Instructions appended in order; ``text()`` is the PTX, one statement per line.  ``scope``
+    hands out fresh registers (``None``: code whose registers are all named by its caller)."""
+    scope: "NameScope | None" = None
     lines: list = field(default_factory=list)
 
     def ins(self, opcode: str, *operands, guard: str = "") -> None:
@@ -61,3 +62,25 @@ class Builder:
 
     def text(self) -> str:
         return "\n".join(self.lines) + "\n" if self.lines else ""
+
+
+#: the special registers of a linear index, and of the extents that number it
+_LINEAR = {"tid": "ntid", "ctaid": "nctaid"}
+
+
+def linear_id(b: Builder, which: str) -> str:
+    """A fresh register holding the thread's linear index in its block (``which="tid"``) or
+    the block's in its grid (``"ctaid"``), numbered as CUDA numbers them:
+    x + nx·(y + ny·z).  Three registers from ``b``'s scope; the first is returned."""
+    n_ = _LINEAR[which]
+    sc = b.scope
+    assert sc is not None, "linear_id needs a builder with a name scope"
+    t, y, n = sc.reg(".b32"), sc.reg(".b32"), sc.reg(".b32")
+    b.ins("mov.u32", t, f"%{which}.z")
+    b.ins("mov.u32", n, f"%{n_}.y")
+    b.ins("mov.u32", y, f"%{which}.y")
+    b.ins("mad.lo.u32", t, t, n, y)
+    b.ins("mov.u32", n, f"%{n_}.x")
+    b.ins("mov.u32", y, f"%{which}.x")
+    b.ins("mad.lo.u32", t, t, n, y)
+    return t

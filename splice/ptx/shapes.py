@@ -178,6 +178,13 @@ class ShapeCache:
                     self._templates[key] = 1 if tpl is None else tpl + 1
                 self.direct += 1
                 return (node,)
+        return self._learn(text, rule, source, path, start, stop, line, tpl, (vs, ve, key))
+
+    def _learn(self, text, rule, source, path, start, stop, line, tpl, shape):
+        """A statement no reader above took: read with tokens (the COMPILE_AT-th of its
+        shape) or by Lark, and its shape's template compiled when it has none yet.  ``shape``:
+        ``_key``'s (values start, values end, key)."""
+        vs, ve, key = shape
         items = None
         if tpl.__class__ is int:   # the COMPILE_AT-th of its shape: compiled from its tokens
             node = self._direct_tokens.instruction(text, (start, stop), line)

@@ -25,6 +25,7 @@ from typing import Optional
 
 from ...errors import SpliceError
 from ...ptx import model as m
+from ...ptx.builder import Builder, addr
 from ...ptx.operands import children
 from ..kernel import defs_uses
 from ..native import REG_WIDTH, NativePhase, labels_of, render, rename_node
@@ -290,60 +291,26 @@ def _bind_inline(nat, real, types, live_in_syms, live_out_syms, namer, cut_id, h
 
 def _bind_call(nat, abi, values, real, types, kind, namer, cut_id, head, table, notes, n_native,
                threads, sync, func_cache):
+    """``call`` / ``call-shared``: the native code as a ``.func`` (``_call_func``), shared by
+    every cut whose function text is the same, and the cut as its call site (``_call_site``)."""
     ins = [(_sym(r), r.reg, r.type or ".b32") for r in abi.live_in]
     ins += [("%" + k, v, types["%" + k]) for k, v in values.items()]
     outs = [(_osym(r), r.reg, r.type or ".b32") for r in abi.live_out]
     for s, reg, t in ins + outs:
         if t == ".pred":
             raise nat.error(f"abi {kind} cannot pass predicate {s} ({reg}) through .param; use abi: inline")
+    if kind == "call-shared" and not threads:
+        raise SpliceError("abi call-shared needs the block size: add threads: N to the cut")
     fn = f"__splice_fn{cut_id}"
-    # ---- the .func
-    decl = {}
-    for s, _reg, t in ins + outs:
-        decl.setdefault(t, []).append(s)
-    for s, t in nat.scratch.items():
-        decl.setdefault(t, []).append(s)
-    body = []
-    for t, names in decl.items():
-        uniq = list(dict.fromkeys(names))
-        body.append(f"\t.reg {t} {', '.join(uniq)};")
-    shared_bytes = 0
-    if kind == "call":
-        params = [f".param {_bits_type(t)} {fn}_in{i}" for i, (_s, _r, t) in enumerate(ins)]
-        # ptxas takes one return parameter: the live-outs travel in one aligned byte array
-        ret_offs = _packed(outs)
-        ret_size = max(8, ret_offs[-1][0] + ret_offs[-1][1]) if outs else 8
-        rets = [f".param .align 8 .b8 {fn}_out[{ret_size}]"] if outs else []
-    else:
-        if not threads:
-            raise SpliceError("abi call-shared needs the block size: add threads: N to the cut")
-        params = [f".param {_bits_type(t)} {fn}_in{i}" for i, (_s, _r, t) in enumerate(ins)]
-        params += [f".param .b32 {fn}_base", f".param .b32 {fn}_tid"]
-        rets = []
-        body.append("\t.reg .b32 %splice_base, %splice_tid, %splice_slot;")
-    for i, (s, _r, t) in enumerate(ins):
-        body.append(f"\tld.param{_bits_type(t)} {s}, [{fn}_in{i}];")
-    body_origin = [None] * len(body)
-    body += render(nat.body, "\t")
-    body_origin += _origins(nat.body, nat)
-    offsets = _shared_layout(outs, threads) if kind == "call-shared" else []
-    if kind == "call":
-        for (s, _r, t), (off, _n) in zip(outs, ret_offs):
-            body.append(f"\tst.param{_bits_type(t)} [{fn}_out+{off}], {s};")
-    else:
-        body.append(f"\tld.param.b32 %splice_base, [{fn}_base];")
-        body.append(f"\tld.param.b32 %splice_tid, [{fn}_tid];")
-        for (s, _r, t), (off, size) in zip(outs, offsets):
-            body.append(f"\tmad.lo.u32 %splice_slot, %splice_tid, {size}, %splice_base;")
-            body.append(f"\tst.shared{_bits_type(t)} [%splice_slot+{off}], {s};")
-        shared_bytes = sum(size for _o, size in offsets) * threads
-    body.append("\tret;")
-    head_fn = ".func " + (f"({', '.join(rets)}) " if rets else "") + f"{fn}({', '.join(params)})"
-    func_text = "\n".join([head_fn, "{"] + body + ["}"])
-    func_origin = [None, None, None] + body_origin + [None] * (len(body) - len(body_origin)) + [None]
+    # call: ptxas takes one return parameter, so the live-outs travel in one aligned byte array;
+    # call-shared: each in a per-thread slot of the module's shared scratch array
+    slots = _packed(outs) if kind == "call" else _shared_layout(outs, threads)
+    ret_size = max(8, slots[-1][0] + slots[-1][1]) if kind == "call" and outs else 8
+    func_text, func_origin = _call_func(nat, ins, outs, kind, fn, slots, ret_size)
+    shared_bytes = sum(size for _o, size in slots) * threads if kind == "call-shared" else 0
     key = func_text.replace(fn, "__FN__")
-    prelude = []
-    prelude_origin = []
+    prelude: list = []
+    prelude_origin: list = []
     if func_cache is not None and key in func_cache:
         fn = func_cache[key]
         notes.append(f"reuses {fn} (same native code as an earlier cut)")
@@ -353,48 +320,102 @@ def _bind_call(nat, abi, values, real, types, kind, namer, cut_id, head, table, 
         prelude.append(one_line(f"// splice: native phase of cut {cut_id} <- {nat.path} (abi {kind})") + "\n"
                        + func_text)
         prelude_origin = [func_origin]
-    # ---- the call site
-    site = [head, "{"]
-    tmp = {}
-    if kind == "call-shared":
-        for nm in ("tid", "t", "n", "base", "slot"):
-            tmp[nm] = namer.fresh()
-        site.append(f"\t.reg .b32 {', '.join(tmp.values())};")
-    for i, (_s, _r, t) in enumerate(ins):
-        site.append(f"\t.param {_bits_type(t)} {fn}_arg{i};")
-    if kind == "call" and outs:
-        site.append(f"\t.param .align 8 .b8 {fn}_ret[{ret_size}];")
-    if kind == "call-shared":
-        site.append(f"\t.param .b32 {fn}_arg_base;")
-        site.append(f"\t.param .b32 {fn}_arg_tid;")
-    for i, (_s, r, t) in enumerate(ins):
-        site.append(f"\tst.param{_bits_type(t)} [{fn}_arg{i}], {r};")
-    args = ", ".join([f"{fn}_arg{i}" for i in range(len(ins))] +
-                     ([f"{fn}_arg_base", f"{fn}_arg_tid"] if kind == "call-shared" else []))
-    if kind == "call":
-        site.append(f"\tcall.uni ({fn}_ret), {fn}, ({args});" if outs else f"\tcall.uni {fn}, ({args});")
-        for (_s, r, t), (off, _n) in zip(outs, ret_offs):
-            site.append(f"\tld.param{_bits_type(t)} {r}, [{fn}_ret+{off}];")
-    else:
-        t_, tid, n_, base = tmp["t"], tmp["tid"], tmp["n"], tmp["base"]
-        site += [f"\tmov.u32 {tid}, %tid.z;", f"\tmov.u32 {n_}, %ntid.y;", f"\tmov.u32 {t_}, %tid.y;",
-                 f"\tmad.lo.u32 {tid}, {tid}, {n_}, {t_};", f"\tmov.u32 {n_}, %ntid.x;",
-                 f"\tmov.u32 {t_}, %tid.x;", f"\tmad.lo.u32 {tid}, {tid}, {n_}, {t_};",
-                 f"\tmov.u32 {base}, __splice_ret;",
-                 f"\tst.param.b32 [{fn}_arg_base], {base};", f"\tst.param.b32 [{fn}_arg_tid], {tid};",
-                 f"\tcall.uni {fn}, ({args});"]
-        if sync == "warp":
-            site.append("\tbar.warp.sync -1;")
-        elif sync == "cta":
-            site.append("\tmembar.cta;")
-        slot = tmp["slot"]
-        for (_s, r, t), (off, size) in zip(outs, offsets):
-            site.append(f"\tmad.lo.u32 {slot}, {tid}, {size}, {base};")
-            site.append(f"\tld.shared{_bits_type(t)} {r}, [{slot}+{off}];")
+    site = _call_site(ins, outs, kind, fn, head, namer, sync, slots, ret_size)
     site += ["}", f"// splice: end cut {cut_id}"]
     added = sum(1 for ln in site if ln.startswith("\t") and not ln.startswith("\t.") and ln.strip().endswith(";"))
     return Binding(kind, site, prelude, table, {k: k for k in nat.scratch}, added + n_native, fn,
                    shared_bytes, notes, [None] * len(site), prelude_origin)
+
+
+def _call_func(nat, ins, outs, kind, fn, slots, ret_size) -> tuple:
+    """(text, origin of each line) of the ``.func``: its registers, the live-ins read from its
+    parameters, the native statements, the live-outs written to its return array (``call``) or
+    to the caller's shared slots (``call-shared``), ``ret``."""
+    decl: dict = {}
+    for s, _reg, t in ins + outs:
+        decl.setdefault(t, []).append(s)
+    for s, t in nat.scratch.items():
+        decl.setdefault(t, []).append(s)
+    b = Builder()
+    for t, names in decl.items():
+        b.raw(f"\t.reg {t} {', '.join(dict.fromkeys(names))};")
+    params = [f".param {_bits_type(t)} {fn}_in{i}" for i, (_s, _r, t) in enumerate(ins)]
+    rets = [f".param .align 8 .b8 {fn}_out[{ret_size}]"] if kind == "call" and outs else []
+    if kind == "call-shared":
+        params += [f".param .b32 {fn}_base", f".param .b32 {fn}_tid"]
+        b.raw("\t.reg .b32 %splice_base, %splice_tid, %splice_slot;")
+    for i, (s, _r, t) in enumerate(ins):
+        b.ins(f"ld.param{_bits_type(t)}", s, addr(f"{fn}_in{i}"))
+    origin = [None] * len(b.lines) + _origins(nat.body, nat)
+    b.lines += render(nat.body, "\t")
+    if kind == "call":
+        for (s, _r, t), (off, _n) in zip(outs, slots):
+            b.ins(f"st.param{_bits_type(t)}", addr(f"{fn}_out", off), s)
+    else:
+        b.ins("ld.param.b32", "%splice_base", addr(f"{fn}_base"))
+        b.ins("ld.param.b32", "%splice_tid", addr(f"{fn}_tid"))
+        for (s, _r, t), (off, size) in zip(outs, slots):
+            b.ins("mad.lo.u32", "%splice_slot", "%splice_tid", size, "%splice_base")
+            b.ins(f"st.shared{_bits_type(t)}", addr("%splice_slot", off), s)
+    b.ins("ret")
+    head_fn = ".func " + (f"({', '.join(rets)}) " if rets else "") + f"{fn}({', '.join(params)})"
+    text = "\n".join([head_fn, "{"] + b.lines + ["}"])
+    # the prelude's comment line, the head and its brace; the body; the closing brace
+    return text, [None, None, None] + origin + [None] * (len(b.lines) - len(origin)) + [None]
+
+
+def _call_site(ins, outs, kind, fn, head, namer, sync, slots, ret_size) -> list:
+    """The lines that replace the cut: the arguments stored, the call, the live-outs reloaded
+    into the cut's real registers (``call-shared``: from the thread's slot, after the cut's
+    synchronisation)."""
+    b = Builder()
+    b.raw(head)
+    b.raw("{")
+    tmp: dict = {}
+    if kind == "call-shared":
+        tmp = {nm: namer.fresh() for nm in ("tid", "t", "n", "base", "slot")}
+        b.raw(f"\t.reg .b32 {', '.join(tmp.values())};")
+    for i, (_s, _r, t) in enumerate(ins):
+        b.raw(f"\t.param {_bits_type(t)} {fn}_arg{i};")
+    if kind == "call" and outs:
+        b.raw(f"\t.param .align 8 .b8 {fn}_ret[{ret_size}];")
+    args = [f"{fn}_arg{i}" for i in range(len(ins))]
+    if kind == "call-shared":
+        b.raw(f"\t.param .b32 {fn}_arg_base;")
+        b.raw(f"\t.param .b32 {fn}_arg_tid;")
+        args += [f"{fn}_arg_base", f"{fn}_arg_tid"]
+    for i, (_s, r, t) in enumerate(ins):
+        b.ins(f"st.param{_bits_type(t)}", addr(f"{fn}_arg{i}"), r)
+    arglist = f"({', '.join(args)})"
+    if kind == "call":
+        if outs:
+            b.ins("call.uni", f"({fn}_ret)", fn, arglist)
+        else:
+            b.ins("call.uni", fn, arglist)
+        for (_s, r, t), (off, _n) in zip(outs, slots):
+            b.ins(f"ld.param{_bits_type(t)}", r, addr(f"{fn}_ret", off))
+        return b.lines
+    t_, tid, n_, base, slot = tmp["t"], tmp["tid"], tmp["n"], tmp["base"], tmp["slot"]
+    # the thread's linear index in its block, for its slot
+    b.ins("mov.u32", tid, "%tid.z")
+    b.ins("mov.u32", n_, "%ntid.y")
+    b.ins("mov.u32", t_, "%tid.y")
+    b.ins("mad.lo.u32", tid, tid, n_, t_)
+    b.ins("mov.u32", n_, "%ntid.x")
+    b.ins("mov.u32", t_, "%tid.x")
+    b.ins("mad.lo.u32", tid, tid, n_, t_)
+    b.ins("mov.u32", base, "__splice_ret")
+    b.ins("st.param.b32", addr(f"{fn}_arg_base"), base)
+    b.ins("st.param.b32", addr(f"{fn}_arg_tid"), tid)
+    b.ins("call.uni", fn, arglist)
+    if sync == "warp":
+        b.ins("bar.warp.sync", -1)
+    elif sync == "cta":
+        b.ins("membar.cta")
+    for (_s, r, t), (off, size) in zip(outs, slots):
+        b.ins("mad.lo.u32", slot, tid, size, base)
+        b.ins(f"ld.shared{_bits_type(t)}", r, addr(slot, off))
+    return b.lines
 
 
 def _origins(nodes, nat) -> list:

@@ -65,10 +65,13 @@ def parse(c, d, where: str, kind: str) -> dict:
     use for is an error, not ignored: ``depth: 8`` on a 2-D image, or ``layers:`` on a 3-D one,
     says the writer meant another geometry."""
     g = d.get("geometry", "2d")
+    if not isinstance(g, str):      # a list or mapping: unhashable (a TypeError traceback), null: a TODO left
+        what = "null (a TODO left?)" if g is None else repr(g)
+        raise c.err(f"{where}.geometry", f"{what} is not one of {', '.join(GEOMETRIES)}", d, "geometry")
     if g in REFUSED:
         raise c.err(f"{where}.geometry", f"{g}: {REFUSED[g]}, which the probe does not make (it binds "
                     f"{', '.join(GEOMETRIES)} {kind}s)", d, "geometry")
-    if not isinstance(g, str) or g not in EXTENTS:
+    if g not in EXTENTS:
         raise c.err(f"{where}.geometry", f"{g!r} is not one of {', '.join(GEOMETRIES)}", d, "geometry")
     wanted = EXTENTS[g]
     for key in ("height", "depth", "layers"):

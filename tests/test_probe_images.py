@@ -394,3 +394,32 @@ def test_a_module_the_driver_refuses_to_load_is_an_error_naming_it(tmp_path):
     dev.modules = {}
     with pytest.raises(SpliceError, match="the driver refuses to load the spliced module .CUDA_ERROR_NOT_SUPPORTED"):
         dev.load("spliced", tmp_path / "x.cubin")
+
+
+IMAGE_KEYS = ("geometry", "width", "height", "depth", "layers")
+
+
+@pytest.mark.parametrize("key", IMAGE_KEYS)
+def test_every_image_key_of_every_wrong_value_is_exit_2(key, tmp_path, monkeypatch, capsys):
+    """The first hostile sweep's wrong values (null, a list, a mapping, huge, a float, a bool,
+    empty, negative, an int) in each image key of a 3-D texture and a 2-D layered surface: exit
+    2 naming the spec at a line, never a traceback; before a list in geometry: was one."""
+    from tests.test_hostile_sweep import WRONG
+
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    base = {"geometry": "3d", "width": "4", "height": "3", "depth": "5"}
+    for kind, value in WRONG.items():
+        if key != "geometry" and value == "5":
+            continue                    # a valid extent
+        t = {**base, key: value}
+        s = {"geometry": "a2d", "width": "8", "height": "2", "layers": "3", key: value}
+        keys_t = ", ".join(f"{k}: {v}" for k, v in t.items())
+        keys_s = ", ".join(f"{k}: {v}" for k, v in s.items())
+        spec = tmp_path / f"{kind}.yaml"
+        spec.write_text(f"name: q\nptx: {QUERY}\nentry: img_query\nlaunch: {{grid: [1], block: [1]}}\nparams:\n"
+                        f"- {{name: t, kind: texture, {keys_t}, format: r32f, fill: {{rule: arange}}}}\n"
+                        f"- {{name: s, kind: surface, {keys_s}, format: rgba32f}}\n"
+                        "- {name: out, kind: buffer, dtype: u32, shape: [6], role: output}\n")
+        rc = main(["probe", str(spec), str(QUERY)])
+        err = capsys.readouterr().err
+        assert rc == 2 and f"{kind}.yaml:" in err and "Traceback" not in err, (key, value, err)

@@ -223,7 +223,8 @@ def test_an_init_skeleton_with_geometry_null_refuses_to_load(tmp_path, capsys):
     assert main(["probe", str(out), str(path)]) == 2
     err = capsys.readouterr().err
     line = next(i for i, ln in enumerate(lines, 1) if "geometry: null" in ln)
-    assert f"sk.yaml:{line}:" in err and "params[0].geometry: null (a TODO left?) is not one of 1d, 2d, 3d, a1d, a2d" in err
+    assert f"sk.yaml:{line}:" in err
+    assert "params[0].geometry: null (a TODO left?) is not one of 1d, 2d, 3d, a1d, a2d" in err
 
 
 def test_init_of_a_query_only_image_says_so():

@@ -123,8 +123,10 @@ def test_memory_compare_identical_when_both_wrote_the_same():
 def test_surface_index_is_x_y_channel():
     from splice.probe.memory import _index
 
-    f = SimpleNamespace(kind="surface", format="rgba16f", width=10)
+    f = SimpleNamespace(kind="surface", format="rgba16f", width=10, height=4, geometry="2d")
     assert _index(f, 4 * (2 * 10 + 3) + 1) == [3, 2, 1]
+    f3 = SimpleNamespace(kind="surface", format="rgba16f", width=10, height=4, depth=3, geometry="3d")
+    assert _index(f3, 4 * (2 * 40 + 2 * 10 + 3) + 1) == [3, 2, 2, 1]      # x, y, z, channel
 
 
 def test_launch_bound_passes_the_entrys_arguments_then_in_out(tmp_path):

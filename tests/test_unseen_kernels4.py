@@ -236,12 +236,12 @@ def test_layered_and_cube_images_are_named_not_bound_as_2d():
     path = MODERN / "tex_layered_cube.ptx"
     text, rows = skeleton(path.read_text(), str(path))
     assert [r["kind"] for r in rows[:5]] == ["texture"] * 3 + ["surface"] * 2
-    for word in ("a2d (layered 2-D): the probe binds 2-D textures only", "cube (cube map)",
-                 "acube (layered cube map)", "a2d (layered 2-D): the probe binds 2-D surfaces only",
-                 "a1d (layered 1-D)"):
+    # (since the image geometries: a1d/a2d are bound, cube maps refused, two geometries named)
+    for word in ("used with 2 geometries, a2d (layered 2-D), 2d (2-D)", "used as cube (a cube map), which the probe",
+                 "used as acube (a layered cube map)", "geometry: a2d", "geometry: a1d"):
         assert word in text
     plain = MODERN / "tex_surf_objects.ptx"
-    assert "TODO: used as" not in skeleton(plain.read_text(), str(plain))[0]   # its first entry: 2-D only
+    assert "TODO: used" not in skeleton(plain.read_text(), str(plain))[0]   # its first entry: 2-D only
 
 
 # ---- video instructions' operand selectors --------------------------------------------------------
@@ -428,8 +428,8 @@ def test_g_build_follows_handles_into_the_fetch_helpers():
     path = MODERN / "tex_layered_cube_G.ptx"      # a reduced tex_layered_cube.cu: a2d, cube, a1d surface
     text, rows = skeleton(path.read_text(), str(path))
     assert [r["kind"] for r in rows] == ["texture", "texture", "surface", "buffer", "scalar"]
-    assert text.count("TODO: used as") == 3 and "never dereferenced" not in text
-    for geometry in ("a2d (layered 2-D)", "cube (cube map)", "a1d (layered 1-D)"):
+    assert text.count("TODO: used as") == 1 and "never dereferenced" not in text     # the cube map
+    for geometry in ("geometry: a2d", "cube (a cube map)", "geometry: a1d"):
         assert geometry in text
 
 

@@ -216,9 +216,11 @@ def check(spec: ProbeSpec, text: str, path: str) -> EntryDecl:
         raise _err(spec, "entry", f"{path} has no .entry {spec.entry!r} (entries: {', '.join(names) or 'none'})")
     check_params(spec, decl)
     check_launch(spec, decl)
+    from .images import check_geometries
     from .tables import check_globals
 
     check_globals(spec, text, path)      # the spec's globals: declared here, sized as the spec says
+    check_geometries(spec, text, path)
     return decl
 
 

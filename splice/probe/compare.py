@@ -83,7 +83,8 @@ def _hist(v: np.ndarray) -> dict:
 
 def elements(field, raw: np.ndarray) -> np.ndarray:
     """A read-back output as its element array: buffers (uint8 bytes) -> shape or 1-D;
-    surfaces ((H, C*W) elements) -> (H, W, C)."""
+    surfaces ((H, C*W) elements) -> (H, W, C); other geometries ``images.element_shape``
+    ((D, H, W, C), (layers, W, C) ...)."""
     t = field.element
     if field.kind in ("buffer", "global"):
         n = raw.size // t.size
@@ -93,10 +94,10 @@ def elements(field, raw: np.ndarray) -> np.ndarray:
             if count <= e.size:
                 return e[:count].reshape(field.shape)
         return e
+    from .images import element_shape
     from .spec import FORMATS
 
-    ch = FORMATS[field.format][1]
-    return raw.reshape(field.height, field.width, ch)
+    return raw.reshape(element_shape(field, FORMATS[field.format][1]))
 
 
 def _holds(field, e: np.ndarray, alt: bool) -> np.ndarray:
@@ -135,9 +136,12 @@ def output_coverage(field, e: np.ndarray, e_alt: np.ndarray | None = None) -> di
 
 
 def _place(field, idx: tuple) -> list:
-    """An index as the report shows it: (x, y) for a surface pixel, the index tuple otherwise."""
+    """An index as the report shows it: (x, y) for a surface pixel ((x, y, z|layer) ...:
+    ``images.place``), the index tuple otherwise."""
     if field.kind == "surface":
-        return [int(idx[1]), int(idx[0])]
+        from .images import place
+
+        return place(field, idx)
     return [int(i) for i in idx]
 
 
@@ -191,10 +195,10 @@ def compare_output(field, a: np.ndarray, b: np.ndarray) -> tuple:
     heat[idx] = np.maximum(per, 1e-300)
     heat = heat.reshape(a.shape)
     if field.kind == "surface":
-        heat = heat.max(axis=-1)
-        ys, xs = np.nonzero(heat)
-        res.update({"pixels": int(heat.size), "pixels_differ": int(ys.size), "first_xy": _place(field, first[:2]),
-                    "bbox": [int(xs.min()), int(ys.min()), int(xs.max()), int(ys.max())]})
+        from .images import difference_map
+
+        more, heat = difference_map(field, heat.max(axis=-1), first)
+        res.update(more)
     elif a.ndim > 2:
         heat = heat.reshape(a.shape[0], -1)
     return res, heat

@@ -30,9 +30,6 @@ from .spec import FORMATS, Field, ProbeSpec
 from .tables import ModuleGlobals, table_bytes
 
 BIG_SHARED = 48 * 1024
-_CHANNELS = {"rgba16f": (16, 16, 16, 16, "float"), "rg16f": (16, 16, 0, 0, "float"),
-             "r32f": (32, 0, 0, 0, "float"), "rgba32f": (32, 32, 32, 32, "float"),
-             "rgba8": (8, 8, 8, 8, "unsigned")}
 
 
 def import_cupy(where=None):
@@ -113,35 +110,40 @@ class Device:
         return int(dev.data.ptr) + shift
 
     def _image(self, f: Field) -> int:
-        cp = self.cp
-        rt, tex = cp.cuda.runtime, cp.cuda.texture
-        x, y, z, w, kind = _CHANNELS[f.format]
-        fk = rt.cudaChannelFormatKindFloat if kind == "float" else rt.cudaChannelFormatKindUnsigned
-        desc = tex.ChannelFormatDescriptor(x, y, z, w, fk)
-        flags = rt.cudaArraySurfaceLoadStore if f.kind == "surface" else 0
-        arr = tex.CUDAarray(desc, f.width, f.height, flags=flags)
-        res = tex.ResourceDescriptor(rt.cudaResourceTypeArray, cuArr=arr)
-        if f.kind == "texture" or f.role == "inout" or f.role == "input":
-            arr.copy_from(np.ascontiguousarray(texture_texels(f, self.spec.seed)))
-        if f.kind == "texture":
-            td = tex.TextureDescriptor(
-                addressModes=(rt.cudaAddressModeClamp, rt.cudaAddressModeClamp),
-                filterMode=rt.cudaFilterModePoint, readMode=rt.cudaReadModeElementType,
-                normalizedCoords=0)
-            obj = tex.TextureObject(res, td)
-            self.keep += [arr, res, td, obj]
-        else:
-            obj = tex.SurfaceObject(res)
-            self.keep += [arr, res, obj]
+        """A CUDA array of the field's geometry and its texture/surface object (images.py)."""
+        from . import images
+
+        images.check_device(self.cp, f)
+        host = None
+        if f.kind == "texture" or f.role in ("inout", "input"):
+            host = texture_texels(f, self.spec.seed)
+        try:
+            handle, arr, keep = images.create(self.cp, f, host)
+        except Exception as e:  # noqa: BLE001 - cupy's CUDARuntimeError, by name
+            if type(e).__name__ not in ("CUDADriverError", "CUDARuntimeError"):
+                raise
+            size = " x ".join(map(str, images.extents(f)))
+            raise SpliceError(f"cannot make {f.kind} {f.name} ({f.geometry}, {size}, {f.format}): {e}",
+                              self.spec.source, f.line or None) from None
+        self.keep += keep
+        if f.kind == "surface":
             self.arrays[f.name] = arr
-        return int(obj.ptr)
+        return handle
 
     # ---- modules -----------------------------------------------------------------------------
 
     def load(self, name: str, cubin, entry: Optional[str] = None) -> object:
         entry = entry or self.spec.entry
         mod = self.cp.RawModule(path=str(cubin))
-        k = mod.get_function(entry)
+        try:
+            k = mod.get_function(entry)          # cuModuleLoad runs here (lazily)
+        except Exception as e:  # noqa: BLE001 - cupy's CUDADriverError, by name
+            if type(e).__name__ != "CUDADriverError":
+                raise
+            raise SpliceError(f"the driver refuses to load the {name} module ({e}): ptxas compiled it, but this "
+                              "driver does not run an instruction in it (an H200 with driver 580 refuses "
+                              "suq.array_size, suq.channel_order and suq.memory_layout this way)",
+                              self.spec.source) from None
         dyn = self.spec.shared_dynamic
         if dyn > BIG_SHARED:
             k.max_dynamic_shared_size_bytes = dyn
@@ -210,7 +212,10 @@ class Device:
                 arr.copy_from(np.ascontiguousarray(src), stream)
 
     def read(self, stream) -> dict:
-        """{output name: host numpy array} (buffers as uint8, surfaces as (H, C*W) elements)."""
+        """{output name: host numpy array} (buffers as uint8, surfaces as ``images.host_shape``
+        elements: (H, C*W) for a 2-D one)."""
+        from .images import host_shape
+
         out = {}
         for f in self.spec.outputs:
             if f.kind == "global":                        # per module: ModuleGlobals.read
@@ -219,7 +224,7 @@ class Device:
                 out[f.name] = self.views[f.name].get(stream=stream)
             else:
                 ename, ch = FORMATS[f.format]
-                host = np.empty((f.height, ch * f.width), dtype=f.element.storage)
+                host = np.empty(host_shape(f, ch), dtype=f.element.storage)
                 self.arrays[f.name].copy_to(host, stream)
                 out[f.name] = host
         stream.synchronize()

@@ -375,10 +375,6 @@ def t_is_float(t) -> bool:
     return t is not None and t.is_float
 
 
-_GEOMETRY_WORDS = {".1d": "1-D", ".3d": "3-D", ".a1d": "layered 1-D", ".a2d": "layered 2-D", ".cube": "cube map",
-                   ".acube": "layered cube map", ".2dms": "multisample 2-D", ".a2dms": "layered multisample 2-D"}
-
-
 def _object_yaml(y, name: str, u: Use, indent: int, offset) -> None:
     pad = "  " * indent
     y.line(f"{pad}- name: {_scalar(name)}")
@@ -387,13 +383,10 @@ def _object_yaml(y, name: str, u: Use, indent: int, offset) -> None:
     seen = ", ".join(sorted({f"{t}{f' x{v}' if v > 1 else ''}" for t, v in u.types})) or "-"
     if u.image:
         y.line(f"{pad}  kind: {u.image}")
-        other = [g for g in u.geometries if g != ".2d"]
-        if other:
-            kinds = ", ".join(f"{g[1:]} ({_GEOMETRY_WORDS[g]})" for g in other)
-            y.line(f"{pad}  # TODO: used as {kinds}: the probe binds 2-D {u.image}s only")
-            y.line(f"{pad}  # (width x height), so a probe of this entry would give it an image of the wrong kind")
-        y.line(f"{pad}  width: null                # TODO")
-        y.line(f"{pad}  height: null               # TODO")
+        from .images import skeleton_lines
+
+        for ln in skeleton_lines(u.image, u.geometries):
+            y.line(f"{pad}  {ln}")
         y.line(f"{pad}  format: rgba16f            # check: r32f, rg16f, rgba8, rgba32f")
         if u.image == "texture":
             y.line(f"{pad}  fill: {{rule: uniform, seed: 1, range: [0.0, 1.0]}}")

@@ -156,18 +156,20 @@ def buffer_bytes(field: Field, spec_seed: int, limit: int | None = None) -> np.n
 
 
 def texture_texels(field: Field, spec_seed: int) -> np.ndarray:
-    """Texels as a (height, channels*width) array of the format's element type (the layout of
-    cupy's CUDAarray)."""
+    """Texels as an array of the format's element type in the layout of cupy's CUDAarray
+    (``images.host_shape``: ``(height, channels*width)`` for a 2-D image)."""
+    from .images import host_shape, texels
+
     fill = field.fill
     assert fill is not None and field.kind in ("texture", "surface")
     ename, ch = FORMATS[field.format]
     t = dt.TYPES[ename]
-    count = field.width * field.height * ch
+    count = texels(field) * ch
     if fill.rule == "f16_uniform" and ename == "f16":
         vals = f16_values(count, fill.low, fill.high, fill.seed, spec_seed)
     else:
         vals = element_values(t, count, fill, spec_seed)
-    return vals.reshape(field.height, ch * field.width)
+    return vals.reshape(host_shape(field, ch))
 
 
 def poison_value(field: Field, alt: bool = False) -> int:
@@ -180,10 +182,12 @@ def poison_value(field: Field, alt: bool = False) -> int:
 
 
 def surface_poison(field: Field, alt: bool = False) -> np.ndarray:
+    from .images import host_shape
+
     assert field.kind == "surface" and field.poison is not None
     ename, ch = FORMATS[field.format]
     t = dt.TYPES[ename]
-    return np.full((field.height, ch * field.width), poison_value(field, alt),
+    return np.full(host_shape(field, ch), poison_value(field, alt),
                    dtype=f"<u{t.size}").view(t.storage)
 
 

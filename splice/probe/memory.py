@@ -21,7 +21,8 @@ class Written:
     bytes_written: int           # bytes the original changed from the state before it ran
     bytes_differ: int            # bytes where original and spliced differ
     first_byte: int | None       # the first differing byte
-    first_index: list | None     # the element there: [x, y] for a surface pixel, [i] otherwise
+    first_index: list | None     # the element there: [x, y, channel] for a surface texel ([x, y, z|layer,
+    #                              channel] for 3-D and layered ones, images.index), [i] otherwise
     original: str | None         # that element's bits (hex), each side
     spliced: str | None
 
@@ -42,6 +43,7 @@ def writable(spec) -> list:
 
 def snapshot(dev, stream) -> dict:
     """{name: a device copy} of every writable field, ordered on ``stream``."""
+    from .images import host_shape
     from .spec import FORMATS
 
     cp, out = dev.cp, {}
@@ -51,7 +53,7 @@ def snapshot(dev, stream) -> dict:
                 out[f.name] = dev.views[f.name].copy()
         else:
             ch = FORMATS[f.format][1]
-            a = cp.empty((f.height, ch * f.width), dtype=f.element.storage)
+            a = cp.empty(host_shape(f, ch), dtype=f.element.storage)
             dev.arrays[f.name].copy_to(a, stream)
             out[f.name] = a
     return out
@@ -95,9 +97,8 @@ def _bits(xp, raw) -> str:
 
 def _index(f, e: int) -> list:
     if f.kind == "surface":
+        from .images import index
         from .spec import FORMATS
 
-        ch = FORMATS[f.format][1]
-        px = e // ch
-        return [px % f.width, px // f.width, e % ch]
+        return index(f, e, FORMATS[f.format][1])
     return [e]

@@ -23,7 +23,7 @@ _ARITH = {"mov", "add", "sub", "mad", "mul", "cvta", "cvt", "selp", "and", "or",
 _CALLER_SPACES = ("global", "generic", "tex", "surf")
 _IMAGES = {"tex": "texture", "surf": "surface"}
 _OWN_SPACES = ("shared", "const", "local")
-# texture/surface geometries (PTX ISA 9.7.10/9.7.11); the probe makes 2-D images only
+# texture/surface geometries (PTX ISA 9.7.10/9.7.11); the probe makes 1d, 2d, 3d, a1d, a2d (images.py)
 _GEOMETRIES = (".1d", ".2d", ".3d", ".a1d", ".a2d", ".cube", ".acube", ".2dms", ".a2dms")
 
 

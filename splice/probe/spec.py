@@ -34,7 +34,7 @@ TOP_KEYS = {"name", "ptx", "entry", "arch", "build_arch", "seed", "launch", "par
 LAUNCH_KEYS = {"grid", "block", "shared", "cluster", "sequence", "stream"}
 FIELD_KEYS = {"name", "offset", "kind", "dtype", "value", "bytes", "image_bytes", "shape",
               "align", "role", "fill", "poison", "width", "height", "format", "size", "fields",
-              "what", "ptx_name", "entries", "count", "each"}
+              "what", "ptx_name", "entries", "count", "each", "geometry", "depth", "layers"}
 FILL_KEYS = {"rule", "seed", "range", "max_code", "value", "f16_regions", "mean", "std",
              "start", "step", "path", "what"}
 
@@ -95,6 +95,9 @@ class Field:
     width: int = 0
     height: int = 0
     format: str = ""
+    geometry: str = "2d"          # textures/surfaces: 1d, 2d, 3d, a1d, a2d (images.py)
+    depth: int = 0                # 3d only
+    layers: int = 0               # a1d / a2d only
     fill: Optional[Fill] = None
     poison: Optional[int] = None  # outputs: byte (0..255) or element bit pattern written first
     poison_is_byte: bool = True
@@ -510,16 +513,15 @@ def _pos(c: _Ctx, x, where: str, holder) -> int:
     return x
 
 
-#: CUDA's 2-D texture and surface limits (maxTexture2D, maxSurface2D; every arch since sm_50)
+#: CUDA's 2-D texture and surface limits (maxTexture2D, maxSurface2D; every arch since sm_50);
+#: every geometry's limits: images.LIMITS
 MAX_IMAGE = (131072, 65536)
 
 
 def _image(c: _Ctx, d, where: str, name: str, offset: int, kind: str, base: Path) -> Field:
-    width = c.int(c.need(d, "width", where) and d, "width", f"{where}.width", 1)
-    height = c.int(c.need(d, "height", where) and d, "height", f"{where}.height", 1)
-    for key, v, most in (("width", width, MAX_IMAGE[0]), ("height", height, MAX_IMAGE[1])):
-        if v > most:   # 10^11 x 10^11 texels were accepted, then built on the host: a MemoryError traceback
-            raise c.err(f"{where}.{key}", f"{v}: more than the {most} CUDA allows a 2-D {kind}", d, key)
+    from . import images
+
+    ext = images.parse(c, d, where, kind)     # geometry, width, height, depth, layers
     fmt = d.get("format", "rgba16f")
     if fmt not in FORMATS:
         raise c.err(f"{where}.format", f"{fmt!r} is not one of {', '.join(FORMATS)}", d, "format")
@@ -531,17 +533,15 @@ def _image(c: _Ctx, d, where: str, name: str, offset: int, kind: str, base: Path
     if kind == "texture":
         if fill is None:
             raise c.err(f"{where}.fill", "missing", d)
-        return Field(name, offset, kind, 8, width=width, height=height, format=fmt, fill=fill,
-                     role="input", line=line, column=col)
+        return Field(name, offset, kind, 8, format=fmt, fill=fill, role="input", line=line, column=col, **ext)
     role = d.get("role", "output")
     if role not in ROLES:
         raise c.err(f"{where}.role", f"{role!r} is not one of {', '.join(ROLES)}", d, "role")
     poison = c.int(d, "poison", f"{where}.poison", 0, (1 << (8 * t.size)) - 1)
     if poison >= 1 << (8 * t.size):
         raise c.err(f"{where}.poison", f"{poison:#x} does not fit one {t.name} channel", d, "poison")
-    return Field(name, offset, kind, 8, width=width, height=height, format=fmt,
-                 fill=fill or Fill("zeros"), poison=poison, poison_is_byte=False, role=role,
-                 line=line, column=col)
+    return Field(name, offset, kind, 8, format=fmt, fill=fill or Fill("zeros"), poison=poison,
+                 poison_is_byte=False, role=role, line=line, column=col, **ext)
 
 
 def _field(c: _Ctx, d: Any, where: str, offset: Optional[int], legacy: bool, base: Path) -> Field:

@@ -273,7 +273,9 @@ def _moved_bytes(spec) -> int:
         if f.kind == "buffer":
             n += (f.image_bytes or f.bytes) * (2 if f.role == "inout" else 1)
         elif f.kind in ("texture", "surface"):
-            n += f.width * f.height * FORMATS[f.format][1] * f.element.size
+            from .images import texels
+
+            n += texels(f) * FORMATS[f.format][1] * f.element.size
     return n
 
 

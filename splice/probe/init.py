@@ -90,18 +90,27 @@ def _named_symbols(kernel) -> set:
     todo = [[st.node for st in kernel.stmts]]
     seen: set = set()
     while todo:
-        for node in todo.pop():
-            if type(node) is not m.Instruction:
-                continue
-            for o in node.operands:
-                for i in (o.items if type(o) in (m.Addr, m.Vec) else (o,)):
-                    base = i.base if type(i) is m.Offset else i
-                    if type(base) is m.Sym:
-                        named.add(base.name)
-                        if node.opcode == "call" and base.name in by_name and base.name not in seen:
-                            seen.add(base.name)          # its body, once (recursion ends here)
-                            todo.append(list(m.walk(by_name[base.name].body.items)))
+        for node, name in operand_symbols(todo.pop()):
+            named.add(name)
+            if node.opcode == "call" and name in by_name and name not in seen:
+                seen.add(name)          # its body, once (recursion ends here)
+                todo.append(list(m.walk(by_name[name].body.items)))
     return named - seen
+
+
+def operand_symbols(nodes):
+    """(instruction, symbol name) for each symbol an instruction of ``nodes`` names in an
+    operand: alone, in an address or a vector, or as an offset's base (``[g+16]``)."""
+    from ..ptx import model as m
+
+    for node in nodes:
+        if type(node) is not m.Instruction:
+            continue
+        for o in node.operands:
+            for i in (o.items if type(o) in (m.Addr, m.Vec) else (o,)):
+                base = i.base if type(i) is m.Offset else i
+                if type(base) is m.Sym:
+                    yield node, base.name
 
 
 def _refuse_32_bit(mod, path: str) -> None:

@@ -89,19 +89,9 @@ def globals_yaml(y, kernel, named: set) -> list:
 def _own_symbols(kernel) -> set:
     """The symbols the entry's own statements name (``init._named_symbols`` adds those of
     the functions it calls)."""
-    from ..ptx import model as m
+    from .init import operand_symbols
 
-    out = set()
-    for st in kernel.stmts:
-        node = st.node
-        if type(node) is not m.Instruction:
-            continue
-        for o in node.operands:
-            for i in (o.items if type(o) in (m.Addr, m.Vec) else (o,)):
-                base = i.base if type(i) is m.Offset else i
-                if type(base) is m.Sym:
-                    out.add(base.name)
-    return out
+    return {name for _node, name in operand_symbols(st.node for st in kernel.stmts)}
 
 
 def _global_yaml(y, v, u, escapes, seed: int) -> dict:

@@ -160,3 +160,17 @@ def test_gpu_a_wrong_high_half_is_caught_by_the_stage_and_the_harness(tmp_path):
     assert st is not None and st["first"]["register"] == "s", st
     h = r["harness"]["first_divergence"]
     assert h is not None and h["first"]["register"] == "s (bits 64-127)", h
+
+
+def test_probe_init_sizes_a_buffer_of_128_bit_atomics(tmp_path):
+    """``atom.global.cas.b128`` / ``exch.b128`` name no element type the probe knows (there is
+    no 16-byte dtype): the access was not recorded and the buffer was written as ``u8``,
+    "accessed as -"; it is two 64-bit words an access."""
+    import yaml
+
+    from splice.probe.init import skeleton
+
+    text, _rows = skeleton(MODULE.read_text(), str(MODULE), "cas128")
+    (p0,) = [p for p in yaml.safe_load(text)["params"] if p["name"] == "param_0"]
+    assert p0["dtype"] == "u64" and p0["role"] == "inout"
+    assert "accessed as .b64 x2" in text

@@ -375,6 +375,8 @@ def _record(u: Use, node, space: str, effect: str) -> None:
     packed = next((mm for mm in reversed(node.modifiers) if mm.endswith("x2") and dt.lookup(mm[:-2])), None)
     if packed and not t:                # atom.add.noftz.f16x2 / red.bf16x2: two elements of that type
         u.types.append((packed[:-2], 2 * vec))
+    if not t and ".b128" in node.modifiers:   # atom.cas.b128, ld.b128: two 64-bit words (there is
+        u.types.append((".b64", 2 * vec))      # no 16-byte element type; its size was lost: "u8")
     if t:
         u.types.append((t, vec))
         d = dt.lookup(t)

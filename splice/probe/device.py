@@ -140,10 +140,10 @@ class Device:
         except Exception as e:  # noqa: BLE001 - cupy's CUDADriverError, by name
             if type(e).__name__ != "CUDADriverError":
                 raise
-            raise SpliceError(f"the driver refuses to load the {name} module ({e}): ptxas compiled it, but this "
-                              "driver does not run an instruction in it (an H200 with driver 580 refuses "
-                              "suq.array_size, suq.channel_order and suq.memory_layout this way)",
-                              self.spec.source) from None
+            raise SpliceError(f"the driver refuses to load the {name} module ({e}), which ptxas compiled "
+                              "(one known cause: an instruction this driver does not run; an H200 with "
+                              "driver 580 refuses suq.array_size, suq.channel_order and suq.memory_layout "
+                              "with CUDA_ERROR_NOT_SUPPORTED)", self.spec.source) from None
         dyn = self.spec.shared_dynamic
         if dyn > BIG_SHARED:
             k.max_dynamic_shared_size_bytes = dyn

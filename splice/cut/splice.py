@@ -352,70 +352,26 @@ def _check_native_file(recipe, cut) -> None:
 
 
 def plan(recipe: Recipe, kernel=None) -> Plan:
+    """Every cut of the recipe bound to its target (``_plan_cut``), the expectations checked
+    for all of them before anything is refused, then the spliced text assembled."""
     t0 = time.perf_counter()
     source = read_text(recipe.module)
     if kernel is None:
         kernel = _load_entry(recipe)
     t1 = time.perf_counter()
-    module = kernel.module
-    entry = kernel.name
-    fn = kernel.fn
     params = param_names(kernel)
-    param0 = params[0] if params else ""
-    namer = Namer.for_source(source)
-    func_cache = {}
-    plans = []
-    bad = []
+    shared = {"namer": Namer.for_source(source), "func_cache": {}, "param0": params[0] if params else ""}
+    plans, bad = [], []
     cid = 0
     for cut in recipe.cuts:
         for title, ph, i, j, epi in _cut_targets(recipe, cut, kernel):
             cid += 1
-            first, last = kernel.stmts[i].n, kernel.stmts[j].n
-            refuse_vector_registers(kernel, i, j, recipe.module)
-            refuse_split_carry(kernel, i, j, recipe.module)
-            if epi is not None:
-                abi = epilogue_abi(kernel, cut, ph, epi)
-            else:
-                abi = _phase_abi(kernel, ph) if ph is not None else kernel.abi(first, last)
-            facts = cut_facts(kernel, i, j, abi, ph)
-            facts["phases"] = _phases_in(kernel, cut, first, last)
-            facts.update(epilogue_facts(kernel, i, j, abi, epi or classify_range(kernel, first, last)))
-            rows = check_expect(cut, facts) + check_epilogue_expect(cut, facts)
+            cp, rows = _plan_cut(recipe, kernel, source, cut, (title, ph, i, j, epi), cid, shared)
             where = f" (E{epi.index})" if epi is not None and ph is None else \
                 (f" (phase {ph.index})" if ph is not None else "")
             bad += [(f"{cut.index}" + where,) + r for r in rows]
-            if rows:
-                continue
-            region = cut_region(kernel, source, i, j)
-            if region is None:
-                raise recipe.error("the cut's statements have no source position", cut.select, cut)
-            if not _balanced(source[region[0]:region[1]]):
-                raise recipe.error(f"{title} splits a {{ }} scope: widen the cut to whole blocks",
-                                   cut.select, cut)
-            wb = tuple(ph.weight_bytes) if ph is not None and ph.weight_bytes else (None, None)
-            ctx = {"phase": ph.index if ph is not None else 0, "first": first, "last": last,
-                   "mma": facts["mma"], "weight_lo": wb[0] if wb[0] is not None else 0,
-                   "weight_hi": wb[1] if wb[1] is not None else 0,
-                   "slot_stride": (ph.slot_stride or 0) if ph is not None else 0,
-                   "entry": entry, "param0": param0, "cut": cid}
-            if epi is not None:
-                ctx.update(epilogue_context(kernel, epi))
-            try:
-                shown = str(cut.native.relative_to(Path.cwd()))
-            except ValueError:
-                shown = str(cut.native)
-            _check_native_file(recipe, cut)
-            nat = load_native(cut.native, cut.params, ctx, display=shown)
-            _check_params(recipe, cut, nat)
-            _check_values(recipe, cut, kernel)
-            vtypes = {k: (kernel.reg_type(v) or ".b32") for k, v in cut.values.items()}
-            view = _AbiView(abi, cut.values, vtypes)
-            b = bind(nat, view, cut.abi, namer, cid, threads=cut.threads, sync=cut.sync,
-                     func_cache=func_cache, title=title)
-            removed = sum(1 for s in kernel.stmts[i:j + 1] if s.n is not None)
-            lines = (source.count("\n", 0, region[0]) + 1, source.count("\n", 0, region[1]) + 1)
-            plans.append(CutPlan(cut, title, ph.index if ph is not None else None, first, last, removed,
-                                 lines, region, b, view, facts, shown, dict(nat.params)))
+            if cp is not None:
+                plans.append(cp)
     if bad:
         first_bad = next(c for c in recipe.cuts if str(c.index) == bad[0][0].split()[0])
         key = "expect" if "expect" in first_bad.at else None
@@ -423,10 +379,66 @@ def plan(recipe: Recipe, kernel=None) -> Plan:
                            f"{'es' if len(bad) > 1 else ''}); nothing was written", key, first_bad,
                            detail=expect_table(bad) + f"\n  module: {recipe.module}")
     t2 = time.perf_counter()
-    text, pieces, shared = _assemble(source, module, fn, plans, recipe)
+    text, pieces, added = _assemble(source, kernel.module, kernel.fn, plans, recipe)
     t3 = time.perf_counter()
-    return Plan(recipe, entry, source, text, plans, pieces,
-                {"load": t1 - t0, "bind": t2 - t1, "assemble": t3 - t2}, shared)
+    return Plan(recipe, kernel.name, source, text, plans, pieces,
+                {"load": t1 - t0, "bind": t2 - t1, "assemble": t3 - t2}, added)
+
+
+def _plan_cut(recipe, kernel, source, cut, target, cid: int, shared: dict):
+    """(CutPlan or None, expectation mismatches) of one target of a cut: its ABI and facts,
+    its ``expect:`` rows (a mismatch: no plan, the caller reports them all), then its native
+    loaded with the cut's context and bound.  ``shared``: the recipe's namer, ``.func`` cache
+    and first parameter's name."""
+    title, ph, i, j, epi = target
+    first, last = kernel.stmts[i].n, kernel.stmts[j].n
+    refuse_vector_registers(kernel, i, j, recipe.module)
+    refuse_split_carry(kernel, i, j, recipe.module)
+    if epi is not None:
+        abi = epilogue_abi(kernel, cut, ph, epi)
+    else:
+        abi = _phase_abi(kernel, ph) if ph is not None else kernel.abi(first, last)
+    facts = cut_facts(kernel, i, j, abi, ph)
+    facts["phases"] = _phases_in(kernel, cut, first, last)
+    facts.update(epilogue_facts(kernel, i, j, abi, epi or classify_range(kernel, first, last)))
+    rows = check_expect(cut, facts) + check_epilogue_expect(cut, facts)
+    if rows:
+        return None, rows
+    region = cut_region(kernel, source, i, j)
+    if region is None:
+        raise recipe.error("the cut's statements have no source position", cut.select, cut)
+    if not _balanced(source[region[0]:region[1]]):
+        raise recipe.error(f"{title} splits a {{ }} scope: widen the cut to whole blocks", cut.select, cut)
+    ctx = _native_context(kernel, ph, epi, first, last, facts, cid, shared["param0"])
+    try:
+        shown = str(cut.native.relative_to(Path.cwd()))
+    except ValueError:
+        shown = str(cut.native)
+    _check_native_file(recipe, cut)
+    nat = load_native(cut.native, cut.params, ctx, display=shown)
+    _check_params(recipe, cut, nat)
+    _check_values(recipe, cut, kernel)
+    vtypes = {k: (kernel.reg_type(v) or ".b32") for k, v in cut.values.items()}
+    view = _AbiView(abi, cut.values, vtypes)
+    b = bind(nat, view, cut.abi, shared["namer"], cid, threads=cut.threads, sync=cut.sync,
+             func_cache=shared["func_cache"], title=title)
+    removed = sum(1 for s in kernel.stmts[i:j + 1] if s.n is not None)
+    lines = (source.count("\n", 0, region[0]) + 1, source.count("\n", 0, region[1]) + 1)
+    return CutPlan(cut, title, ph.index if ph is not None else None, first, last, removed,
+                   lines, region, b, view, facts, shown, dict(nat.params)), []
+
+
+def _native_context(kernel, ph, epi, first: int, last: int, facts: dict, cid: int, param0: str) -> dict:
+    """What a native's ``{{ }}`` templates may name (docs/recipes.md)."""
+    wb = tuple(ph.weight_bytes) if ph is not None and ph.weight_bytes else (None, None)
+    ctx = {"phase": ph.index if ph is not None else 0, "first": first, "last": last,
+           "mma": facts["mma"], "weight_lo": wb[0] if wb[0] is not None else 0,
+           "weight_hi": wb[1] if wb[1] is not None else 0,
+           "slot_stride": (ph.slot_stride or 0) if ph is not None else 0,
+           "entry": kernel.name, "param0": param0, "cut": cid}
+    if epi is not None:
+        ctx.update(epilogue_context(kernel, epi))
+    return ctx
 
 
 def _line_break_before_rest(source: str, end: int) -> str:
@@ -460,24 +472,15 @@ def _kept_locs(source: str, start: int, end: int, named: set) -> list:
 
 
 def _assemble(source, module, fn, plans, recipe):
+    """(spliced text, its pieces, the shared bytes added): the source with the preludes (the
+    call-shared slots, each called cut's ``.func``) before the entry and each cut's region
+    replaced by its site, every piece remembering where its lines come from."""
     order = sorted(plans, key=lambda p: p.region)
     named = set(_INLINED_AT.findall(source)) if "inlined_at" in source else set()
     for a, b in zip(order, order[1:]):
         if b.region[0] < a.region[1]:
             raise recipe.error(f"{b.title} overlaps {a.title} (cut {a.cut.index})", b.cut.select, b.cut)
-    pre_blocks = []
-    shared = max((p.binding.shared_bytes for p in plans), default=0)
-    if shared and re.search(r"(?<![\w$])__splice_ret(?![\w$])", source):
-        first = next(p for p in plans if p.binding.shared_bytes)
-        raise recipe.error("the module already declares __splice_ret (a call-shared cut spliced it before): a "
-                           "second one would redeclare it (ptxas: duplicate definition; --no-ptxas wrote the broken "
-                           "module); splice the original module with every cut in one recipe", "abi", first.cut)
-    if shared:
-        pre_blocks.append((f"// splice: per-thread return slots of the call-shared cuts\n"
-                           f".shared .align 8 .b8 __splice_ret[{shared}];", [None, None], None))
-    for p in plans:
-        for blk, org in zip(p.binding.prelude, p.binding.prelude_origin):
-            pre_blocks.append((blk, org, p))
+    shared, pre_blocks = _preludes(source, plans, recipe)
     chunks = []   # (text, kind, info)
     pos = 0
     fstart = source.rfind("\n", 0, fn.span[0]) + 1
@@ -489,29 +492,53 @@ def _assemble(source, module, fn, plans, recipe):
     for p in order:
         s, e = p.region
         chunks.append((source[pos:s], "orig", source.count("\n", 0, pos) + 1))
-        ls = source.rfind("\n", 0, s) + 1
-        lead = source[ls:s] if s > ls else ""
-        indent_src = p.binding.site
-        first_line_start = source.rfind("\n", 0, e) + 1
-        ind = ""
-        # indentation of the removed text's first line
-        k = s
-        while k < len(source) and source[k] in " \t":
-            ind += source[k]
-            k += 1
-        locs = _kept_locs(source, s, e, named) if named else []
-        site_origin = list(p.binding.site_origin)
-        if locs:
-            indent_src = list(indent_src) + ["// splice: the cut's .loc lines an inlined_at names"] + locs
-            site_origin += [None] * (len(indent_src) - len(site_origin))
-        text = "\n".join((ind + ln) if ln else ln for ln in indent_src)
-        text += _line_break_before_rest(source, e)
-        del lead, first_line_start
-        chunks.append((text, "site", site_origin, p))
+        chunks.append(_site(source, p, named))
         pos = e
     chunks.append((source[pos:], "orig", source.count("\n", 0, pos) + 1))
-    out = []
-    pieces = []
+    return *_joined(chunks), shared
+
+
+def _preludes(source: str, plans: list, recipe) -> tuple:
+    """(shared bytes, [(text, origin, plan)]): the call-shared cuts' slot array (refused when
+    the module has one already: it was spliced before) and the called cuts' functions."""
+    shared = max((p.binding.shared_bytes for p in plans), default=0)
+    if shared and re.search(r"(?<![\w$])__splice_ret(?![\w$])", source):
+        first = next(p for p in plans if p.binding.shared_bytes)
+        raise recipe.error("the module already declares __splice_ret (a call-shared cut spliced it before): a "
+                           "second one would redeclare it (ptxas: duplicate definition; --no-ptxas wrote the broken "
+                           "module); splice the original module with every cut in one recipe", "abi", first.cut)
+    blocks: list = []
+    if shared:
+        blocks.append((f"// splice: per-thread return slots of the call-shared cuts\n"
+                       f".shared .align 8 .b8 __splice_ret[{shared}];", [None, None], None))
+    for p in plans:
+        for blk, org in zip(p.binding.prelude, p.binding.prelude_origin):
+            blocks.append((blk, org, p))
+    return shared, blocks
+
+
+def _site(source: str, p, named: set) -> tuple:
+    """The chunk that replaces cut ``p``'s region: its site lines at the indentation of the
+    removed text's first line, then the ``.loc`` lines an ``inlined_at`` after it names."""
+    s, e = p.region
+    ind = ""
+    k = s
+    while k < len(source) and source[k] in " \t":
+        ind += source[k]
+        k += 1
+    lines = p.binding.site
+    site_origin = list(p.binding.site_origin)
+    locs = _kept_locs(source, s, e, named) if named else []
+    if locs:
+        lines = list(lines) + ["// splice: the cut's .loc lines an inlined_at names"] + locs
+        site_origin += [None] * (len(lines) - len(site_origin))
+    text = "\n".join((ind + ln) if ln else ln for ln in lines)
+    return text + _line_break_before_rest(source, e), "site", site_origin, p
+
+
+def _joined(chunks: list) -> tuple:
+    """(text, pieces) of the chunks, each piece with its first output line."""
+    out, pieces = [], []
     line = 1
     for ch in chunks:
         text, kind = ch[0], ch[1]
@@ -522,4 +549,4 @@ def _assemble(source, module, fn, plans, recipe):
             pieces.append(Piece(line, n + 1, kind, origin=list(ch[2]), cut=ch[3]))
         out.append(text)
         line += n
-    return "".join(out), pieces, shared
+    return "".join(out), pieces

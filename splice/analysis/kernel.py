@@ -65,6 +65,12 @@ def element_writes(defs, vectors: dict) -> bool:
     return any("." in d and element_base(d, vectors) != d for d in defs)
 
 
+def _in_range(name: str, prefix: str, count: int) -> bool:
+    """Whether ``name`` is one of ``prefix<count>``'s registers (``%r2`` of ``%r<4>``)."""
+    digits = name[len(prefix):]    # ptxas reads the number: %r02 is %r<4>'s %r2 too
+    return name.startswith(prefix) and digits.isdigit() and digits.isascii() and int(digits) < count
+
+
 def _labels_once(stmts: list, scope_of: list, entry: str, path) -> None:
     """Refuse a label defined twice in one scope (ptxas: duplicate definition of label): a
     branch to it went to whichever the control flow took, and spec, notes, extract and
@@ -145,6 +151,12 @@ class Kernel:
         # ``%v.x`` names an element of ``%v`` (``element_base``)
         self.vectors = walk.vectors
         _labels_once(stmts, scope_of, self.name, self.path)
+        if walk.twice is not None:
+            a, first, b, line = walk.twice
+            what = (f"register {a} is declared twice" if a == b else f"{b} declares {a} again" if "<" in b
+                    else f"{b} is already declared by {a}")
+            raise SpliceError(f"{self.name}: {what} in one scope (lines {first} and {line}): ptxas refuses "
+                              "the module (duplicate definition of variable)", path=self.path, line=line)
         self.stmts = stmts
         self._by_opcode = walk.by_opcode
         self._scope_of = scope_of
@@ -391,6 +403,26 @@ class _Walk:
         self.by_opcode: dict = {}     # opcode -> statement indices of its instructions
         self.stmts, self.scope_of, self.parent = stmts, scope_of, parent
         self.scope_names, self.scope_ranges = scope_names, scope_ranges
+        self.lines: dict = {}          # (scope id, name or "prefix<>") -> its declaration's line
+        self.twice = None              # (first name, its line, second name, its line) of a scope
+
+    def declared_once(self, sid: int, d, line: int) -> None:
+        """Note a register a scope declares a second time (``.reg .b32 %r1;`` twice, ``%r2``
+        after ``%r<4>``, ``%r<8>`` after ``%r<4>``): ptxas refuses the module ("Duplicate
+        definition of variable"), and the analysis kept one of the two types in silence.  The
+        same name in a nested scope shadows it and is legal."""
+        names, ranges = self.scope_names[sid], self.scope_ranges[sid]
+        shown = d.name + ("<%d>" % d.count if d.count is not None else "")
+        if d.count is not None:
+            before = [(d.name + "<%d>" % c, self.lines[(sid, d.name + "<>")]) for c, _t in ranges.get(d.name, ())]
+            before += [(x, self.lines[(sid, x)]) for x in names if _in_range(x, d.name, d.count)]
+        else:
+            before = [(d.name, self.lines[(sid, d.name)])] if d.name in names else []
+            before += [(p + "<%d>" % c, self.lines[(sid, p + "<>")]) for p, rs in ranges.items()
+                       for c, _t in rs if _in_range(d.name, p, c)]
+        if before and self.twice is None:
+            self.twice = (before[0][0], before[0][1], shown, line)
+        self.lines[(sid, d.name + ("<>" if d.count is not None else ""))] = line
 
     def visit(self, items, depth, sid):
         Block, Instruction, Label, Decl = m.Block, m.Instruction, m.Label, m.Decl
@@ -427,6 +459,7 @@ class _Walk:
                 if it.vector is not None:
                     self.vectors.update((d.name, (it.vector + " " + ty, it.line)) for d in it.declarators)
                 for d in it.declarators:
+                    self.declared_once(sid, d, it.line)
                     if d.count is not None:
                         self.scope_ranges[sid].setdefault(d.name, []).append((d.count, ty))
                     else:

@@ -1,0 +1,69 @@
+"""A register declared twice in one scope: ptxas refuses the module ("Duplicate definition of
+variable"), and the analysis kept one of the two declarations' types in silence (sweep 6's
+leftover).  Each form ptxas refuses is refused at the second declaration's line; a nested
+scope's same name (shadowing) and names outside a range are legal."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from splice.analysis import Kernel
+from splice.cli import main
+from splice.errors import SpliceError
+from splice.ptx import parse
+
+HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+
+
+def _kernel(body: str) -> Kernel:
+    return Kernel(parse(HEAD + body + "\nret;\n}\n", "dup.ptx"))
+
+
+@pytest.mark.parametrize("body, said", [
+    (".reg .b32 %r1;\n.reg .b32 %r1;", "register %r1 is declared twice"),
+    (".reg .b32 %r1;\n.reg .f32 %r1;", "register %r1 is declared twice"),          # another type
+    (".reg .b32 %r<4>;\n.reg .b32 %r2;", "%r2 is already declared by %r<4>"),
+    (".reg .b32 %r<4>;\n.reg .b32 %r03;", "%r03 is already declared by %r<4>"),    # ptxas reads 03 as 3
+    (".reg .b32 %r2;\n.reg .f32 %r<4>;", "%r<4> declares %r2 again"),
+    (".reg .b32 %r<4>;\n.reg .b32 %r<8>;", "%r<8> declares %r<4> again"),
+    (".reg .b32 %a, %b, %a;", "register %a is declared twice"),
+])
+def test_a_register_declared_twice_in_one_scope_is_refused_at_its_line(body, said):
+    with pytest.raises(SpliceError) as ei:
+        _kernel(body)
+    assert said in ei.value.message and "duplicate definition" in ei.value.message
+    assert ei.value.line == 5 + body.count("\n") + 1
+
+
+@pytest.mark.parametrize("body", [
+    ".reg .b32 %r1;\n{\n.reg .b32 %r1;\n}",                 # shadowing in a nested scope
+    ".reg .b32 %r<4>;\n.reg .b32 %r4;\n.reg .b32 %rd2;",    # past the range; another prefix
+    "{\n.reg .b32 %r1;\n}\n{\n.reg .b32 %r1;\n}",           # sibling scopes (inline asm repeats)
+])
+def test_legal_declarations_stay_legal(body):
+    assert _kernel(body).name == "k"
+
+
+@pytest.mark.needs("ptxas")
+def test_ptxas_agrees_on_each_form(tmp_path):
+    """Every refused form is one ptxas refuses, every legal one it takes."""
+    import subprocess
+
+    ptxas = shutil.which("ptxas")
+    for body, ok in ((".reg .b32 %r<4>;\n.reg .b32 %r03;", False), (".reg .b32 %r2;\n.reg .f32 %r<4>;", False),
+                     (".reg .b32 %r1;\n{\n.reg .b32 %r1;\n}", True), (".reg .b32 %r<4>;\n.reg .b32 %r4;", True)):
+        f = tmp_path / "k.ptx"
+        f.write_text(HEAD + body + "\nret;\n}\n")
+        r = subprocess.run([ptxas, "-arch=sm_90", str(f), "-o", str(tmp_path / "k.cubin")], capture_output=True)
+        assert (r.returncode == 0) == ok, (body, r.stderr)
+
+
+def test_the_commands_say_so_with_exit_2(tmp_path, capsys):
+    f = tmp_path / "dup.ptx"
+    f.write_text(HEAD + ".reg .b32 %r<4>;\n.reg .b32 %r2;\nret;\n}\n")
+    for cmd in (["spec", str(f)], ["notes", str(f), "-o", str(tmp_path / "n.md")], ["extract", str(f), "--statements", "s1-s1"]):
+        assert main(cmd) == 2
+        err = capsys.readouterr().err
+        assert "dup.ptx:7" in err and "already declared" in err and "Traceback" not in err
+    assert not (tmp_path / "n.md").exists()

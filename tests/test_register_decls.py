@@ -67,3 +67,4 @@ def test_the_commands_say_so_with_exit_2(tmp_path, capsys):
         err = capsys.readouterr().err
         assert "dup.ptx:7" in err and "already declared" in err and "Traceback" not in err
     assert not (tmp_path / "n.md").exists()
+

@@ -199,15 +199,21 @@ def _named_file(c: Path, spec: str, where: tuple) -> bool:
 MAX_CANDIDATES = 20
 
 
+#: PTX comments, as bytes (a block comment never closed runs to the end, matched once: linear)
+_COMMENTS = re.compile(rb"//[^\n]*|/\*.*?(?:\*/|\Z)", re.S)
+
+
 def _files_with_entry(directory: Path, entry: str) -> list:
-    """Every regular ``*.ptx`` of ``directory`` that declares ``.entry <entry>``, in name order."""
+    """Every regular ``*.ptx`` of ``directory`` that declares ``.entry <entry>`` outside a
+    comment (a note's ``// .entry k`` made the search ambiguous), in name order."""
     if not directory.is_dir():
         return []
     pat = re.compile(rb"\.entry\s+" + re.escape(entry.encode()) + rb"(?![\w$])")
     hits = []
     for f in sorted(directory.glob("*.ptx")):
         try:   # only regular files: a FIFO or a device named *.ptx must not hang the scan
-            if f.is_file() and pat.search(read_input(f)):
+            raw = read_input(f) if f.is_file() else None
+            if raw is not None and pat.search(raw) and pat.search(_COMMENTS.sub(b" ", raw)):
                 hits.append(f)
         except OSError:
             continue

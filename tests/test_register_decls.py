@@ -62,7 +62,8 @@ def test_ptxas_agrees_on_each_form(tmp_path):
 def test_the_commands_say_so_with_exit_2(tmp_path, capsys):
     f = tmp_path / "dup.ptx"
     f.write_text(HEAD + ".reg .b32 %r<4>;\n.reg .b32 %r2;\nret;\n}\n")
-    for cmd in (["spec", str(f)], ["notes", str(f), "-o", str(tmp_path / "n.md")], ["extract", str(f), "--statements", "s1-s1"]):
+    for cmd in (["spec", str(f)], ["notes", str(f), "-o", str(tmp_path / "n.md")],
+                ["extract", str(f), "--statements", "s1-s1"]):
         assert main(cmd) == 2
         err = capsys.readouterr().err
         assert "dup.ptx:7" in err and "already declared" in err and "Traceback" not in err

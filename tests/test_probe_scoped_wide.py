@@ -174,3 +174,16 @@ def test_probe_init_sizes_a_buffer_of_128_bit_atomics(tmp_path):
     (p0,) = [p for p in yaml.safe_load(text)["params"] if p["name"] == "param_0"]
     assert p0["dtype"] == "u64" and p0["role"] == "inout"
     assert "accessed as .b64 x2" in text
+
+
+def test_a_module_already_instrumented_is_refused_before_the_gpu():
+    """The stage and profile pointers are declared by the probe; a module that already names one
+    (instrumented, saved, probed again) was refused by ptxas on the GPU run only."""
+    from splice.errors import SpliceError
+    from splice.probe.stages import PTR, insert_code
+
+    text = ".version 8.0\n.target sm_90\n.address_size 64\n.global .align 8 .u64 " + PTR + ";\n"
+    with pytest.raises(SpliceError, match="line 4 of the module already names __splice_stage_ptr"):
+        insert_code(text.splitlines(keepends=True), {}, {}, PTR, "debug-stage buffer")
+    ok = insert_code(text.replace(PTR, PTR + "_x").splitlines(keepends=True), {}, {}, PTR, "debug-stage buffer")
+    assert ok.count(PTR + ";") == 1

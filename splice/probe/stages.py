@@ -295,6 +295,12 @@ def insert_code(lines: list, before: dict, after: dict, ptr: str, what: str) -> 
     decl = next((i for i, ln in enumerate(lines, start=1) if re.match(r"\s*\.address_size\b", ln)), None)
     if decl is None:
         raise SpliceError(f"module has no .address_size directive; cannot add the {what} pointer")
+    named = re.compile(r"(?<![\w$])" + re.escape(ptr) + r"(?![\w$])")
+    again = next((i for i, ln in enumerate(lines, start=1) if named.search(ln)), None)
+    if again is not None:     # ptxas: duplicate definition, on the GPU run, after the whole build
+        raise SpliceError(f"line {again} of the module already names {ptr}, the {what} pointer the probe adds "
+                          "(a module the probe instrumented, saved and probed again?): probe the module "
+                          "it was made from")
     after = {k: list(v) for k, v in after.items()}
     after.setdefault(decl, []).insert(0, f"\n// splice probe: {what} (set by the host)\n"
                                          f".global .align 8 .u64 {ptr};\n")

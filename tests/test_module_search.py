@@ -24,3 +24,4 @@ def test_a_module_search_by_entry_skips_a_file_that_names_it_only_in_a_comment(t
     (d / "d-also.ptx").write_text(HEAD + "ret;\n}\n")
     with pytest.raises(SpliceError, match="2 files of"):
         resolve_module("k.ptx", tmp_path, [d], entry="k")
+

@@ -179,6 +179,11 @@ def skeleton(text: str, path: str, entry: Optional[str] = None, variables: Optio
     y.line("launch:")
     y.kv("grid", None, 1, "TODO: blocks, e.g. [64, 1, 1]")
     req = decl.directive(".reqntid")
+    if req and not all(isinstance(v, int) and v >= 1 for v in req):
+        # no launch has a block of zero threads, and ptxas refuses the module: a skeleton saying
+        # block: [0, 0, 0] went on to fail at the compile
+        raise SpliceError(f"{k.name}: .reqntid {', '.join(map(str, req))} asks for a block of no thread "
+                          "(ptxas refuses the module): no probe can launch it", path, line=k.fn.line)
     if req:
         y.kv("block", list(req) + [1] * (3 - len(req)), 1, "from .reqntid")
     else:

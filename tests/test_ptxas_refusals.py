@@ -1,7 +1,10 @@
-"""A register declared twice in one scope: ptxas refuses the module ("Duplicate definition of
-variable"), and the analysis kept one of the two declarations' types in silence (sweep 6's
-leftover).  Each form ptxas refuses is refused at the second declaration's line; a nested
-scope's same name (shadowing) and names outside a range are legal."""
+"""Modules ptxas refuses, refused by splice first, at their line (sweep 6's leftovers).
+
+A register declared twice in one scope: ptxas says "Duplicate definition of variable", and the
+analysis kept one of the two declarations' types in silence.  Each form ptxas refuses is refused
+at the second declaration's line; a nested scope's same name (shadowing) and names outside a
+range are legal.  A ``.reqntid`` of zero threads: probe init wrote a skeleton that failed at
+the compile."""
 from __future__ import annotations
 
 import shutil
@@ -69,3 +72,16 @@ def test_the_commands_say_so_with_exit_2(tmp_path, capsys):
         assert "dup.ptx:7" in err and "already declared" in err and "Traceback" not in err
     assert not (tmp_path / "n.md").exists()
 
+
+def test_probe_init_refuses_a_block_of_no_thread(tmp_path, capsys):
+    """``.reqntid 0, 0, 0`` (ptxas: "Positive non-zero value expected"): the skeleton said
+    ``block: [0, 0, 0]`` and the probe failed at the compile."""
+    from splice.cli import main
+
+    f = tmp_path / "rq.ptx"
+    f.write_text(".version 8.0\n.target sm_90\n.address_size 64\n"
+                 ".visible .entry k(.param .u64 p) .reqntid 0, 0, 0\n{\nret;\n}\n")
+    assert main(["probe", "init", str(f), "-o", str(tmp_path / "s.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert "rq.ptx:4" in err and "block of no thread" in err and "Traceback" not in err
+    assert not (tmp_path / "s.yaml").exists()

@@ -61,6 +61,8 @@ def test_a_pattern_is_linear_on_hostile_text(name):
             for atom in _ATOMS:
                 for tail in _TAILS:
                     text = pre + atom * N + tail
+                    if isinstance(pattern.pattern, bytes):   # a pattern over a file's bytes
+                        text = text.encode("utf-8", "surrogateescape")  # type: ignore[assignment]
                     for fn in (pattern.match, pattern.fullmatch):
                         signal.setitimer(signal.ITIMER_REAL, LIMIT_S)
                         try:

@@ -14,6 +14,10 @@ from .spec import param_fields, shared_arrays, table_loads, weight_image_bytes
 MAX_EVIDENCE = 3
 
 
+# how a phase's B source reads in a sentence ("B from …")
+_B_FROM = {"descriptor": "a shared-memory descriptor"}
+
+
 def _rng(a, b):
     return f"s{a}–s{b}" if a != b else f"s{a}"
 
@@ -154,8 +158,9 @@ def _phase_notes(k, w) -> None:
         w("")
     now = [p.index for p in phases if p.weight_bytes is None]
     if now:
+        srcs = sorted({_B_FROM.get(k.phase(i).b_source, k.phase(i).b_source) for i in now})
         w(f"Phases that read no weight operand: {', '.join('P%d' % i for i in now)} "
-          f"(B from {', '.join(sorted({k.phase(i).b_source for i in now}))}).")
+          f"(B from {', '.join(srcs)}).")
         w("")
 
 

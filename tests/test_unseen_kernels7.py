@@ -47,3 +47,40 @@ def test_mma_sync_b_from_registers_is_unchanged():
     """mma.sync's B fragment is registers (loaded by ld.global here): not a descriptor."""
     k = _kernel(MODERN / "mma_epilogues_sm90.ptx", "_Z14bf16_gemm_reluPKjS0_PjS1_i")
     assert k.phases and all(p.b_source != "descriptor" for p in k.phases)
+
+
+# ---- verify: an explanation that prints both sides the same ----------------------------------------
+
+BITOPS = MODERN / "int_bitops_lop3.ptx"
+BYTE_OPS = "_Z8byte_opsPKjS0_Pjijjj"
+
+
+def _mutated_verify(tmp_path, old, new):
+    from splice.cut.recipe import load_recipe
+    from splice.cut.splice import plan
+    from splice.verify.compare import verify_plan
+    from .test_unseen_kernels2 import _cut_of
+
+    _cut_of(tmp_path, BITOPS, BYTE_OPS, 22, 47)
+    text = (tmp_path / "n.ptx").read_text()
+    assert old in text
+    (tmp_path / "n.ptx").write_text(text.replace(old, new, 1))
+    [r] = verify_plan(plan(load_recipe(str(tmp_path / "r.yaml"), [tmp_path])))
+    return r
+
+
+def test_verify_names_where_two_masked_operands_part(tmp_path):
+    """``mul24.hi`` changed to ``mul24.lo`` deep under a chain of ``lop3`` (an operation that
+    may mask a difference): verify said "lop3 operand 1 operand is lop3.b32(lop3(…), mul24(…),
+    …) here, lop3.b32(lop3(…), mul24(…), …) in the original" — the same text twice, the
+    difference elided.  It now names where the two forms part."""
+    r = _mutated_verify(tmp_path, "mul24.hi.u32", "mul24.lo.u32")
+    assert r.verdict == "not proven"
+    assert "mul24.lo" in r.reason and "mul24.hi" in r.reason, r.reason
+
+
+def test_verify_names_a_changed_prmt_mode(tmp_path):
+    """``prmt.b32.ecl`` changed to ``.ecr``, the first of twelve values folded by lop3s."""
+    r = _mutated_verify(tmp_path, "prmt.b32.ecl", "prmt.b32.ecr")
+    assert r.verdict == "not proven"
+    assert "prmt.ecr" in r.reason and "prmt.ecl" in r.reason, r.reason

@@ -16,7 +16,7 @@ from typing import Optional
 
 from .canon import Graph
 from .dataflow import Evaluator, Unsupported
-from .explain import OPERAND_NAMES, Difference, first_difference, opword
+from .explain import OPERAND_NAMES, Difference, first_difference, opword, parting
 from . import sides
 
 EQUAL, DIFFERENT, NOT_PROVEN = "proved equal", "proved different", "not proven"
@@ -322,7 +322,21 @@ def describe(g, d: Difference, names, name) -> str:
         text = f"{name}: {show(g, d.b, names)} here, {show(g, d.a, names)} in the original"
     else:
         text = f"{name}: {show(g, d.b, names, 1)} here, {show(g, d.a, names, 1)} in the original"
-    return text + (f" ({d.reason})" if d.reason and not d.definite else "")
+    return text + _where_they_part(g, d, names) + (f" ({d.reason})" if d.reason and not d.definite else "")
+
+
+def _where_they_part(g, d: Difference, names) -> str:
+    """Where the two forms part, when the short texts above print both sides alike (a
+    difference below an operation that may mask it: ``mul24.hi`` vs ``mul24.lo`` under lop3s
+    printed as ``mul24(…)`` twice)."""
+    if show(g, d.a, names, 1) != show(g, d.b, names, 1):
+        return ""
+    pa, pb = parting(g, d.a, d.b)
+    for depth in (1, 2, 3):
+        here, there = show(g, pb, names, depth), show(g, pa, names, depth)
+        if here != there:
+            return f"; they part at {here} here, {there} in the original"
+    return ""
 
 
 def _opname(n) -> str:

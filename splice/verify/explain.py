@@ -99,6 +99,23 @@ def first_difference(g, a: int, b: int, elt=None, depth: int = 0) -> Difference:
     return _args_difference(g, a, b, diff)
 
 
+def parting(g, a: int, b: int, limit: int = 200) -> tuple:
+    """Where two different forms part: down while both are one operation with exactly one
+    differing operand, whatever that operation may mask.  A pointer for the explanation only
+    (``first_difference`` decides what is definite): where it stopped at a masking operation,
+    both sides could print the same text, the difference being deeper than the text shows."""
+    for _ in range(limit):
+        na, nb = g.nodes[a], g.nodes[b]
+        if na[0] != nb[0] or na[1] != nb[1] or _shape(na[2]) != _shape(nb[2]):
+            break
+        xb = _align(na[1], na[2], nb[2]) if na[0] == "op" else nb[2]
+        diff = [(x, y) for (_p, x), (_q, y) in zip(_flat(na[2]), _flat(xb)) if x != y]
+        if len(diff) != 1:
+            break
+        a, b = diff[0]
+    return a, b
+
+
 def _align(key, xa, xb):
     """For commutative operands (sorted by value number on each side), line up the operand the
     two sides share so only the differing one is compared."""

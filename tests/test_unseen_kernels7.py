@@ -84,3 +84,28 @@ def test_verify_names_a_changed_prmt_mode(tmp_path):
     r = _mutated_verify(tmp_path, "prmt.b32.ecl", "prmt.b32.ecr")
     assert r.verdict == "not proven"
     assert "prmt.ecr" in r.reason and "prmt.ecl" in r.reason, r.reason
+
+
+# ---- probe init: a TMA tensor map is said to be one --------------------------------------------------
+
+def _skeleton(path, entry=None):
+    from splice.probe.init import skeleton
+
+    return skeleton(Path(path).read_text(), str(path), entry)[0]
+
+
+def test_skeleton_names_tensor_map_params():
+    """A ``CUtensorMap`` parameter (its address handed to ``cp.async.bulk.tensor`` through
+    ``mov``/``cvta.param``) had ``fields: []`` "no ld.param reads a byte of it": nothing said
+    that it is a tensor map the probe cannot build."""
+    text = _skeleton(MODERN / "tma_modes_sm90a.ptx")
+    assert text.count("a TMA tensor map (its address goes to s") == 5
+    text = _skeleton(WS)
+    assert text.count("a TMA tensor map") == 3
+    # Triton passes the descriptor's 32-bit address (mov.b32 %r, param): the same
+    assert _skeleton(MODERN / "triton_matmul_tma_sm90a.ptx").count("a TMA tensor map") == 3
+
+
+def test_a_struct_read_through_its_address_is_not_a_tensor_map():
+    text = _skeleton(MODERN / "int128_params.ptx")
+    assert "tensor map" not in text

@@ -511,3 +511,19 @@ def multicast(instr) -> bool:
     """``multimem.*`` reaches a multicast address (a ``cuMulticastCreate`` object bound to
     several GPUs' memory): on an ordinary buffer it is undefined behaviour."""
     return instr.opcode == "multimem"
+
+
+# instructions that read a TMA tensor map through an address operand (9.7.9.25-27, 9.7.9.8):
+# the bulk tensor copies and reductions, their prefetch, prefetch.tensormap, tensormap.replace,
+# fence.proxy.tensormap
+_TENSOR_MAP_READERS = ("cp.async.bulk.tensor", "cp.reduce.async.bulk.tensor",
+                       "cp.async.bulk.prefetch.tensor", "prefetch.tensormap", "prefetch.param.tensormap",
+                       "prefetch.const.tensormap", "prefetch.global.tensormap", "tensormap.",
+                       "fence.proxy.tensormap")
+
+
+def reads_tensor_map(name: str) -> bool:
+    """Does ``name`` read a ``CUtensorMap`` (an object the host encodes: a global address, the
+    tensor's shape and box) through an address operand?"""
+    return name.startswith(_TENSOR_MAP_READERS)
+

@@ -109,3 +109,27 @@ def test_skeleton_names_tensor_map_params():
 def test_a_struct_read_through_its_address_is_not_a_tensor_map():
     text = _skeleton(MODERN / "int128_params.ptx")
     assert "tensor map" not in text
+
+
+def test_verify_names_a_flipped_wgmma_transpose_briefly(tmp_path):
+    """The first wgmma of the consumer's K step with its B transposed (imm-trans-b 0 -> 1):
+    the reason printed each of the 32 D elements of both sides, ``wgmma(…)[0], … wgmma(…)[31]``
+    twice per output (36 KB for one cut), alike on both sides.  Now the run is one
+    ``wgmma(…)[0..31]`` and the reason names the operand where the forms part."""
+    import re
+
+    from splice.cut.recipe import load_recipe
+    from splice.cut.splice import plan
+    from splice.verify.compare import verify_plan
+    from .test_unseen_kernels2 import _cut_of
+
+    _cut_of(tmp_path, WS, "_Z17ws_gemm_tma_wgmma14CUtensorMap_stS_S_i", 131, 192)
+    text = (tmp_path / "n.ptx").read_text()
+    text, n = re.subn(r"p, 1, 1, 0, 0;", "p, 1, 1, 0, 1;", text, count=1)
+    assert n == 1
+    (tmp_path / "n.ptx").write_text(text)
+    [r] = verify_plan(plan(load_recipe(str(tmp_path / "r.yaml"), [tmp_path])))
+    assert r.verdict == "not proven"
+    assert "wgmma(…)[0..31]" in r.reason and "wgmma(…)[1]" not in r.reason
+    assert "they part at operand 39 of wgmma" in r.reason and ": 1 here, 0 in the original" in r.reason
+    assert len(r.reason) < 600, len(r.reason)

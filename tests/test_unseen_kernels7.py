@@ -133,3 +133,23 @@ def test_verify_names_a_flipped_wgmma_transpose_briefly(tmp_path):
     assert "wgmma(…)[0..31]" in r.reason and "wgmma(…)[1]" not in r.reason
     assert "they part at operand 39 of wgmma" in r.reason and ": 1 here, 0 in the original" in r.reason
     assert len(r.reason) < 600, len(r.reason)
+
+
+# ---- pressure: a wgmma's accumulators are D ----------------------------------------------------------
+
+def test_pressure_counts_wgmma_accumulators_as_d():
+    """``spec --pressure`` gave every wgmma phase "D 0 C 0 A 0 B 0" and its 32 f32 accumulators
+    as ``temp`` (roles were read for ``mma.*`` only); mma.sync phases had D/A/B."""
+    from splice.analysis.pressure import pressure, register_roles
+
+    k = _kernel(WS)
+    roles = register_roles(k)
+    ph = k.phases[0]
+    d = {k._resolve(r, k._scope_of[k.first_pos_of(ph.first)])[0] for r in ph.d_regs}
+    assert len(d) == 32 and {roles[x] for x in d} == {"D"}
+    peak = next(p for p in pressure(k).peaks if p.region == "phase 1")
+    assert peak.by_role.get("D", 0) >= 32, peak.by_role
+    # A from registers (round 6's wgmma_odd_n, bf16 n24): A, its accumulators D
+    k = _kernel(MODERN / "wgmma_odd_n_sm90a.ptx", "_Z14wg_bf16_rs_n24PKjPK13__nv_bfloat16Pf")
+    roles = register_roles(k)
+    assert "A" in set(roles.values()) and "D" in set(roles.values())

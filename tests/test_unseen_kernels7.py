@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from splice.analysis import Kernel
 
 ROOT = Path(__file__).resolve().parents[1]
 MODERN = ROOT / "tests" / "data" / "ptx" / "modern"
 WS = MODERN / "ws_pipeline_tma_wgmma_sm90a.ptx"
 NEW = ["ws_pipeline_tma_wgmma_sm90a", "tma_modes_sm90a", "int_bitops_lop3", "clc_persistent_sm100a",
-       "mma_epilogues_sm90"]
+       "mma_epilogues_sm90", "triton_int8_dot_bias_relu_sm90a"]
 
 
 def _kernel(path, entry=None):
@@ -153,3 +155,37 @@ def test_pressure_counts_wgmma_accumulators_as_d():
     k = _kernel(MODERN / "wgmma_odd_n_sm90a.ptx", "_Z14wg_bf16_rs_n24PKjPK13__nv_bfloat16Pf")
     roles = register_roles(k)
     assert "A" in set(roles.values()) and "D" in set(roles.values())
+
+
+# ---- forms checked right (pinned) ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", NEW)
+def test_new_kernels_round_trip(name):
+    from splice.ptx import emit, parse
+
+    path = MODERN / f"{name}.ptx"
+    text = path.read_text()
+    assert emit(parse(text, str(path))) == text
+
+
+def test_round7_phase_shapes():
+    """Per warpgroup / warp and K step, as read against the sources."""
+    shapes = [(p.shape, p.tiles) for p in Kernel.load(WS).phases]
+    assert shapes == [((64, 64, 64), (1, 1, 4))] * 3       # K loop unrolled x2 + its remainder
+    mm = MODERN / "mma_epilogues_sm90.ptx"
+    assert {p.shape for p in Kernel.load(mm, "_Z14bf16_gemm_reluPKjS0_PjS1_i").phases} == {(32, 16, 16)}
+    assert {p.shape for p in Kernel.load(mm, "_Z17int4_gemm_dequantPKjS0_PfPKfi").phases} == {(16, 8, 64)}
+    (ph,) = Kernel.load(mm, "_Z15dmma_alpha_betaPKdS0_Pdddi").phases
+    assert ph.shape == (16, 16, 16) and ph.tiles == (1, 2, 1)
+    (ph,) = Kernel.load(MODERN / "triton_int8_dot_bias_relu_sm90a.ptx").phases
+    assert ph.shape == (128, 64, 64) and ph.tiles == (2, 1, 2)
+
+
+def test_tma_im2col_offsets_are_live_in():
+    """The 4-D im2col load reads %rs3 (set before the range) and %rs4 (set inside it)."""
+    from splice.analysis.abi import cut_abi
+
+    k = Kernel.load(MODERN / "tma_modes_sm90a.ptx")
+    abi = cut_abi(k, 28, 39)
+    regs = [r.reg for r in abi.live_in]
+    assert "%rs3" in regs and "%rs4" not in regs and "%rs2" not in regs

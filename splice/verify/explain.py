@@ -111,7 +111,8 @@ def parting(g, a: int, b: int, limit: int = 200) -> tuple:
         if na[0] != nb[0] or na[1] != nb[1] or _shape(na[2]) != _shape(nb[2]):
             break
         xb = _align(na[1], na[2], nb[2]) if na[0] == "op" else nb[2]
-        diff = [(x, y, i) for i, ((_p, x), (_q, y)) in enumerate(zip(_flat(na[2]), _flat(xb))) if x != y]
+        diff: list = [(x, y, i) for i, ((_p, x), (_q, y)) in enumerate(zip(_flat(na[2]), _flat(xb)))
+                      if x != y]
         if len(diff) > 1:     # every differing operand an element of one operation (a wgmma's D)
             diff = list({(_whole(g, x), _whole(g, y), None) for x, y, _i in diff})
         if len(diff) != 1 or None in diff[0][:2]:

@@ -189,3 +189,17 @@ def test_tma_im2col_offsets_are_live_in():
     abi = cut_abi(k, 28, 39)
     regs = [r.reg for r in abi.live_in]
     assert "%rs3" in regs and "%rs4" not in regs and "%rs2" not in regs
+
+
+def test_notes_say_shared_reads_they_do_not_count():
+    """``raw`` is read by the wgmma (through descriptors) and by the TMA store's shared source;
+    the notes said "14 stores, 0 loads" (``ld``/``ldmatrix`` and the like only) and nothing
+    more: a write-only array, read as written."""
+    from splice.analysis.notes import notes_markdown
+
+    line = next(ln for ln in notes_markdown(_kernel(WS)).splitlines() if ln.startswith("* `raw`"))
+    assert "0 loads" in line and "not counted" in line
+    assert "wgmma" in line and "bulk cop" in line, line
+    # an entry with no such reader says nothing more
+    mm = notes_markdown(_kernel(MODERN / "mma_epilogues_sm90.ptx", "_Z14bf16_gemm_reluPKjS0_PjS1_i"))
+    assert "not counted" not in mm

@@ -527,3 +527,19 @@ def reads_tensor_map(name: str) -> bool:
     tensor's shape and box) through an address operand?"""
     return name.startswith(_TENSOR_MAP_READERS)
 
+
+_COPY_SPACES = ("global", "shared", "shared::cta", "shared::cluster")
+
+
+def reads_shared_unaddressed(name: str) -> bool:
+    """Does ``name`` read shared memory other than at its address operand: a bulk copy or
+    reduction whose source space is shared (``cp.async.bulk.tensor.2d.global.shared::cta``,
+    ``cp.async.bulk.shared::cluster.shared::cta``), or a wgmma reading its operands through
+    shared-memory descriptors?  Counts of an array's loads (``ld``, ``ldmatrix``) miss them."""
+    if name.startswith("wgmma.mma_async"):
+        return True
+    if not name.startswith(("cp.async.bulk", "cp.reduce.async.bulk")):
+        return False
+    spaces = [p for p in name.split(".") if p in _COPY_SPACES]
+    return len(spaces) >= 2 and spaces[1].startswith("shared")
+

@@ -14,6 +14,10 @@ from .spec import param_fields, shared_arrays, table_loads, weight_image_bytes
 MAX_EVIDENCE = 3
 
 
+# how a phase's B source reads in a sentence ("B from …")
+_B_FROM = {"descriptor": "a shared-memory descriptor"}
+
+
 def _rng(a, b):
     return f"s{a}–s{b}" if a != b else f"s{a}"
 
@@ -100,11 +104,30 @@ def _vocabulary(k, F, w) -> None:
     if sh:
         w("### 1.4 Shared arrays")
         w("")
+        hidden = _unaddressed_shared_reads(k)
         for nm, s in sh.items():
             w(f"* `{nm}` ({s['bytes']} bytes): {len(s['stores'])} stores, {len(s['loads'])} loads"
               + (f"; first store s{s['stores'][0]}" if s["stores"] else "")
-              + (f"; first load s{s['loads'][0]}" if s["loads"] else ""))
+              + (f"; first load s{s['loads'][0]}" if s["loads"] else "") + hidden)
         w("")
+
+
+def _unaddressed_shared_reads(k) -> str:
+    """A caveat for the shared arrays' load counts: the entry's wgmma (operands through
+    descriptors) and bulk copies from shared memory read it without an address the counts
+    follow, so "0 loads" read as a write-only array."""
+    from ..ptx import model as m
+    from .roles import reads_shared_unaddressed
+
+    names = [s.node.name for s in k.stmts if type(s.node) is m.Instruction
+             and reads_shared_unaddressed(s.node.name)]
+    if not names:
+        return ""
+    wg = sum(1 for x in names if x.startswith("wgmma"))
+    parts = ([f"{wg} wgmma (descriptors)"] if wg else []) + \
+        ([f"{len(names) - wg} bulk cop{'y' if len(names) - wg == 1 else 'ies'} from shared memory"]
+         if len(names) > wg else [])
+    return f" (loads counted at an address only; {' and '.join(parts)} in this entry read shared memory, not counted)"
 
 
 def _phase_table(k, w) -> None:
@@ -154,8 +177,9 @@ def _phase_notes(k, w) -> None:
         w("")
     now = [p.index for p in phases if p.weight_bytes is None]
     if now:
+        srcs = sorted({_B_FROM.get(k.phase(i).b_source, k.phase(i).b_source) for i in now})
         w(f"Phases that read no weight operand: {', '.join('P%d' % i for i in now)} "
-          f"(B from {', '.join(sorted({k.phase(i).b_source for i in now}))}).")
+          f"(B from {', '.join(srcs)}).")
         w("")
 
 

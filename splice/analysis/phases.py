@@ -61,7 +61,7 @@ class Phase:
     tile: tuple = (16, 8, 32)
     tiles: tuple = (0, 0, 0)            # m_tiles, n_tiles, k_steps
     opcode: str = ""
-    b_source: str = "?"                 # 'W', 'registers', 'mixed', 'zero'
+    b_source: str = "?"                 # 'W', 'registers', 'mixed', 'zero', 'descriptor' (wgmma)
     c_source: str = "?"                 # 'W', 'zero', 'registers', 'chain', 'mixed'
     weight_loads: list = field(default_factory=list)   # statement numbers
     bias_loads: list = field(default_factory=list)
@@ -339,6 +339,10 @@ def _phase(k, prov, index, group, loops) -> Phase:
     if fold is not None:       # the running sum is the chain's C and D, not the pieces' own
         c_regs, d_regs = fold.c_regs, fold.d_regs
     wb, wloads, b_src, slot_b = _loaded_range(k, prov, run[0], b_regs)
+    if infos[0].form.startswith("wgmma"):
+        # a wgmma reads B from shared memory through a matrix descriptor (PTX ISA 9.7.15.5.1):
+        # its 64-bit register is an address, never the B fragment ("registers" said otherwise)
+        b_src = "descriptor"
     cb, cloads, c_src, slot_c = _loaded_range(k, prov, run[0], c_regs)
     st = stmts
     products = {}

@@ -18,7 +18,8 @@ registers it occupies:
 Vector and brace operands (``ld.v4 {a,b,c,d}``, ``mma``'s fragments) are several registers, so
 each element counts on its own — that falls out of the liveness keys.
 
-Every live register gets one **role**, the first that applies: ``D`` (written by an ``mma``),
+Every live register gets one **role**, the first that applies: ``D`` (written by an ``mma``,
+``wmma.mma`` or ``wgmma.mma_async``: a wgmma's accumulators; its descriptors are addresses),
 ``C``, ``A``, ``B`` (read by an ``mma`` as that operand), ``address`` (read inside ``[...]`` or
 64-bit), ``temp`` (everything else: epilogue and prologue temporaries).  A **region** is where a
 statement lies: ``prologue``, ``phase N`` or ``EN`` (the epilogue after phase N).
@@ -29,6 +30,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from ..ptx import model as m
+from . import mma_forms
 from . import roles as R
 from .liveness import _bits
 
@@ -104,7 +106,7 @@ def register_roles(k) -> dict:
         node = st.node
         if type(node) is not m.Instruction:
             continue
-        if R.is_mma(node.name):
+        if mma_forms.is_tensor_core(node.name):
             _mma_roles(k, pos, node, put)
             continue
         addr: list = []
@@ -121,8 +123,15 @@ def register_roles(k) -> dict:
 
 
 def _mma_roles(k, pos, node, put):
+    """D/A/B/C of a tensor-core instruction: ``mma``, ``wmma.mma`` by operand order; a wgmma's
+    accumulators are D (its C is its D) and A is a fragment only when in registers (its
+    descriptors are addresses).  wgmma was left out: its 32-128 accumulators counted as temp."""
     sid = k._scope_of[pos]
-    for role, names in zip(("D", "A", "B", "C"), R.mma_fragments(node)):
+    frags = R.mma_fragments(node)
+    if node.name.startswith("wgmma"):
+        mi = mma_forms.describe(node)
+        frags = (mi.frags[0], mi.frags[1] if mi.a_in_registers else (), (), ()) if mi else ((),) * 4
+    for role, names in zip(("D", "A", "B", "C"), frags):
         for nm in names:
             r = k._resolve(nm, sid)
             if r is not None:

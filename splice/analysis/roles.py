@@ -511,3 +511,35 @@ def multicast(instr) -> bool:
     """``multimem.*`` reaches a multicast address (a ``cuMulticastCreate`` object bound to
     several GPUs' memory): on an ordinary buffer it is undefined behaviour."""
     return instr.opcode == "multimem"
+
+
+# instructions that read a TMA tensor map through an address operand (9.7.9.25-27, 9.7.9.8):
+# the bulk tensor copies and reductions, their prefetch, prefetch.tensormap, tensormap.replace,
+# fence.proxy.tensormap
+_TENSOR_MAP_READERS = ("cp.async.bulk.tensor", "cp.reduce.async.bulk.tensor",
+                       "cp.async.bulk.prefetch.tensor", "prefetch.tensormap", "prefetch.param.tensormap",
+                       "prefetch.const.tensormap", "prefetch.global.tensormap", "tensormap.",
+                       "fence.proxy.tensormap")
+
+
+def reads_tensor_map(name: str) -> bool:
+    """Does ``name`` read a ``CUtensorMap`` (an object the host encodes: a global address, the
+    tensor's shape and box) through an address operand?"""
+    return name.startswith(_TENSOR_MAP_READERS)
+
+
+_COPY_SPACES = ("global", "shared", "shared::cta", "shared::cluster")
+
+
+def reads_shared_unaddressed(name: str) -> bool:
+    """Does ``name`` read shared memory other than at its address operand: a bulk copy or
+    reduction whose source space is shared (``cp.async.bulk.tensor.2d.global.shared::cta``,
+    ``cp.async.bulk.shared::cluster.shared::cta``), or a wgmma reading its operands through
+    shared-memory descriptors?  Counts of an array's loads (``ld``, ``ldmatrix``) miss them."""
+    if name.startswith("wgmma.mma_async"):
+        return True
+    if not name.startswith(("cp.async.bulk", "cp.reduce.async.bulk")):
+        return False
+    spaces = [p for p in name.split(".") if p in _COPY_SPACES]
+    return len(spaces) >= 2 and spaces[1].startswith("shared")
+

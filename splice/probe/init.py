@@ -207,11 +207,12 @@ def skeleton(text: str, path: str, entry: Optional[str] = None, variables: Optio
     rows = []
     values = struct_value_reads(k)
     prefix = _field_names_collide(decl, uses, values)
+    maps = tensor_map_params(k)
     for pp in decl.params:
         if pp.index in labels:     # numba: the argument and member this parameter is
             y.line(f"# {_short(pp.name, decl)}: {labels[pp.index]}")
         rows.append(_param_yaml(y, pp, uses, decl, pp.index in read, own, values.get(pp.index, ()),
-                                prefix=prefix))
+                                prefix=prefix, tensor_map=maps.get(pp.name)))
     from .init_tables import globals_yaml
 
     listed = globals_yaml(y, k, _named_symbols(k))     # module variables: tables.py, init_tables.py
@@ -327,8 +328,37 @@ def _short(name: str, decl) -> str:
     return name[len(decl.name) + 1:] if name.startswith(decl.name + "_") else name
 
 
+def tensor_map_params(k) -> dict:
+    """{parameter name: statement number} of the by-value parameters whose address reaches an
+    instruction that reads a tensor map (through ``mov``/``cvta`` copies).  Such a parameter is
+    a ``CUtensorMap`` the host encodes (a global address, the tensor's shape, its box): no
+    ``ld.param`` reads it, so the skeleton had ``fields: []`` and no word of why."""
+    from ..analysis import roles
+    from ..ptx import model as m
+
+    names = {p.name for p in k.fn.params or ()}
+    holder: dict = {}             # register key holding a parameter's address -> parameter name
+    out: dict = {}
+    for pos, st in enumerate(k.stmts):
+        node = st.node
+        if type(node) is not m.Instruction or st.n is None:
+            continue
+        defs, uses = k.defs_uses(node, pos)
+        held = [holder[key] for key in uses if key in holder]
+        if held and roles.reads_tensor_map(node.name):
+            for name in held:
+                out.setdefault(name, st.n)
+        taken = [o.name for o in node.operands[1:] if type(o) is m.Sym and o.name in names]
+        copies = node.opcode in ("mov", "cvta", "cvt") and len(held) == 1
+        for d in defs:
+            holder.pop(d, None)
+            if taken or copies:
+                holder[d] = taken[0] if taken else held[0]
+    return out
+
+
 def _param_yaml(y, pp, uses: dict, decl, read: bool = True, own: Optional[dict] = None,
-                values=(), prefix: bool = False) -> dict:
+                values=(), prefix: bool = False, tensor_map: Optional[int] = None) -> dict:
     """``prefix``: name struct fields ``<param>_field_<offset>``: field names are unique over the
     whole spec, and two structs each read at offset 0 gave two ``field_0`` (the spec refused)."""
     short = pp.name[len(decl.name) + 1:] if pp.name.startswith(decl.name + "_") else pp.name
@@ -343,7 +373,10 @@ def _param_yaml(y, pp, uses: dict, decl, read: bool = True, own: Optional[dict] 
         for off, u in fields:
             _object_yaml(y, f"{stem}{off}", u, 2, off)
         scalars = _struct_scalars_yaml(y, values, [off for off, _u in fields], stem)
-        if not fields and not scalars:
+        if not fields and not scalars and tensor_map is not None:
+            y.line(f"    []                         # a TMA tensor map (its address goes to s{tensor_map}): the probe "
+                   "cannot build one (the host encodes it: cuTensorMapEncode), so a whole-entry probe cannot run")
+        elif not fields and not scalars:
             y.line("    []                         # no ld.param reads a byte of it at a constant offset")
         return {"param": pp.index, "name": pp.name, "kind": "struct", "fields": len(fields), "scalars": scalars}
     u = uses.get((pp.index, 0))

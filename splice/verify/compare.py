@@ -16,7 +16,7 @@ from typing import Optional
 
 from .canon import Graph
 from .dataflow import Evaluator, Unsupported
-from .explain import OPERAND_NAMES, Difference, first_difference, opword
+from .explain import OPERAND_NAMES, Difference, first_difference, opword, parting
 from . import sides
 
 EQUAL, DIFFERENT, NOT_PROVEN = "proved equal", "proved different", "not proven"
@@ -322,7 +322,24 @@ def describe(g, d: Difference, names, name) -> str:
         text = f"{name}: {show(g, d.b, names)} here, {show(g, d.a, names)} in the original"
     else:
         text = f"{name}: {show(g, d.b, names, 1)} here, {show(g, d.a, names, 1)} in the original"
-    return text + (f" ({d.reason})" if d.reason and not d.definite else "")
+    return text + _where_they_part(g, d, names) + (f" ({d.reason})" if d.reason and not d.definite else "")
+
+
+def _where_they_part(g, d: Difference, names) -> str:
+    """Where the two forms part, when the short texts above print both sides alike (a
+    difference below an operation that may mask it: ``mul24.hi`` vs ``mul24.lo`` under lop3s
+    printed as ``mul24(…)`` twice)."""
+    if show(g, d.a, names, 1) != show(g, d.b, names, 1):
+        return ""
+    pa, pb, parent = parting(g, d.a, d.b)
+    at = ""
+    if parent is not None and parent[1] is not None and g.nodes[pa][0] in ("imm", "in", "sym"):
+        at = f" operand {parent[1] + 1} of {_opname(g.nodes[parent[0]])}:"     # a bare 1 vs 0 says little
+    for depth in (1, 2, 3):
+        here, there = show(g, pb, names, depth), show(g, pa, names, depth)
+        if here != there:
+            return f"; they part at{at} {here} here, {there} in the original"
+    return ""
 
 
 def _opname(n) -> str:
@@ -331,14 +348,38 @@ def _opname(n) -> str:
 
 def _arg(g, v, names) -> str:
     if isinstance(v, tuple):
-        return "(" + ", ".join(show(g, x, names, 1) for x in v) + ")"
+        return "(" + _join(g, v, names, 1) + ")"
     return show(g, v, names, 1)
+
+
+def _join(g, xs, names, depth: int) -> str:
+    """Values separated by commas, a run of three or more consecutive elements of one operation
+    as one ``wgmma(…)[0..31]``: each of a wgmma's 32 D registers was printed (36 KB for one cut)."""
+    out, i = [], 0
+    while i < len(xs):
+        j, base = i, _element(g, xs[i])
+        while base and j + 1 < len(xs) and _element(g, xs[j + 1]) == (base[0], base[1] + j + 1 - i):
+            j += 1
+        if base and j - i >= 2:
+            out.append(f"{show(g, base[0], names, depth - 1)}[{base[1]}..{base[1] + j - i}]")
+        else:
+            out += [show(g, x, names, depth) for x in xs[i:j + 1]]
+        i = j + 1
+    return ", ".join(out)
+
+
+def _element(g, v):
+    """(operation, index) of a value that is one element of an operation's result, else None."""
+    if isinstance(v, tuple):
+        return None
+    kind, key, args = g.nodes[v]
+    return (args[0], key) if kind == "elt" and isinstance(key, int) else None
 
 
 def show(g, v, names, depth: int = 2) -> str:
     """A short text of a value: leaves by their symbolic names, operations to ``depth``."""
     if isinstance(v, tuple):
-        return "{" + ", ".join(show(g, x, names, depth) for x in v) + "}"
+        return "{" + _join(g, v, names, depth) + "}"
     kind, key, args = g.nodes[v]
     if kind == "in":
         return names.get(key, key)
@@ -352,7 +393,7 @@ def show(g, v, names, depth: int = 2) -> str:
         return "memory on entry"
     if depth <= 0:
         return {"op": opword(key) if isinstance(key, str) else kind}.get(kind, kind) + "(…)"
-    inner = ", ".join(show(g, a, names, depth - 1) for a in args)
+    inner = _join(g, args, names, depth - 1)
     if kind == "op":
         return f"{key}({inner})"
     if kind == "ioff":

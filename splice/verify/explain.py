@@ -99,6 +99,35 @@ def first_difference(g, a: int, b: int, elt=None, depth: int = 0) -> Difference:
     return _args_difference(g, a, b, diff)
 
 
+def parting(g, a: int, b: int, limit: int = 200) -> tuple:
+    """Where two different forms part: ``(a, b, parent)`` down while both are one operation
+    with exactly one differing operand, whatever that operation may mask; ``parent`` is the
+    original's operation and flat operand position holding them (None at the top).  A pointer
+    for the explanation only (``first_difference`` decides what is definite): where it stopped
+    at a masking operation, both sides could print the same text, the difference deeper."""
+    parent = None
+    for _ in range(limit):
+        na, nb = g.nodes[a], g.nodes[b]
+        if na[0] != nb[0] or na[1] != nb[1] or _shape(na[2]) != _shape(nb[2]):
+            break
+        xb = _align(na[1], na[2], nb[2]) if na[0] == "op" else nb[2]
+        diff: list = [(x, y, i) for i, ((_p, x), (_q, y)) in enumerate(zip(_flat(na[2]), _flat(xb)))
+                      if x != y]
+        if len(diff) > 1:     # every differing operand an element of one operation (a wgmma's D)
+            diff = list({(_whole(g, x), _whole(g, y), None) for x, y, _i in diff})
+        if len(diff) != 1 or None in diff[0][:2]:
+            break
+        parent = (a, diff[0][2])
+        a, b = diff[0][:2]
+    return a, b, parent
+
+
+def _whole(g, v):
+    """The operation a value is one element of (``elt``), else None."""
+    node = g.nodes[v]
+    return node[2][0] if node[0] == "elt" else None
+
+
 def _align(key, xa, xb):
     """For commutative operands (sorted by value number on each side), line up the operand the
     two sides share so only the differing one is compared."""

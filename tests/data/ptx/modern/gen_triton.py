@@ -893,7 +893,38 @@ def dot_fp8_imprecise64(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,
     tl.store(c_ptrs, acc)
 
 
-JOBS = (*_round1(), *_round2(), *_round3(), *_round4(), *_round5(), *_round6())
+@triton.jit
+def int8_dot_bias_relu(a_ptr, b_ptr, bias_ptr, c_ptr, K, stride_am, stride_bk, stride_cm, scale,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """An int8 x int8 -> int32 dot on sm_90a (wgmma m64n64k32.s32.s8.s8, two m64 tiles) with a
+    dequantising epilogue: scale, a per-column bias, relu, fp16."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :]
+    b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32)
+    for k in range(0, K, BLOCK_K):
+        acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * stride_bk
+    y = acc.to(tl.float32) * scale + tl.load(bias_ptr + rn)[None, :]
+    y = tl.maximum(y, 0.0)
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], y.to(tl.float16))
+
+
+def _round7():
+    sig = {"a_ptr": "*i8", "b_ptr": "*i8", "bias_ptr": "*fp32", "c_ptr": "*fp16", "K": "i32",
+           "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32", "scale": "fp32",
+           "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"}
+    yield Job("triton_int8_dot_bias_relu_sm90a.ptx", int8_dot_bias_relu, sig, {"BLOCK_M": 128, "BLOCK_N": 64,
+              "BLOCK_K": 64}, 90, ("a_ptr", "b_ptr", "bias_ptr", "c_ptr", "K", "stride_am", "stride_bk",
+                                   "stride_cm"), dict(num_warps=4, num_stages=3), True)
+
+
+JOBS = (*_round1(), *_round2(), *_round3(), *_round4(), *_round5(), *_round6(), *_round7())
 
 
 def main(out_dir, names=()):

@@ -61,6 +61,11 @@ JOBS=(
   "carry_chain_misc       sm_90   -O3                sm_90   -"
   "mma_interleave_sm89    sm_89   -O3                sm_90   -"
   "mutual_recursion_local sm_90   -O3                sm_90   -"
+  "ws_pipeline_tma_wgmma_sm90a sm_90a -O3            sm_90a  -"
+  "tma_modes_sm90a        sm_90a  -O3                sm_90a  -"
+  "int_bitops_lop3        sm_90   -O3                sm_90   -"
+  "clc_persistent_sm100a  sm_100a -O3                sm_100a -"
+  "mma_epilogues_sm90     sm_90   -O3                sm_90   -"
 )
 for job in "${JOBS[@]}"; do
   read -r name arch flags parch pflags <<<"$job"

@@ -343,20 +343,57 @@ def _bad(spec, g, msg: str, detail: str = "") -> SpecError:
 
 
 def _check_written(spec, mod, path: str, found: dict) -> None:
+    """``role: input`` only on a global the entry is seen not to write: one it stores to is
+    refused, and so is one whose accesses the entry's def-use cannot see all of (its address
+    escapes, it is named in a function the entry calls, or another variable's initialiser holds
+    its address): what the kernel may write there would go uncompared, a silent pass."""
     from ..analysis import Kernel
 
     inputs = [g for g in spec.globals if g.role == "input"]
     if not inputs:
         return
     kernel = Kernel(mod, spec.entry)      # the entry exists: check() looked it up before
-    uses, _esc = global_uses(kernel, [g.name for g in inputs])
+    uses, escapes = global_uses(kernel, [g.name for g in inputs])
+    unseen = _unseen_accesses(kernel, mod, {g.name for g in inputs})
     for g in inputs:
         u = uses.get(g.name)
+        where = f"PTX: {path}:{found[g.name].line}: {found[g.name].text}"
         if u is not None and u.writes:
-            v = found[g.name]
             raise _bad(spec, g, f"role input, but {spec.entry} writes it ({u.writes} store(s) or atomic(s)): "
-                       "what it writes would not be compared; give role inout (or leave role out)",
-                       f"PTX: {path}:{v.line}: {v.text}")
+                       "what it writes would not be compared; give role inout (or leave role out)", where)
+        why = unseen.get(g.name) or (f"its address reaches {_first(escapes[g.name])}, not followed"
+                                     if escapes.get(g.name) else "")
+        if why:
+            raise _bad(spec, g, f"role input, but {why}: a write there would not be compared; give role "
+                       "inout (or leave role out)", where)
+
+
+def _first(places) -> str:
+    shown = list(dict.fromkeys(places))
+    return ", ".join(shown[:3]) + (f" (+{len(shown) - 3})" if len(shown) > 3 else "")
+
+
+def _unseen_accesses(kernel, mod, names: set) -> dict:
+    """{name: why} for the variables of ``names`` accessed where the entry's own def-use does
+    not look: named in a function it calls (however deep), or in another module variable's
+    initialiser (``.global .u64 p = {generic(buf)}``: the kernel reaches ``buf`` through ``p``)."""
+    import re
+
+    from ..ptx import model as m
+    from .init import _named_symbols
+    from .init_tables import _own_symbols
+
+    why = {n: "it is named in a function the entry calls (not traced)"
+           for n in (_named_symbols(kernel) - _own_symbols(kernel)) & names}
+    for it in mod.items:
+        if type(it) is not m.Decl:
+            continue
+        for d in it.declarators:
+            init = d.init if isinstance(d.init, str) else " ".join(map(str, d.init or ()))
+            words = set(re.findall(r"[A-Za-z_$%][\w$]*", init))
+            for n in (words & names) - {d.name} - set(why):
+                why[n] = f"{d.name}'s initialiser holds its address (line {it.line}: not traced)"
+    return why
 
 
 # --------------------------------------------------------------------------------------------

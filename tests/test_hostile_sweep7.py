@@ -67,3 +67,36 @@ def test_a_global_the_entry_only_reads_is_still_an_input(tmp_path, monkeypatch, 
     rc, err = _probe(tmp_path, monkeypatch, capsys, text.replace("role: input", "role: inout")
                      .replace("g_alone", "counter").replace("16", "4"), HIDDEN)
     assert "needs cupy" in err, err
+
+
+# ---- a buffer's or a table's align: bounded ----------------------------------------------------
+
+SUM = """name: t
+ptx: PTX
+entry: table_sum
+launch: {grid: [1], block: [64]}
+params:
+- {name: srcs, kind: table, ALIGN_T entries: [{dtype: f32, shape: [64], ALIGN_E fill: {rule: zeros}}]}
+- {name: nsrc, kind: scalar, dtype: s32, value: 1}
+- {name: out, kind: buffer, dtype: f32, shape: [64], role: output}
+- {name: dsts, kind: table, count: 1, each: {dtype: f32, shape: [64], role: output}}
+- {name: n, kind: scalar, dtype: s32, value: 64}
+"""
+
+
+@pytest.mark.parametrize("where", ["ALIGN_T", "ALIGN_E"])
+@pytest.mark.parametrize("align", [1 << 64, 1 << 40, 1 << 22])
+def test_an_align_past_a_page_is_refused_at_its_key(tmp_path, monkeypatch, capsys, where, align):
+    """regression: ``align:`` had no upper bound: the device allocates ``bytes + align - 1`` for
+    each buffer, so ``align: 18446744073709551616`` (a power of two) passed every check and failed
+    on the GPU (an allocation past 2^64; 2^40 one of a terabyte per buffer)."""
+    text = SUM.replace(where, f"align: {align},").replace("ALIGN_T", "").replace("ALIGN_E", "")
+    rc, err = _probe(tmp_path, monkeypatch, capsys, text, TABLES)
+    key = "params[0].align" if where == "ALIGN_T" else "params[0].entries[0].align"
+    assert rc == 2 and "s.yaml:6:" in err and f"{key}: {align}:" in err and "2097152" in err, err
+
+
+def test_an_align_of_a_page_still_loads(tmp_path, monkeypatch, capsys):
+    text = SUM.replace("ALIGN_T", "align: 2097152,").replace("ALIGN_E", "align: 2097152,")
+    rc, err = _probe(tmp_path, monkeypatch, capsys, text, TABLES)
+    assert "needs cupy" in err, err

@@ -43,6 +43,8 @@ FILL_KEYS = {"rule", "seed", "range", "max_code", "value", "f16_regions", "mean"
 #: device's memory, so only a typo reaches it)
 GRID_MAX = ((1 << 31) - 1, 65535, 65535)
 MAX_BUFFER_BYTES = 1 << 40
+#: largest ``align:`` of a buffer or table (the device allocates align - 1 bytes more)
+MAX_ALIGN = 1 << 21
 
 
 class SpecError(SpliceError, ValueError):
@@ -486,6 +488,9 @@ def _buffer(c: _Ctx, d, where: str, name: str, offset: int, legacy: bool, base: 
     align = c.int(d, "align", f"{where}.align", 1, 256)
     if align & (align - 1):
         raise c.err(f"{where}.align", f"{align} is not a power of two", d, "align")
+    if align > MAX_ALIGN:    # the device pads each buffer by align - 1: 2^64 was an overflow on the GPU
+        raise c.err(f"{where}.align", f"{align}: more than the {MAX_ALIGN} bytes a buffer may be aligned to "
+                    "(a 2 MiB page: cudaMalloc's largest granularity)", d, "align")
     fill = _fill(c, d["fill"], f"{where}.fill", base, d) if "fill" in d else None
     if fill is not None:
         _check_fill(c, fill, t, d, where)

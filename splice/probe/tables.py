@@ -26,7 +26,7 @@ from typing import Optional
 import numpy as np
 
 from . import dtypes as dt
-from .spec import MAX_BUFFER_BYTES, Field, Fill, SpecError
+from .spec import MAX_ALIGN, MAX_BUFFER_BYTES, Field, Fill, SpecError
 
 TABLE_KEYS = {"name", "kind", "offset", "entries", "count", "each", "align", "ptx_name", "what"}
 ENTRY_KEYS = {"name", "dtype", "shape", "bytes", "align", "role", "fill", "poison", "image_bytes", "what"}
@@ -95,9 +95,9 @@ def parse_table(c, d, where: str, name: str, offset: int, base: Path) -> Field:
         raise c.err(f"{where}.{at}", f"{total} bytes in its entries: more than the {MAX_BUFFER_BYTES} a "
                     "table's buffers may hold together", d, at)
     align = c.int(d, "align", f"{where}.align", 1, 256)
-    if align & (align - 1) or align < 8:
-        raise c.err(f"{where}.align", f"{align}: expected a power of two of at least 8 (device pointers)",
-                    d, "align")
+    if align & (align - 1) or not 8 <= align <= MAX_ALIGN:
+        raise c.err(f"{where}.align", f"{align}: expected a power of two of at least 8 (device pointers) "
+                    f"and at most {MAX_ALIGN} (a 2 MiB page)", d, "align")
     return Field(name, offset, "table", 8, dtype="u64", bytes=8 * count, fill=Fill("zeros"),
                  shape=(count,), role="input", align=align, entries=entries,
                  line=getattr(d, "line", 0), column=getattr(d, "column", 0))

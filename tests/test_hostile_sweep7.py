@@ -100,3 +100,37 @@ def test_an_align_of_a_page_still_loads(tmp_path, monkeypatch, capsys):
     text = SUM.replace("ALIGN_T", "align: 2097152,").replace("ALIGN_E", "align: 2097152,")
     rc, err = _probe(tmp_path, monkeypatch, capsys, text, TABLES)
     assert "needs cupy" in err, err
+
+
+# ---- an image's texels together: bounded like a buffer -------------------------------------------
+
+QUERY = ROOT / "tests/data/ptx/probe/images_query.ptx"
+IMAGE = """name: q
+ptx: PTX
+entry: img_query
+launch: {grid: [1], block: [1]}
+params:
+- {name: t, kind: texture, KEYS, format: FMT, fill: {rule: zeros}}
+- {name: s, kind: surface, geometry: a1d, width: 8, layers: 3, format: rgba32f}
+- {name: out, kind: buffer, dtype: u32, shape: [6], role: output}
+"""
+
+
+@pytest.mark.parametrize("keys, fmt, size", [
+    ("geometry: 3d, width: 16384, height: 16384, depth: 16384", "rgba32f", 16 << 40 << 2),
+    ("geometry: a2d, width: 32768, height: 32768, layers: 2048", "r32f", 8 << 40),
+    ("geometry: 3d, width: 16384, height: 16384, depth: 4097", "r32f", 16384 * 16384 * 4097 * 4),
+])
+def test_an_image_of_more_bytes_than_a_buffer_is_refused_at_the_field(tmp_path, monkeypatch, capsys,
+                                                                      keys, fmt, size):
+    """regression: each extent was held to CUDA's limit for the geometry, the product to
+    nothing: a 3-D texture of 16384^3 rgba32f texels (64 TiB) passed the check, then the probe
+    built its texels on the host: an out-of-memory that names no spec, on the GPU run."""
+    rc, err = _probe(tmp_path, monkeypatch, capsys, IMAGE.replace("KEYS", keys).replace("FMT", fmt), QUERY)
+    assert rc == 2 and "s.yaml:6:3: params[0]:" in err and f"texels are {size} bytes" in err, err
+
+
+def test_an_image_of_a_terabyte_still_loads(tmp_path, monkeypatch, capsys):
+    rc, err = _probe(tmp_path, monkeypatch, capsys, IMAGE.replace(
+        "KEYS", "geometry: 3d, width: 16384, height: 16384, depth: 1024").replace("FMT", "r32f"), QUERY)
+    assert "needs cupy" in err, err

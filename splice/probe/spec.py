@@ -531,6 +531,7 @@ def _image(c: _Ctx, d, where: str, name: str, offset: int, kind: str, base: Path
     if fmt not in FORMATS:
         raise c.err(f"{where}.format", f"{fmt!r} is not one of {', '.join(FORMATS)}", d, "format")
     t = dt.TYPES[FORMATS[fmt][0]]
+    _image_bytes(c, d, where, kind, ext, fmt)
     fill = _fill(c, d["fill"], f"{where}.fill", base, d) if "fill" in d else None
     if fill is not None:
         _check_fill(c, fill, t, d, where)
@@ -547,6 +548,22 @@ def _image(c: _Ctx, d, where: str, name: str, offset: int, kind: str, base: Path
         raise c.err(f"{where}.poison", f"{poison:#x} does not fit one {t.name} channel", d, "poison")
     return Field(name, offset, kind, 8, format=fmt, fill=fill or Fill("zeros"), poison=poison,
                  poison_is_byte=False, role=role, line=line, column=col, **ext)
+
+
+def _image_bytes(c: _Ctx, d, where: str, kind: str, ext: dict, fmt: str) -> None:
+    """An image's texels together held to a buffer's bound: each extent within CUDA's limit is
+    not enough (a 3d one of 16384^3 rgba32f texels is 64 TiB, an a2d one at its limits 32 PiB;
+    the host builds the texels before the GPU sees them: an out-of-memory naming no spec)."""
+    from . import images
+
+    ename, ch = FORMATS[fmt]
+    dims = [ext[k] for k in images.EXTENTS[ext["geometry"]]]
+    n = dt.TYPES[ename].size * ch
+    for v in dims:
+        n *= v
+    if n > MAX_BUFFER_BYTES:
+        raise c.err(where, f"{' x '.join(map(str, dims))} {fmt} texels are {n} bytes: more than the "
+                    f"{MAX_BUFFER_BYTES} a {kind} (as a buffer) may hold", d)
 
 
 def _field(c: _Ctx, d: Any, where: str, offset: Optional[int], legacy: bool, base: Path) -> Field:

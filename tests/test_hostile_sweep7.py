@@ -134,3 +134,34 @@ def test_an_image_of_a_terabyte_still_loads(tmp_path, monkeypatch, capsys):
     rc, err = _probe(tmp_path, monkeypatch, capsys, IMAGE.replace(
         "KEYS", "geometry: 3d, width: 16384, height: 16384, depth: 1024").replace("FMT", "r32f"), QUERY)
     assert "needs cupy" in err, err
+
+
+# ---- a .b128 register under abi: call / call-shared -------------------------------------------
+
+B128 = ROOT / "tests/data/ptx/modern/atomics_b128_hints.ptx"
+
+
+@pytest.mark.parametrize("abi", ["call", "call-shared"])
+@pytest.mark.parametrize("statements, at, sym", [("s13-s14", 11, "%out0"), ("s15-s15", 10, "%in1")])
+def test_a_b128_live_value_under_a_call_abi_is_refused(tmp_path, capsys, abi, statements, at, sym):
+    """regression: a cut whose live-out (or live-in) is a ``.b128`` register (nvcc's 128-bit
+    atomics' inline asm) under ``abi: call``/``call-shared`` was passed through a ``.b32`` slot:
+    ``st.param.b32 [ret], %out0`` / ``ld.shared.b32 c, [slot]``, 4 of its 16 bytes, which ptxas
+    takes without a word; ``verify`` said "proved equal" and apply exit 0."""
+    import shutil
+
+    shutil.copy(B128, tmp_path / "m.ptx")
+    assert main(["extract", str(tmp_path / "m.ptx"), "--entry", "cas128", "--statements", statements,
+                 "-o", str(tmp_path / "n.ptx")]) == 0
+    threads = "    threads: 32\n" if abi == "call-shared" else ""
+    (tmp_path / "r.yaml").write_text(f"name: b\nmodule: m.ptx\nentry: cas128\noutput: out.ptx\ncuts:\n"
+                                     f"  - statements: {statements}\n    native: n.ptx\n    abi: {abi}\n{threads}")
+    capsys.readouterr()
+    assert main(["apply", str(tmp_path / "r.yaml"), "--no-ptxas"]) == 2
+    err = capsys.readouterr().err
+    assert f"n.ptx:{at}: abi {abi} cannot pass {sym} (c, .b128) through .param" in err, err
+    assert "use abi: inline" in err and "Traceback" not in err
+    assert not (tmp_path / "out.ptx").exists()
+    (tmp_path / "r.yaml").write_text((tmp_path / "r.yaml").read_text().replace(f"abi: {abi}", "abi: inline")
+                                     .replace("    threads: 32\n", ""))
+    assert main(["apply", str(tmp_path / "r.yaml"), "--no-ptxas"]) == 0

@@ -165,3 +165,33 @@ def test_a_b128_live_value_under_a_call_abi_is_refused(tmp_path, capsys, abi, st
     (tmp_path / "r.yaml").write_text((tmp_path / "r.yaml").read_text().replace(f"abi: {abi}", "abi: inline")
                                      .replace("    threads: 32\n", ""))
     assert main(["apply", str(tmp_path / "r.yaml"), "--no-ptxas"]) == 0
+
+
+# ---- numba's mangled argument names: nesting without recursion ---------------------------------
+
+@pytest.mark.parametrize("args", ["5ArrayI" * 3000 + "f", "8UniTupleI" * 3000 + "f", "5TupleI" * 3000,
+                                  "5ArrayI8UniTupleI" * 1500 + "f"])
+def test_a_numba_name_nested_thousands_deep_is_unreadable_not_a_traceback(tmp_path, capsys, args):
+    """regression: an Array's element and a tuple's members were read by recursing into the
+    whole type grammar before checking they are scalars: an entry named ``_ZN1kE`` +
+    ``5ArrayI`` x 3000 (21 KB, a legal PTX name in a module numba's environment marks) was a
+    RecursionError traceback from ``probe init``.  Now: not a builtin scalar, no labels."""
+    from splice.probe.numba_args import describe
+
+    assert describe("_ZN1kE" + args, 1)[0] == {}
+    (tmp_path / "deep.ptx").write_text(
+        ".version 8.0\n.target sm_80\n.address_size 64\n.common .global .align 8 .u64 _ZN08NumbaEnv1kE;\n"
+        f".visible .entry _ZN1kE{args}(\n\t.param .u64 p0\n)\n{{\n\t.reg .b64 %rd<3>;\n"
+        "\tld.param.u64 %rd1, [p0];\n\tcvta.to.global.u64 %rd2, %rd1;\n\tst.global.u64 [%rd2], %rd1;\n\tret;\n}\n")
+    assert main(["probe", "init", str(tmp_path / "deep.ptx"), "-o", str(tmp_path / "s.yaml")]) == 0
+    assert "mangled argument types could not be read" in (tmp_path / "s.yaml").read_text()
+
+
+def test_numba_names_of_scalars_arrays_and_tuples_still_read():
+    from splice.probe.numba_args import describe
+
+    labels, why = describe("_ZN1kE5ArrayIfLi2E1A7mutable7alignedE8UniTupleIiLi3EE5TupleIdfEj", 5 + 4 + 3 + 2 + 1)
+    assert why is None, why
+    assert labels[4].startswith("array argument 1 (Array(float32, 2, 'A')): data")
+    assert labels[9] == "tuple argument 2, member 0 (int32)" and labels[12] == "tuple argument 3, member 0 (float64)"
+    assert labels[14] == "scalar argument 4 (uint32)"

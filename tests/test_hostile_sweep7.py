@@ -195,3 +195,42 @@ def test_numba_names_of_scalars_arrays_and_tuples_still_read():
     assert labels[4].startswith("array argument 1 (Array(float32, 2, 'A')): data")
     assert labels[9] == "tuple argument 2, member 0 (int32)" and labels[12] == "tuple argument 3, member 0 (float64)"
     assert labels[14] == "scalar argument 4 (uint32)"
+
+
+# ---- the carry flag past a plain addc -----------------------------------------------------------
+
+CARRY = ROOT / "tests/data/ptx/handwritten/carry_past_addc.ptx"
+
+
+@pytest.mark.parametrize("abi", ["inline", "call"])
+def test_a_cut_the_carry_flows_through_past_a_plain_addc_is_refused(tmp_path, capsys, abi):
+    """regression: ``add.cc`` s4; ``addc`` s5 (reads the carry, leaves it set); ``mov`` s6;
+    ``addc`` s7 reads the carry s4 set.  The "through" check took the nearest carry statement
+    before the range (s5), saw no ``.cc`` on it and let a cut of s6 be spliced: under
+    ``abi: call`` a call sat between s4 and s7 (exit 0), and a native setting the carry would
+    have fed s7.  ``spec --abi s7`` named s5, which sets nothing, as the writer."""
+    import shutil
+
+    shutil.copy(CARRY, tmp_path / "c.ptx")
+    (tmp_path / "n.ptx").write_text("// splice-native:\n//   params: {}\n//   scratch: {}\nmov.u32 %out0, 5;\n")
+    (tmp_path / "r.yaml").write_text("module: c.ptx\nentry: carry_skip\noutput: o.ptx\ncuts:\n"
+                                     f"  - statements: s6-s6\n    native: n.ptx\n    abi: {abi}\n")
+    capsys.readouterr()
+    assert main(["apply", str(tmp_path / "r.yaml"), "--no-ptxas"]) == 2
+    err = capsys.readouterr().err
+    assert "c.ptx:19: s7 (addc.u32) (after the range) reads the carry flag that s4 (add.cc.u32) sets before it" in err
+    assert "carry chain s4-s7" in err and not (tmp_path / "o.ptx").exists()
+    assert main(["extract", str(tmp_path / "c.ptx"), "--statements", "s6-s6", "-o", str(tmp_path / "x.ptx")]) == 2
+    assert "carry chain s4-s7" in capsys.readouterr().err
+    assert main(["spec", str(tmp_path / "c.ptx"), "--abi", "s7-s7"]) == 0
+    assert "s7 (addc.u32) reads the carry s4 (add.cc.u32) sets" in capsys.readouterr().out
+
+
+def test_a_cut_of_the_whole_chain_past_a_plain_addc_still_splices(tmp_path, capsys):
+    import shutil
+
+    shutil.copy(CARRY, tmp_path / "c.ptx")
+    assert main(["extract", str(tmp_path / "c.ptx"), "--statements", "s4-s7", "-o", str(tmp_path / "n.ptx")]) == 0
+    (tmp_path / "r.yaml").write_text("module: c.ptx\nentry: carry_skip\noutput: o.ptx\ncuts:\n"
+                                     "  - statements: s4-s7\n    native: n.ptx\n    abi: call\n")
+    assert main(["apply", str(tmp_path / "r.yaml"), "--no-ptxas"]) == 0

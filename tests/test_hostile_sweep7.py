@@ -234,3 +234,36 @@ def test_a_cut_of_the_whole_chain_past_a_plain_addc_still_splices(tmp_path, caps
     (tmp_path / "r.yaml").write_text("module: c.ptx\nentry: carry_skip\noutput: o.ptx\ncuts:\n"
                                      "  - statements: s4-s7\n    native: n.ptx\n    abi: call\n")
     assert main(["apply", str(tmp_path / "r.yaml"), "--no-ptxas"]) == 0
+
+
+# ---- extract of a jump table at the function's top level -----------------------------------------
+
+BRX = ROOT / "tests/data/ptx/handwritten/brx_idx.ptx"
+
+
+@pytest.mark.parametrize("abi", ["inline", "call", "call-shared"])
+def test_extracts_native_of_a_top_level_jump_table_is_one_apply_takes(tmp_path, capsys, abi):
+    """regression: a range holding ``$L_tbl: .branchtargets …; brx.idx`` at the function's top
+    level (LLVM's dense switch: brx_idx.ptx s9-s22) was extracted bare, and apply refused
+    extract's own native: ".branchtargets is not allowed in a native phase outside a { } scope
+    (… as extract does)".  extract now writes the range inside a { } scope."""
+    import shutil
+
+    shutil.copy(BRX, tmp_path / "m.ptx")
+    assert main(["extract", str(tmp_path / "m.ptx"), "--statements", "s9-s22", "-o", str(tmp_path / "n.ptx")]) == 0
+    body = (tmp_path / "n.ptx").read_text().split("//   scratch: {}\n", 1)[1]
+    assert body.startswith("{\n$L_tbl:\n\t.branchtargets $L_c0, $L_c1, $L_c2, $L_c3;\n") and body.endswith("}\n")
+    threads = "    threads: 32\n" if abi == "call-shared" else ""
+    (tmp_path / "r.yaml").write_text("module: m.ptx\nentry: brx_table\noutput: o.ptx\ncuts:\n"
+                                     f"  - statements: s9-s22\n    native: n.ptx\n    abi: {abi}\n{threads}")
+    capsys.readouterr()
+    assert main(["apply", str(tmp_path / "r.yaml"), "--no-ptxas"]) == 0, capsys.readouterr().err
+    assert "brx.idx" in (tmp_path / "o.ptx").read_text()
+
+
+def test_extract_of_statements_without_a_jump_table_is_not_wrapped(tmp_path):
+    import shutil
+
+    shutil.copy(BRX, tmp_path / "m.ptx")
+    assert main(["extract", str(tmp_path / "m.ptx"), "--statements", "s11-s13", "-o", str(tmp_path / "n.ptx")]) == 0
+    assert (tmp_path / "n.ptx").read_text().split("//   scratch: {}\n", 1)[1].startswith("$L_c0:\n")

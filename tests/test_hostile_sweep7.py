@@ -267,3 +267,31 @@ def test_extract_of_statements_without_a_jump_table_is_not_wrapped(tmp_path):
     shutil.copy(BRX, tmp_path / "m.ptx")
     assert main(["extract", str(tmp_path / "m.ptx"), "--statements", "s11-s13", "-o", str(tmp_path / "n.ptx")]) == 0
     assert (tmp_path / "n.ptx").read_text().split("//   scratch: {}\n", 1)[1].startswith("$L_c0:\n")
+
+
+# ---- module variables named like registers (%g) ---------------------------------------------------
+
+PERCENT = ROOT / "tests/data/ptx/probe/globals_percent.ptx"
+
+
+def test_probe_init_lists_a_variable_named_like_a_register(tmp_path, capsys):
+    """regression: ``.global .u32 %g`` (a PTX name may start with %) read as ``[%g]`` is a
+    register operand to the parser: probe init left it out of ``globals:`` (the kernel read a
+    variable the spec never set, and a write to one was never compared)."""
+    out = tmp_path / "s.yaml"
+    assert main(["probe", "init", str(PERCENT), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "- name: '%g'\n" in text and "- name: '%h'\n" in text and "- name: 'on'\n" in text
+    h = text.split("- name: '%h'\n", 1)[1]
+    assert "  role: output" in h.split("\n- ", 1)[0]        # only written, through mov %rd3, %h
+
+
+def test_role_input_on_a_variable_named_like_a_register_that_the_entry_writes_is_refused(
+        tmp_path, monkeypatch, capsys):
+    text = ("name: t\nptx: PTX\nentry: k\nlaunch: {grid: [1], block: [32]}\nparams:\n"
+            "- {name: out, kind: buffer, dtype: u32, shape: [1], role: output}\nglobals:\n"
+            "- {name: '%h', dtype: u32, shape: [1], role: input, fill: {rule: zeros}}\n")
+    rc, err = _probe(tmp_path, monkeypatch, capsys, text, PERCENT)
+    assert rc == 2 and "s.yaml:8:3: globals: %h: role input, but k writes it (1 store(s)" in err, err
+    rc, err = _probe(tmp_path, monkeypatch, capsys, text.replace("'%h'", "'%g'"), PERCENT)
+    assert "needs cupy" in err, err

@@ -96,7 +96,7 @@ def _named_symbols(kernel) -> set:
             for o in node.operands:
                 for i in (o.items if type(o) in (m.Addr, m.Vec) else (o,)):
                     base = i.base if type(i) is m.Offset else i
-                    if type(base) is m.Sym:
+                    if type(base) in (m.Sym, m.Reg):   # a variable may be named %g: read as a register
                         named.add(base.name)
                         if node.opcode == "call" and base.name in by_name and base.name not in seen:
                             seen.add(base.name)          # its body, once (recursion ends here)

@@ -99,7 +99,7 @@ def _own_symbols(kernel) -> set:
         for o in node.operands:
             for i in (o.items if type(o) in (m.Addr, m.Vec) else (o,)):
                 base = i.base if type(i) is m.Offset else i
-                if type(base) is m.Sym:
+                if type(base) in (m.Sym, m.Reg):      # a variable may be named %g
                     out.add(base.name)
     return out
 

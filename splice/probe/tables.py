@@ -285,7 +285,8 @@ def _global_taint(kernel, names: set, registers) -> dict:
                 src = {("*", lab) for lab in (_labels(kernel, addr, pos, taint, names, registers) if addr else ())
                        if isinstance(lab, str)}
             elif node.opcode in _MOVES:
-                src = {o.name for o in node.operands[1:] if type(o) is m.Sym and o.name in names}
+                src = {o.name for o in node.operands[1:]     # a variable named %g reads as a register
+                       if type(o) in (m.Sym, m.Reg) and o.name in names and kernel.reg_type(o.name) is None}
                 for u in uses_all[pos]:   # names, and ('*', name) of a loaded pointer moved on
                     src |= taint.get(u, set())
             else:

@@ -295,3 +295,51 @@ def test_role_input_on_a_variable_named_like_a_register_that_the_entry_writes_is
     assert rc == 2 and "s.yaml:8:3: globals: %h: role input, but k writes it (1 store(s)" in err, err
     rc, err = _probe(tmp_path, monkeypatch, capsys, text.replace("'%h'", "'%g'"), PERCENT)
     assert "needs cupy" in err, err
+
+
+# ---- an element poison {value: x}: a value of the element type ------------------------------------
+
+GLOBALS_ONLY = """name: g
+ptx: PTX
+entry: globals_only
+launch: {grid: [2], block: [128]}
+params: []
+globals:
+- {name: g_in, dtype: f32, shape: [256], role: input, fill: {rule: zeros}}
+- {name: g_out, dtype: DTYPE, bytes: 1024, role: output, poison: {value: VALUE}}
+"""
+
+
+@pytest.mark.parametrize("dtype, value, says", [
+    ("f32", "[1]", "expected a number, got [1]"),
+    ("f32", "null", "expected a number, got None"),
+    ("f32", "1.0e+40", "1e+40 does not fit f32 (it would be inf)"),
+    ("f16", "70000.0", "70000.0 does not fit f16 (it would be inf)"),
+    ("bf16", "3.4e+38", "3.4e+38 does not fit bf16 (it would be inf)"),
+    ("u32", ".nan", "expected an integer, got nan"),
+    ("u32", "340282366920938463463374607431768211456", "340282366920938463463374607431768211456 does not fit .u32"),
+    ("s8", "1.5", "expected an integer, got 1.5"),
+    ("e4m3", "0.3", "0.3 is no e4m3 value (give its byte: poison: {byte: N})"),
+])
+def test_an_element_poison_that_is_no_value_of_the_type_is_refused_at_its_key(
+        tmp_path, monkeypatch, capsys, dtype, value, says):
+    """regression: ``poison: {value: x}`` went to numpy unchecked: a list, null or 2^128 were a
+    numpy traceback, 1e40 in an f32 a silent inf, .nan in a u32 and 0.3 in an e4m3 (cast to the
+    integer storage) some other bits -- for every buffer, table entry and global."""
+    text = GLOBALS_ONLY.replace("DTYPE", dtype).replace("VALUE", value)
+    rc, err = _probe(tmp_path, monkeypatch, capsys, text, TABLES)
+    assert rc == 2 and "s.yaml:8:" in err and f"globals[1].poison.value: {says}" in err, err
+
+
+@pytest.mark.parametrize("dtype, value, bits", [
+    ("f32", "-0.0", 0x80000000), ("f16", "1.0", 0x3C00), ("bf16", ".nan", 0x7FC0),
+    ("u32", "-1", 0xFFFFFFFF), ("s16", "-2", 0xFFFE), ("e4m3", "0.5", 0x30), ("e4m3", "448.0", 0x7E),
+    ("e5m2", ".inf", 0x7C), ("f32", ".inf", 0x7F800000),
+])
+def test_element_poisons_of_the_type_keep_their_bits(tmp_path, dtype, value, bits):
+    from splice.probe.spec import load_spec
+
+    p = tmp_path / "s.yaml"
+    p.write_text(GLOBALS_ONLY.replace("DTYPE", dtype).replace("VALUE", value).replace("PTX", str(TABLES)))
+    g = load_spec(p).globals[1]
+    assert g.poison == bits and g.poison_is_byte is False

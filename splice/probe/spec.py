@@ -440,15 +440,35 @@ def _poison(c: _Ctx, d, where: str, t: dt.DType, default: int) -> tuple:
         c.keys(p, {"value", "byte"}, f"{where}.poison")
         if "byte" in p:
             return _byte(c, c.int(p, "byte", f"{where}.poison.byte", 0), f"{where}.poison.byte", p, "byte"), True
-        import numpy as np
-
-        v = p.get("value", 0)
-        if t.name == "bf16":
-            return int(dt.f32_to_bf16_bits(np.array([v], dtype=np.float32))[0]), False
-        if t.is_float and t.kind != "fp8":
-            return int(np.array([v], dtype=t.storage).view(f"<u{t.size}")[0]), False
-        return int(np.array([v]).astype(t.storage).view(f"<u{t.size}")[0]), False
+        return _poison_value(c, t, p.get("value", 0), f"{where}.poison.value", p), False
     return _byte(c, c.int(d, "poison", f"{where}.poison", 0, default), f"{where}.poison", d, "poison"), True
+
+
+def _poison_value(c: _Ctx, t: dt.DType, v, where: str, holder) -> int:
+    """The bits of an element poison ``{value: x}``, checked as a value of the element type: a
+    list, null or 2^128 were a numpy traceback, 1e40 in an f32 a silent inf, .nan in a u32 or
+    0.5 in an e4m3 silently some other bits (the astype of a float to an integer storage)."""
+    import numpy as np
+
+    if not t.is_float:
+        return _scalar_value(c, t, v, where, holder, "value") & ((1 << (8 * t.size)) - 1)
+    x = c.num(v, where, holder, "value")
+    if t.kind == "fp8":
+        table = dt.E4M3 if t.name == "e4m3" else dt.E5M2
+        hits = np.flatnonzero(np.isnan(table) if x != x else table == x)
+        if not hits.size:
+            raise c.err(where, f"{x!r} is no {t.name} value (give its byte: poison: {{byte: N}})", holder, "value")
+        return int(hits[0])
+    with np.errstate(over="ignore"):
+        if t.name == "bf16":
+            bits = int(dt.f32_to_bf16_bits(np.array([x], dtype=np.float32))[0])
+            back = float(dt.bf16_bits_to_f32(np.array([bits]))[0])
+        else:
+            arr = np.array([x], dtype=t.storage)
+            bits, back = int(arr.view(f"<u{t.size}")[0]), float(arr[0])
+    if np.isfinite(x) and not np.isfinite(back):
+        raise c.err(where, f"{x!r} does not fit {t.name} (it would be {back})", holder, "value")
+    return bits
 
 
 def _byte(c: _Ctx, v: int, where: str, holder, key) -> int:

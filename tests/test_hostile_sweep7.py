@@ -343,3 +343,44 @@ def test_element_poisons_of_the_type_keep_their_bits(tmp_path, dtype, value, bit
     p.write_text(GLOBALS_ONLY.replace("DTYPE", dtype).replace("VALUE", value).replace("PTX", str(TABLES)))
     g = load_spec(p).globals[1]
     assert g.poison == bits and g.poison_is_byte is False
+
+
+# ---- the bound harness and the spec's module globals ----------------------------------------------
+
+def _harness_cases(tmp_path, spec_name: str, entry: str, ranges: list) -> list:
+    import shutil
+
+    from splice.analysis import Kernel
+    from splice.probe.harness import cases
+    from splice.probe.modules import resolve
+    from splice.probe.spec import load_spec
+
+    shutil.copy(TABLES, tmp_path / "m.ptx")
+    (tmp_path / "probes").mkdir()
+    spec_text = (ROOT / "tests/data/probe" / spec_name).read_text()
+    (tmp_path / "probes" / "m.yaml").write_text(spec_text.replace("ptx: ../ptx/probe/tables.ptx", "ptx: m.ptx"))
+    cuts = ""
+    for k, rng in enumerate(ranges):
+        assert main(["extract", str(tmp_path / "m.ptx"), "--entry", entry, "--statements", rng,
+                     "-o", str(tmp_path / f"n{k}.ptx")]) == 0
+        cuts += f"  - statements: {rng}\n    native: n{k}.ptx\n"
+    (tmp_path / "r.yaml").write_text(f"name: hg\nmodule: m.ptx\nentry: {entry}\ncuts:\n{cuts}")
+    pair = resolve(str(tmp_path / "r.yaml"))
+    return cases(pair, Kernel.load(str(pair.original_path), pair.entry), load_spec(pair.spec_path))
+
+
+def test_a_bound_harness_case_reaching_a_spec_global_is_skipped_with_the_reason(tmp_path):
+    """regression: a cut that stores into a module global (globals_only s18-s20: ``mov.u64
+    %rd8, g_out; …; st.global.f32 [%rd9]``) or reads one through an address it is handed
+    (s16-s17: ``ld.global.f32 [%rd3]``, %rd3 = g_in + i) ran in the bound harness, whose module
+    neither sets the spec's globals nor compares them: a native storing a wrong value into
+    g_out came out "equal"."""
+    hcs = _harness_cases(tmp_path, "tables_globals_only.yaml", "globals_only", ["s18-s20", "s16-s17"])
+    assert [h.skipped.split(":")[0] for h in hcs] == ["the cut reaches the spec's module global(s) g_out",
+                                                      "the cut reaches the spec's module global(s) g_in"]
+    assert "neither set from the spec nor compared" in hcs[0].skipped
+
+
+def test_a_bound_harness_case_reaching_no_spec_global_still_runs(tmp_path):
+    (hc,) = _harness_cases(tmp_path, "tables_lut.yaml", "lut_count", ["s25-s27"])    # st.global into out
+    assert hc.skipped is None and hc.orig_ptx

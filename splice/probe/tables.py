@@ -309,6 +309,27 @@ def _labels(kernel, operand, pos: int, taint: dict, names: set, registers) -> se
     return labs
 
 
+def reached_in(kernel, names, i: int, j: int, live_in=()) -> list:
+    """The variables of ``names`` that statements ``i``..``j`` (positions) reach: named there,
+    addressed through a register carrying their address, or handed in through a live-in
+    register that carries it (what a cut of those statements may read or write)."""
+    from ..ptx import model as m
+    from ..ptx.operands import registers
+
+    names = set(names)
+    taint = _global_taint(kernel, names, registers)
+    hit: set = set()
+    for pos in range(i, j + 1):
+        node = kernel.stmts[pos].node
+        if type(node) is m.Instruction:
+            for o in node.operands:
+                hit |= {lab for lab in _labels(kernel, o, pos, taint, names, registers) if isinstance(lab, str)}
+    for reg in live_in:
+        k = kernel._resolve(reg, kernel._scope_of[i])
+        hit |= {lab for lab in taint.get(k[0], ()) if isinstance(lab, str)} if k else set()
+    return sorted(hit)
+
+
 def check_globals(spec, text: str, path: str) -> None:
     """Each spec global against the module: declared at module scope in ``.global`` or
     ``.const`` space, of the spec's size; a ``.const`` one is not an ``output`` (the kernel

@@ -384,3 +384,46 @@ def test_a_bound_harness_case_reaching_a_spec_global_is_skipped_with_the_reason(
 def test_a_bound_harness_case_reaching_no_spec_global_still_runs(tmp_path):
     (hc,) = _harness_cases(tmp_path, "tables_lut.yaml", "lut_count", ["s25-s27"])    # st.global into out
     assert hc.skipped is None and hc.orig_ptx
+
+
+# ---- numbers no float holds, constants no float type holds ----------------------------------------
+
+BIG = "9" * 400
+
+
+@pytest.mark.parametrize("where, line, key", [
+    ("- {name: g_in, dtype: f32, shape: [256], role: input, fill: {rule: constant, value: X}}", 7,
+     "globals[0].fill.value"),
+    ("- {name: g_out, dtype: f32, bytes: 1024, role: output, poison: {value: X}}", 8, "globals[1].poison.value"),
+])
+@pytest.mark.parametrize("value, says", [
+    (BIG, "99999999999999999999... (400 digits): too large for a float"),
+    ("1.0e+40", "1e+40 does not fit f32 (it would be inf)"),
+])
+def test_a_float_no_float_type_holds_is_refused_at_its_key(tmp_path, monkeypatch, capsys, where, line, key,
+                                                          value, says):
+    """regression: a 400-digit integer where a float goes (a poison value, a fill's range or
+    constant, a float scalar's value) was ``float()``'s OverflowError traceback; a constant fill
+    of 1e40 in an f32 buffer or global was accepted and stored as inf."""
+    text = GLOBALS_ONLY.replace("DTYPE", "f32").replace("VALUE", "0")
+    lines = text.splitlines()
+    lines[line - 1] = where.replace("X", value)
+    rc, err = _probe(tmp_path, monkeypatch, capsys, "\n".join(lines) + "\n", TABLES)
+    assert rc == 2 and f"s.yaml:{line}:" in err and f"{key}: {says}" in err, err
+
+
+def test_a_float_scalar_of_400_digits_is_refused_at_its_key(tmp_path, monkeypatch, capsys):
+    text = SUM.replace("ALIGN_T", "").replace("ALIGN_E", "").replace(
+        "{name: n, kind: scalar, dtype: s32, value: 64}", f"{{name: n, kind: scalar, dtype: f32, value: {BIG}}}")
+    rc, err = _probe(tmp_path, monkeypatch, capsys, text, TABLES)
+    assert rc == 2 and "s.yaml:10:" in err and "params[4].value[0]: 99999999999999999999... (400 digits)" in err, err
+
+
+def test_float_constants_that_fit_and_fp8_constants_that_saturate_still_load(tmp_path, monkeypatch, capsys):
+    text = GLOBALS_ONLY.replace("DTYPE", "f32").replace("VALUE", "0").replace(
+        "fill: {rule: zeros}", "fill: {rule: constant, value: 3.0e+38}")
+    rc, err = _probe(tmp_path, monkeypatch, capsys, text, TABLES)
+    assert "needs cupy" in err, err
+    text = text.replace("dtype: f32, shape: [256], role: input", "dtype: e4m3, shape: [1024], role: input")
+    rc, err = _probe(tmp_path, monkeypatch, capsys, text.replace("3.0e+38", "1.0e+40"), TABLES)
+    assert "needs cupy" in err, err

@@ -276,7 +276,11 @@ class _Ctx:
     def num(self, v, where, holder=None, key=None) -> float:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self.err(where, f"expected a number, got {v!r}", holder, key)
-        return float(v)
+        try:
+            return float(v)
+        except OverflowError:    # an integer of 400 digits: no float holds it (was a traceback)
+            raise self.err(where, f"{str(v)[:20]}... ({len(str(v))} digits): too large for a float", holder,
+                           key) from None
 
     def dim3(self, d, key, where) -> tuple:
         v = d[key]
@@ -363,6 +367,8 @@ def _check_fill(c: _Ctx, fill: Fill, t, d, where: str) -> None:
             "step": (fill.step,), "value": (fill.value,)}
     for key in used:
         if key == "value" and t.is_float:    # a constant NaN or infinity is a float input like any other
+            if t.kind != "fp8":              # (fp8 rounds to its nearest finite code)
+                _float_bits(c, t, c.num(fill.value, f"{where}.fill.value", fd, key), f"{where}.fill.value", fd)
             continue
         if not all(math.isfinite(x) for x in nums[key]):
             raise bad(key, f"{', '.join(str(x) for x in nums[key])}: not a finite number")
@@ -459,6 +465,14 @@ def _poison_value(c: _Ctx, t: dt.DType, v, where: str, holder) -> int:
         if not hits.size:
             raise c.err(where, f"{x!r} is no {t.name} value (give its byte: poison: {{byte: N}})", holder, "value")
         return int(hits[0])
+    return _float_bits(c, t, x, where, holder)
+
+
+def _float_bits(c: _Ctx, t: dt.DType, x: float, where: str, holder) -> int:
+    """The bits of ``x`` as float type ``t`` (not fp8); a finite ``x`` that rounds to an
+    infinity there (1e40 in an f32, 70000 in an f16) is an error at ``where``, not a silent inf."""
+    import numpy as np
+
     with np.errstate(over="ignore"):
         if t.name == "bf16":
             bits = int(dt.f32_to_bf16_bits(np.array([x], dtype=np.float32))[0])

@@ -427,3 +427,23 @@ def test_float_constants_that_fit_and_fp8_constants_that_saturate_still_load(tmp
     text = text.replace("dtype: f32, shape: [256], role: input", "dtype: e4m3, shape: [1024], role: input")
     rc, err = _probe(tmp_path, monkeypatch, capsys, text.replace("3.0e+38", "1.0e+40"), TABLES)
     assert "needs cupy" in err, err
+
+
+# ---- a shape of more dimensions than an array may have -------------------------------------------
+
+def test_a_shape_of_more_dimensions_than_numpy_has_is_refused_at_its_key(tmp_path, monkeypatch, capsys):
+    """regression: ``shape: [1, 1, … x100]`` (4 bytes) was accepted; the read-back output is
+    reshaped to the spec's shape after the GPU run: numpy's "maximum supported dimension"
+    ValueError traceback (``compare.elements``)."""
+    import numpy as np
+
+    from splice.probe.compare import elements
+    from splice.probe.spec import MAX_DIMS, Field
+
+    ok = Field("o", 0, "buffer", 8, dtype="u8", bytes=4, shape=(1,) * (MAX_DIMS - 2) + (2, 2), role="output")
+    assert elements(ok, np.zeros(4, dtype=np.uint8)).ndim == MAX_DIMS
+    text = SUM.replace("ALIGN_T", "").replace("ALIGN_E", "").replace(
+        "{name: out, kind: buffer, dtype: f32, shape: [64], role: output}",
+        "{name: out, kind: buffer, dtype: f32, shape: [64" + ", 1" * 99 + "], role: output}")
+    rc, err = _probe(tmp_path, monkeypatch, capsys, text, TABLES)
+    assert rc == 2 and "s.yaml:8:" in err and f"params[2].shape: 100 dimensions: more than the {MAX_DIMS}" in err, err

@@ -43,6 +43,8 @@ FILL_KEYS = {"rule", "seed", "range", "max_code", "value", "f16_regions", "mean"
 #: device's memory, so only a typo reaches it)
 GRID_MAX = ((1 << 31) - 1, 65535, 65535)
 MAX_BUFFER_BYTES = 1 << 40
+#: most dimensions of a buffer's ``shape:`` (numpy 1's limit; numpy 2's is 64)
+MAX_DIMS = 32
 #: largest ``align:`` of a buffer or table (the device allocates align - 1 bytes more)
 MAX_ALIGN = 1 << 21
 
@@ -503,6 +505,9 @@ def _buffer(c: _Ctx, d, where: str, name: str, offset: int, legacy: bool, base: 
         s = [s] if isinstance(s, int) and not isinstance(s, bool) else s
         if not isinstance(s, list) or not s:
             raise c.err(f"{where}.shape", "expected a list of positive integers", d, "shape")
+        if len(s) > MAX_DIMS:     # the read-back reshape: numpy's ValueError traceback after the GPU run
+            raise c.err(f"{where}.shape", f"{len(s)} dimensions: more than the {MAX_DIMS} an array may have "
+                        "(numpy's limit)", d, "shape")
         shape = tuple(_pos(c, x, f"{where}.shape[{i}]", d) for i, x in enumerate(s))
     if "bytes" not in d and not shape:
         raise c.err(f"{where}.bytes", "missing (give bytes: or shape:)", d)

@@ -45,7 +45,7 @@ globals:
 
 @pytest.mark.parametrize("name, size, says", [
     ("counter", 4, "role input, but it is named in a function the entry calls (not traced)"),
-    ("gbuf", 64, "role input, but gptr's initialiser holds its address (line 10: not traced)"),
+    ("gbuf", 64, "role input, but gptr's initialiser holds its address (line 11: not traced)"),
     ("g_or", 16, "role input, but its address reaches xor.b64 s10, not followed"),
 ])
 def test_a_global_written_out_of_the_entrys_sight_is_not_an_input(tmp_path, monkeypatch, capsys, name, size, says):
@@ -67,6 +67,8 @@ def test_a_global_the_entry_only_reads_is_still_an_input(tmp_path, monkeypatch, 
     rc, err = _probe(tmp_path, monkeypatch, capsys, text.replace("role: input", "role: inout")
                      .replace("g_alone", "counter").replace("16", "4"), HIDDEN)
     assert "needs cupy" in err, err
+    rc, err = _probe(tmp_path, monkeypatch, capsys, text.replace("g_alone", "c_tab"), HIDDEN)
+    assert "needs cupy" in err, err             # a .const one the called .func reads: nothing writes it
 
 
 # ---- a buffer's or a table's align: bounded ----------------------------------------------------

@@ -449,3 +449,33 @@ def test_a_shape_of_more_dimensions_than_numpy_has_is_refused_at_its_key(tmp_pat
         "{name: out, kind: buffer, dtype: f32, shape: [64" + ", 1" * 99 + "], role: output}")
     rc, err = _probe(tmp_path, monkeypatch, capsys, text, TABLES)
     assert rc == 2 and "s.yaml:8:" in err and f"params[2].shape: 100 dimensions: more than the {MAX_DIMS}" in err, err
+
+
+# ---- a surface the entry writes, given role: input -------------------------------------------------
+
+IMAGES = ROOT / "tests/data/ptx/probe/images.ptx"
+SURFACES = """name: lay
+ptx: PTX
+entry: img_layered
+launch: {grid: [4, 3], block: [8]}
+params:
+- {name: t1, kind: texture, geometry: a1d, width: 8, layers: 3, format: r32f, fill: {rule: arange}}
+- {name: t2, kind: texture, geometry: a2d, width: 8, height: 4, layers: 3, format: r32f, fill: {rule: arange}}
+- {name: s1, kind: surface, geometry: a1d, width: 8, layers: 3, format: r32f, ROLE1}
+- {name: s2, kind: surface, geometry: a2d, width: 8, height: 4, layers: 3, format: r32f}
+- {name: w, kind: scalar, dtype: s32, value: 8}
+- {name: h, kind: scalar, dtype: s32, value: 4}
+- {name: layers, kind: scalar, dtype: s32, value: 3}
+"""
+
+
+def test_a_surface_the_entry_writes_is_not_an_input(tmp_path, monkeypatch, capsys):
+    """regression: ``role: input`` on a surface img_layered writes (``sust.b.a1d``) was
+    accepted: an input is not an output, so what the kernel stored there was never compared (a
+    splice that wrote it wrongly passed)."""
+    rc, err = _probe(tmp_path, monkeypatch, capsys, SURFACES.replace("ROLE1", "role: input, fill: {rule: zeros}"),
+                     IMAGES)
+    assert rc == 2 and "s.yaml:8:3: params[2]: s1: role input, but img_layered writes this surface (1 sust" in err, err
+    for role in ("role: output", "role: inout, fill: {rule: zeros}"):
+        rc, err = _probe(tmp_path, monkeypatch, capsys, SURFACES.replace("ROLE1", role), IMAGES)
+        assert "needs cupy" in err, err

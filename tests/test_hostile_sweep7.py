@@ -479,3 +479,27 @@ def test_a_surface_the_entry_writes_is_not_an_input(tmp_path, monkeypatch, capsy
     for role in ("role: output", "role: inout, fill: {rule: zeros}"):
         rc, err = _probe(tmp_path, monkeypatch, capsys, SURFACES.replace("ROLE1", role), IMAGES)
         assert "needs cupy" in err, err
+
+
+# ---- a buffer or a table entry the entry writes, given role: input --------------------------------
+
+@pytest.mark.parametrize("out_role, dsts_role, where, says", [
+    ("input", "output", "s.yaml:8:3: params[2]: out", "role input, but table_sum stores to it (1 store(s)"),
+    ("output", "input", "s.yaml:9:3: params[3]: dsts",
+     "role input, but table_sum stores through its pointers (entries of role input: dsts_0)"),
+])
+def test_a_buffer_or_table_entry_the_entry_writes_is_not_an_input(tmp_path, monkeypatch, capsys,
+                                                                  out_role, dsts_role, where, says):
+    """regression: ``role: input`` on a buffer table_sum stores to (``out``), or on the entries
+    of a table it stores through (``dsts``), was accepted: inputs are set and never compared,
+    so a splice that wrote them wrongly passed (the same class as a global's or a surface's)."""
+    text = ("name: t\nptx: PTX\nentry: table_sum\nlaunch: {grid: [1], block: [64]}\nparams:\n"
+            "- {name: srcs, kind: table, count: 1, each: {dtype: f32, shape: [64], fill: {rule: zeros}}}\n"
+            "- {name: nsrc, kind: scalar, dtype: s32, value: 1}\n"
+            f"- {{name: out, kind: buffer, dtype: f32, shape: [64], role: {out_role}, fill: {{rule: zeros}}}}\n"
+            f"- {{name: dsts, kind: table, count: 1, each: {{dtype: f32, shape: [64], role: {dsts_role}, "
+            "fill: {rule: zeros}}}\n- {name: n, kind: scalar, dtype: s32, value: 64}\n")
+    rc, err = _probe(tmp_path, monkeypatch, capsys, text, TABLES)
+    assert rc == 2 and f"{where}: {says}" in err and "give role inout" in err, err
+    rc, err = _probe(tmp_path, monkeypatch, capsys, text.replace("role: input", "role: inout"), TABLES)
+    assert "needs cupy" in err, err

@@ -349,7 +349,7 @@ def test_element_poisons_of_the_type_keep_their_bits(tmp_path, dtype, value, bit
 
 # ---- the bound harness and the spec's module globals ----------------------------------------------
 
-def _harness_cases(tmp_path, spec_name: str, entry: str, ranges: list) -> list:
+def _harness_cases(tmp_path, spec_name: str, entry: str, ranges: list, edit=lambda text: text) -> list:
     import shutil
 
     from splice.analysis import Kernel
@@ -359,7 +359,7 @@ def _harness_cases(tmp_path, spec_name: str, entry: str, ranges: list) -> list:
 
     shutil.copy(TABLES, tmp_path / "m.ptx")
     (tmp_path / "probes").mkdir()
-    spec_text = (ROOT / "tests/data/probe" / spec_name).read_text()
+    spec_text = edit((ROOT / "tests/data/probe" / spec_name).read_text())
     (tmp_path / "probes" / "m.yaml").write_text(spec_text.replace("ptx: ../ptx/probe/tables.ptx", "ptx: m.ptx"))
     cuts = ""
     for k, rng in enumerate(ranges):
@@ -503,3 +503,12 @@ def test_a_buffer_or_table_entry_the_entry_writes_is_not_an_input(tmp_path, monk
     assert rc == 2 and f"{where}: {says}" in err and "give role inout" in err, err
     rc, err = _probe(tmp_path, monkeypatch, capsys, text.replace("role: input", "role: inout"), TABLES)
     assert "needs cupy" in err, err
+
+
+def test_a_bound_case_reading_only_module_initialised_inputs_still_runs(tmp_path):
+    """An input global with ``fill: module`` holds the same bytes in the harness's module as in
+    the frame run: a cut reading it (globals_only s16-s17 reading g_in) runs."""
+    seeded = "role: input, fill: {rule: uniform, seed: 1, range: [-1, 1]}"
+    (hc,) = _harness_cases(tmp_path, "tables_globals_only.yaml", "globals_only", ["s16-s17"],
+                           lambda text: text.replace(seeded, "role: input, fill: module"))
+    assert hc.skipped is None

@@ -292,7 +292,10 @@ def _reaches_globals(kernel, spec, c, texts) -> Optional[str]:
         return None
     from .tables import reached_in
 
-    names = {g.name for g in spec.globals}
+    # an input the module initialises holds the same bytes there as in the frame run
+    names = {g.name for g in spec.globals if g.role != "input" or g.fill is None or g.fill.rule != "module"}
+    if not names:
+        return None
     words = set(re.findall(r"[A-Za-z_$%][\w$]*", _strip_comments("\n".join(texts))))
     i, j = kernel.first_pos_of(c.first), kernel.pos_of(c.last)
     hit = sorted(set(reached_in(kernel, names, i, j, [r.reg for r in c.abi.live_in])) | (words & names))

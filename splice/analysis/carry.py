@@ -51,7 +51,7 @@ def split_chain(k, a: int, b: int) -> list:
     out = []
     first = _neighbour(k, a, 1, b + 1)
     if first is not None and touches(k.stmts[first].node) == "r":
-        before = _neighbour(k, a - 1, -1, -1) if a > 0 else None
+        before = _last_writer(k, 0, a - 1) if a > 0 else None
         if before is not None:
             out.append((first, before, "in"))
     last = _last_writer(k, a, b)      # a plain addc after it leaves the carry as it was
@@ -60,16 +60,17 @@ def split_chain(k, a: int, b: int) -> list:
         if after is not None and touches(k.stmts[after].node) == "r":
             out.append((after, last, "out"))
     if first is None and not _flow_break(k, a, b):      # nothing inside touches it: does it flow through?
-        before = _neighbour(k, a - 1, -1, -1) if a > 0 else None
+        # from the last writer before it: a plain addc between reads the carry and leaves it set
+        before = _last_writer(k, 0, a - 1) if a > 0 else None
         after = _neighbour(k, b + 1, 1, len(k.stmts))
-        if (before is not None and after is not None and ".cc" in k.stmts[before].node.modifiers
-                and touches(k.stmts[after].node) == "r"):
+        if before is not None and after is not None and touches(k.stmts[after].node) == "r":
             out.append((after, before, "through"))
     return out
 
 
 def _last_writer(k, a: int, b: int) -> Optional[int]:
-    """The last statement in ``a``..``b`` that sets the carry (None at a label or branch first)."""
+    """The last statement in ``a``..``b`` that sets the carry (None at a label or branch first);
+    a plain ``addc`` (no ``.cc``) only reads it, so the scan goes past it to the writer."""
     for p in range(b, a - 1, -1):
         node = k.stmts[p].node
         if type(node) is m.Label or (type(node) is m.Instruction and node.opcode in ("bra", "brx", "ret", "exit")):

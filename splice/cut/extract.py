@@ -11,6 +11,12 @@ from .kernel import defs_uses
 from .native import render, rename_node
 
 
+#: directives a native holds only inside a ``{ }`` scope: a range at the function's top level
+#: that holds one (LLVM's ``$L_tbl: .branchtargets …; brx.idx``) is written wrapped in one (it was
+#: written bare, and apply refused extract's own native)
+_SCOPE_ONLY = (".branchtargets", ".calltargets", ".callprototype")
+
+
 def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = None,
             source_name: str = "", epilogue: Optional[int] = None, fused: bool = False) -> dict:
     """``fused``: with ``epilogue``, phase N and E<N> as one cut (``phase+epilogue: N``)."""
@@ -58,6 +64,8 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
     _refuse_split_scope(kernel, i, j, first, last, source_name)
 
     body, types = _renamed_body(kernel, abi, i, j)
+    if any(isinstance(n, m.Directive) and n.name in _SCOPE_ONLY for n in body):
+        body = [m.Block(tuple(body))]     # a native keeps these only inside a { } scope (native.py)
     facts = cut_facts(kernel, i, j, abi, ph)
     if epi is not None:
         from .epilogue import epilogue_facts

@@ -221,7 +221,41 @@ def check(spec: ProbeSpec, text: str, path: str) -> EntryDecl:
 
     check_globals(spec, text, path)      # the spec's globals: declared here, sized as the spec says
     check_geometries(spec, text, path)
+    check_inputs_written(spec, text, path)
     return decl
+
+
+def check_inputs_written(spec: ProbeSpec, text: str, path: str) -> None:
+    """A buffer (or a table's entry) of ``role: input`` the entry stores to (def-use from the
+    parameter, through called functions: ``param_trace``): an input is set and never compared,
+    so what the kernel wrote there went unseen -- a splice that wrote it wrongly passed.  Exit 2
+    at the field; ``inout`` (set, then compared) or ``output`` is what such a buffer is."""
+    fields = [(p, j, f) for p in spec.params for j, f in enumerate(p.fields)
+              if (f.kind == "buffer" and f.role == "input")
+              or (f.kind == "table" and any(e.role == "input" for e in f.entries))]
+    if not fields or spec.legacy:       # the first specs' arena struct: roles as it always read them
+        return
+    from ..analysis import Kernel
+    from ..ptx import parse
+    from .param_trace import trace
+
+    uses = trace(Kernel(parse(text, path), spec.entry), {})
+    for p, j, f in fields:
+        u = uses.get((p.index, f.offset))
+        if u is None:
+            continue
+        key = f"params[{p.index}]" + (f".fields[{j}]" if p.kind == "struct" else "")
+        if f.kind == "buffer" and u.writes:
+            what, n = f"{spec.entry} stores to it", u.writes
+        elif f.kind == "table" and u.target is not None and u.target.writes:
+            names = [e.name for e in f.entries if e.role == "input"]
+            what, n = (f"{spec.entry} stores through its pointers (entries of role input: "
+                       f"{', '.join(names[:4])}{' ...' if len(names) > 4 else ''})"), u.target.writes
+        else:
+            continue
+        raise SpecError(f"{f.name}: role input, but {what} ({n} store(s) or atomic(s)): what it writes would "
+                        "not be compared", spec.source, f.line or None, f.column or None, key=key,
+                        detail="give role inout (set, then compared) or output (poisoned, then compared)")
 
 
 def cluster_dims(spec: ProbeSpec, decl: EntryDecl) -> Optional[tuple]:

@@ -270,7 +270,10 @@ def cases(pair, kernel, spec, blocks: int = 8) -> list:
         if bad_o or bad_s or c.cut.select in ("epilogue", "epilogues", "phase+epilogue"):
             from .epilogue_harness import epilogue_case    # bound: live-ins by provenance, memory
 
-            out.append(epilogue_case(pair, kernel, c, hc, header, decls, spec, blocks, ecache))
+            case = epilogue_case(pair, kernel, c, hc, header, decls, spec, blocks, ecache)
+            if not case.skipped:
+                case.skipped = _reaches_globals(kernel, spec, c, (orig_body, spl_body, prelude))
+            out.append(case)
             continue
         scopes = enclosing_scopes(kernel, c.first)
         hc.orig_ptx = harness_ptx(header, decls, orig_body, li, lo, threads, scopes=scopes)
@@ -278,6 +281,28 @@ def cases(pair, kernel, spec, blocks: int = 8) -> list:
                                  c.binding.shared_bytes, scopes=scopes)
         out.append(hc)
     return out
+
+
+def _reaches_globals(kernel, spec, c, texts) -> Optional[str]:
+    """Why a bound case is not run when its cut reaches the spec's module globals (by def-use
+    in the original, by name in either side's code): the bound harness runs the cut in a module
+    of its own, where a global is neither set from the spec nor compared -- a native that wrote
+    one wrongly came out "equal"."""
+    if not spec.globals:
+        return None
+    from .tables import reached_in
+
+    # an input the module initialises holds the same bytes there as in the frame run
+    names = {g.name for g in spec.globals if g.role != "input" or g.fill is None or g.fill.rule != "module"}
+    if not names:
+        return None
+    words = set(re.findall(r"[A-Za-z_$%][\w$]*", _strip_comments("\n".join(texts))))
+    i, j = kernel.first_pos_of(c.first), kernel.pos_of(c.last)
+    hit = sorted(set(reached_in(kernel, names, i, j, [r.reg for r in c.abi.live_in])) | (words & names))
+    if not hit:
+        return None
+    return (f"the cut reaches the spec's module global(s) {', '.join(hit)}: the bound harness runs it in a module "
+            "of its own, where globals are neither set from the spec nor compared (the frame run does both)")
 
 
 def harness_inputs(case: HarnessCase, threads: int, seed: int = 0) -> np.ndarray:

@@ -335,7 +335,8 @@ def check_geometries(spec, text: str, path: str) -> None:
     with (``tex.3d``, ``suld.b.a1d`` ...: ``param_trace``).  A CUDA array of one geometry read
     with another gives undefined texels -- the same in both modules, so the probe would call a
     broken spec "identical": a spec geometry the kernel never uses is exit 2 at the field.
-    Several geometries on one handle (a run-time choice) pass when the spec's is one of them."""
+    Several geometries on one handle (a run-time choice) pass when the spec's is one of them.
+    A surface the entry writes is not ``role: input`` (its writes would go uncompared)."""
     from ..analysis import Kernel
     from ..ptx import parse
     from .param_trace import trace
@@ -347,10 +348,15 @@ def check_geometries(spec, text: str, path: str) -> None:
     uses = trace(Kernel(parse(text, path), spec.entry), {})
     for p, j, f in images:
         u = uses.get((p.index, f.offset))
+        key = f"params[{p.index}]" + (f".fields[{j}]" if p.kind == "struct" else "")
+        if f.kind == "surface" and f.role == "input" and u is not None and u.writes:
+            raise SpecError(f"{f.name}: role input, but {spec.entry} writes this surface ({u.writes} sust/sured): "
+                            "what it writes would not be compared", spec.source, f.line or None,
+                            f.column or None, key=key, detail="give role output (poisoned, then compared) or "
+                            "inout (filled, then compared)")
         seen = list(dict.fromkeys(g.lstrip(".") for g in (u.geometries if u is not None else ())))
         if not seen or f.geometry in seen:
             continue
-        key = f"params[{p.index}]" + (f".fields[{j}]" if p.kind == "struct" else "")
         used = ", ".join(seen)
         raise SpecError(f"{f.name}: geometry {f.geometry}, but {spec.entry} uses this {f.kind} as {used} "
                         f"({path}): a {f.geometry} CUDA array read as {used} gives undefined texels",

@@ -99,8 +99,9 @@ def _named_symbols(kernel) -> set:
 
 
 def operand_symbols(nodes):
-    """(instruction, symbol name) for each symbol an instruction of ``nodes`` names in an
-    operand: alone, in an address or a vector, or as an offset's base (``[g+16]``)."""
+    """(instruction, name) for each symbol an instruction of ``nodes`` names in an operand:
+    alone, in an address or a vector, or as an offset's base (``[g+16]``); registers too, since
+    a module variable may be named like one (``%g``): callers keep the names they declare."""
     from ..ptx import model as m
 
     for node in nodes:
@@ -109,7 +110,7 @@ def operand_symbols(nodes):
         for o in node.operands:
             for i in (o.items if type(o) in (m.Addr, m.Vec) else (o,)):
                 base = i.base if type(i) is m.Offset else i
-                if type(base) is m.Sym:
+                if type(base) in (m.Sym, m.Reg):   # a variable may be named %g: read as a register
                     yield node, base.name
 
 

@@ -15,6 +15,7 @@ reason instead of names (:func:`describe`).
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 # Itanium builtin codes numba writes for its scalar types
 _BUILTIN = {"b": "bool", "a": "int8", "h": "uint8", "s": "int16", "t": "uint16", "i": "int32",
@@ -99,10 +100,26 @@ def _source_name(s: str, pos: int) -> int:
     return pos + len(m.group()) + int(m.group())
 
 
-def _type(s: str, pos: int) -> tuple:
+def _scalar(s: str, pos: int) -> Optional[tuple]:
     for code in ("Dh",) + tuple(c for c in _BUILTIN if len(c) == 1):
         if s.startswith(code, pos):
             return ("scalar", _BUILTIN[code]), pos + len(code)
+    return None
+
+
+def _member(s: str, pos: int, what: str) -> tuple:
+    """An Array's element or a tuple's member: a builtin scalar, read without recursing (a
+    name nesting ``5ArrayI`` 2000 deep was a RecursionError traceback from ``probe init``)."""
+    got = _scalar(s, pos)
+    if got is None:
+        raise _Unreadable(f"{what} at {pos} is not a builtin scalar (an array or a tuple?)")
+    return got
+
+
+def _type(s: str, pos: int) -> tuple:
+    got = _scalar(s, pos)
+    if got is not None:
+        return got
     m = re.match(r"(\d{1,9})", s[pos:])
     word = s[pos + len(m.group()):pos + len(m.group()) + int(m.group())] if m else ""
     if word in ("UniTuple", "Tuple"):
@@ -112,9 +129,7 @@ def _type(s: str, pos: int) -> tuple:
     pos += len(m.group()) + 5
     if s[pos:pos + 1] != "I":
         raise _Unreadable("Array without template arguments")
-    elt, pos = _type(s, pos + 1)
-    if elt[0] != "scalar":
-        raise _Unreadable("an Array of arrays")
+    elt, pos = _member(s, pos + 1, "an Array's element type")
     dtype = elt[1]
     lit = re.match(r"Li(\d{1,9})E", s[pos:])
     if not lit:
@@ -147,9 +162,7 @@ def _tuple(s: str, pos: int, uniform: bool) -> tuple:
             members = members * int(lit.group(1))
             pos += len(lit.group())
             break
-        elt, pos = _type(s, pos)
-        if elt[0] != "scalar":
-            raise _Unreadable("a tuple of arrays or tuples")
+        elt, pos = _member(s, pos, "a tuple's member")
         members.append(elt[1])
     if s[pos:pos + 1] != "E":
         raise _Unreadable("tuple template arguments do not end")

@@ -43,6 +43,10 @@ FILL_KEYS = {"rule", "seed", "range", "max_code", "value", "f16_regions", "mean"
 #: device's memory, so only a typo reaches it)
 GRID_MAX = ((1 << 31) - 1, 65535, 65535)
 MAX_BUFFER_BYTES = 1 << 40
+#: most dimensions of a buffer's ``shape:`` (numpy 1's limit; numpy 2's is 64)
+MAX_DIMS = 32
+#: largest ``align:`` of a buffer or table (the device allocates align - 1 bytes more)
+MAX_ALIGN = 1 << 21
 
 
 class SpecError(SpliceError, ValueError):
@@ -274,7 +278,11 @@ class _Ctx:
     def num(self, v, where, holder=None, key=None) -> float:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self.err(where, f"expected a number, got {v!r}", holder, key)
-        return float(v)
+        try:
+            return float(v)
+        except OverflowError:    # an integer of 400 digits: no float holds it (was a traceback)
+            raise self.err(where, f"{str(v)[:20]}... ({len(str(v))} digits): too large for a float", holder,
+                           key) from None
 
     def dim3(self, d, key, where) -> tuple:
         v = d[key]
@@ -361,6 +369,8 @@ def _check_fill(c: _Ctx, fill: Fill, t, d, where: str) -> None:
             "step": (fill.step,), "value": (fill.value,)}
     for key in used:
         if key == "value" and t.is_float:    # a constant NaN or infinity is a float input like any other
+            if t.kind != "fp8":              # (fp8 rounds to its nearest finite code)
+                _float_bits(c, t, c.num(fill.value, f"{where}.fill.value", fd, key), f"{where}.fill.value", fd)
             continue
         if not all(math.isfinite(x) for x in nums[key]):
             raise bad(key, f"{', '.join(str(x) for x in nums[key])}: not a finite number")
@@ -438,15 +448,43 @@ def _poison(c: _Ctx, d, where: str, t: dt.DType, default: int) -> tuple:
         c.keys(p, {"value", "byte"}, f"{where}.poison")
         if "byte" in p:
             return _byte(c, c.int(p, "byte", f"{where}.poison.byte", 0), f"{where}.poison.byte", p, "byte"), True
-        import numpy as np
-
-        v = p.get("value", 0)
-        if t.name == "bf16":
-            return int(dt.f32_to_bf16_bits(np.array([v], dtype=np.float32))[0]), False
-        if t.is_float and t.kind != "fp8":
-            return int(np.array([v], dtype=t.storage).view(f"<u{t.size}")[0]), False
-        return int(np.array([v]).astype(t.storage).view(f"<u{t.size}")[0]), False
+        return _poison_value(c, t, p.get("value", 0), f"{where}.poison.value", p), False
     return _byte(c, c.int(d, "poison", f"{where}.poison", 0, default), f"{where}.poison", d, "poison"), True
+
+
+def _poison_value(c: _Ctx, t: dt.DType, v, where: str, holder) -> int:
+    """The bits of an element poison ``{value: x}``, checked as a value of the element type: a
+    list, null or 2^128 were a numpy traceback, 1e40 in an f32 a silent inf, .nan in a u32 or
+    0.5 in an e4m3 silently some other bits (the astype of a float to an integer storage)."""
+    import numpy as np
+
+    if not t.is_float:
+        return _scalar_value(c, t, v, where, holder, "value") & ((1 << (8 * t.size)) - 1)
+    x = c.num(v, where, holder, "value")
+    if t.kind == "fp8":
+        table = dt.E4M3 if t.name == "e4m3" else dt.E5M2
+        hits = np.flatnonzero(np.isnan(table) if x != x else table == x)
+        if not hits.size:
+            raise c.err(where, f"{x!r} is no {t.name} value (give its byte: poison: {{byte: N}})", holder, "value")
+        return int(hits[0])
+    return _float_bits(c, t, x, where, holder)
+
+
+def _float_bits(c: _Ctx, t: dt.DType, x: float, where: str, holder) -> int:
+    """The bits of ``x`` as float type ``t`` (not fp8); a finite ``x`` that rounds to an
+    infinity there (1e40 in an f32, 70000 in an f16) is an error at ``where``, not a silent inf."""
+    import numpy as np
+
+    with np.errstate(over="ignore"):
+        if t.name == "bf16":
+            bits = int(dt.f32_to_bf16_bits(np.array([x], dtype=np.float32))[0])
+            back = float(dt.bf16_bits_to_f32(np.array([bits]))[0])
+        else:
+            arr = np.array([x], dtype=t.storage)
+            bits, back = int(arr.view(f"<u{t.size}")[0]), float(arr[0])
+    if np.isfinite(x) and not np.isfinite(back):
+        raise c.err(where, f"{x!r} does not fit {t.name} (it would be {back})", holder, "value")
+    return bits
 
 
 def _byte(c: _Ctx, v: int, where: str, holder, key) -> int:
@@ -467,6 +505,9 @@ def _buffer(c: _Ctx, d, where: str, name: str, offset: int, legacy: bool, base: 
         s = [s] if isinstance(s, int) and not isinstance(s, bool) else s
         if not isinstance(s, list) or not s:
             raise c.err(f"{where}.shape", "expected a list of positive integers", d, "shape")
+        if len(s) > MAX_DIMS:     # the read-back reshape: numpy's ValueError traceback after the GPU run
+            raise c.err(f"{where}.shape", f"{len(s)} dimensions: more than the {MAX_DIMS} an array may have "
+                        "(numpy's limit)", d, "shape")
         shape = tuple(_pos(c, x, f"{where}.shape[{i}]", d) for i, x in enumerate(s))
     if "bytes" not in d and not shape:
         raise c.err(f"{where}.bytes", "missing (give bytes: or shape:)", d)
@@ -486,6 +527,9 @@ def _buffer(c: _Ctx, d, where: str, name: str, offset: int, legacy: bool, base: 
     align = c.int(d, "align", f"{where}.align", 1, 256)
     if align & (align - 1):
         raise c.err(f"{where}.align", f"{align} is not a power of two", d, "align")
+    if align > MAX_ALIGN:    # the device pads each buffer by align - 1: 2^64 was an overflow on the GPU
+        raise c.err(f"{where}.align", f"{align}: more than the {MAX_ALIGN} bytes a buffer may be aligned to "
+                    "(a 2 MiB page: cudaMalloc's largest granularity)", d, "align")
     fill = _fill(c, d["fill"], f"{where}.fill", base, d) if "fill" in d else None
     if fill is not None:
         _check_fill(c, fill, t, d, where)
@@ -526,6 +570,7 @@ def _image(c: _Ctx, d, where: str, name: str, offset: int, kind: str, base: Path
     if fmt not in FORMATS:
         raise c.err(f"{where}.format", f"{fmt!r} is not one of {', '.join(FORMATS)}", d, "format")
     t = dt.TYPES[FORMATS[fmt][0]]
+    _image_bytes(c, d, where, kind, ext, fmt)
     fill = _fill(c, d["fill"], f"{where}.fill", base, d) if "fill" in d else None
     if fill is not None:
         _check_fill(c, fill, t, d, where)
@@ -542,6 +587,22 @@ def _image(c: _Ctx, d, where: str, name: str, offset: int, kind: str, base: Path
         raise c.err(f"{where}.poison", f"{poison:#x} does not fit one {t.name} channel", d, "poison")
     return Field(name, offset, kind, 8, format=fmt, fill=fill or Fill("zeros"), poison=poison,
                  poison_is_byte=False, role=role, line=line, column=col, **ext)
+
+
+def _image_bytes(c: _Ctx, d, where: str, kind: str, ext: dict, fmt: str) -> None:
+    """An image's texels together held to a buffer's bound: each extent within CUDA's limit is
+    not enough (a 3d one of 16384^3 rgba32f texels is 64 TiB, an a2d one at its limits 32 PiB;
+    the host builds the texels before the GPU sees them: an out-of-memory naming no spec)."""
+    from . import images
+
+    ename, ch = FORMATS[fmt]
+    dims = [ext[k] for k in images.EXTENTS[ext["geometry"]]]
+    n = dt.TYPES[ename].size * ch
+    for v in dims:
+        n *= v
+    if n > MAX_BUFFER_BYTES:
+        raise c.err(where, f"{' x '.join(map(str, dims))} {fmt} texels are {n} bytes: more than the "
+                    f"{MAX_BUFFER_BYTES} a {kind} (as a buffer) may hold", d)
 
 
 def _field(c: _Ctx, d: Any, where: str, offset: Optional[int], legacy: bool, base: Path) -> Field:

@@ -26,7 +26,7 @@ from typing import Optional
 import numpy as np
 
 from . import dtypes as dt
-from .spec import MAX_BUFFER_BYTES, Field, Fill, SpecError
+from .spec import MAX_ALIGN, MAX_BUFFER_BYTES, Field, Fill, SpecError
 
 TABLE_KEYS = {"name", "kind", "offset", "entries", "count", "each", "align", "ptx_name", "what"}
 ENTRY_KEYS = {"name", "dtype", "shape", "bytes", "align", "role", "fill", "poison", "image_bytes", "what"}
@@ -95,9 +95,9 @@ def parse_table(c, d, where: str, name: str, offset: int, base: Path) -> Field:
         raise c.err(f"{where}.{at}", f"{total} bytes in its entries: more than the {MAX_BUFFER_BYTES} a "
                     "table's buffers may hold together", d, at)
     align = c.int(d, "align", f"{where}.align", 1, 256)
-    if align & (align - 1) or align < 8:
-        raise c.err(f"{where}.align", f"{align}: expected a power of two of at least 8 (device pointers)",
-                    d, "align")
+    if align & (align - 1) or not 8 <= align <= MAX_ALIGN:
+        raise c.err(f"{where}.align", f"{align}: expected a power of two of at least 8 (device pointers) "
+                    f"and at most {MAX_ALIGN} (a 2 MiB page)", d, "align")
     return Field(name, offset, "table", 8, dtype="u64", bytes=8 * count, fill=Fill("zeros"),
                  shape=(count,), role="input", align=align, entries=entries,
                  line=getattr(d, "line", 0), column=getattr(d, "column", 0))
@@ -285,7 +285,8 @@ def _global_taint(kernel, names: set, registers) -> dict:
                 src = {("*", lab) for lab in (_labels(kernel, addr, pos, taint, names, registers) if addr else ())
                        if isinstance(lab, str)}
             elif node.opcode in _MOVES:
-                src = {o.name for o in node.operands[1:] if type(o) is m.Sym and o.name in names}
+                src = {o.name for o in node.operands[1:]     # a variable named %g reads as a register
+                       if type(o) in (m.Sym, m.Reg) and o.name in names and kernel.reg_type(o.name) is None}
                 for u in uses_all[pos]:   # names, and ('*', name) of a loaded pointer moved on
                     src |= taint.get(u, set())
             else:
@@ -306,6 +307,27 @@ def _labels(kernel, operand, pos: int, taint: dict, names: set, registers) -> se
         if k:
             labs |= taint.get(k[0], set())
     return labs
+
+
+def reached_in(kernel, names, i: int, j: int, live_in=()) -> list:
+    """The variables of ``names`` that statements ``i``..``j`` (positions) reach: named there,
+    addressed through a register carrying their address, or handed in through a live-in
+    register that carries it (what a cut of those statements may read or write)."""
+    from ..ptx import model as m
+    from ..ptx.operands import registers
+
+    names = set(names)
+    taint = _global_taint(kernel, names, registers)
+    hit: set = set()
+    for pos in range(i, j + 1):
+        node = kernel.stmts[pos].node
+        if type(node) is m.Instruction:
+            for o in node.operands:
+                hit |= {lab for lab in _labels(kernel, o, pos, taint, names, registers) if isinstance(lab, str)}
+    for reg in live_in:
+        k = kernel._resolve(reg, kernel._scope_of[i])
+        hit |= {lab for lab in taint.get(k[0], ()) if isinstance(lab, str)} if k else set()
+    return sorted(hit)
 
 
 def check_globals(spec, text: str, path: str) -> None:
@@ -343,20 +365,57 @@ def _bad(spec, g, msg: str, detail: str = "") -> SpecError:
 
 
 def _check_written(spec, mod, path: str, found: dict) -> None:
+    """``role: input`` only on a global the entry is seen not to write: one it stores to is
+    refused, and so is one whose accesses the entry's def-use cannot see all of (its address
+    escapes, it is named in a function the entry calls, or another variable's initialiser holds
+    its address): what the kernel may write there would go uncompared, a silent pass."""
     from ..analysis import Kernel
 
     inputs = [g for g in spec.globals if g.role == "input"]
     if not inputs:
         return
     kernel = Kernel(mod, spec.entry)      # the entry exists: check() looked it up before
-    uses, _esc = global_uses(kernel, [g.name for g in inputs])
+    uses, escapes = global_uses(kernel, [g.name for g in inputs])
+    unseen = _unseen_accesses(kernel, mod, {g.name for g in inputs})
     for g in inputs:
         u = uses.get(g.name)
+        where = f"PTX: {path}:{found[g.name].line}: {found[g.name].text}"
         if u is not None and u.writes:
-            v = found[g.name]
             raise _bad(spec, g, f"role input, but {spec.entry} writes it ({u.writes} store(s) or atomic(s)): "
-                       "what it writes would not be compared; give role inout (or leave role out)",
-                       f"PTX: {path}:{v.line}: {v.text}")
+                       "what it writes would not be compared; give role inout (or leave role out)", where)
+        why = unseen.get(g.name) or (f"its address reaches {_first(escapes[g.name])}, not followed"
+                                     if escapes.get(g.name) else "")
+        if why and found[g.name].space != ".const":      # no kernel writes a .const variable
+            raise _bad(spec, g, f"role input, but {why}: a write there would not be compared; give role "
+                       "inout (or leave role out)", where)
+
+
+def _first(places) -> str:
+    shown = list(dict.fromkeys(places))
+    return ", ".join(shown[:3]) + (f" (+{len(shown) - 3})" if len(shown) > 3 else "")
+
+
+def _unseen_accesses(kernel, mod, names: set) -> dict:
+    """{name: why} for the variables of ``names`` accessed where the entry's own def-use does
+    not look: named in a function it calls (however deep), or in another module variable's
+    initialiser (``.global .u64 p = {generic(buf)}``: the kernel reaches ``buf`` through ``p``)."""
+    import re
+
+    from ..ptx import model as m
+    from .init import _named_symbols
+    from .init_tables import _own_symbols
+
+    why = {n: "it is named in a function the entry calls (not traced)"
+           for n in (_named_symbols(kernel) - _own_symbols(kernel)) & names}
+    for it in mod.items:
+        if type(it) is not m.Decl:
+            continue
+        for d in it.declarators:
+            init = d.init if isinstance(d.init, str) else " ".join(map(str, d.init or ()))
+            words = set(re.findall(r"[A-Za-z_$%][\w$]*", init))
+            for n in (words & names) - {d.name} - set(why):
+                why[n] = f"{d.name}'s initialiser holds its address (line {it.line}: not traced)"
+    return why
 
 
 # --------------------------------------------------------------------------------------------

@@ -307,6 +307,10 @@ def _bind_call(nat, abi, values, real, types, kind, namer, cut_id, head, table, 
     for s, reg, t in ins + outs:
         if t == ".pred":
             raise nat.error(f"abi {kind} cannot pass predicate {s} ({reg}) through .param; use abi: inline")
+        if _width(t) not in (8, 16, 32, 64):     # a .b128 went through a .b32 slot: 4 of 16 bytes, silently
+            raise nat.error(f"abi {kind} cannot pass {s} ({reg}, {t}) through .param or its shared slot "
+                            f"(they carry 8 to 64 bits; a {t} stored as .b32 keeps 4 of its bytes); "
+                            "use abi: inline")
     if kind == "call-shared" and not threads:
         raise SpliceError("abi call-shared needs the block size: add threads: N to the cut")
     fn = namer.func(cut_id)

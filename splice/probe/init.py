@@ -149,10 +149,28 @@ def skeleton(text: str, path: str, entry: Optional[str] = None, variables: Optio
     _refuse_32_bit(mod, path)
     k = Kernel(mod, entry)
     decl = entry_decl(text, k.name, path)
-    own: dict = {}
-    uses = trace(k, own)
-    read = params_read(k)
     y = _Yaml()
+    _header(y, k, decl, path)
+    y.kv("name", k.name)
+    if _stream(path):    # /dev/stdin, <(gen): a later `splice probe` would read the terminal or nothing
+        y.kv("ptx", None, 0, "TODO: the module's file (it was read from a stream)")
+    else:
+        y.kv("ptx", path)
+    y.kv("entry", k.name)
+    y.kv("seed", 1)
+    _launch(y, k, decl, text, path)
+    rows = _params(y, k, decl, text)
+    from .init_tables import globals_yaml
+
+    listed = globals_yaml(y, k, _named_symbols(k))     # module variables: tables.py, init_tables.py
+    if variables is not None:
+        variables += listed
+    y.line("frame: all                      # every output is compared bit for bit")
+    return y.text(), rows
+
+
+def _header(y, k, decl, path: str) -> None:
+    """The skeleton's opening comments, with what the probe will not do for this entry."""
     # a newline in the path would end the comment (YAML after it); a control character is not
     # allowed in YAML, not even in a comment (the skeleton did not load)
     shown = printable(" ".join(path.splitlines()))
@@ -170,13 +188,11 @@ def skeleton(text: str, path: str, entry: Optional[str] = None, variables: Optio
                + (f" of {'x'.join(map(str, cl))} CTAs" if cl else ""))
         y.line("# (%nctaid is grid x cluster); size the buffers for that.  splice's probe has not been run on")
         y.line("# such an entry: check the frames of a first run by hand.")
-    y.kv("name", k.name)
-    if _stream(path):    # /dev/stdin, <(gen): a later `splice probe` would read the terminal or nothing
-        y.kv("ptx", None, 0, "TODO: the module's file (it was read from a stream)")
-    else:
-        y.kv("ptx", path)
-    y.kv("entry", k.name)
-    y.kv("seed", 1)
+
+
+def _launch(y, k, decl, text: str, path: str) -> None:
+    """``launch:``: the grid to fill in, the block from ``.reqntid`` (else to fill in, with
+    ``.maxntid`` as a hint), the dynamic shared memory the entry names."""
     y.line("launch:")
     y.kv("grid", None, 1, "TODO: blocks, e.g. [64, 1, 1]")
     req = decl.directive(".reqntid")
@@ -200,6 +216,14 @@ def skeleton(text: str, path: str, entry: Optional[str] = None, variables: Optio
              "entry (check: a .func it calls may use it)")
     else:
         y.kv("dynamic", 0, 2)
+
+
+def _params(y, k, decl, text: str) -> list:
+    """``params:``, one entry per ``.param`` from its def-use (numba's parameters labelled with
+    the argument they belong to); the summary rows."""
+    own: dict = {}
+    uses = trace(k, own)
+    read = params_read(k)
     labels, why = numba_args.describe(k.name, len(decl.params)) if numba_args.is_numba(text) else ({}, None)
     if why:
         y.line("# NOTE: numba passes each array as several parameters (meminfo, parent, nitems, itemsize, data,")
@@ -214,13 +238,7 @@ def skeleton(text: str, path: str, entry: Optional[str] = None, variables: Optio
             y.line(f"# {_short(pp.name, decl)}: {labels[pp.index]}")
         rows.append(_param_yaml(y, pp, uses, decl, pp.index in read, own, values.get(pp.index, ()),
                                 prefix=prefix, tensor_map=maps.get(pp.name)))
-    from .init_tables import globals_yaml
-
-    listed = globals_yaml(y, k, _named_symbols(k))     # module variables: tables.py, init_tables.py
-    if variables is not None:
-        variables += listed
-    y.line("frame: all                      # every output is compared bit for bit")
-    return y.text(), rows
+    return rows
 
 
 def params_read(kernel) -> set:

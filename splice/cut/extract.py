@@ -20,45 +20,12 @@ _SCOPE_ONLY = (".branchtargets", ".calltargets", ".callprototype")
 def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = None,
             source_name: str = "", epilogue: Optional[int] = None, fused: bool = False) -> dict:
     """``fused``: with ``epilogue``, phase N and E<N> as one cut (``phase+epilogue: N``)."""
-    from .splice import _phase_abi, _phase_by_index, cut_facts
-
-    epi = None
-    if epilogue is not None:
-        from .epilogue import epilogue_abi, epilogue_by_index
-
-        ph = _phase_by_index(kernel, epilogue) if fused else None
-        epi = epilogue_by_index(kernel, epilogue)
-        if epi is None:
-            have = [e.index for e in kernel.epilogues]
-            raise SpliceError(f"epilogue {epilogue} does not exist (the kernel's epilogues are "
-                              f"E{have[0]}…E{have[-1]})" if have else "the kernel has no epilogues",
-                              source_name)
-        first, last = (ph.first if ph is not None else epi.first), epi.last
-        abi = epilogue_abi(kernel, None, ph, epi)
-    elif phase is not None:
-        ph = _phase_by_index(kernel, phase)
-        if ph is None:
-            from ..analysis.calls import describe, mma_in_calls
-
-            note = describe(mma_in_calls(kernel), indirect=True)
-            raise SpliceError(f"phase {phase} does not exist (the kernel has {len(kernel.phases)} phases)"
-                              + (f"; {note}" if note else ""), source_name)
-        first, last = ph.first, ph.last
-        abi = _phase_abi(kernel, ph)
-    elif statements is not None:
-        ph = None
-        first, last = statements
-        try:
-            kernel.pos_of(first), kernel.pos_of(last)
-        except (KeyError, IndexError):
-            raise SpliceError(f"statements s{first}-s{last} are not in the entry", source_name) from None
-        abi = kernel.abi(first, last)
-    else:
-        raise SpliceError("extract needs --phase N, --epilogue N or --statements sA-sB")
-    i, j = kernel.first_pos_of(first), kernel.pos_of(last)
     from .binding.abi import sym_name
     from .kernel import refuse_split_carry, refuse_vector_registers
+    from .splice import cut_facts
 
+    ph, epi, first, last, abi = _target(kernel, phase, statements, source_name, epilogue, fused)
+    i, j = kernel.first_pos_of(first), kernel.pos_of(last)
     refuse_vector_registers(kernel, i, j, source_name or kernel.path)
     refuse_split_carry(kernel, i, j, source_name or kernel.path)
     _refuse_split_scope(kernel, i, j, first, last, source_name)
@@ -88,6 +55,42 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
             "live_out": [{"symbol": sym_name(r, True), "reg": r.reg, "type": r.type, "role": r.role}
                          for r in abi.live_out],
             "scratch": types}
+
+
+def _target(kernel, phase, statements, source_name: str, epilogue, fused: bool) -> tuple:
+    """(phase or None, epilogue or None, first, last, ABI) of what extract was asked for: an
+    epilogue (with its phase when ``fused``), a phase, or a statement range."""
+    from .splice import _phase_abi, _phase_by_index
+
+    if epilogue is not None:
+        from .epilogue import epilogue_abi, epilogue_by_index
+
+        ph = _phase_by_index(kernel, epilogue) if fused else None
+        epi = epilogue_by_index(kernel, epilogue)
+        if epi is None:
+            have = [e.index for e in kernel.epilogues]
+            raise SpliceError(f"epilogue {epilogue} does not exist (the kernel's epilogues are "
+                              f"E{have[0]}…E{have[-1]})" if have else "the kernel has no epilogues",
+                              source_name)
+        first = ph.first if ph is not None else epi.first
+        return ph, epi, first, epi.last, epilogue_abi(kernel, None, ph, epi)
+    if phase is not None:
+        ph = _phase_by_index(kernel, phase)
+        if ph is None:
+            from ..analysis.calls import describe, mma_in_calls
+
+            note = describe(mma_in_calls(kernel), indirect=True)
+            raise SpliceError(f"phase {phase} does not exist (the kernel has {len(kernel.phases)} phases)"
+                              + (f"; {note}" if note else ""), source_name)
+        return ph, None, ph.first, ph.last, _phase_abi(kernel, ph)
+    if statements is not None:
+        first, last = statements
+        try:
+            kernel.pos_of(first), kernel.pos_of(last)
+        except (KeyError, IndexError):
+            raise SpliceError(f"statements s{first}-s{last} are not in the entry", source_name) from None
+        return None, None, first, last, kernel.abi(first, last)
+    raise SpliceError("extract needs --phase N, --epilogue N or --statements sA-sB")
 
 
 def _refuse_split_scope(kernel, i: int, j: int, first: int, last: int, source_name) -> None:

@@ -380,7 +380,7 @@ def _param_yaml(y, pp, uses: dict, decl, read: bool = True, own: Optional[dict] 
                 values=(), prefix: bool = False, tensor_map: Optional[int] = None) -> dict:
     """``prefix``: name struct fields ``<param>_field_<offset>``: field names are unique over the
     whole spec, and two structs each read at offset 0 gave two ``field_0`` (the spec refused)."""
-    short = pp.name[len(decl.name) + 1:] if pp.name.startswith(decl.name + "_") else pp.name
+    short = _short(pp.name, decl)
     if pp.is_array and pp.size != 8:
         fields = sorted((off, u) for (i, off), u in uses.items() if i == pp.index)
         y.line(f"- name: {_scalar(short)}")

@@ -85,3 +85,39 @@ def test_probe_init_refuses_a_block_of_no_thread(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "rq.ptx:4" in err and "block of no thread" in err and "Traceback" not in err
     assert not (tmp_path / "s.yaml").exists()
+
+
+@pytest.mark.parametrize("req, said", [("-4, 1, 1", "block of no thread"), ("32, 32, 2", "2048 threads a block"),
+                                       ("99999999999", "more than 1024")])
+def test_probe_init_refuses_a_block_no_launch_can_have(tmp_path, capsys, req, said):
+    """``.reqntid -4, 1, 1`` read as ``1, 1`` (only decimal digits were read, the sign dropped);
+    ``32, 32, 2`` ptxas takes, and the launch fails on the device."""
+    from splice.cli import main
+
+    f = tmp_path / "rq.ptx"
+    f.write_text(f".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p) .reqntid {req}\n"
+                 "{\nret;\n}\n")
+    assert main(["probe", "init", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "rq.ptx:4" in err and said in err and "Traceback" not in err
+
+
+def test_a_hexadecimal_reqntid_is_the_block_it_names(tmp_path):
+    """``.reqntid 0x40`` (ptxas takes it) was no directive argument at all: probe init asked for
+    the block, and a spec's launch was not checked against it."""
+    import yaml
+
+    from splice.probe.check import check
+    from splice.probe.init import skeleton
+    from splice.probe.spec import SpecError, parse_spec
+
+    text = (".version 8.0\n.target sm_90\n.address_size 64\n"
+            ".visible .entry k(.param .u64 p) .reqntid 0x40\n{\nret;\n}\n")
+    sk = yaml.safe_load(skeleton(text, "rq.ptx", "k")[0])
+    assert sk["launch"]["block"] == [64, 1, 1]
+    spec = parse_spec({"name": "k", "ptx": "rq.ptx", "entry": "k",
+                       "launch": {"grid": [1, 1, 1], "block": [32, 1, 1]},
+                       "params": [{"name": "p", "kind": "buffer", "dtype": "u8", "shape": [4], "role": "output"}]},
+                      str(tmp_path / "s.yaml"))
+    with pytest.raises(SpecError, match="reqntid"):
+        check(spec, text, "rq.ptx")

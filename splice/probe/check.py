@@ -113,9 +113,26 @@ def entry_decl(text: str, entry: str, path: str = "<module>") -> Optional[EntryD
             first = _param_lines(lines, it.line)
             params = tuple(_ptx_param(i, p, first, it.line) for i, p in enumerate(it.params or ()))
             _params_once(params, entry, path)
-            dirs = tuple((d.name, tuple(int(a) for a in d.args if a.isdigit())) for d in it.directives)
+            dirs = tuple((d.name, _ints(d.args)) for d in it.directives)
             return EntryDecl(it.name, params, dirs, target, it.line, path)
     return None
+
+
+def _ints(args) -> tuple:
+    """A directive's integer arguments as PTX writes them (``0x40``, ``-4``, ``64U``): only
+    decimal digits were read, so ``.reqntid 0x40`` was no block size at all and ``-4, 1, 1``
+    read as ``1, 1``.  Other arguments (a ``.pragma``'s string) are none of them."""
+    from ..ptx import model as m
+
+    out = []
+    for a in args:
+        try:
+            v = m.parse_number(a)
+        except (ValueError, IndexError):
+            continue
+        if isinstance(v, int):
+            out.append(v)
+    return tuple(out)
 
 
 def entries(text: str, path: str = "<module>") -> list:

@@ -13,10 +13,12 @@ declared with ``.reqntid`` is filled in), so the spec refuses to load until they
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Optional
 
 from ..errors import SpliceError, printable
+from .spec import MAX_BLOCK_THREADS
 from . import dtypes as dt
 from . import byte_fields, numba_args
 from .param_trace import Use, trace
@@ -201,6 +203,10 @@ def _launch(y, k, decl, text: str, path: str) -> None:
         # block: [0, 0, 0] went on to fail at the compile
         raise SpliceError(f"{k.name}: .reqntid {', '.join(map(str, req))} asks for a block of no thread "
                           "(ptxas refuses the module): no probe can launch it", path, line=k.fn.line)
+    if req and math.prod(req) > MAX_BLOCK_THREADS:
+        # ptxas takes .reqntid 32, 32, 2; the launch then fails on the device
+        raise SpliceError(f"{k.name}: .reqntid {', '.join(map(str, req))} asks for {math.prod(req)} threads a "
+                          f"block: no GPU launches more than {MAX_BLOCK_THREADS}", path, line=k.fn.line)
     if req:
         y.kv("block", list(req) + [1] * (3 - len(req)), 1, "from .reqntid")
     else:

@@ -43,6 +43,8 @@ FILL_KEYS = {"rule", "seed", "range", "max_code", "value", "f16_regions", "mean"
 #: device's memory, so only a typo reaches it)
 GRID_MAX = ((1 << 31) - 1, 65535, 65535)
 MAX_BUFFER_BYTES = 1 << 40
+#: threads a block may have on every GPU since sm_20 (maxThreadsPerBlock)
+MAX_BLOCK_THREADS = 1024
 #: most dimensions of a buffer's ``shape:`` (numpy 1's limit; numpy 2's is 64)
 MAX_DIMS = 32
 #: largest ``align:`` of a buffer or table (the device allocates align - 1 bytes more)
@@ -694,8 +696,9 @@ def _launch(c: _Ctx, data, params) -> Launch:
             raise c.err(f"launch.grid[{a}]", f"{g} blocks: more than the {most} CUDA allows in "
                         f"dimension {'xyz'[a]}", launch, "grid")
     block = c.dim3(launch, "block", "launch.block")
-    if block[0] * block[1] * block[2] > 1024:
-        raise c.err("launch.block", f"{block[0] * block[1] * block[2]} threads: more than 1024", launch, "block")
+    if block[0] * block[1] * block[2] > MAX_BLOCK_THREADS:
+        raise c.err("launch.block", f"{block[0] * block[1] * block[2]} threads: more than {MAX_BLOCK_THREADS}",
+                    launch, "block")
     if block[2] > 64:
         raise c.err("launch.block", f"block z {block[2]} is more than 64", launch, "block")
     shared = launch.get("shared", {}) or {}

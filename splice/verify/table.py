@@ -62,11 +62,15 @@ RULES = (
          "(false), and so is setp.gt (setp.le) of %ntid.d against %tid.d; a select or guard on a "
          "constant predicate is its chosen side", "the PTX ISA: %tid.d ranges over 0 … %ntid.d - 1, "
          "and %ntid.d <= 1024 so signed and unsigned compares agree"),
-    Rule("mem-commute", "a load moves past a store, and two stores swap, when both are weak, in the "
-         "same state space, off the same base value, with disjoint constant byte ranges and no "
-         "barrier, fence, atomic or volatile access between them",
-         "disjoint weak accesses of one thread are unordered for every other thread without a "
-         "fence (PTX memory model); the thread itself cannot tell"),
+    Rule("mem-commute", "a load moves past a store, and two stores swap, when both are plain weak ld/st "
+         "of this thread's own bytes (footprint.py: no collective, asynchronous, atomic, texture, "
+         "surface or non-coherent access), in one state space, off one base value that is the same in "
+         "every thread of the CTA (lanes.py; any base in .local), with disjoint constant byte ranges "
+         "(bytes from the type and vector modifiers), and no other memory event between them",
+         "the byte ranges of every thread are then the same disjoint ranges, so no thread's access "
+         "overlaps another's (PTX ISA 8.7.1: no conflict); a vector access is its elements (8.2.4); "
+         "weak accesses of one thread to other locations are unordered for other threads without a "
+         "fence (8.9)"),
     Rule("splice-private", "the call ABIs' glue: .param arguments and return slots, and "
          "call-shared's per-thread __splice_ret slots, are forwarded store→load and are not part "
          "of the memory compared", "they are splice's own storage, private to the thread "

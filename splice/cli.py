@@ -126,11 +126,15 @@ def _cut_commands(sub) -> None:
     p.add_argument("--diff", action="store_true", help="show the full highlighted PTX diff")
     _add_no_cache(p)
     p.add_argument("--verify-strict", action="store_true",
-                   help="exit with splice verify's status (1 different, 3 not proven) instead of 0")
+                   help="exit with splice verify's status (1 different, 3 not proven, 4 internal error) "
+                        "instead of 0")
+    p.add_argument("--no-verify", action="store_true", help="splice without proving the cuts (splice verify later)")
+    _add_timeout(p)
     p.set_defaults(func=_lazy("splice.commands.apply", "cmd_apply"))
 
     p = _add_json(sub.add_parser("verify", help="prove each native cut of a recipe equal to the code it replaces"))
     p.add_argument("recipe")
+    _add_timeout(p)
     p.set_defaults(func=_lazy("splice.commands.verify", "cmd_verify"))
 
     p = _add_json(sub.add_parser("extract", help="write a phase as a native-phase file against the symbolic ABI"))
@@ -169,6 +173,24 @@ def _probe_command(sub) -> None:
     p.add_argument("--entry", help="probe init: the entry (default: the first)")
     p.add_argument("-o", "--output", help="probe init: where to write the spec skeleton")
     p.set_defaults(func=_lazy("splice.commands.probe", "cmd_probe"))
+
+
+def _add_timeout(p) -> None:
+    p.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+                   help="verify's time per cut (default 5, splice.verify.budget.DEFAULT_SECONDS); past it "
+                        "the cut is 'not proven (budget)'")
+
+
+def _seconds(value: str) -> float:
+    """A time limit: a finite number of seconds above 0 (``--timeout 0`` proved nothing, ``nan``
+    and ``inf`` no limit at all)."""
+    try:
+        t = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if not (0 < t < 1e9):
+        raise argparse.ArgumentTypeError(f"{value}: must be a number of seconds above 0 (and finite)")
+    return t
 
 
 def _count(value: str) -> int:

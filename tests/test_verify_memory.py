@@ -50,6 +50,12 @@ def test_rows_name_their_section_and_collectives_are_never_private():
         assert f is not None and not f.private, name
 
 
+def test_the_docs_list_every_row_with_its_section():
+    text = (ROOT / "docs" / "verify.md").read_text()
+    missing = [row.key for row in fp.ROWS if f"| `{row.key}` | {row.section} |" not in text]
+    assert not missing
+
+
 @pytest.mark.parametrize("name,size", [
     ("ld.shared.u8", 1), ("st.global.b16", 2), ("ld.shared.f16x2", 4), ("st.shared.v2.u32", 8),
     ("ld.global.v4.f32", 16), ("st.global.v2.u64", 16), ("ld.shared.b128", 16), ("ld.global.v8.f32", 32),

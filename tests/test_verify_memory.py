@@ -88,10 +88,11 @@ def test_an_instruction_without_a_row_is_not_proven():
     ("r5 + 8", False),           # a register named without %: not a declared variable
 ])
 def test_uniform_inputs_from_provenance(text, uniform):
-    from splice.verify.lanes import uniform_inputs
+    from splice.verify.lanes import Declared, uniform_inputs
 
-    source = ".entry k(.param .u64 p0)\n{\n.reg .b32 r5;\n.shared .align 4 .b8 smem[64];\n}\n"
-    assert (uniform_inputs({"%rd1": text}, source) == {"%rd1"}) is uniform
+    source = (".entry k(.param .u64 p0)\n{\n.reg .b32 r5, %r<4>;\n.shared .align 4 .b8 smem[64];\n"
+              "ld.param.u64 %rd1, [p0];\nld.shared.u32 %r1, [smem];\n}\n")
+    assert (uniform_inputs({"%rd1": text}, Declared(source)) == {"%rd1"}) is uniform
 
 
 # --- issue 26's reorders --------------------------------------------------------------------------

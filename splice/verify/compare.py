@@ -18,7 +18,7 @@ from .budget import DEFAULT_SECONDS, Budget, BudgetExceeded
 from .canon import Graph
 from .dataflow import Evaluator, Unsupported
 from .explain import OPERAND_NAMES, Difference, Explainer, opword, parting
-from .lanes import Lanes, uniform_inputs
+from .lanes import Declared, Lanes, uniform_inputs
 
 EQUAL, DIFFERENT, NOT_PROVEN = "proved equal", "proved different", "not proven"
 INTERNAL = "internal error"
@@ -59,7 +59,7 @@ class CutResult:
 
 def verify_plan(plan, timeout: Optional[float] = DEFAULT_SECONDS) -> list:
     """Every cut of a plan, each within ``timeout`` seconds (None: no limit)."""
-    cache: dict = {}
+    cache: dict = {"declared": Declared(plan.source)}
     return [verify_cut(plan, cp, cache, timeout) for cp in plan.cuts]
 
 
@@ -113,7 +113,8 @@ def _prove(plan, cp, cache, budget, res) -> None:
     body, origin = sides.original(plan, cp)
     g = Graph()
     ctx = _Cut(cp, g, _names(cp), Explainer(g, budget), budget,
-               Lanes(g, uniform_inputs(getattr(cp.abi, "values", None) or {}, plan.source)),
+               Lanes(g, uniform_inputs(getattr(cp.abi, "values", None) or {},
+                                       cache.setdefault("declared", Declared(plan.source)))),
                special_aliases(cp), (body, origin), sides.native(plan, cp, cache))
     labels = sides.outside_entries(plan, cp, body)
     parts = [(None, _entry(ctx, None))] + [(lab, _entry(ctx, lab)) for lab in labels]

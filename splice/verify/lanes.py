@@ -91,21 +91,17 @@ _ATOM_SREG = re.compile(r"(?:n?ctaid|ntid|n?clusterid|cluster_n?ctaid)\.[xyz]")
 _ATOM_NAME = re.compile(r"&?([A-Za-z_$][\w$]*)(?:\+[0-9]+)?")
 
 
-def uniform_inputs(values: dict, source: str) -> set:
+def uniform_inputs(values: dict, declared: "Declared") -> set:
     """Live-ins whose provenance text (``CutABI.values``: ``W``, ``p0+8``, ``smem + 64·ctaid.x``)
     is an affine form over uniform atoms only: integers, ``W`` (the weight-pointer parameter
-    field), parameter fields and variable addresses whose names ``source`` declares as a
+    field), parameter fields and variable addresses whose names the module declares as a
     ``.param``/``.shared``/``.global``/``.const`` and never as a ``.reg`` (an opaque register
     prints as its bare name), and the CTA/grid/cluster special registers."""
-    names: dict = {}
-    out = set()
-    for reg, text in (values or {}).items():
-        if isinstance(text, str) and _uniform_text(text, source, names):
-            out.add(reg)
-    return out
+    return {reg for reg, text in (values or {}).items()
+            if isinstance(text, str) and _uniform_text(text, declared)}
 
 
-def _uniform_text(text: str, source: str, names: dict) -> bool:
+def _uniform_text(text: str, declared: "Declared") -> bool:
     terms = re.split(r" [+-] ", text.strip().lstrip("-"))
     for term in terms:
         mt = re.fullmatch(r"(?:[0-9]+·)?(\S+)", term)
@@ -115,16 +111,29 @@ def _uniform_text(text: str, source: str, names: dict) -> bool:
         if atom.isdigit() or _ATOM_SREG.fullmatch(atom):
             continue
         mn = _ATOM_NAME.fullmatch(atom)
-        if mn is None or not _declared(mn.group(1), source, names):
+        if mn is None or not declared.variable(mn.group(1)):
             return False
     return True
 
 
-def _declared(name: str, source: str, names: dict) -> bool:
-    got = names.get(name)
-    if got is None:
-        word = r"(?<![\w$%])" + re.escape(name) + r"(?![\w$])"
-        var = re.search(r"\.(?:param|shared|global|const)\b[^;{}\n]*?" + word, source)
-        reg = re.search(r"\.reg\b[^;{}\n]*?" + word, source)
-        got = names[name] = (var is not None or name == "W") and reg is None
-    return got
+_VAR = re.compile(r"\.(?:param|shared|global|const)\b(?:[ \t]+\.[\w:]+(?:[ \t]+[0-9]+)?)*[ \t]+([A-Za-z_$][\w$]*)")
+_REG = re.compile(r"\.reg\b(?:[ \t]+\.\w+)*[ \t]+([^;]*);")
+
+
+class Declared:
+    """The names a module declares as variables and as registers: one scan of its text, made
+    the first time a live-in's provenance names one (once per plan, not per cut)."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self._vars: set = set()
+        self._regs: set = set()
+        self._scanned = False
+
+    def variable(self, name: str) -> bool:
+        if not self._scanned:
+            self._vars = {mt.group(1) for mt in _VAR.finditer(self.source)}
+            for mt in _REG.finditer(self.source):
+                self._regs.update(n.split("<")[0].strip() for n in mt.group(1).split(","))
+            self._scanned = True
+        return (name == "W" or name in self._vars) and name not in self._regs

@@ -247,3 +247,14 @@ def _memory_verdict(a: str, b: str):
 ])
 def test_memory_differences_only_when_nothing_hides_them(a, b, what):
     assert _memory_verdict(a, b) == what
+
+
+def test_every_rule_names_its_ptx_isa_sections_in_the_docs():
+    from pathlib import Path
+
+    from splice.verify.table import RULES
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "verify.md").read_text()
+    rows = {ln.split("|")[1].strip(" `"): ln for ln in text.splitlines() if ln.startswith("| `")}
+    for rule in RULES:
+        assert rule.section and rows[rule.id].rstrip().endswith(f"| {rule.section} |"), rule.id

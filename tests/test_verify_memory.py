@@ -151,3 +151,20 @@ def test_every_mutant_module_assembles(planned, tmp_path):
     built = vm.ptxas_all(mm.batch_modules(ps, 8), tmp_path, 2)
     assert sum(len(names) for _c, names in built) == len(ps)
     assert all(c.stat().st_size > 0 for c, _n in built)
+
+
+@pytest.mark.gpu
+@pytest.mark.needs("ptxas")
+def test_issue_mutants_differ_on_the_gpu(tmp_path):
+    """On the device: the three reorders of issue 26 change the bits (one CTA, two seeds, A/A
+    first), and the CPU never said equal.  The whole bed is bench/verify_mutants.py."""
+    mm, vm = _bench("mutants_memory"), _bench("verify_mutants")
+    ids = {m.id for m in mm.mutants() if (m.form, m.scenario) in {
+        ("ldmatrix.x4", "store into this lane's row, swapped"),
+        ("wmma.load.a", "store of lane T at smem+4T (inside the fragment), swapped"),
+        ("stmatrix.x4", "load of this lane's row, swapped")}}
+    ps = mm.plan_all(tmp_path / "plan", only=ids)
+    built = vm.ptxas_all(mm.batch_modules(ps, 1), tmp_path, 1)
+    gpu = vm.gpu_outcomes(built, {p.mutant.id: p for p in ps})
+    assert gpu == {i: "differs" for i in ids}
+    assert all(p.verdict != EQUAL for p in ps)

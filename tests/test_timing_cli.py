@@ -60,3 +60,16 @@ def test_the_defaults():
     t = timing_options(_options(build_parser().parse_args(["probe", RECIPE])))
     assert (t.cache, t.runs, t.target, t.budget_s, t.confidence, t.min_sample_ms) == \
         ("warm", 200, 0.005, 10.0, 0.95, 1.0)
+
+
+def test_graph_on_the_legacy_default_stream_is_refused_before_the_gpu(tmp_path, capsys):
+    """CUDA cannot capture the legacy default stream: said at the spec's launch.stream line,
+    before cupy is imported, not after the renders."""
+    text = (ROOT / "probes/matmul_sm80.yaml").read_text().replace("ptx: corpus/", f"ptx: {ROOT}/corpus/")
+    text = text.replace("  block: [128]", "  stream: default\n  block: [128]")
+    spec = tmp_path / "matmul_sm80.yaml"
+    spec.write_text(text)
+    assert main(["probe", str(spec), str(ROOT / "corpus/triton/matmul_sm80.ptx"), "--graph"]) == 2
+    err = capsys.readouterr().err
+    line = text.splitlines().index("  stream: default") + 1
+    assert f"matmul_sm80.yaml:{line}:" in err and "cannot capture the legacy default stream" in err

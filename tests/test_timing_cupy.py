@@ -174,7 +174,7 @@ def test_graph_capture_on_the_default_stream_is_refused():
     cp = RecCupy({})
     st = RecStream(cp)
     st.ptr = 0
-    with pytest.raises(SpliceError, match="cannot capture the default stream"):
+    with pytest.raises(SpliceError, match="cannot capture the legacy default stream"):
         CupyBackend(cp, st, {}, graph=True)
 
 

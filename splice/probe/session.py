@@ -177,6 +177,10 @@ def plan_build(pair: Pair, spec, opt: ProbeOptions) -> BuildPlan:
 def _plan_build(pair: Pair, spec, opt: ProbeOptions) -> BuildPlan:
     items = [("original", pair.original), ("spliced", pair.spliced)]
     sp, hcases = None, ()
+    if opt.graph and opt.runs and spec.launch.stream == "default":    # known now, not after the renders
+        from .timing_cupy import GRAPH_ON_DEFAULT_STREAM
+
+        raise SpliceError(GRAPH_ON_DEFAULT_STREAM, pair.spec_path, *spec.where("launch.stream"))
     if opt.ncu:     # a tool asked for and missing: said now, not as a note after the whole GPU run
         from .ncu import find_ncu
 

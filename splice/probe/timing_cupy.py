@@ -16,6 +16,8 @@ import numpy as np
 from ..errors import SpliceError
 
 SPACER_ENTRY = "splice_timing_spacer"
+GRAPH_ON_DEFAULT_STREAM = ("--graph captures the launches on the probe's stream, and CUDA cannot capture the legacy "
+                           "default stream: leave the spec's launch.stream at nonblocking, or leave --graph out")
 MiB = 1 << 20
 
 
@@ -106,8 +108,7 @@ class CupyBackend:
     def __init__(self, cp, stream, launchers: dict, *, graph: bool = False, cold: bool = False,
                  restore: Optional[Callable] = None, restored: tuple = ()):
         if graph and not int(getattr(stream, "ptr", 0) or 0):
-            raise SpliceError("--graph captures the launches on the probe's stream, and CUDA cannot capture the "
-                              "default stream: give the spec launch: {stream: own} or leave --graph out")
+            raise SpliceError(GRAPH_ON_DEFAULT_STREAM)
         self.cp, self.stream, self.launchers = cp, stream, dict(launchers)
         self.graph, self._restore, self.restored = graph, restore, list(restored)
         self.graphs: dict = {}

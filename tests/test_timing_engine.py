@@ -125,12 +125,29 @@ def test_the_spacer_covers_the_host_submission():
     assert r["modules"]["spliced"]["events"]["median_ms"] == pytest.approx(SHORT, rel=1e-6)
 
 
-def test_a_late_round_is_discarded_and_the_spacer_doubled():
+def _all_samples(r):
+    return [x for n in NAMES for x in r["modules"][n]["samples_ms"]]
+
+
+def test_one_host_pause_discards_its_round_and_keeps_the_spacer():
     dev = FakeDevice({n: SHORT for n in NAMES}, stalls={40}, stall_ms=5.0)
+    quiet = _run(FakeDevice({n: SHORT for n in NAMES}), TimingOptions(runs=20, min_rounds=20, budget_s=100.0,
+                                                                        resamples=200))
     r = _run(dev, TimingOptions(runs=20, min_rounds=20, budget_s=100.0, resamples=200))
     assert r["late_rounds"] == 1 and r["late_kept"] == 0 and r["rounds"] == 20
-    assert max(r["modules"]["original"]["samples_ms"] + r["modules"]["control"]["samples_ms"]
-               + r["modules"]["spliced"]["samples_ms"]) < SHORT * 1.01          # the stall is in no sample
+    assert max(_all_samples(r)) < SHORT * 1.01          # the pause is in no sample
+    assert r["method"]["spacer_us"] == quiet["method"]["spacer_us"]
+
+
+def test_a_host_that_is_often_late_doubles_the_spacer():
+    """A 0.3 ms pause in each of 8 rounds: the first three are discarded, then the spacer
+    doubles and covers it; no sample holds a pause."""
+    first_round_mark = 3 * 3 + 3 + 1                      # first measurement, full samples, then rounds
+    dev = FakeDevice({n: SHORT for n in NAMES}, stalls=set(range(first_round_mark, first_round_mark + 24, 3)),
+                     stall_ms=0.3)
+    r = _run(dev, TimingOptions(runs=20, min_rounds=20, budget_s=100.0, resamples=200))
+    assert r["late_rounds"] == 3 and r["late_kept"] == 0 and r["rounds"] == 20
+    assert r["method"]["spacer_us"] > 900 and max(_all_samples(r)) < SHORT * 1.01
 
 
 def test_stops_at_precision_when_the_device_is_quiet():

@@ -18,6 +18,7 @@
 """
 from __future__ import annotations
 
+import gc
 import json
 import re
 from pathlib import Path
@@ -47,9 +48,13 @@ def time_launchers(cp, stream, launchers: dict, baseline: str, control: str, opt
     be = CupyBackend(cp, stream, launchers, graph=options.graph, cold=options.cache == "cold",
                      restore=restore, restored=restored)
     state = DeviceState(getattr(cp.cuda.Device(), "pci_bus_id", None))
+    collecting = gc.isenabled()
+    gc.disable()               # as timeit does: a collection mid-sample would make its round late
     try:
         return measure(be, list(launchers), baseline, control, options, state, progress)
     finally:
+        if collecting:
+            gc.enable()
         state.close()
 
 

@@ -19,8 +19,8 @@ loop's position bias: the original, always first, looked ~20 % slower than an id
 23 us kernel).  The spacer keeps the GPU busy for longer than the host takes to submit
 start + launches + stop, so every timed launch starts on a GPU that already has it queued, after
 the same preceding work.  The host checks this after each sample (``Backend.late``: the start
-event had already completed when stop was submitted); a round where that happened is discarded
-and the spacer doubled.
+event had already completed when stop was submitted); a round where that happened is discarded,
+and when it happens in 3 of the last 10 rounds (a slow host, not one pause) the spacer doubles.
 
 A *round* takes one sample of every module in an order from :class:`RoundOrders` (a seeded
 Latin square: every module at every position equally often), then synchronises.  Rounds go on
@@ -39,6 +39,7 @@ from .timing_stats import RoundOrders, bootstrap_indices, choose_batch, ratio_in
 
 CACHES = ("warm", "cold")
 FIRST_SAMPLES = 3          # single-launch samples per module in the first measurement
+LATE_WINDOW, LATE_GROW = 10, 3   # 3 late rounds among the last 10 double the spacer; one is discarded
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,7 @@ class _Run:
     polls: int = 0
     polls_throttled: int = 0
     polled_mask: Optional[int] = None
+    recent: list = field(default_factory=list)     # late or not, the last LATE_WINDOW rounds
 
 
 def _sample(be: Backend, run: _Run, name: str, n: int, cold: bool) -> tuple:
@@ -168,9 +170,12 @@ def _round(be: Backend, run: _Run, order: list, opt: TimingOptions, state: Optio
             run.polled_mask = (run.polled_mask or 0) | m
             run.polls_throttled += bool(_throttling(m))
     be.sync()
+    run.recent = (run.recent + [late])[-LATE_WINDOW:]
     if late and run.spacer_us < opt.spacer_max_us:
         run.late_rounds += 1
-        run.spacer_us = min(2 * run.spacer_us, opt.spacer_max_us)
+        if sum(run.recent) >= LATE_GROW:   # the host is slow, not one pause: a longer spacer
+            run.spacer_us = min(2 * run.spacer_us, opt.spacer_max_us)
+            run.recent = []
         return False
     run.late_kept += late
     for name, ms in marks.items():

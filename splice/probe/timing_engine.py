@@ -259,7 +259,7 @@ def result(run: _Run, baseline: str, control: str, opt: TimingOptions, stopped: 
         ratios[n] = iv.as_dict()
         if n != control:
             ratios[n]["verdict"] = "withheld" if withheld else verdict(iv, aa)
-    return {"method": method(run, opt), "baseline": baseline, "control": control, "names": list(run.names),
+    return {"method": method(run, opt), "roles": {"baseline": baseline, "control": control}, "names": list(run.names),
             "modules": {n: {"events": summary(s), "first_ms": run.first_ms[n], "samples_ms": list(s)}
                         for n, s in run.samples.items()},
             "ratios": ratios, "aa": {**aa.as_dict(), "band": band(aa)},

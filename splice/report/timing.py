@@ -2,7 +2,7 @@
 distribution PNG.  Nothing here computes a statistic: medians, intervals, the A/A band and the
 verdicts come from the record; the PNG bins the samples it draws.
 
-A record has ``names``, ``baseline``, ``control``, ``modules.{name}.{events, samples_ms}``,
+A record has ``names``, ``roles.{baseline, control}``, ``modules.{name}.{events, samples_ms}``,
 ``ratios.{name}.{ratio, lo, hi, confidence, verdict}``, ``aa.band``, ``method``, ``rounds``,
 ``stopped``, ``device`` and ``withheld``.
 """
@@ -19,8 +19,9 @@ STOPPED = {"precision": "every interval narrower than the target", "budget": "ti
 
 
 def role(rec: dict, name: str) -> str:
-    """A (the baseline), A2 (its control copy: the A/A), B (anything else)."""
-    return "A" if name == rec["baseline"] else "A'" if name == rec["control"] else "B"
+    """A (the baseline), A' (its control copy: the A/A), B (anything else)."""
+    roles = rec["roles"]
+    return "A" if name == roles["baseline"] else "A'" if name == roles["control"] else "B"
 
 
 def method_line(rec: dict) -> str:
@@ -62,16 +63,16 @@ def print_timing(rec: dict, con, title: str = "time per launch") -> None:
         t.add_row(esc(n), role(rec, n), f"{e['median_ms']:.5f}", f"{e['min_ms']:.5f}", f"{e['p10_ms']:.5f}",
                   f"{e['p90_ms']:.5f}", f"{100 * (e['spread'] or 0):.2f}%", str(e["runs"]))
     con.print(t)
-    base = rec["baseline"]
+    base, control = rec["roles"]["baseline"], rec["roles"]["control"]
     conf = rec["aa"]["confidence"]
     t = Table(title=f"ratio of medians to {base}, {100 * conf:g}% bootstrap interval")
     for col in ("ratio", "median", "interval", "verdict"):
         t.add_column(col, justify="left" if col in ("ratio", "verdict") else "right")
     aa = rec["aa"]
-    t.add_row(f"A/A {esc(rec['control'])}/{esc(base)}", f"{aa['ratio']:.4f}", f"[{aa['lo']:.4f}, {aa['hi']:.4f}]",
+    t.add_row(f"A/A {esc(control)}/{esc(base)}", f"{aa['ratio']:.4f}", f"[{aa['lo']:.4f}, {aa['hi']:.4f}]",
               f"the method's band: 1 ± {aa['band']:.4f}")
     for n in rec["names"]:
-        if n in (base, rec["control"]):
+        if n in (base, control):
             continue
         r = rec["ratios"][n]
         v = r["verdict"]
@@ -124,12 +125,12 @@ def _row(img, rec: dict, i: int, n: str, xr: tuple, width: int) -> None:
 
 
 def _footer(rec: dict) -> list:
-    base = rec["baseline"]
+    base, control = rec["roles"]["baseline"], rec["roles"]["control"]
     aa = rec["aa"]
-    out = [f"A/A {rec['control']}/{base}: {aa['ratio']:.4f} ({aa['lo']:.4f} - {aa['hi']:.4f}), "
+    out = [f"A/A {control}/{base}: {aa['ratio']:.4f} ({aa['lo']:.4f} - {aa['hi']:.4f}), "
            f"BAND 1 +- {aa['band']:.4f}"]
     for n in rec["names"]:
-        if n not in (base, rec["control"]):
+        if n not in (base, control):
             r = rec["ratios"][n]
             out.append(f"{n}/{base}: {r['ratio']:.4f} ({r['lo']:.4f} - {r['hi']:.4f}) {r['verdict']}")
     dev = rec["device"]

@@ -72,6 +72,7 @@ class RecStream:
         self.cp.ops.append(("sync",))
 
     def begin_capture(self):
+        self.cp.ops.append(("capture",))
         self.capturing = []
 
     def end_capture(self):
@@ -151,6 +152,10 @@ def test_graph_mode_replays_one_captured_graph_of_n_launches():
     inside, _ = _timed_and_before(cp.ops)
     assert any(xs and xs[0] == ("graph", 44) and len(xs) == 45 for xs in inside)
     assert r["method"]["launch"] == "graph"
+    # every graph was captured outside the samples (a capture between the events would be timed
+    # as the host's work, and the spacer sized for it)
+    assert sum(1 for op in cp.ops if op[0] == "capture") == 6          # (name, 1) and (name, 44)
+    assert not any(op[0] == "capture" for xs in inside for op in xs)
 
 
 @pytest.mark.needs("ptxas")

@@ -49,6 +49,9 @@ class FakeDevice:
         self.gpu = begin + ms
         return begin
 
+    def prepare(self, name, n):
+        self.log.append(("prepare", name, n))
+
     def restore(self, name):
         self._submit()
         self.log.append(("restore", name))

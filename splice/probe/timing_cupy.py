@@ -141,6 +141,10 @@ class CupyBackend:
 
     # ---- the Backend protocol -------------------------------------------------------------
 
+    def prepare(self, name: str, n: int) -> None:
+        if self.graph:
+            self._graph(name, n)
+
     def restore(self, name: str) -> None:
         if self._restore is not None:
             self._restore(name, self.stream)

@@ -71,6 +71,7 @@ class Backend(Protocol):
     """The device as the method sees it.  Every call but ``sync``, ``elapsed_ms``, ``late`` and
     ``host_s`` only enqueues work on one stream, in call order."""
 
+    def prepare(self, name: str, n: int) -> None: ...  # before any sample: e.g. capture the graph of n
     def restore(self, name: str) -> None: ... # inputs module `name` writes, back to initial bytes
     def flush(self) -> None: ...              # overwrite >= 2x the L2 (cold cache)
     def spacer(self, us: float) -> None: ...  # keep the GPU busy for ``us`` microseconds
@@ -132,6 +133,8 @@ def calibrate(be: Backend, run: _Run, opt: TimingOptions) -> None:
     """Warm-up launches; the first measurement (single-launch samples) that sets N; one full
     sample per module that sets the spacer from the host's submission time."""
     cold = opt.cache == "cold"
+    for name in run.names:
+        be.prepare(name, 1)
     for _ in range(max(opt.warmup, 0)):
         for name in run.names:
             be.launch(name, 1)
@@ -149,7 +152,8 @@ def calibrate(be: Backend, run: _Run, opt: TimingOptions) -> None:
         run.first_ms[name] = sorted(got)[len(got) // 2]
     run.batch = choose_batch(min(run.first_ms.values()), opt.min_sample_ms, opt.max_batch)
     run.max_lag_s = 0.0
-    for name in run.names:           # also builds the graphs of N launches before the rounds
+    for name in run.names:
+        be.prepare(name, 1 if cold else run.batch)     # a graph is captured here, not inside a sample
         _sample(be, run, name, run.batch, cold)
         be.sync()
     run.spacer_us = min(max(2e6 * run.max_lag_s + 20.0, opt.spacer_min_us), opt.spacer_max_us)

@@ -198,13 +198,16 @@ def cli_part(out: Path, clock: Clock, rows: list, records: dict) -> None:
                          "ok": False})
             continue
         cmd = [sys.executable, "-m", "splice.cli", "probe", *args, "--json", "--report-dir", str(out / name)]
+        err = ""
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, cwd=ROOT)
+            err = p.stderr[-4000:]
+            (out / f"{name}.json").write_text(p.stdout)
             res = json.loads(p.stdout.strip().splitlines()[-1]) if p.stdout.strip() else {}
             rc = p.returncode
         except (subprocess.TimeoutExpired, json.JSONDecodeError) as e:
             res, rc = {}, f"{type(e).__name__}"
-        (out / f"{name}.log").write_text(" ".join(cmd) + f"\nrc={rc}\n")
+        (out / f"{name}.log").write_text(" ".join(cmd) + f"\nrc={rc}\n{err}")
         tm = res.get("timing") or {}
         records[name] = {"rc": rc, "timing": {k: v for k, v in tm.items()
                                               if k not in ("original", "control", "spliced")}}

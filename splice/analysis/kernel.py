@@ -324,6 +324,16 @@ class Kernel:
     # analyses (lazy)
     # ------------------------------------------------------------------------------------
 
+    def fact(self, name: str, build):
+        """A per-kernel fact, ``build(self)`` computed on first request and kept: the spec, the
+        notes and every epilogue ask for the same store kinds, field types and weight evidence,
+        and each scans every memory access of the entry (once per epilogue it made ``spec``
+        grow as epilogues × accesses)."""
+        c = self._cache
+        if name not in c:
+            c[name] = build(self)
+        return c[name]
+
     @property
     def blocks(self):
         """The control-flow graph (``liveness.Blocks``), without the liveness dataflow."""

@@ -8,8 +8,9 @@ barriers, texture and surface accesses.  Nothing is matched against a known kern
 
 A profile may ask for the DLDN notes' names (``vocab.WORD_SETS``: ``dldn-epilogue-names``):
 then the epilogue is also classified by op signatures (one feature per row of ``FEATURES``, in
-the order a name lists them), each kept only where its signature holds.  A feature records every statement that shows it, so the report can give its
-sub-section range, its count and an evidence line; the op histogram counts full opcode names.
+the order a name lists them), each kept only where its signature holds.  A feature (and a
+kind) records every statement that shows it, so the report can give its sub-section range, its
+count and an evidence line; the op histogram counts full opcode names.
 
 Feature signatures:
 

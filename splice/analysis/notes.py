@@ -30,6 +30,18 @@ def notes_markdown(k, profile=None) -> str:
     """The draft, section by section (module docstring).  ``profile``: a ``vocab.Profile``
     whose word sets the draft may use where their rules hold (None: the first profile whose
     globs match the entry; False: none, neutral words only)."""
+    return _draft(k, profile)[0]
+
+
+def notes_document(k, profile=None) -> tuple:
+    """(the draft, its claims with their evidence: ``notes_claims``)."""
+    from .notes_claims import notes_claims
+
+    text, F = _draft(k, profile)
+    return text, notes_claims(k, F)
+
+
+def _draft(k, profile) -> tuple:
     from .vocab import find_profile, vocabulary
 
     if profile is None:
@@ -43,7 +55,7 @@ def notes_markdown(k, profile=None) -> str:
     _phase_table(k, V, w)
     _epilogues(k, F, w)
     _uncharacterised(k, F, w)
-    return "\n".join(L)
+    return "\n".join(L), F
 
 
 def multiline_mma(k) -> bool:

@@ -41,6 +41,29 @@ def phase_operands(k, p) -> dict:
     return out
 
 
+def operand_defs(k, p, role: str) -> dict:
+    """{statement number: label} of the definitions of phase ``p``'s ``role`` registers (the
+    evidence of ``phase_operands``); a descriptor operand's are the entry's shared-memory
+    writes."""
+    from .vocab import vocabulary
+
+    V = vocabulary(k)
+    regs = {"A": p.a_regs, "B": p.b_regs, "C": p.c_regs}[role]
+    wg = p.form.startswith("wgmma")
+    if wg and (role == "B" or not (p.instr or {}).get("a_in_registers", True)):
+        return {a.n: "shared write" for a in k.provenance.accesses
+                if is_shared(a.space) and a.effect != "read" and a.kind in ("cp", "st", "stmatrix")}
+    mma_at = k.fact("operands.mma_at", _mma_positions)
+    pos0 = k.first_pos_of(p.first)
+    out = {}
+    for r in regs:
+        key = k._resolve(r, k._scope_of[pos0])
+        d = k.provenance.origin(key[0], pos0)[0] if key else None
+        if d is not None and k.stmts[d].n is not None:
+            out[k.stmts[d].n] = _label(k, V, d, mma_at)
+    return out
+
+
 def _mma_positions(k) -> dict:
     return {k.pos_of(st.n): ph.index for ph in k.phases for st in ph.mma}
 

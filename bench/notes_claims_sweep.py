@@ -46,6 +46,7 @@ class Entry:
 
     def __init__(self, lines: list, name: str):
         self.lines = lines
+        self.name = name
         self.instrs = []             # (first line, last line, opcode, text)
         self.by_line = {}
         self._read(name)
@@ -90,7 +91,7 @@ class Entry:
     def _add(self, buf: list, last: int) -> None:
         raw = "".join(c for c, _l in buf)
         # scope braces, labels and the guard before the opcode: no instruction starts with them
-        m = re.match(r"^(?:\s|[{}]|[$\w]+:|@!?%[\w$]+)*", raw)
+        m = re.match(r"^(?:\s|[{}]|[$\w]+:|@!?%?[\w$]+\s)*", raw)
         j = m.end() if m else 0
         if j >= len(raw):
             return
@@ -99,6 +100,10 @@ class Entry:
         if not text or text.startswith("."):
             return
         op = text.split()[0]
+        if op.startswith("wmma.load"):        # the matrix loads and stores of the WMMA API
+            op = "ld." + op
+        elif op.startswith("wmma.store"):
+            op = "st." + op
         self.by_line.setdefault(first, len(self.instrs))
         self.instrs.append((first, last, op, text))
 
@@ -120,7 +125,7 @@ def _dests(op: str, text: str) -> list:
     rest = text[len(op):].strip()
     if rest.startswith("{"):
         return _REG.findall(rest[:rest.index("}")])
-    m = _REG.match(rest)
+    m = re.match(r"%?[A-Za-z_$][\w$.]*", rest)     # zluda's registers go without '%'
     return [m.group(0).split("|")[0]] if m else []
 
 
@@ -140,11 +145,13 @@ def _addr(text: str):
 
 def param_sources(E: Entry, reg_or_name: str, line: int, depth: int = 0) -> set:
     """Parameter fields ``(param name, offset, bits)`` that reach a value additively (the
-    pointer an address hangs off), chasing textual definitions back."""
+    pointer an address hangs off), chasing textual definitions back.  ``bits`` 0: the address
+    of a symbol (``mov.b64 %rd1, k_param_0``), whose offset a constant ``add`` moves; a value
+    an ``ld.param`` read has its field's offset and the load's width, whatever is added."""
     if depth > 40:
         return {("?", 0, 0)}
-    if not reg_or_name.startswith("%"):
-        return {(reg_or_name, 0, 64)}     # a symbol's address: a pointer
+    if not reg_or_name.startswith("%") and reg_or_name not in E.defs:
+        return {(reg_or_name, 0, 0)}      # a symbol's address
     d = E.def_before(reg_or_name, line)
     if d is None:
         return {("?", 0, 0)}
@@ -157,20 +164,22 @@ def param_sources(E: Entry, reg_or_name: str, line: int, depth: int = 0) -> set:
         if not m:
             return {("?", 0, 0)}
         bits = int(re.findall(r"\d+", op.split(".")[-1])[0]) if re.findall(r"\d+", op.split(".")[-1]) else 0
-        if m.group(1).startswith("%"):
+        if m.group(1).startswith("%") or m.group(1) in E.defs:
             inner = param_sources(E, m.group(1), a, depth + 1)
-            return {(p, o + int(m.group(2) or 0), bits) for p, o, _b in inner}
+            return {(p, o + int(m.group(2) or 0), bits) for p, o, b in inner if b == 0}
         return {(m.group(1), int(m.group(2) or 0), bits)}
     if base in ("mov", "cvta", "cvt") and len(ops) == 2:
         src = ops[1]
         if src.startswith("%") or re.match(r"[A-Za-z_$]", src):
-            return param_sources(E, src, a, depth + 1) if src.startswith("%") else {(src, 0, 64)}
+            return param_sources(E, src, a, depth + 1)
         return set()
     if base in ("add", "sub") and len(ops) == 3:
+        imm = sum(int(o, 0) for o in ops[1:] if re.fullmatch(r"-?(0x[0-9a-fA-F]+|\d+)", o))
+        imm = -imm if base == "sub" else imm
         out = set()
         for o in ops[1:2] if base == "sub" else ops[1:]:
-            if o.startswith("%"):
-                out |= param_sources(E, o, a, depth + 1)
+            if o.startswith("%") or o in E.defs:
+                out |= {(p, off + (imm if b == 0 else 0), b) for p, off, b in param_sources(E, o, a, depth + 1)}
         return out
     if base == "mad" and len(ops) == 4 and ops[3].startswith("%"):
         return param_sources(E, ops[3], a, depth + 1)
@@ -188,6 +197,19 @@ def addr_fields(E: Entry, text: str, line: int, param: bool = False) -> set:
         return set()
     off = int(m.group(2) or 0) if param else 0
     return {(p, o + off, b) for p, o, b in param_sources(E, m.group(1), line)}
+
+
+def _reads_field(E: Entry, x, f: dict) -> bool:
+    srcs = addr_fields(E, x[3], x[0], param=True)
+    n = max(1, len(_REG.findall(x[3].split("[")[0])))
+    per = f["bytes"] if n == 1 else _bits(x[2]) // 8
+    return any(_short(p) == f["param"] and f["offset"] in {o + i * per for i in range(n)}
+               for p, o, _b in srcs)
+
+
+def _bits(op: str) -> int:
+    b = re.findall(r"\d+", op.split(".")[-1])
+    return int(b[0]) if b else 8
 
 
 def _short(name: str) -> str:
@@ -266,6 +288,7 @@ def is_class(E: Entry, cls: str, instr) -> bool:
         "global stores": lambda: base == "st" and sp == "global",
         "generic stores": lambda: base == "st" and sp == "generic",
         "local-array stores": lambda: base == "st" and sp == "local",
+        "parameter stores (call arguments)": lambda: base == "st" and sp == "param",
         "weight loads": lambda: base == "ld" and sp in ("global", "generic"),
         "table loads": lambda: base == "ld" and sp in ("global", "generic"),
         "next B/C loads": lambda: base == "ld" and sp in ("global", "generic"),
@@ -318,18 +341,11 @@ def _instrs(E: Entry, ev: list) -> list:
 def check(E: Entry, c: dict, ctx: dict) -> str:
     """'ok', 'false: why' or 'undecided: why'."""
     t, f, ev = c["template"], c["fact"], c["evidence"]
-    if t == "param-read":
-        ins = _instrs(E, ev)
-        if not ins:
-            return "false: no statement at the evidence lines"
-        for x in ins:
-            if not x[2].startswith("ld.param"):
-                return f"false: L{x[0]} is {x[2]}"
-            srcs = addr_fields(E, x[3], x[0], param=True)
-            if not any(_short(p) == f["param"] and o == f["offset"] for p, o, _b in srcs):
-                if any(p == "?" for p, _o, _b in srcs):
-                    return "undecided: address not followed"
-                return f"false: L{x[0]} reads {srcs}"
+    if t == "param-read":          # each cited statement holds an ld.param of the field
+        for _a, _b, la, lb in ev:
+            ins = [x for x in E.at(la, lb) if x[2].startswith("ld.param")]
+            if not any(_reads_field(E, x, f) for x in ins):
+                return f"false: no ld.param of {f['param']}+{f['offset']} in L{la}–L{lb}"
         return "ok"
     if t == "param-unread":
         for x in E.instrs:
@@ -343,9 +359,12 @@ def check(E: Entry, c: dict, ctx: dict) -> str:
             elif re.search(r"\b" + re.escape(f["param"]) + r"\b", x[3]) and not x[2].startswith("ld.param"):
                 return f"false: L{x[0]} uses the parameter's address"
         return "ok"
-    if t == "shared-array":
+    if t == "shared-array":        # the declaration of that name local to this entry, or global
+        stem = E.name[2:] if E.name.startswith("_Z") else E.name
         for ln in E.lines:
-            m = re.search(r"\.shared\s+(?:\.align\s+\d+\s+)?\.(\w+)\s+([\w$]*" + re.escape(f["array"]) +
+            if "_ZZ" in ln and stem not in ln:
+                continue
+            m = re.search(r"\.shared\s+(?:\.align\s+\d+\s+)?\.(\w+)\s+((?:[\w$]*E\d+)?" + re.escape(f["array"]) +
                           r")\s*(\[(\d*)\])?", ln)
             if m:
                 el = int(re.findall(r"\d+", m.group(1))[0]) // 8 if re.findall(r"\d+", m.group(1)) else 1
@@ -364,12 +383,13 @@ def check(E: Entry, c: dict, ctx: dict) -> str:
         return "ok"
     if t == "operand":
         return _check_operand(E, f, ev, ctx)
-    if t == "epilogue-kind":
-        ins = _instrs(E, ev)
-        if not ins:
-            return "false: no statement at the evidence lines"
-        bad = [x for x in ins if not check_kind(E, f["kind"], f, x)]
-        return "ok" if not bad else f"false: L{bad[0][0]} `{bad[0][3][:60]}` is not {f['kind']}"
+    if t == "epilogue-kind":       # each cited statement holds an instruction of the kind
+        for _a, _b, la, lb in ev:
+            ins = E.at(la, lb)
+            if not any(check_kind(E, f["kind"], f, x) for x in ins):
+                what = f"`{ins[0][3][:60]}`" if ins else "nothing"
+                return f"false: L{la}–L{lb} holds {what}, not {f['kind']}"
+        return "ok"
     if t == "section":
         return _check_section(E, c, ctx)
     if t == "weight-image":
@@ -402,7 +422,13 @@ def _check_operand(E: Entry, f: dict, ev: list, ctx: dict) -> str:
         ins = E.at(la, lb)
         if not ins:
             return f"false: no statement at L{la}"
-        x = ins[-1]
+        if not any(_operand_ok(E, lab, x) for x in ins):
+            return f"false: L{ins[-1][0]} `{ins[-1][3][:60]}` is not {lab}"
+    return "ok"
+
+
+def _operand_ok(E: Entry, lab: str, x) -> bool:
+    if True:
         base = x[2].split(".")[0]
         if lab == "shared write":
             ok = _space(x[2]) == "shared" or base in ("cp", "stmatrix")
@@ -422,9 +448,7 @@ def _check_operand(E: Entry, f: dict, ev: list, ctx: dict) -> str:
                 ok = any(_short(p) + f"+{o}" == fm.group(1) for p, o, _b in addr_fields(E, x[3], x[0]))
         else:
             ok = True
-        if not ok:
-            return f"false: L{x[0]} `{x[3][:60]}` is not {lab}"
-    return "ok"
+        return ok
 
 
 def _check_section(E: Entry, c: dict, ctx: dict) -> str:
@@ -440,14 +464,27 @@ def _check_section(E: Entry, c: dict, ctx: dict) -> str:
         ins = [x for x in E.at(la, lb) if is_class(E, cls, x)]
         if not ins:
             return f"false: no {cls} in L{la}–L{lb}"
-    if feeding:
-        end = ctx.get("epi_end", {}).get(f["epilogue"])
-        defined = {r for x in E.at(la, lb) for r in _dests(x[2], x[3])}
-        later = [x for x in E.instrs if x[0] > la and (end is None or x[0] <= end)]
+    if feeding:                    # a value the section defines flows (through any later
+        end = ctx.get("epi_end", {}).get(f["epilogue"])     # statement) into one of the class
+        later = [x for x in E.instrs if x[0] >= la and (end is None or x[0] <= end)]
         for cls in feeding.split(" and "):
-            if not any(is_class(E, cls, x) and defined & set(_REG.findall(x[3][len(x[2]):])) for x in later):
-                return f"undecided: no later {cls} reads a register L{la}–L{lb} defines (by this reader)"
+            if not _flows_into(E, E.at(la, lb), later, cls):
+                return f"undecided: no value L{la}–L{lb} defines reaches a {cls} (by this reader)"
     return "ok"
+
+
+def _flows_into(E: Entry, section: list, later: list, cls: str) -> bool:
+    """Forward taint, textually: registers the section defines, then every register a later
+    instruction defines from a tainted one; true when an instruction of ``cls`` reads one."""
+    tainted = {r for x in section for r in _dests(x[2], x[3])}
+    for x in later:
+        dests = _dests(x[2], x[3])
+        srcs = set(re.findall(r"%?[A-Za-z_$][\w$.]*", x[3][len(x[2]):])) - set(dests)
+        if tainted & srcs:
+            if is_class(E, cls, x):
+                return True
+            tainted |= set(dests)
+    return False
 
 
 def _check_weight(E: Entry, f: dict) -> str:
@@ -481,11 +518,12 @@ def sweep_file(path: Path, max_statements: int, out: dict) -> None:
     from splice.analysis.vocab import find_profile
     from splice.errors import SpliceError
     from splice.ptx import parse_file
+    from splice.ptx.errors import PtxSyntaxError
 
     text = path.read_text(errors="surrogateescape")
     try:
         mod = parse_file(str(path))
-    except SpliceError:
+    except (SpliceError, PtxSyntaxError):       # splice refuses the module: it makes no claim
         out["refused"] += 1
         return
     lines = text.split("\n")
@@ -499,7 +537,7 @@ def sweep_file(path: Path, max_statements: int, out: dict) -> None:
                 continue
             prof = find_profile(k.name)
             md, claims = notes_document(k, prof or False)
-        except SpliceError:
+        except (SpliceError, PtxSyntaxError):
             out["refused"] += 1
             continue
         out["entries"] += 1

@@ -60,7 +60,8 @@ KINDS = [
     "constant loads", "async copies", "texture reads", "surface reads", "packs", "unpacks",
     "conversions", "warp shuffles", "warp reductions", "atomics and reductions",
     "special functions", "matrix transposes (movmatrix)", "barriers", "shared stores",
-    "global stores", "generic stores", "local-array stores", "surface writes",
+    "global stores", "generic stores", "local-array stores", "parameter stores (call arguments)",
+    "surface writes",
 ]
 EXP_MASK = 0x7FE07FE0
 
@@ -166,7 +167,7 @@ def _classify(k, prov, index, rng, b_defs, c_defs, next_index) -> Epilogue:
     a, b = k.first_pos_of(first), k.pos_of(last)
     hist: Counter = Counter()
     feats = {name: Feature(name) for name in FEATURES}
-    kinds = {name: Feature(name) for name in KINDS}
+    kinds: dict = {}
     stores = store_facts(k)           # once per kernel, not per epilogue
     has: Counter = Counter()
     special: dict = {}
@@ -184,11 +185,12 @@ def _classify(k, prov, index, rng, b_defs, c_defs, next_index) -> Epilogue:
         for f in _features(node, acc, role, word, has):
             feats[f].stmts.append(st.n)
         for kd in _kinds(node, acc, role):
-            kinds[kd].stmts.append(st.n)
+            kinds.setdefault(kd, Feature(kd)).stmts.append(st.n)
         if node.opcode in SPECIAL_OPS:
             special.setdefault(node.opcode, None)
     feats = _signatures(feats, has)
-    kinds = {kk: f for kk, f in kinds.items() if f.stmts}
+    order = {kk: i for i, kk in enumerate(KINDS)}      # a kind outside KINDS goes last
+    kinds = dict(sorted(kinds.items(), key=lambda kv: order.get(kv[0], len(KINDS))))
     plumbing = "register plumbing" if hist else "empty"
     dldn = " + ".join(f for f in NAMING if f in feats) or plumbing
     name = " + ".join(_kind_label(kk, tuple(special)) for kk in kinds) or plumbing
@@ -254,7 +256,8 @@ def _access_kinds(acc, role) -> list:
     if acc.kind in ("st", "stmatrix"):
         if is_shared(sp):
             return ["shared stores"]
-        return [{"local": "local-array stores", "generic": "generic stores"}.get(sp, "global stores")]
+        return [{"local": "local-array stores", "generic": "generic stores", "global": "global stores",
+                 "param": "parameter stores (call arguments)"}.get(sp, f"{sp} stores")]
     if acc.kind in ("red", "atom"):
         return ["atomics and reductions"]
     if acc.kind == "cp":

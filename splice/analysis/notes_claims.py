@@ -39,11 +39,13 @@ class ClaimSet:
         self.items: list = []
 
     def _range(self, a: int, b: int) -> list:
+        """[sA, sB, the line of sA's first instruction, the line where sB's last one ends]."""
         k = self.k
         last = k.stmts[k.pos_of(b)]
         span = getattr(last.node, "span", None)
         end = k._lines.line_of(span[1] - 1) if span else last.line
-        return [a, b, k.stmt(a).line, max(end, last.line)]
+        first = k.stmts[k.first_pos_of(a)].line
+        return [a, b, first, max(end, last.line, first)]
 
     def add(self, template: str, text: str, fact: dict, stmts=(), ranges=()) -> None:
         ev = [self._range(a, b) for a, b in ranges] + [self._range(n, n) for n in stmts]

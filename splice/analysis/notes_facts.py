@@ -322,11 +322,13 @@ class Facts:
                     n in f.stmts for kk, f in e.kinds.items() if kk.startswith("loads feeding")):
                 return "loads of the next phase's operands"
             fs = pointer_fields(acc.addr, field_types(self.k))
-            into = (" into " if acc.kind != "ld" else " from ") + render(((fs[0], 1),), self.V.w)
             what = "loads" if acc.kind == "ld" else "stores"
             space = "local-array" if acc.space == "local" and not dldn else acc.space
             # the DLDN notes name a store's buffer only; their loads keep their space alone
-            return f"{space} {what}" + (into if len(fs) == 1 and (acc.kind != "ld" or not dldn) else "")
+            if len(fs) != 1 or (acc.kind == "ld" and dldn):
+                return f"{space} {what}"
+            return f"{space} {what}" + (" into " if acc.kind != "ld" else " from ") + \
+                render(((fs[0], 1),), self.V.w)
         if acc.kind in ("tex", "tld4"):
             return "texture gather" if dldn else "texture reads"
         if acc.kind in ("sust", "sured"):
@@ -369,8 +371,10 @@ class Facts:
             r["hist"] = hist
             r["first"], r["last"] = self.n(r["pos"][0]), self.n(r["pos"][-1])
             r["name"] = self._proven_name(r, cls, origin)
+            head = r["name"].partition(", feeding ")[0]
+            named = [] if head == "plumbing" or head.startswith("arithmetic feeding ") else head.split(" + ")
             r["anchors"] = {c: [self.n(p) for p in r["pos"] if origin.get(p) == "anchor" and cls[p] == c]
-                            for c in r["name"].split(" + ")}
+                            for c in named}
         return runs
 
     def _proven_name(self, r, cls, origin) -> str:

@@ -86,6 +86,15 @@ def param_fields(k, names=None):
     return sorted(seen.values(), key=lambda f: (f["param"], f["offset"]))
 
 
+def _local_to_other_function(name: str, entry: str) -> bool:
+    """A module-level ``.shared`` array that is a local static of another function
+    (``_ZZ14wg_s8u8_n64PKaPKhPiE2sb``: ``sb`` of ``wg_s8u8_n64``): several entries of one module
+    each declare their own ``sa``/``sb``, and the entry's notes gave it another's size."""
+    if not name.startswith("_ZZ"):
+        return False
+    return (entry[2:] if entry.startswith("_Z") else entry) not in name
+
+
 def shared_arrays(k):
     """Shared arrays: {name: {bytes, stores: [n], loads: [n], addresses: {text: count}}}."""
     from ..ptx import model as m
@@ -96,6 +105,8 @@ def shared_arrays(k):
     for it in items:
         if isinstance(it, m.Decl) and it.space == ".shared":
             for d in it.declarators:
+                if _local_to_other_function(d.name, k.name):
+                    continue
                 el = _type_bytes(it.type)
                 n = 1
                 for x in d.dims:

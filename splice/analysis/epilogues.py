@@ -87,27 +87,29 @@ class Epilogue:
     last: int
     count: int                      # statements
     histogram: Counter
-    features: dict                  # DLDN feature name -> Feature (signatures held)
-    name: str                       # neutral: what the code does, from ``kinds``
+    features: dict                  # the kernel's vocabulary: DLDN features or neutral kinds
+    name: str                       # the kernel's vocabulary (its profile's, else neutral)
     next_phase: Optional[int] = None
     uncharacterised: list = field(default_factory=list)
-    kinds: dict = field(default_factory=dict)   # KINDS name -> Feature
-    dldn_name: str = ""             # the DLDN notes' name, from ``features``
+    kinds: dict = field(default_factory=dict)   # KINDS name -> Feature (what the code does)
+    neutral_name: str = ""          # from ``kinds``
+    dldn_features: dict = field(default_factory=dict)   # DLDN feature -> Feature (signatures held)
+    dldn_name: str = ""             # the DLDN notes' name, from ``dldn_features``
     special: tuple = ()             # the special-function opcodes it runs (ex2, rcp …)
 
     def named(self, dldn: bool = False) -> str:
         """The name a report shows: the DLDN notes' where the profile asks for them."""
-        return self.dldn_name if dldn else self.name
+        return self.dldn_name if dldn else self.neutral_name
 
     def sections(self, dldn: bool = False) -> dict:
-        return self.features if dldn else self.kinds
+        return self.dldn_features if dldn else self.kinds
 
     def unexplained(self, weight_words: bool = False, w: Optional[str] = None) -> list:
         """What the analysis cannot name: loads off the weight field that feed no operand of the
         next phase, and the lane-masked table loads; the DLDN notes' words where the profile's
         weight-image rule holds, else the field by its name (``w``)."""
         out = []
-        wl, tl = self.features.get("W loads"), self.features.get("table loads")
+        wl, tl = self.dldn_features.get("W loads"), self.dldn_features.get("table loads")
         fld = "W" if weight_words or not w else w
         if wl:
             out.append(f"{len(wl.stmts)} {'weight-image loads' if weight_words else 'loads off ' + fld} "
@@ -141,6 +143,12 @@ def _operand_defs(k, prov, phase, regs):
 
 
 def find_epilogues(k) -> list:
+    """The entry's epilogues, named in the words of the entry's profile where it asks for the
+    DLDN names (``vocab.find_profile``), else by what their code does."""
+    from .vocab import find_profile
+
+    prof = find_profile(k.name)
+    dldn = bool(prof and "dldn-epilogue-names" in prof.vocabulary)
     prov = k.provenance
     phases = k.phases
     out = []
@@ -151,16 +159,20 @@ def find_epilogues(k) -> list:
         b_defs = _operand_defs(k, prov, nxt, nxt.b_regs) if nxt else set()
         c_defs = _operand_defs(k, prov, nxt, nxt.c_regs) if nxt else set()
         out.append(_classify(k, prov, p.index, p.epilogue, b_defs, c_defs,
-                             nxt.index if nxt else None))
+                             nxt.index if nxt else None, dldn))
     return out
 
 
 def classify_range(k, first: int, last: int, index: int = 0) -> Epilogue:
     """Classify any statement range (no next phase: operand loads are plain W loads)."""
-    return _classify(k, k.provenance, index, (first, last), set(), set(), None)
+    from .vocab import find_profile
+
+    prof = find_profile(k.name)
+    return _classify(k, k.provenance, index, (first, last), set(), set(), None,
+                     bool(prof and "dldn-epilogue-names" in prof.vocabulary))
 
 
-def _classify(k, prov, index, rng, b_defs, c_defs, next_index) -> Epilogue:
+def _classify(k, prov, index, rng, b_defs, c_defs, next_index, dldn_words: bool = False) -> Epilogue:
     """What the statements in ``rng`` do (``_kinds``: the neutral name) and the DLDN features
     (``_features``) kept where their signature holds (``_signatures``)."""
     first, last = rng
@@ -195,8 +207,8 @@ def _classify(k, prov, index, rng, b_defs, c_defs, next_index) -> Epilogue:
     dldn = " + ".join(f for f in NAMING if f in feats) or plumbing
     name = " + ".join(_kind_label(kk, tuple(special)) for kk in kinds) or plumbing
     count = sum(1 for p in range(a, b + 1) if k.stmts[p].n is not None)
-    e = Epilogue(index, first, last, count, hist, feats, name, next_index, [], kinds, dldn,
-                 tuple(special))
+    e = Epilogue(index, first, last, count, hist, feats if dldn_words else kinds,
+                 dldn if dldn_words else name, next_index, [], kinds, name, feats, dldn, tuple(special))
     e.uncharacterised = e.unexplained()
     return e
 

@@ -263,7 +263,7 @@ def _memory_line(e):
              "shared staging": "shared accesses/barriers", "plane-arena scatter": "global stores",
              "texture gather": "texture reads", "surface write": "surface writes"}
     for key, label in names.items():
-        f = e.features.get(key)
+        f = e.dldn_features.get(key)
         if f:
             parts.append(f"{len(f.stmts)} {label}")
     return ", ".join(parts)

@@ -312,8 +312,8 @@ class Facts:
             return "shared staging" if dldn else "shared memory"
         n = acc.n
         if dldn and acc.kind == "ld" and acc.addr is not None and coef(acc.addr, "W") == 1:
-            nb = e.features.get("next-B loads")
-            nc = e.features.get("C-seed loads")
+            nb = e.dldn_features.get("next-B loads")
+            nc = e.dldn_features.get("C-seed loads")
             if (nb and n in nb.stmts) or (nc and n in nc.stmts):
                 return "next B/C loads"
             return "table loads" if coef(acc.addr, TABLE_ATOM) else "weight loads"

@@ -494,7 +494,7 @@ def _u_loads(k, F, e):
     words = (("table loads", "per-column table"), ("W loads", "weight-image")) if F.V.weight else \
         (("table loads", "lane-masked"), ("W loads", "global"))
     for fname, what in words:
-        f = e.features.get(fname)
+        f = e.dldn_features.get(fname)
         if not f:
             continue
         feeds: Counter = Counter()

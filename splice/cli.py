@@ -114,6 +114,10 @@ def _analysis_commands(sub) -> None:
     p.add_argument("file")
     p.add_argument("--entry")
     p.add_argument("-o", "--output")
+    p.add_argument("--evidence", action="store_true",
+                   help="append every claim of the draft with the statement ranges that prove it")
+    p.add_argument("--profile", default=None,
+                   help="a profile YAML whose word sets the draft may use (default: the first whose globs match)")
     p.set_defaults(func=_lazy("splice.commands.spec", "cmd_notes"))
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from typing import Optional
 
 from ..ptx import model as m
 from . import mma_forms
@@ -161,8 +162,10 @@ def regions(k) -> list:
     return out
 
 
-def region_of(regs: list, n: int) -> str:
-    i = bisect_right([r[1] for r in regs], n) - 1
+def region_of(regs: list, n: int, starts: Optional[list] = None) -> str:
+    """The region holding statement ``n``; ``starts``: the regions' first statements, built
+    once by a caller asking for every statement (built per call it made the peaks quadratic)."""
+    i = bisect_right(starts if starts is not None else [r[1] for r in regs], n) - 1
     return regs[i][0] if i >= 0 else "prologue"
 
 
@@ -213,8 +216,9 @@ def pressure(k, top: int = 5) -> Pressure:
 def _peaks(k, p: Pressure, keep: list, role_of: dict, top: int) -> list:
     """The highest point of each region, the ``top`` highest regions, with their live sets."""
     best: dict = {}
+    starts = [r[1] for r in p.regions]
     for j, nn in enumerate(p.numbers):
-        reg = region_of(p.regions, nn)
+        reg = region_of(p.regions, nn, starts)
         if reg not in best or p.total[j] > p.total[best[reg]]:
             best[reg] = j
     order = sorted(best.items(), key=lambda kv: (-p.total[kv[1]], kv[1]))[:top]

@@ -84,6 +84,9 @@ def test_recipe_target_is_the_spliced_module(tmp_path, capsys):
     k = Kernel(parse(TINY.read_text()))
     assert len(d["curve"]["statement"]) >= len([s for s in k.stmts if s.n is not None])
     assert not (tmp_path / "out.ptx").exists()            # planned, nothing written
+    by_region = {p["region"]: p for p in d["peaks"]}
+    assert by_region["phase 1"]["cut"].startswith("cut 1 ")   # the native's mma: in the cut's site
+    assert by_region["prologue"]["cut"] is None
 
 
 def test_recipe_target_refuses_entry(tmp_path, capsys):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import Optional
 
 from ..errors import SpliceError
 from ..report import jsonout
@@ -64,6 +65,8 @@ class _Target:
     def __init__(self, kind: str, kernels, module=None, note: str = ""):
         self.kind, self.kernels, self.module, self.note = kind, kernels, module, note
         self.line_map: dict = {}      # a wrapped native: wrapper line -> the native file's line
+        self.cuts: list = []          # a recipe: (first line, last line, "cut N sA-sB") of each site
+        self.lines_of: dict = {}      # a recipe: statement number -> its line in the spliced module
 
     def describe(self) -> dict:
         return {"kind": self.kind, **({"note": self.note} if self.note else {})}
@@ -81,11 +84,26 @@ class _Target:
         hits = [w for w, n in self.line_map.items() if n == line]
         return min(hits) if hits else -1
 
+    def cut_of(self, line) -> Optional[str]:
+        """The recipe's cut whose spliced code holds this line of the spliced module."""
+        for lo, hi, name in self.cuts:
+            if line is not None and lo <= line <= hi:
+                return name
+        return None
+
     def relabel(self, d: dict) -> None:
-        """A native's peaks at the native file's own lines."""
+        """A native's peaks at the native file's own lines; a recipe's peaks (and ptxas's peak
+        region) with the cut they lie in (the spliced module's phases are numbered afresh)."""
         if self.line_map:
             for p in d["peaks"]:
                 p["line"] = self.line(p["line"])
+        if self.cuts:
+            for p in d["peaks"]:
+                p["cut"] = self.cut_of(p["line"])
+            sass = d.get("sass") or {}
+            reg = next((r for r in d["regions"] if r["name"] == sass.get("region")), None)
+            if reg is not None:
+                sass["cut"] = self.cut_of(self.lines_of.get(reg["first"]))
 
 
 def pressure_target(args, kernels) -> _Target:
@@ -101,8 +119,12 @@ def pressure_target(args, kernels) -> _Target:
 
         plan, _val, out, _t = run_apply(path, None, ptxas=False)
         mod = parse(plan.text, path=f"{path} (spliced: {out})")
-        return _Target("recipe", [Kernel(mod, plan.entry)], mod,
-                       note=f"the module {plan.recipe.module} with {len(plan.cuts)} cut(s) spliced")
+        k = Kernel(mod, plan.entry)
+        t = _Target("recipe", [k], mod, note=f"the module {plan.recipe.module} with {len(plan.cuts)} cut(s) spliced")
+        t.cuts = [(pc.out_line, pc.out_line + pc.n_lines - 1, f"cut {pc.cut.cut.index} {pc.cut.title}")
+                  for pc in plan.pieces if pc.kind == "site" and pc.cut is not None]
+        t.lines_of = {st.n: st.line for st in k.stmts if st.n is not None}
+        return t
     from ..util import read_text
 
     text = read_text(path)

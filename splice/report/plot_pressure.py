@@ -65,7 +65,8 @@ def print_pressure(results) -> None:
         if sass.get("error"):
             con.print(f"  ptxas's own live registers: {esc(sass['error'])}")
         elif sass:
-            con.print(f"  ptxas's own live registers peak {sass['max']} in {esc(str(sass['region']))} "
+            where = f" ({esc(sass['cut'])})" if sass.get("cut") else ""
+            con.print(f"  ptxas's own live registers peak {sass['max']} in {esc(str(sass['region']))}{where} "
                       "(nvdisasm life ranges, per PTX line: column 'ptxas')")
         t = Table(title="pressure peaks (highest statement of each region)")
         cols = ("region", "statement", "live") + (("ptxas",) if sass and not sass.get("error") else ()) + \
@@ -76,7 +77,8 @@ def print_pressure(results) -> None:
             br = p["by_role"]
             extra = (str(p.get("sass") if p.get("sass") is not None else "-"),) if "ptxas" in cols else ()
             line = f"L{p['line']}" if p.get("line") is not None else "(wrapper)"
-            t.add_row(esc(p["region"]), f"s{p['statement']} {line}", f"{p['total']:g}", *extra,
+            region = p["region"] + (f" ({p['cut'].split(' s')[0]})" if p.get("cut") else "")
+            t.add_row(esc(region), f"s{p['statement']} {line}", f"{p['total']:g}", *extra,
                       *(f"{br.get(r, 0):g}" for r in ("D", "C", "A", "B", "address", "temp")),
                       esc(clip(p["text"])))
         con.print(t)

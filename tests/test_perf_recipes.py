@@ -142,10 +142,11 @@ def test_stream_mutant_is_not_proved_equal(tmp_path, mutation):
 
 
 @needs_ptxas
-@pytest.mark.parametrize("recipe,most", [("enc5_stream.yaml", 168), ("enc5_stream_fenced.yaml", 168),
-                                         ("enc5_stream_minblocks.yaml", 168), ("dec1_stream.yaml", 168)])
+@pytest.mark.parametrize("recipe,most", [("enc5_stream.yaml", 148), ("enc5_stream_minblocks.yaml", 152),
+                                         ("dec1_stream.yaml", 168)])
 def test_stream_registers_and_spills_as_documented(recipe, most):
-    """<= 168 registers and no spill: 3 blocks of 128 threads (enc5) / 6 of 64 (dec1) per SM."""
+    """docs/results/perf-enc5.md §7.3: no spill, and at most the registers stated there (<= 168:
+    3 blocks of 128 threads per SM for enc5, 6 of 64 for dec1)."""
     from splice.ptx.sass import compile_ptx
 
     p = make_plan(load_recipe(PERF / recipe))

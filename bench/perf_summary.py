@@ -113,9 +113,12 @@ def main(paths: list) -> int:
     rows = []
     for p in paths:
         r, err = _load(p)
-        if r is not None and "target" in r:
-            print("\n".join(details(p, r)))
-        rows.append(row(p, r, err))
+        try:                      # another probe version may shape its JSON otherwise: say so, go on
+            if r is not None and "target" in r:
+                print("\n".join(details(p, r)))
+            rows.append(row(p, r, err))
+        except (KeyError, TypeError, ValueError) as e:
+            rows.append({"name": _name(p), "note": f"unexpected JSON ({type(e).__name__}: {e})"})
     print("\n".join(table(rows)))
     return 0
 

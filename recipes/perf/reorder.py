@@ -1,5 +1,5 @@
 """Re-schedule the statements of an extracted cut without changing one operation: the engine
-behind recipes/perf/make_enc5_stream.py (and dec1's).
+behind recipes/perf/make_stream_natives.py (enc5_stream*.yaml, dec1_stream.yaml).
 
 A cut is extracted with ``splice extract`` (its statements against the symbolic ABI: the same
 instructions, the same operands, in the original order).  This module re-orders those
@@ -20,8 +20,14 @@ statements, and nothing else:
 * **common subexpressions**: a pure statement that repeats an earlier one exactly (same opcode,
   modifiers and operands, say the odd phases' A operand re-packed from the same registers in
   every even epilogue) is dropped and its result read from the first;
+* **flushes**: the consumers that became computable (the packs of a finished tile) emitted at
+  once, as long as they need no load and no mma;
 * **fences**: after chosen statements, the schedule fence of recipes/perf/make_fence_natives.py
   (a ``%clock64`` read feeding a store that never executes) so that ptxas keeps the order.
+
+Statements are the native body's top-level items (an instruction, or a ``{ }`` block of inline
+asm, moved whole).  Registers are assumed written once where a clone or a merge renames them
+(checked: ``single_definitions``); elsewhere every rewrite of a register is ordered.
 
 The output is a native file with the extract's own header lines (inputs, outputs, provenance),
 a note on what was done, and the ``splice-native`` header with the scratch the clones add.
@@ -56,10 +62,6 @@ class Stmt:
     uses: tuple
     mem: str                    # '' | 'load' | 'side'
     pure: bool                  # no memory access, not warp-collective, no special register
-
-    @property
-    def instructions(self) -> list:
-        return [n for n in m.walk([self.node]) if isinstance(n, m.Instruction)]
 
     @property
     def is_mma(self) -> bool:

@@ -94,7 +94,8 @@ def _front_end_commands(sub) -> None:
 
 def _analysis_commands(sub) -> None:
     """spec, notes: what a kernel is."""
-    p = _add_json(sub.add_parser("spec", help="analyse a kernel: phases, provenance, epilogues, cut ABI"))
+    p = _add_json(sub.add_parser("spec", help="analyse a kernel: phases, provenance, epilogues, cut ABI "
+                                              "(--pressure: also a recipe's spliced module or a native alone)"))
     p.add_argument("file")
     p.add_argument("--entry", help="exact, demangled, or a unique substring of the entry name")
     p.add_argument("--phases", action="store_true")
@@ -107,6 +108,9 @@ def _analysis_commands(sub) -> None:
     p.add_argument("--png", help="pressure curve PNG path ('none': no PNG; default build/)")
     p.add_argument("--top", type=_count, default=None, help="pressure peaks shown (default 8)")
     p.add_argument("--no-ptxas", action="store_true", help="pressure without running ptxas -v")
+    p.add_argument("--live", default=None,
+                   help="with --pressure: the registers live before statement sNNNN (or line LNNNN), "
+                        "each with its definitions and last use")
     p.add_argument("--arch", default=None, help="ptxas arch for --pressure (default: from .target, at least sm_90)")
     p.set_defaults(func=_lazy("splice.commands.spec", "cmd_spec"))
 

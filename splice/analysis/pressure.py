@@ -244,3 +244,55 @@ def _natural(key: str):
     prefix, number = _split_number(base) or (base, -1)
     return (prefix, number, key)
 
+
+
+# ---------------------------------------------------------------------------------------------
+# the live set at one statement: what a rewrite has to shorten
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class LiveValue:
+    register: str
+    type: Optional[str]
+    weight: float
+    role: str
+    defined: tuple            # statement numbers of the definitions that may reach the point
+    last_use: Optional[int]   # statement number of the last read before it is written again
+    reads: int                # reads between the point and that next write (program order)
+
+    def as_dict(self) -> dict:
+        return {"register": self.register, "type": self.type, "weight": self.weight, "role": self.role,
+                "defined": list(self.defined), "last_use": self.last_use, "reads": self.reads}
+
+
+def live_at(k, n: int) -> list:
+    """The registers live just before statement ``n`` (an ``sNNNN`` number), longest-carried
+    first: each with its type, weight, role, the definitions that may reach the statement
+    (reaching definitions over the CFG) and its last use — the last read before the register is
+    written again, in program order (a loop's back edge is not followed: the question is how far
+    down the code the value is carried, which is what a schedule can shorten)."""
+    from .reaching import Reaching
+
+    pos = k.pos_of(n)
+    defs, uses, guarded = k.du()
+    role_of = register_roles(k)
+    reach = Reaching(k)
+    out = []
+    for key in k.liveness.live_set_before(pos):
+        ds = tuple(d for d in (k.number_at(p) for p in reach.defs(key, pos)) if d is not None)
+        last, reads = None, 0
+        for p in range(pos, len(k.stmts)):
+            if key in uses[p]:
+                last, reads = p, reads + 1
+            if key in defs[p] and not guarded[p]:
+                break
+        ty = k.reg_type(key)
+        out.append(LiveValue(k.display(key), ty, reg_weight(ty), role_of.get(key, "temp"), ds,
+                             k.number_at(last) if last is not None else None, reads))
+    out.sort(key=lambda v: (-_carried(v, n), _natural(v.register)))
+    return out
+
+
+def _carried(v: LiveValue, n: int) -> int:
+    """Statements from the value's (latest reaching) definition to its last use."""
+    return (v.last_use if v.last_use is not None else n) - (max(v.defined) if v.defined else 0)

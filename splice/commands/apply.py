@@ -17,6 +17,7 @@ def to_json(plan, val, out, timings, diff_lines=None) -> dict:
         })
     data = {"recipe": plan.recipe.path, "module": str(plan.recipe.module), "entry": plan.entry,
             "output": str(out), "cuts": cuts, "shared_scratch_bytes": plan.added_shared,
+            "directives": {k: list(v) if isinstance(v, tuple) else v for k, v in plan.recipe.directives.items()},
             "timings": {k: round(v, 4) for k, v in timings.items()}}
     if val is not None:
         data["ptxas"] = {"arch": val.arch, **val.usage(plan.entry),

@@ -64,7 +64,8 @@ def _mode_options(args) -> None:
     pressure = getattr(args, "pressure", False)
     if not pressure:
         given = [f for f, v in (("--png", args.png), ("--no-ptxas", args.no_ptxas), ("--arch", args.arch),
-                                ("--top", args.top is not None)) if v]
+                                ("--top", args.top is not None), ("--live", getattr(args, "live", None)))
+                 if v]
         if given:
             raise SpliceError(f"{given[0]} is an option of --pressure: add --pressure", args.file)
         return
@@ -92,7 +93,10 @@ def _spec(args) -> int:
     if getattr(args, "pressure", False):       # splice spec --pressure (commands/perf.py)
         from .perf import cmd_pressure
 
-        return cmd_pressure(args, _kernels(args))
+        return cmd_pressure(args, lambda: _kernels(args))
+    if str(args.file).endswith((".yaml", ".yml")):
+        raise SpliceError("a recipe is read by --pressure (the module it splices); spec's other views "
+                          "take a PTX module", args.file)
     want_ph = show_all or args.phases
     want_ep = show_all or args.epilogues
     from ..analysis.vocab import find_profile, load_profile, load_profiles

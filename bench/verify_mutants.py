@@ -35,6 +35,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+import mutants_async as ma  # noqa: E402
 import mutants_memory as mm  # noqa: E402
 
 SEEDS = (1, 2)
@@ -67,16 +68,16 @@ def ptxas_all(modules: list, workdir: Path, jobs: int) -> list:
 
 
 # --- the GPU side -------------------------------------------------------------------------------
-def _inputs(cp, np, seed: int) -> tuple:
-    """(input words, scratch global words, surface words) for one seed; the words that fill the
-    wgmma operand region are small f16 pairs (no NaN/Inf masking a difference)."""
+def _inputs(np, seed: int) -> tuple:
+    """(input words, scratch global words, surface words) for one seed, on the host; the words
+    that fill the wgmma operand region are small f16 pairs (no NaN/Inf masking a difference)."""
     rng = np.random.default_rng(seed)
     words = rng.integers(0, 2**32, mm.IN_BYTES // 4, dtype=np.uint64).astype(np.uint32)
     halves = rng.uniform(-2, 2, 4096 // 2).astype(np.float16).view(np.uint32)
     words[8192 // 4:8192 // 4 + halves.size] = halves
     g = rng.integers(0, 2**32, mm.G_BYTES // 4, dtype=np.uint64).astype(np.uint32)
     surf = rng.integers(0, 2**31, mm.SURF_ELEMS, dtype=np.uint64).astype(np.int32)
-    return cp.asarray(words), g, surf
+    return words, g, surf
 
 
 class Images:
@@ -100,13 +101,18 @@ class Images:
         return host
 
 
-def run_once(cp, np, fn, threads: int, seed: int):
-    """The bytes one launch leaves: output buffer, scratch buffer, surface array."""
-    words, g_host, surf = _inputs(cp, np, seed)
-    out = cp.zeros(mm.OUT_BYTES // 4, dtype=cp.uint32)
+def run_once(cp, np, fn, mut, seed: int) -> bytes:
+    """The bytes one launch leaves: output buffer, scratch buffer, surface array.  A mutant of
+    the asynchronous proxy gets the tensor map over this launch's scratch buffer in its input."""
+    words, g_host, surf = _inputs(np, seed)
     g = cp.asarray(g_host)
+    if mut.tmap:
+        tmap = np.frombuffer(ma.encode_tensor_map(int(g.data.ptr)), dtype=np.uint32)
+        words[ma.TMAP_OFFSET // 4:ma.TMAP_OFFSET // 4 + tmap.size] = tmap
+    d_words = cp.asarray(words)
+    out = cp.zeros(mm.OUT_BYTES // 4, dtype=cp.uint32)
     img = Images(cp, surf)
-    fn((1,), (threads,), (words, out, g, np.uint64(img.tex.ptr), np.uint64(img.surf.ptr)))
+    fn((1,), (mut.threads,), (d_words, out, g, np.uint64(img.tex.ptr), np.uint64(img.surf.ptr)))
     cp.cuda.runtime.deviceSynchronize()
     return out.get().tobytes() + g.get().tobytes() + img.read(np).tobytes()
 
@@ -127,11 +133,11 @@ def gpu_outcomes(built: list, planned: dict) -> dict:
                 fo, fm = mod.get_function(o), mod.get_function(m)
                 verdicts = set()
                 for seed in SEEDS:
-                    a, a2 = run_once(cp, np, fo, p.mutant.threads, seed), run_once(cp, np, fo, p.mutant.threads, seed)
+                    a, a2 = run_once(cp, np, fo, p.mutant, seed), run_once(cp, np, fo, p.mutant, seed)
                     if a != a2:
                         verdicts.add("nondeterministic")
                         continue
-                    verdicts.add("differs" if run_once(cp, np, fm, p.mutant.threads, seed) != a else "same")
+                    verdicts.add("differs" if run_once(cp, np, fm, p.mutant, seed) != a else "same")
                 out[mid] = "differs" if "differs" in verdicts else ("nondeterministic" if "nondeterministic" in verdicts else "same")
             except Exception as exc:      # noqa: BLE001 — one launch's failure is a row, not the end of the table
                 out[mid] = f"error: {type(exc).__name__}: {str(exc)[:120]}"

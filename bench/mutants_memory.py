@@ -30,7 +30,8 @@ whose truth is ``equal`` proved different.  ``tests/test_verify_mutants.py`` che
 verdict; ``bench/verify_mutants.py`` runs original and mutant on an H200 and compares the bits.
 
 Mutants whose ``gpu`` is False use forms the bench cannot launch (a multicast object): they
-get a CPU verdict and a ptxas check only.
+get a CPU verdict and a ptxas check only.  Every address a kernel forms is checked against the
+ISA's alignment rules and the bed's buffers before anything runs (``bench/mutants_layout.py``).
 """
 from __future__ import annotations
 

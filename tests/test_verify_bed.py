@@ -1,9 +1,13 @@
-"""The soundness bed's own machinery (bench/mutants_layout.py): the static check of every
-address a mutant kernel forms."""
+"""The soundness bed's own machinery (bench/mutants_layout.py, bench/verify_mutants.py): the
+static check of every address a mutant kernel forms, the worker processes that keep one
+faulting or hanging kernel from costing any other mutant its GPU check, and the table and exit
+status that say so.  No GPU: the workers here are stand-ins with the real protocol."""
 from __future__ import annotations
 
 import importlib
+import json
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -17,7 +21,7 @@ def _bench(name: str):
     return importlib.import_module(name)
 
 
-mm, ma, ml = (_bench(n) for n in ("mutants_memory", "mutants_async", "mutants_layout"))
+mm, ma, ml, vm = (_bench(n) for n in ("mutants_memory", "mutants_async", "mutants_layout", "verify_mutants"))
 
 
 def _problems(*cut: str, threads: int = 32) -> list:
@@ -79,3 +83,123 @@ def test_a_warpgroup_has_128_threads_of_addresses():
     """Thread 127 of a wgmma kernel stores at smem+508: inside; one more word would not be."""
     assert _problems("st.shared.u32 [%rd11], %r10;", threads=128) == []
     assert "thread 127" in _problems("st.shared.u32 [%rd11+3588], %r10;", threads=128)[0]
+
+
+# --- the workers ----------------------------------------------------------------------------------------
+FAKE_WORKER = textwrap.dedent('''
+    import json, os, signal, sys, time
+    job = json.load(open(sys.argv[1]))
+    for m in job["mutants"]:
+        what = m["o"]
+        if what == "fault":
+            print(json.dumps({"id": m["id"], "error": "CUDARuntimeError: cudaErrorMisalignedAddress", "fault": True}),
+                  flush=True)
+            os._exit(3)
+        if what == "hang":
+            time.sleep(60)
+        if what == "crash":
+            os.kill(os.getpid(), signal.SIGSEGV)
+        if what == "python":
+            print(json.dumps({"id": m["id"], "error": "ImportError: no cuda-bindings", "fault": False}), flush=True)
+            continue
+        print(json.dumps({"id": m["id"], "gpu": what}), flush=True)
+''')
+
+
+def _muts(*kinds: str) -> list:
+    return [{"id": f"m{i:03d}", "o": k, "m": "", "threads": 32, "tmap": False} for i, k in enumerate(kinds)]
+
+
+def test_a_fault_a_hang_and_a_crash_cost_no_other_mutant_its_outcome(tmp_path):
+    """Real worker processes with the bench's protocol: the mutant after a fault, a hung kernel and
+    a crash still runs (in a fresh worker); each culprit, retried alone, is an error naming why."""
+    fake = tmp_path / "worker.py"
+    fake.write_text(FAKE_WORKER)
+    runner = vm.Runner(tmp_path, [sys.executable, str(fake)], first_s=5, each_s=1.5)
+    muts = _muts("same", "fault", "differs", "hang", "same", "crash", "python", "nondeterministic")
+    results, notes = vm.run_batch("unused.cubin", muts, runner)
+    assert results == {"m000": "same", "m001": "error: CUDARuntimeError: cudaErrorMisalignedAddress", "m002": "differs",
+                       "m003": "error: no answer in time (a hung kernel?): the worker was killed", "m004": "same",
+                       "m005": results["m005"], "m006": "error: ImportError: no cuda-bindings",
+                       "m007": "nondeterministic"}
+    assert results["m005"].startswith("error: the worker ended (exit -11)")
+    assert len(notes) == 3
+
+
+def test_a_mutant_that_faults_only_in_company_keeps_its_outcome():
+    """A fault blamed on a mutant that runs cleanly alone (the fault was not its own): its outcome
+    stands, and the note says so."""
+    calls = []
+
+    def runner(cubin, mutants):
+        calls.append([m["id"] for m in mutants])
+        lines = []
+        for m in mutants:
+            if m["o"] == "flaky" and len(mutants) > 1:
+                return lines + [{"id": m["id"], "error": "CUDADriverError: launch failed", "fault": True}], 3, "", ""
+            lines.append({"id": m["id"], "gpu": "same"})
+        return lines, 0, "", ""
+
+    results, notes = vm.run_batch("b.cubin", _muts("same", "flaky", "same"), runner)
+    assert results == {"m000": "same", "m001": "same", "m002": "same"}
+    assert calls == [["m000", "m001", "m002"], ["m002"], ["m001"]]
+    assert "in company only" in notes[0]
+
+
+# --- the table and the exit status -------------------------------------------------------------------
+def _planned(mid, truth, verdict, gpu=True):
+    mut = mm.Mutant(id=mid, form="st.shared", scenario="s", truth=truth, cut=(), edits=(), gpu=gpu)
+    return mm.Planned(mut, "", verdict=verdict)
+
+
+def test_an_equal_proof_without_a_gpu_outcome_fails_the_run():
+    ps = [_planned("m001", "equal", "proved equal"), _planned("m002", "different", "not proven"),
+          _planned("m003", "racy", "not proven", gpu=False)]
+    table = vm.rows(ps, {"m001": "error: CUDARuntimeError: cudaErrorMisalignedAddress", "m002": "same"}, {})
+    bad = vm.failures(table, dry_run=False)
+    assert bad == ["proved equal by the CPU without a GPU outcome: 1 (m001)",
+                   "no GPU outcome (error or not run): 1 (m001)"]
+    text = vm.summary(table, dry_run=False)
+    assert "errors (expected 0): 1 (m001)" in text
+    assert "truth 'different' but the GPU saw the same bytes: 1 (m002)" in text
+    assert "| equal | proved equal | error | 1 |" in text and text.splitlines()[-1].startswith("FAILED")
+    assert vm.failures(vm.rows(ps, {"m001": "same", "m002": "differs"}, {}), dry_run=False) == []
+
+
+def test_a_mutant_the_layout_check_refuses_is_not_launched():
+    ps = [_planned("m001", "equal", "proved equal")]
+    table = vm.rows(ps, {"m001": "same"}, {"m001": ["original line 9: ld.shared.v4.u32 [%rd11]: thread 1 …"]})
+    assert table[0]["gpu"].startswith("error: layout: original line 9")
+    assert vm.failures(table, dry_run=True) == ["refused by the layout check: 1 (m001)"]
+
+
+def test_the_worker_reports_a_cuda_error_as_a_fault(tmp_path, monkeypatch, capsys):
+    """The real worker function, with cupy stood in: a CUDA error class ends the process (exit 3)
+    after its line; any other exception is that mutant's error and the next one runs."""
+    class CUDARuntimeError(Exception):
+        pass
+
+    class FakeCupy:
+        class RawModule:
+            def __init__(self, path):
+                self.path = path
+
+    outcomes = {"m000": ValueError("no tensor map"), "m001": "same", "m002": CUDARuntimeError("misaligned address")}
+
+    def compare(cp, np, mod, mut, seeds):
+        out = outcomes[mut["id"]]
+        if isinstance(out, Exception):
+            raise out
+        return out
+
+    monkeypatch.setitem(sys.modules, "cupy", FakeCupy)
+    monkeypatch.setattr(vm, "compare", compare)
+    monkeypatch.setattr(vm.os, "_exit", lambda code: (_ for _ in ()).throw(SystemExit(code)))
+    job = tmp_path / "job.json"
+    job.write_text(json.dumps({"cubin": "x.cubin", "seeds": [1], "mutants": _muts("a", "b", "c", "d")}))
+    with pytest.raises(SystemExit) as ended:
+        vm.worker(str(job))
+    lines = [json.loads(ln) for ln in capsys.readouterr().out.splitlines()]
+    assert ended.value.code == 3
+    assert [ln["id"] for ln in lines] == ["m000", "m001", "m002"]
+    assert lines[0]["fault"] is False and lines[1]["gpu"] == "same" and lines[2]["fault"] is True

@@ -8,29 +8,38 @@ instructions swapped, one moved across an ordering point, one dropped, an offset
 spliced back by ``splice apply`` (``plan.text``: the module the GPU runs is the one verify
 judged).
 
-The ground truth (``Mutant.truth``) is known by construction:
+The ground truth (``Mutant.truth``) is known by construction, under the PTX memory model
+(ISA 9.1 chapter 8), not under one compiler's schedule:
 
 * ``equal``     — the same bytes for every input: disjoint addresses in every lane, loads moved
   past loads, reorders inside one lane's private memory;
-* ``different`` — a store and an access to the same bytes in the other order, in this lane or
-  in another lane of the warp (a collective access's rows, a neighbour's word), a store moved
-  across the ordering point that made it visible, a dropped store or load: outputs differ for
-  random inputs, deterministically (one warp runs in lockstep);
-* ``racy``      — an asynchronous copy, wgmma or texture/surface access whose completion the
-  mutant no longer waits for: the outputs may or may not differ, run to run.
+* ``different`` — different bytes on every execution the memory model allows: a store and an
+  access to the same bytes in the other order *in one lane* (program order), or across lanes
+  where a barrier orders them (``bar.sync``, ``bar.warp.sync``, an mbarrier phase waited for)
+  or a warp-collective access (``ldmatrix``, ``stmatrix``, ``wmma``: each lane takes part after
+  its earlier accesses) carries the bytes; a store moved across the wait that made it visible,
+  a dropped store or load;
+* ``racy``      — the outputs may or may not differ: an asynchronous copy, wgmma or
+  texture/surface access whose completion the mutant no longer waits for, or two lanes'
+  conflicting accesses that nothing orders (a data race: ptxas may move a load past another
+  lane's store to a disjoint per-thread address, and does — the SASS of ``st [x+4]; ld [x]``
+  loads first).
 
 Soundness: no mutant whose truth is ``different`` or ``racy`` may be proved equal, and none
 whose truth is ``equal`` proved different.  ``tests/test_verify_mutants.py`` checks every CPU
 verdict; ``bench/verify_mutants.py`` runs original and mutant on an H200 and compares the bits.
 
-Mutants whose ``gpu`` is False use forms the bench cannot launch (a tensor map, a cluster, a
-multicast object, sm_100a): they get a CPU verdict and a ptxas check only.
+Mutants whose ``gpu`` is False use forms the bench cannot launch (a multicast object): they
+get a CPU verdict and a ptxas check only.  Every address a kernel forms is checked against the
+ISA's alignment rules and the bed's buffers before anything runs (``bench/mutants_layout.py``).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import mutants_async as ma
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = ".version 8.6\n.target {arch}\n.address_size 64\n"
@@ -51,6 +60,7 @@ class Mutant:
     gpu: bool = True
     arch: str = "sm_90a"
     prologue: tuple = ()          # extra prologue lines (before the cut's bar.sync)
+    tmap: bool = False            # the host writes a tensor map into the input (mutants_async)
 
 
 # --- the kernel every mutant lives in ---------------------------------------------------------
@@ -160,13 +170,16 @@ def _plain() -> list:
     """Per-thread ld/st: shared, global, local; scalar and vector; overlapping, cross-lane,
     disjoint off a uniform base, disjoint off per-lane bases."""
     out = []
-    for sp, uni, lane, wide, val in (("shared", "%rd10", "%rd11", "%rd13", "%r10"),
-                                     ("global", "%rd3", "%rd14", "%rd16", "%r10")):
+    for sp, uni, lane, wide, vec, val in (("shared", "%rd10", "%rd11", "%rd13", "%rd12", "%r10"),
+                                          ("global", "%rd3", "%rd14", "%rd16", "%rd17", "%r10")):
         f = f"st.{sp}+ld.{sp}"
         out += [
             (f, "same address, swapped", "different", (f"st.{sp}.u32 [{lane}], {val};", f"ld.{sp}.u32 %r20, [{lane}];"), SWAP),
-            (f, "neighbour lane's word, swapped", "different",
+            # lane T loads the word lane T-1 stores, and nothing orders the two lanes: a data race
+            (f, "neighbour lane's word, swapped (no barrier: a race)", "racy",
              (f"st.{sp}.u32 [{lane}+4], {val};", f"ld.{sp}.u32 %r20, [{lane}];"), SWAP),
+            (f, "neighbour lane's word, load and store exchanged across bar.warp.sync", "different",
+             (f"st.{sp}.u32 [{lane}+4], {val};", "bar.warp.sync -1;", f"ld.{sp}.u32 %r20, [{lane}];"), (("swap", 0, 2),)),
             (f, "disjoint in every lane (per-lane base, stride 4), swapped", "equal",
              (f"st.{sp}.u32 [{lane}+128], {val};", f"ld.{sp}.u32 %r20, [{lane}];"), SWAP),
             (f, "disjoint in every lane (per-lane base, stride 64), swapped", "equal",
@@ -181,14 +194,14 @@ def _plain() -> list:
              (f"st.{sp}.u32 [{uni}], %r18;", f"st.{sp}.u32 [{uni}], %r19;"), SWAP),
             (f"st.{sp}+st.{sp}", "two stores, uniform base, disjoint, swapped", "equal",
              (f"st.{sp}.u32 [{uni}], %r18;", f"st.{sp}.u32 [{uni}+4], %r19;"), SWAP),
-            (f"st.{sp}+st.{sp}", "two stores, neighbour lanes' words, swapped", "different",
+            (f"st.{sp}+st.{sp}", "two stores, neighbour lanes' words, swapped (no barrier: a race)", "racy",
              (f"st.{sp}.u32 [{lane}], %r10;", f"st.{sp}.u32 [{lane}+4], %r11;"), SWAP),
             (f"st.{sp}.v4+ld.{sp}.v2", "v4 store, v2 load overlapping its last 8 bytes, swapped", "different",
              (f"st.{sp}.v4.u32 [{uni}+16], {{%r18, %r19, %r18, %r19}};", f"ld.{sp}.v2.u32 {{%r20, %r21}}, [{uni}+24];"), SWAP),
             (f"st.{sp}.v4+ld.{sp}.v2", "v4 store, v2 load just below it, swapped", "equal",
              (f"st.{sp}.v4.u32 [{uni}+16], {{%r18, %r19, %r18, %r19}};", f"ld.{sp}.v2.u32 {{%r20, %r21}}, [{uni}+8];"), SWAP),
             (f"st.{sp}.v2+ld.{sp}.v4", "v2 store in every lane's own 16 bytes, v4 load of them, swapped", "different",
-             (f"st.{sp}.v2.u32 [{lane}+8], {{%r10, %r11}};", f"ld.{sp}.v4.u32 {{%r20, %r21, %r22, %r23}}, [{lane}];"), SWAP),
+             (f"st.{sp}.v2.u32 [{vec}+8], {{%r10, %r11}};", f"ld.{sp}.v4.u32 {{%r20, %r21, %r22, %r23}}, [{vec}];"), SWAP),
             (f"ld.{sp}+ld.{sp}", "two loads of one word, swapped", "equal",
              (f"ld.{sp}.u32 %r20, [{lane}];", f"ld.{sp}.u32 %r21, [{lane}];"), SWAP),
             (f"st.{sp}", "store dropped", "different", (f"st.{sp}.u32 [{lane}], %r10;", f"ld.{sp}.u32 %r20, [{lane}+128];"),
@@ -200,7 +213,8 @@ def _plain() -> list:
         ]
     out += [
         ("st.local+ld.local", "private bytes, disjoint, swapped", "equal", ("st.local.u32 [%rd15+4], %r10;", "ld.local.u32 %r20, [%rd15];"), SWAP),
-        ("st.local+ld.local", "private bytes, same word, swapped", "different", ("st.local.u32 [%rd15], %r10;", "ld.local.u32 %r20, [%rd15];"), SWAP),
+        # the prologue left %r10 in lbuf's first word: store another value, or the swap shows nothing
+        ("st.local+ld.local", "private bytes, same word, swapped", "different", ("st.local.u32 [%rd15], %r17;", "ld.local.u32 %r20, [%rd15];"), SWAP),
         ("st.local+st.local", "private bytes, two stores, disjoint, swapped", "equal",
          ("st.local.u32 [%rd15], %r10;", "st.local.u32 [%rd15+4], %r11;", "ld.local.v2.u32 {%r20, %r21}, [%rd15];"), SWAP),
         ("st.local+st.local", "private bytes, two stores, one word, swapped", "different",
@@ -244,8 +258,11 @@ def _semantics() -> list:
          ("st.global.u32 [%rd14], %r10;", "ld.global.nc.u32 %r20, [%rd14];"), SWAP),
         ("ld.global.nc", "non-coherent load of the input, store to scratch, swapped", "equal",
          ("st.global.u32 [%rd3+4], %r18;", "ld.global.nc.u32 %r20, [%rd1];"), SWAP),
-        ("st.release", "release store, load of the neighbour's word, swapped", "different",
+        # a release store orders nothing for a plain (not acquire) load of another lane: a race
+        ("st.release", "release store, load of the neighbour's word, swapped", "racy",
          ("st.release.cta.shared.u32 [%rd11+4], %r10;", "ld.shared.u32 %r20, [%rd11];"), SWAP),
+        ("st.release", "release store, load of this lane's word, swapped", "different",
+         ("st.release.cta.shared.u32 [%rd11], %r10;", "ld.shared.u32 %r20, [%rd11];"), SWAP),
     ]
 
 
@@ -321,11 +338,14 @@ def _cp_async() -> list:
 
 
 def _bulk() -> list:
+    """Each lane copies its own 16 bytes (smem+16T -> g+1024+16T): no lane's copy reads another
+    lane's store, so the ground truth needs no ordering between lanes."""
     out = []
-    for name, cp in (("cp.async.bulk", "cp.async.bulk.global.shared::cta.bulk_group [%rd3+1024], [%rd10], 256;"),
-                     ("cp.reduce.async.bulk", "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rd3+1024], [%rd10], 256;")):
-        body = ("st.shared.u32 [%rd11], %r10;", "fence.proxy.async.shared::cta;", cp, "cp.async.bulk.commit_group;",
-                "cp.async.bulk.wait_group 0;", "ld.global.u32 %r20, [%rd14+1024];")
+    for name, cp in (("cp.async.bulk", "cp.async.bulk.global.shared::cta.bulk_group [%rd17+1024], [%rd12], 16;"),
+                     ("cp.reduce.async.bulk",
+                      "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rd17+1024], [%rd12], 16;")):
+        body = ("st.shared.u32 [%rd12+4], %r10;", "fence.proxy.async.shared::cta;", cp, "cp.async.bulk.commit_group;",
+                "cp.async.bulk.wait_group 0;", "ld.global.u32 %r20, [%rd17+1028];")
         out += [
             (name, "source store moved after the wait", "different", body, (("move", 0, 4),)),
             (name, "source store moved after the copy", "racy", body, (("move", 0, 2),)),
@@ -334,8 +354,8 @@ def _bulk() -> list:
             (name, "destination load moved before the wait", "racy", body, (("move", 5, 4),)),
         ]
     out.append(("cp.async.bulk.wait_group.read", "destination load before a .read wait", "racy",
-                ("cp.async.bulk.global.shared::cta.bulk_group [%rd3+1024], [%rd10], 256;", "cp.async.bulk.commit_group;",
-                 "cp.async.bulk.wait_group.read 0;", "ld.global.u32 %r20, [%rd14+1024];"), (("move", 3, 2),)))
+                ("cp.async.bulk.global.shared::cta.bulk_group [%rd17+1024], [%rd12], 16;", "cp.async.bulk.commit_group;",
+                 "cp.async.bulk.wait_group.read 0;", "ld.global.u32 %r20, [%rd17+1028];"), (("move", 3, 2),)))
     return out
 
 
@@ -362,32 +382,51 @@ def _atomics() -> list:
 
 def _mbarrier() -> tuple:
     pro = ("setp.eq.u32 %p2, %r1, 0;", "@%p2 mbarrier.init.shared.b64 [%rd10+3072], 32;")
+    wait = ("mbarrier.arrive.shared.b64 %rd30, [%rd10+3072];", "$L_mbar_wait:",
+            "mbarrier.try_wait.parity.shared.b64 %p3, [%rd10+3072], 0;", "@!%p3 bra $L_mbar_wait;")
     return pro, [
-        ("mbarrier.arrive", "store of the neighbour's word moved across arrive", "different",
+        # arrive releases, but the plain load after it acquires nothing: the lanes race
+        ("mbarrier.arrive", "store of the neighbour's word moved across arrive (no wait: a race)", "racy",
          ("st.shared.u32 [%rd11+4], %r10;", "mbarrier.arrive.shared.b64 %rd30, [%rd10+3072];", "ld.shared.u32 %r20, [%rd11];"),
          (("move", 0, 2),)),
         ("mbarrier.arrive", "store far away (uniform) moved across arrive", "equal",
          ("st.shared.u32 [%rd10+2048], %r18;", "mbarrier.arrive.shared.b64 %rd30, [%rd10+3072];", "ld.shared.u32 %r20, [%rd10];"),
          (("move", 0, 1),)),
-        ("mbarrier.test_wait", "load of the neighbour's word moved across test_wait", "different",
+        # the mutant's load, above its own arrive, is unordered with the neighbour's store: a race
+        ("mbarrier.test_wait", "load of the neighbour's word moved across test_wait (a race)", "racy",
          ("st.shared.u32 [%rd11+4], %r10;", "mbarrier.arrive.shared.b64 %rd30, [%rd10+3072];",
           "mbarrier.test_wait.shared.b64 %p3, [%rd10+3072], %rd30;", "ld.shared.u32 %r20, [%rd11];", "selp.u32 %r21, 1, 0, %p3;"),
          (("move", 3, 0),)),
+        # the phase completes once all 32 lanes arrived: the neighbour's store happens before the
+        # original's load, the mutant's load before the neighbour's store
+        ("mbarrier.try_wait", "neighbour's word: load and store exchanged across arrive and the wait loop", "different",
+         ("st.shared.u32 [%rd11+4], %r10;", *wait, "ld.shared.u32 %r20, [%rd11];"), (("swap", 0, 5),)),
+        ("mbarrier.try_wait", "this lane's word: load moved above the wait loop and the store", "different",
+         ("st.shared.u32 [%rd11], %r10;", *wait, "ld.shared.u32 %r20, [%rd11];"), (("move", 5, 0),)),
     ]
 
 
 def _orders() -> list:
+    """Each ordering point: this lane's word (program order: always different), the neighbour's
+    word (a race unless a barrier synchronises the lanes), a disjoint uniform word (equal)."""
     out = []
     for order in ORDERS:
         f = order.split()[0].rstrip(";")
         out += [
-            (f, "load of the neighbour's word moved above the ordering point and the store", "different",
+            (f, "this lane's word: load moved above the ordering point and the store", "different",
+             ("st.shared.u32 [%rd11], %r10;", order, "ld.shared.u32 %r20, [%rd11];"), (("move", 2, 0),)),
+            # in the mutant nothing orders lane T's load against lane T-1's store (behind a fence
+            # alone, not even in the original): a race, and ptxas does move the load
+            (f, "neighbour's word: load moved above the ordering point and the store (a race)", "racy",
              ("st.shared.u32 [%rd11+4], %r10;", order, "ld.shared.u32 %r20, [%rd11];"), (("move", 2, 0),)),
             (f, "disjoint load (uniform) moved across the ordering point", "equal",
              ("st.shared.u32 [%rd10+4], %r18;", order, "ld.shared.u32 %r20, [%rd10];"), (("move", 2, 1),)),
-            (f, "ordering point dropped (one warp: no other thread to order)", "racy",
+            (f, "ordering point dropped", "racy",
              ("st.shared.u32 [%rd11+4], %r10;", order, "ld.shared.u32 %r20, [%rd11];"), (("drop", 1),)),
         ]
+        if f.startswith("bar."):
+            out.append((f, "neighbour's word: load and store exchanged across the barrier", "different",
+                        ("st.shared.u32 [%rd11+4], %r10;", order, "ld.shared.u32 %r20, [%rd11];"), (("swap", 0, 2),)))
     return out
 
 
@@ -441,38 +480,9 @@ def _misc() -> list:
     ]
 
 
-def _cpu_only() -> list:
-    """Forms the GPU bench cannot launch (a tensor map, a cluster, a multicast object, sm_100a):
-    CPU verdict and ptxas only."""
-    mb = "[%rd10+3072]"
-    tensor = f"cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [%rd12], [%rd4, {{%r1}}], {mb};"
-    bulk = f"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%rd12], [%rd17], 16, {mb};"
-    return [
-        ("cp.async.bulk.tensor", "store into the box moved after the copy", "racy", ("st.shared.u32 [%rd12], %r10;", tensor), SWAP),
-        ("cp.async.bulk.tensor", "load of the box moved before the copy", "different", (tensor, "ld.shared.u32 %r20, [%rd12];"), SWAP),
-        ("cp.async.bulk.tensor", "store far away (uniform) moved after the copy", "equal", ("st.shared.u32 [%rd10+2048], %r18;", tensor), SWAP),
-        ("cp.async.bulk.shared::cluster", "load of the destination moved before the copy", "different",
-         (bulk, "ld.shared.u32 %r20, [%rd12];"), SWAP),
-        ("cp.async.bulk.prefetch.tensor", "tensor prefetch moved across a store", "equal",
-         ("st.global.u32 [%rd14], %r10;", "cp.async.bulk.prefetch.tensor.1d.L2.global [%rd4, {%r1}];"), SWAP),
-        ("st.async", "remote store and load of its word, swapped", "racy",
-         ("mapa.shared::cluster.u64 %rd36, %rd11, 0;", f"st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%rd36], %r10, {mb};",
-          "ld.shared.u32 %r20, [%rd11];"), (("swap", 1, 2),)),
-        ("red.async", "remote reduction and load of its word, swapped", "racy",
-         ("mapa.shared::cluster.u64 %rd36, %rd11, 0;", f"red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%rd36], %r10, {mb};",
-          "ld.shared.u32 %r20, [%rd11];"), (("swap", 1, 2),)),
-        ("multimem.st", "multicast store and load of its word, swapped", "racy",
-         ("multimem.st.relaxed.gpu.global.u32 [%rd14], %r10;", "ld.global.u32 %r20, [%rd14];"), SWAP),
-        ("multimem.ld_reduce", "multicast load-reduce and store, swapped", "racy",
-         ("st.global.u32 [%rd14], %r10;", "multimem.ld_reduce.relaxed.gpu.global.add.u32 %r20, [%rd14];"), SWAP),
-        ("ld.shared::cluster", "cluster-shared load and store of its word, swapped", "different",
-         ("st.shared::cluster.u32 [%rd11], %r10;", "ld.shared::cluster.u32 %r20, [%rd11];"), SWAP),
-    ]
-
-
-def _named(entries, threads=32, gpu=True, prologue=(), arch="sm_90a") -> list:
+def _named(entries, threads=32, gpu=True, prologue=(), arch="sm_90a", tmap=False) -> list:
     return [dict(form=f, scenario=s, truth=t, cut=tuple(c), edits=tuple(e), threads=threads, gpu=gpu,
-                 prologue=tuple(prologue), arch=arch) for f, s, t, c, e in entries]
+                 prologue=tuple(prologue), arch=arch, tmap=tmap) for f, s, t, c, e in entries]
 
 
 def mutants() -> list:
@@ -483,8 +493,8 @@ def mutants() -> list:
     specs += _named(entries, prologue=pro)
     pro, entries = _wgmma()
     specs += _named(entries, threads=128, prologue=pro)
-    specs += _named(_cpu_only(), gpu=False, prologue=("setp.eq.u32 %p2, %r1, 0;",
-                                                       "@%p2 mbarrier.init.shared.b64 [%rd10+3072], 32;"))
+    specs += _named(ma.launched(), prologue=ma.PROLOGUE, tmap=True)
+    specs += _named(ma.multicast(), gpu=False)
     return [Mutant(id=f"m{i + 1:03d}", **s) for i, s in enumerate(specs)]
 
 

@@ -1,6 +1,6 @@
 """Every command x hostile inputs x hostile environments: the runs a user would see go wrong.
 
-    python bench/hostile_sweep.py [ENV ...] [--timeout 90] [--keep DIR]
+    python bench/hostile_inputs.py [ENV ...] [--timeout 90] [--keep DIR]
 
 Builds, in a temporary directory, modules that are hostile by their shape (50000 kernels, a 10 MB
 line, a 3000-deep ``.func`` call chain, ``.func`` recursion, CRLF, names that are not UTF-8, hold
@@ -12,8 +12,8 @@ problem when it prints a traceback, ends with a status other than 0/1/2/3 (or 1 
 nothing: only roundtrip, verify and probe report a difference with it), runs past the timeout,
 prints nothing with status 0, or prints ``--json`` that a strict parser refuses (not UTF-8,
 NaN/Infinity, an escaped lone surrogate).  Prints one line per problem and exits 1 when there is
-one.  Sweep 5 of docs/hostile-inputs.md was found with it.  Sweep 6 added inputs that must be
-refused (``EXPECT``: a function defined twice, a recipe number YAML 1.1 reads as octal, a module
+one.  docs/hostile-inputs.md says what it found (2026-12-01).  Inputs that must be refused
+(``EXPECT``: a function defined twice, a recipe number YAML 1.1 reads as octal, a module
 name that several corpus files could be, an entry of 20000 parameters for ``probe init``): a run
 of one of them that does not end with its status is a problem too (a silent wrong answer).
 """
@@ -65,7 +65,7 @@ def modules(w: Path) -> dict:
         "many.ptx": HEAD + "".join(f".visible .entry k{i}()\n{{\n\tret;\n}}\n" for i in range(50000)),
         "long.ptx": HEAD + ".visible .entry k()\n{\n\t.reg .b32 %r<2>;" + " mov.b32 %r1, 1;" * 600000 + "\n\tret;\n}\n",
         "nfc\u00e9.ptx": tiny, "nfde\u0301.ptx": tiny, "a\x1b[2J.ptx": tiny, "-x.ptx": tiny,
-        # sweep 6
+        # names defined twice, 20000 parameters, a 250-character name (2026-12-01)
         "dup.ptx": HEAD + ".visible .entry k()\n{\n\tret;\n}\n.visible .entry k()\n{\n\tret;\n}\n",
         "dupfunc.ptx": (HEAD + ".func f()\n{\n\tret;\n}\n.func f()\n{\n\tret;\n}\n"
                         ".visible .entry k()\n{\n\tcall f;\n\tret;\n}\n"),
@@ -97,7 +97,7 @@ def recipes(w: Path) -> list:
                            "cuts:\n  - <<: *b\n",
              "longline.yaml": RECIPE.replace("cuts:", "description: " + "x" * 900000 + "\ncuts:"),
              "tabs.yaml": RECIPE.replace("  - phase", "\t- phase"),
-             # sweep 6
+             # a YAML 1.1 octal, a module name several corpus files could be, a comment after a header (2026-12-01)
              "octal.yaml": RECIPE + "    abi: call-shared\n    threads: 0100\n",
              "typo.yaml": RECIPE.replace("module: tiny.ptx", "module: tinyy.ptx"),
              "comment.yaml": RECIPE.replace("n.ptx", "nc.ptx")}
@@ -118,7 +118,7 @@ def commands(mods, recs) -> list:
         out += [["apply", r, "--no-ptxas", "-o", "ao.ptx"], ["apply", r, "--no-ptxas", "-o", "ao.ptx", "--json"],
                 ["verify", r], ["verify", r, "--json"]]
     return out + [["probe", "r.yaml"], ["probe", "spec.yaml", "tiny.ptx", "--json"], ["index", "--", "-x.ptx"],
-                  # sweep 6: an output on stdout beside the JSON document (was: one unreadable stream)
+                  # an output on stdout beside the JSON document (was: one unreadable stream; 2026-12-01)
                   ["canonical", "tiny.ptx", "-o", "/dev/stdout", "--json"],
                   ["spec", "tiny.ptx", "--pressure", "--no-ptxas", "--png", "/dev/fd/1", "--json"],
                   ["apply", "/dev/stdin", "--no-ptxas", "-o", "ao.ptx", "--json"]]

@@ -1,6 +1,6 @@
 """Every splice command on PTX that splice has not seen: a table of (file, command) outcomes.
 
-    python bench/sweep_commands.py KERNEL.ptx ... [--arch sm_90a] [--json]
+    python bench/scan_commands.py KERNEL.ptx ... [--arch sm_90a] [--json]
 
 For each file and each of its entries: ``stats``, ``roundtrip --sass``, ``canonical``, ``index``,
 ``spec`` (``--json``, ``--phases``, ``--epilogues``, ``--pressure``, ``--abi phase:N`` and
@@ -117,7 +117,7 @@ def _identity(path, e, arch, tmp, rec, tag):
             rec(f"identity SASS [{tag}]", (1, "", f"{type(exc).__name__}: {exc}"))
 
 
-def sweep(path: str, arch) -> dict:
+def scan(path: str, arch) -> dict:
     res = {}
 
     def rec(cmd, r):
@@ -131,7 +131,7 @@ def sweep(path: str, arch) -> dict:
     rec("roundtrip --sass", splice(["roundtrip", path, "--sass"] + (["--arch", arch] if arch else [])))
     rec("canonical", splice(["canonical", path]))
     rec("sass-mix module", splice(["sass-mix", path, "--json"]))
-    with tempfile.TemporaryDirectory(prefix="splice-sweep-") as td:
+    with tempfile.TemporaryDirectory(prefix="splice-scan-") as td:
         for e in entries:
             _entry(path, e, arch, Path(td), rec)
     return res
@@ -143,7 +143,7 @@ def main(argv=None) -> int:
     ap.add_argument("--arch", help="ptxas arch (default: each module's own .target, at least sm_90)")
     ap.add_argument("--json", action="store_true", help="print {file: {command: outcome}} at the end")
     args = ap.parse_args(argv)
-    table = {f: sweep(f, args.arch) for f in args.files}
+    table = {f: scan(f, args.arch) for f in args.files}
     bad = {f: {c: o for c, o in t.items() if o != "ok"} for f, t in table.items()}
     print("\nnot ok:" if any(bad.values()) else "\nevery command ok")
     for f, t in bad.items():

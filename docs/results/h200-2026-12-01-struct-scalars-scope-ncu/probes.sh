@@ -1,5 +1,5 @@
 #!/bin/bash
-# The H200 probes of 2026-12-01 06:09-06:16 UTC (docs/results/h200-2026-11-30.md): enc5's cut with
+# The H200 probes of 2026-12-01 06:09-06:16 UTC (docs/results/h200-2026-11-30-proof-runs.md): enc5's cut with
 # stages and harness, the GEMM and enc5 spec probes, enc5 under Nsight Compute, the struct-scalar
 # skeleton of int128_params (i128.yaml, filled: grid 4, block 128, n = 512) and the scope cut of
 # handwritten_oddities s10-s18; then --ncu with no ncu on PATH.  Run from the repository root with

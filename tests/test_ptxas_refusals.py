@@ -1,4 +1,4 @@
-"""Modules ptxas refuses, refused by splice first, at their line (sweep 6's leftovers).
+"""Modules ptxas refuses, refused by splice first, at their line (left open 2026-12-01).
 
 A register declared twice in one scope: ptxas says "Duplicate definition of variable", and the
 analysis kept one of the two declarations' types in silence.  Each form ptxas refuses is refused

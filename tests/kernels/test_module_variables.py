@@ -91,7 +91,7 @@ def test_module_variables_are_named_and_an_empty_frame_said():
 
 
 def test_a_variable_touched_only_in_a_called_function_is_named():
-    """``hits`` (a ``.common .global`` counter, no initialiser) is bumped only inside ``helper``,
+    """``hits`` (a ``.common .global`` counter, no initialiser) is bumped only inside ``bump``,
     which both entries call: neither skeleton said the entry writes a module-scope variable
     the probe does not compare."""
     path = MODERN / "handwritten_linkage_multi.ptx"

@@ -15,8 +15,7 @@ import pytest
 
 from splice.cli import main
 
-from .test_outputs import NATIVE
-from .userfiles import TINY
+from .userfiles import NATIVE, TINY
 
 SLEEPER = """#!/bin/sh
 echo $$ > "$PIDFILE"

@@ -9,7 +9,7 @@ or binding and is printed; so is an internal error.
 
 It prints the verdict counts, the reasons of the cuts not proven (grouped), the refusals of
 extract/apply, and verify's time per cut (min / median / max).  ``--windows N`` adds every
-window of N statements of each entry (``bench/verify.py --sweep`` does that for any file list).
+window of N statements of each entry (``bench/verify.py --scan`` does that for any file list).
 
 ``--root DIR`` runs the code of another checkout of splice on the same kernels (the kernels are
 always this tree's): ``python bench/verify_identity.py --root /path/to/main`` gives the count

@@ -1,4 +1,4 @@
-"""`splice notes`: the Markdown draft on the stand-in layers, and a no-crash sweep."""
+"""`splice notes`: the Markdown draft on the stand-in layers, and a no-crash scan."""
 from __future__ import annotations
 
 import re

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ from splice.ptx import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 PERF = ROOT / "recipes" / "perf"
-needs_ptxas = pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
+needs_ptxas = pytest.mark.needs("ptxas")
 
 
 def _maker():

@@ -8,7 +8,6 @@ import pytest
 import yaml
 
 from splice.cli import main
-from splice.ptx import model as m
 
 from .bundled import MODERN, ROOT, skeleton
 

@@ -15,7 +15,7 @@ from splice.cli import main
 from splice.errors import SpliceError
 from splice.ptx import emit, parse
 
-from .bundled import MODERN, ROOT, cut_of, skeleton
+from .bundled import MODERN, ROOT, cut_of
 
 SPARSE = MODERN / "mma_sparse_int_f64.ptx"
 RDC = MODERN / "devlaunch_rdc.ptx"

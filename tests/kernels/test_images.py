@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from splice.analysis import Kernel
 
-from .bundled import MODERN, skeleton
+from .bundled import MODERN
 
 TEXREF = MODERN / "handwritten_texref_inits.ptx"
 

@@ -8,7 +8,7 @@ import pytest
 
 from splice.analysis import Kernel
 
-from .bundled import MODERN, skeleton
+from .bundled import MODERN
 
 LLVM_MMA = MODERN / "llvm_mma_loop.ptx"
 LLVM_PTRS = MODERN / "llvm_ptr_spaces.ptx"

@@ -13,7 +13,7 @@ from splice.analysis import Kernel
 from splice.cli import main
 from splice.ptx import emit, parse
 
-from .bundled import MODERN, REFUSED, skeleton
+from .bundled import MODERN, REFUSED
 
 PTX90 = MODERN / "handwritten_ptx90_directives.ptx"
 VOLTA = MODERN / "handwritten_volta_mma_mixed.ptx"

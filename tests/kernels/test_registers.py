@@ -11,7 +11,6 @@ from splice.analysis import Kernel
 from splice.cli import main
 from splice.errors import SpliceError
 from splice.ptx import emit, parse, parse_file
-from splice.ptx import model as m
 
 from .bundled import MODERN, VEC, cut_of, write_module
 

@@ -146,7 +146,7 @@ def test_notes_do_not_call_a_wgmma_b_register_resident():
 
     text = notes_markdown(Kernel.load(WS_TMA))
     assert "register-resident" not in text
-    assert "B from a shared-memory descriptor" in text
+    assert "B shared memory through a wgmma descriptor" in text     # operands by def-use
 
 
 def test_verify_names_a_flipped_wgmma_transpose_briefly(tmp_path):

@@ -1,0 +1,143 @@
+"""The CPU side of one variant: apply, verify, ptxas -- the one module of splice.tune that calls
+``splice.cut``, ``splice.verify`` and the probe's compile.
+
+Each call is what the command of the same name does (``run_apply`` without writing, the same
+``verify_plan``, the probe's own cubin build), so a variant's verdict here is the verdict
+``splice verify`` gives its recipe.  ``screen`` runs in a worker process: its job and result are
+small picklable records.  Verify runs before ptxas: a variant proved different costs no compile.
+
+When ``splice verify`` gets a time budget (``--timeout``, a "not proven (budget)" verdict),
+``_verify`` passes ``ScreenJob.verify_timeout`` to it; every verdict that is not "proved equal"
+or "proved different" already counts as not proven here, so the budget verdict needs no other
+change.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import SpliceError
+
+EQUAL, DIFFERENT, NOT_PROVEN = "equal", "different", "not proven"
+
+
+@dataclass(frozen=True)
+class ScreenJob:
+    key: str
+    recipe: str                  # the variant's recipe path
+    arch: str                    # the cubin's target (the device's, or the recipe's without a GPU)
+    store: str                   # the folder holding cubins/
+    verify_timeout: float = 0.0  # seconds per cut (0: no budget; see the module's docstring)
+
+
+@dataclass(frozen=True)
+class ScreenResult:
+    key: str
+    stage: str                   # where it ended: apply | verify | ptxas | done
+    verdict: str = ""            # equal | different | not proven
+    cuts: tuple = ()             # per cut: {cut, title, verdict, reason}
+    resources: dict = field(default_factory=dict)   # the entry's registers, spills, shared, stack
+    cubin: str = ""              # path of the cubin (done only)
+    cubin_sha: str = ""
+    error: str = ""
+    seconds: dict = field(default_factory=dict)
+
+    @property
+    def survives(self) -> bool:
+        return self.stage == "done" and self.verdict in (EQUAL, NOT_PROVEN)
+
+
+def resolve_module(recipe_path: str, recipe) -> Path:
+    """The module a recipe's ``module:`` names, found as ``splice apply`` finds it."""
+    from ..cut.pipeline import search_path
+    from ..cut.recipe import resolve_module as find
+    from ..util import home_dir
+
+    spelled = recipe.get("module")
+    where = (recipe_path, *recipe.vat("module")) if hasattr(recipe, "vat") else (recipe_path,)
+    if not isinstance(spelled, str) or not spelled.strip():
+        raise SpliceError(f"module: expected a file name, got {spelled!r}", *where)
+    found = find(spelled, home_dir(recipe_path), search_path(recipe_path), recipe.get("entry"), where)
+    if found is None:
+        raise SpliceError(f"module {spelled!r} not found", *where)
+    return Path(found)
+
+
+def verdict_of(verdicts: list) -> str:
+    """One variant's verdict from its cuts': different if any cut is, equal if all are."""
+    from ..verify.compare import DIFFERENT as V_DIFFERENT, EQUAL as V_EQUAL
+
+    if any(v == V_DIFFERENT for v in verdicts):
+        return DIFFERENT
+    return EQUAL if verdicts and all(v == V_EQUAL for v in verdicts) else NOT_PROVEN
+
+
+def _verify(plan, timeout: float) -> list:
+    from ..verify.compare import verify_plan
+
+    del timeout           # splice verify has no budget yet (module docstring)
+    return verify_plan(plan)
+
+
+def compile_cubin(name: str, text: str, arch: str, store: str) -> tuple:
+    """(cubin path, its sha256, the entry's resources): the probe's own build, cached by content
+    under ``store/cubins``."""
+    from ..probe.modules import compile_one
+
+    built = compile_one(name, text, arch, Path(store))
+    blob = Path(built.path).read_bytes()
+    entry = next((r for r in built.resources.values() if r.get("entry")), {})
+    res = {k: entry.get(k) for k in ("registers", "spill_stores", "spill_loads", "shared", "stack")}
+    return str(built.path), hashlib.sha256(blob).hexdigest(), res
+
+
+def screen(job: ScreenJob) -> ScreenResult:
+    """apply -> verify -> ptxas for one variant; a user-level failure is the result, not a raise."""
+    from ..cut.pipeline import run_apply
+
+    t = {}
+    t0 = time.perf_counter()
+    try:
+        plan, _val, _out, _tm = run_apply(job.recipe, ptxas=False)
+    except SpliceError as exc:
+        return ScreenResult(job.key, "apply", error=exc.render(), seconds={"apply": time.perf_counter() - t0})
+    t["apply"] = time.perf_counter() - t0
+    results = _verify(plan, job.verify_timeout)
+    t["verify"] = time.perf_counter() - t0 - t["apply"]
+    cuts = tuple({"cut": r.cut, "title": r.title, "verdict": r.verdict, "reason": r.reason} for r in results)
+    verdict = verdict_of([r.verdict for r in results])
+    if verdict == DIFFERENT:
+        return ScreenResult(job.key, "verify", verdict, cuts, seconds=t)
+    return _compile_stage(job, plan.text, verdict, cuts, t)
+
+
+def _compile_stage(job: ScreenJob, text: str, verdict: str, cuts: tuple, t: dict) -> ScreenResult:
+    from ..errors import SassToolError
+
+    t1 = time.perf_counter()
+    try:
+        path, sha, res = compile_cubin(job.key[:16], text, job.arch, job.store)
+    except (SassToolError, SpliceError) as exc:
+        t["ptxas"] = time.perf_counter() - t1
+        return ScreenResult(job.key, "ptxas", verdict, cuts, error=str(exc), seconds=t)
+    t["ptxas"] = time.perf_counter() - t1
+    return ScreenResult(job.key, "done", verdict, cuts, res, path, sha, seconds=t)
+
+
+def compile_control(module: Path, arch: str, store: str) -> ScreenResult:
+    """The original module's cubin: every timing is a ratio against it."""
+    from ..util import read_text
+
+    t0 = time.perf_counter()
+    path, sha, res = compile_cubin("control", read_text(module), arch, store)
+    return ScreenResult("control", "done", EQUAL, (), res, path, sha, seconds={"ptxas": time.perf_counter() - t0})
+
+
+def recipe_arch(recipe_path: str) -> str:
+    """The recipe's ptxas target (its ``arch:``, or the default ``splice apply`` takes)."""
+    from ..cut.pipeline import search_path
+    from ..cut.recipe import load_recipe
+
+    return load_recipe(recipe_path, search_path(recipe_path)).arch

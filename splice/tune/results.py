@@ -1,0 +1,46 @@
+"""The leaderboard as data: what ``splice tune --json`` prints and ``leaderboard.json`` holds,
+and what splice.report renders.  Built from the store alone, so a finished, killed or resumed
+run gives the same board for the same rows."""
+from __future__ import annotations
+
+from .store import Store
+from .timer import ratio_interval
+
+def choices_text(choices: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in choices.items()) or "the recipe as it is"
+
+
+def _rank_key(r: dict) -> tuple:
+    """Timed variants by ratio, then the screened ones not timed (a CPU-only run), then those
+    dropped after some timing (by ratio), then the other dropped ones, then the pending."""
+    ratio = r["ratio"] if r["ratio"] is not None else float("inf")
+    group = {"timed": 0, "screened": 1, "pending": 4}.get(r["state"], 2 if r["ratio"] is not None else 3)
+    return (group, ratio, r["idx"])
+
+
+def row_json(r: dict) -> dict:
+    res = r["resources"] or {}
+    same = None if r["identical"] is None else bool(r["identical"])
+    return {"key": r["key"], "index": r["idx"], "points": r["points"], "choices": r["choices"],
+            "recipe": r["recipe"], "state": r["state"], "screen_stage": r["stage"], "verify": r["verdict"],
+            "cuts": r["cuts"], "registers": res.get("registers"), "spill_stores": res.get("spill_stores"),
+            "spill_loads": res.get("spill_loads"), "identical": same,
+            "harness": r["harness"], "ratio": r["ratio"], "low": r["low"], "high": r["high"],
+            "verdict": r["timing"], "rounds": r["rounds"], "rung": r["rung"], "dropped": r["dropped"],
+            "pairs": r["pairs"], "seconds": r["seconds"]}
+
+
+def board(store: Store, summary: dict) -> dict:
+    rows = sorted(store.rows(), key=_rank_key)
+    aa = store.aa_pairs()
+    aa_sum = None
+    if aa:
+        ratio, lo, hi = ratio_interval(aa)
+        aa_sum = {"ratio": ratio, "low": lo, "high": hi, "rounds": len(aa)}
+    counts: dict = {}
+    for r in rows:
+        counts[r["state"]] = counts.get(r["state"], 0) + 1
+    return {"store": str(store.path), "arch": store.get_meta("arch"), "control": store.get_meta("control"),
+            "aa": aa_sum, "counts": counts, "best": summary.get("best"), "size": summary.get("size"),
+            "points": summary.get("points"), "calls": len(store.calls()),
+            "variants": [row_json(r) for r in rows]}

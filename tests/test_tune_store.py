@@ -1,0 +1,35 @@
+"""splice.tune.store: one row per variant, committed as each result arrives (WAL), read back by
+a second connection -- what a restarted run sees."""
+from __future__ import annotations
+
+import sqlite3
+
+from splice.tune.store import Store
+
+
+def test_rows_survive_a_reopen_and_points_merge(tmp_path):
+    st = Store(tmp_path / "tune.db")
+    assert st.add("k1", 3, {"fence@1": "start"}, "r1.yaml")
+    assert not st.add("k1", 7, {"fence@1": "both"})          # the same variant from another point
+    st.update("k1", state="screened", resources={"registers": 200}, verdict="equal")
+    st.add_pairs("k1", [(9.0, 10.0), (9.1, 10.0)])
+    st.add_call("gpu0", "H200", 0, 2, ["k1"], [(10.0, 10.1)], 0.5)
+    st.set_meta("arch", "sm_90")
+    # a second connection (the next run) sees every commit without the first being closed
+    again = Store(tmp_path / "tune.db")
+    row = again.get("k1")
+    assert row["points"] == [3, 7] and row["choices"] == {"fence@1": "start"} and row["recipe"] == "r1.yaml"
+    assert row["state"] == "screened" and row["resources"] == {"registers": 200} and row["rounds"] == 2
+    assert row["pairs"] == [[9.0, 10.0], [9.1, 10.0]]
+    assert again.aa_pairs() == [[10.0, 10.1]] and again.get_meta("arch") == "sm_90"
+    st.drop("k1", "halving: rung 0")
+    assert again.get("k1")["dropped"] == "halving: rung 0"
+    assert again.row("nope") is None
+    st.close()
+    again.close()
+
+
+def test_the_database_is_in_wal_mode(tmp_path):
+    Store(tmp_path / "tune.db").close()
+    with sqlite3.connect(str(tmp_path / "tune.db")) as c:
+        assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

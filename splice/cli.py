@@ -58,6 +58,7 @@ def build_parser() -> "_Parser":
     _analysis_commands(sub)
     _cut_commands(sub)
     _probe_command(sub)
+    _tune_command(sub)
     for cmd in sub.choices.values():
         _refuse_empty(cmd)
     return ap
@@ -169,6 +170,29 @@ def _probe_command(sub) -> None:
     p.add_argument("--entry", help="probe init: the entry (default: the first)")
     p.add_argument("-o", "--output", help="probe init: where to write the spec skeleton")
     p.set_defaults(func=_lazy("splice.commands.probe", "cmd_probe"))
+
+
+def _tune_command(sub) -> None:
+    """tune: search a recipe's variants (splice.tune)."""
+    p = _add_json(sub.add_parser("tune", help="search provably equal variants of a recipe for the fastest"))
+    p.add_argument("space", help="a tune file (recipe: + tune:) or a recipe with a tune: section")
+    p.add_argument("--plan", action="store_true", help="print the space's dimensions and size; run nothing")
+    p.add_argument("-o", "--output", help="the run's folder: tune.db, variants/, best.yaml (default build/tune/<stem>)")
+    p.add_argument("--executor", choices=("embedded", "ray"), default="embedded",
+                   help="embedded: this host (default); ray: a Ray cluster (pip install -e '.[ray]')")
+    p.add_argument("--address", help="--executor ray: the cluster to join (default: start a local one)")
+    p.add_argument("--jobs", type=_count, default=None, help="CPU worker processes (default: the cores)")
+    p.add_argument("--gpus", type=_count, default=None, help="GPU workers (default: every visible GPU)")
+    p.add_argument("--no-gpu", action="store_true", help="screen on the CPU only (apply, verify, ptxas)")
+    for flag, what in (("--max-variants", "points of the space to run (a seeded sample past it)"),
+                       ("--rounds", "timed rounds per variant in the first rung"),
+                       ("--eta", "each rung keeps 1/eta of the variants"),
+                       ("--final", "variants left for the last rung"),
+                       ("--final-rounds", "rounds each variant of the last rung has in all"),
+                       ("--seed", "the sample's and the bootstrap's seed")):
+        p.add_argument(flag, type=int, default=None, help=what + " (default: the space's search:)")
+    p.add_argument("--png", help="the plot (default <output>/tune.png; 'none': no plot)")
+    p.set_defaults(func=_lazy("splice.commands.tune", "cmd_tune"))
 
 
 def _count(value: str) -> int:

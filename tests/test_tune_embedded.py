@@ -29,12 +29,13 @@ def env(tmp_path, monkeypatch):
     return tmp_path
 
 
-def tune(out: Path, jobs: int = 2, gpus: int = 1):
+def tune(out: Path, jobs: int = 2, gpus: int = 1, references: tuple = ()):
     space = load_space(str(SPACE))
     store = Store(out / "tune.db")
     ex = Embedded(jobs, list(range(gpus)), BENCH)
     try:
-        summary = driver.run(space, store, ex, driver.Options(out, True, space.search, BENCH, tune_fakes.fake_screen))
+        opts = driver.Options(out, True, space.search, BENCH, tune_fakes.fake_screen, references=references)
+        summary = driver.run(space, store, ex, opts)
         return summary, store.rows(), store.calls()
     finally:
         ex.close()
@@ -95,3 +96,12 @@ def test_two_gpu_workers_share_the_batches(env, monkeypatch):
     summary, rows, calls = tune(env / "out", gpus=2)
     assert {c["worker"] for c in calls} == {"gpu0", "gpu1"}
     assert summary["best"] is not None
+
+
+def test_a_reference_is_timed_in_every_rung_and_never_the_best(env):
+    ref = str(ROOT / "recipes/enc5_qkv_wave.yaml")
+    summary, rows, _ = tune(env / "out", references=(ref,))
+    row = next(r for r in rows if r["choices"] == {"reference": ref})
+    assert row["state"] == "timed" and row["recipe"] == ref
+    assert row["rounds"] == max(r["rounds"] for r in rows)
+    assert summary["best"]["key"] != row["key"]

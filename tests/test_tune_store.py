@@ -33,3 +33,13 @@ def test_the_database_is_in_wal_mode(tmp_path):
     Store(tmp_path / "tune.db").close()
     with sqlite3.connect(str(tmp_path / "tune.db")) as c:
         assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_store_without_the_newer_columns_is_brought_up_to_date(tmp_path):
+    with sqlite3.connect(str(tmp_path / "tune.db")) as c:
+        c.execute("CREATE TABLE calls (id INTEGER PRIMARY KEY AUTOINCREMENT, worker TEXT, device TEXT, rung INTEGER, "
+                  "rounds INTEGER, keys TEXT, aa TEXT, seconds REAL, at REAL)")
+    st = Store(tmp_path / "tune.db")
+    st.add_call("gpu0", "H200", 0, 1, [], [], 0.1, pid=4242)
+    assert st.calls()[0]["pid"] == 4242
+    st.close()

@@ -3,6 +3,7 @@ verdict judged against the A/A band (these become the probe timing's own when it
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -36,3 +37,65 @@ def test_summarize():
     s = summarize(pairs(0.8, 30, 0.01), pairs(1.0, 30, 0.01, seed=1))
     assert s["verdict"] == FASTER and s["rounds"] == 30 and s["low"] <= s["ratio"] <= s["high"]
     assert summarize(pairs(1.0, 30, 0.01), pairs(1.0, 30, 0.01, seed=1))["verdict"] == SAME
+
+
+class CUDADriverError(RuntimeError):
+    """Named as cupy names its driver errors: the bench tells a GPU fault by the class name."""
+
+
+class FakeDevice:
+    """What ProbeBench uses of splice.probe.device.Device, on the CPU: outputs are the bytes of
+    the module's name (so "bad" differs), a module named "boom" faults as an illegal address."""
+
+    def __init__(self):
+        import numpy as np
+
+        self.np = np
+        self.modules: dict = {}
+        self.cp = None
+        self.stream = None
+
+    def load(self, name, cubin, entry=None):
+        self.modules[name] = Path(cubin).read_text()
+
+    def render(self, name, alt=False):
+        body = self.modules[name]
+        if body == "boom":
+            raise CUDADriverError("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered")
+        return {"out": self.np.frombuffer(("bad" if body == "bad" else "good").encode(), dtype=self.np.uint8)}
+
+
+def bench(tmp_path, monkeypatch):
+    import numpy as np
+
+    from splice.probe.device import digest
+    from splice.tune.timer import ProbeBench
+
+    b = object.__new__(ProbeBench)           # the bench without a GPU: its device is the fake's
+    b.dev, b.device, b.broken = FakeDevice(), "fake", False
+    b.reference = digest({"out": np.frombuffer(b"good", dtype=np.uint8)})
+    monkeypatch.setattr(ProbeBench, "_time",
+                        lambda self, names, rounds: {n: [1.0 + i] * rounds for i, n in enumerate(names)})
+    return b
+
+
+def cubin(tmp_path, name: str, body: str) -> str:
+    p = tmp_path / f"{name}.cubin"
+    p.write_text(body)
+    return str(p)
+
+
+def test_the_probe_bench_compares_outputs_and_stops_at_a_fault(tmp_path, monkeypatch):
+    from splice.tune.timer import Candidate, TimeBatch
+
+    b = bench(tmp_path, monkeypatch)
+    cands = (Candidate("a", cubin(tmp_path, "a", "good"), "sa"), Candidate("b", cubin(tmp_path, "b", "bad"), "sb"),
+             Candidate("c", cubin(tmp_path, "c", "boom"), "sc"), Candidate("d", cubin(tmp_path, "d", "good"), "sd"))
+    res = b.run(TimeBatch(0, 3, cands))
+    by = {t.key: t for t in res.timings}
+    assert by["a"].identical is True and by["b"].identical is False
+    assert "ILLEGAL_ADDRESS" in by["c"].fault and res.undone == ("d",) and b.broken
+    res = b.run(TimeBatch(0, 3, cands[:2]))
+    by = {t.key: t for t in res.timings}
+    assert len(by["a"].pairs) == 3 and by["b"].pairs == ()         # only identical outputs are timed
+    assert len(res.aa) == 3 and res.pid > 0

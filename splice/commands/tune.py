@@ -109,7 +109,7 @@ def _run(space, search, out: Path, args) -> dict:
     factory, screen = _hooks()
     executor = make_executor(args, factory)
     store = Store(out / "tune.db")
-    opts = driver.Options(out, not args.no_gpu, search, factory, screen)
+    opts = driver.Options(out, not args.no_gpu, search, factory, screen, references=tuple(args.reference or ()))
     try:
         with LiveView(executor.states) as view:
             summary = driver.run(space, store, executor, opts, view.note)

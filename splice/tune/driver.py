@@ -9,6 +9,7 @@ four calls -- ``cpu.map(fn, items, key)``, ``device()``, ``start_gpus(spec)``, `
 from __future__ import annotations
 
 import math
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,7 @@ class Options:
     factory: str = "splice.tune.timer:ProbeBench"
     screen: Callable = steps.screen
     verify_timeout: float = 0.0
+    references: tuple = ()            # recipes timed beside the variants (a hand-made best so far)
 
 
 @dataclass
@@ -79,8 +81,10 @@ def run(space: Space, store: Store, executor: Executor, opts: Options, note: Cal
     summary["control"] = control_res.resources
     if not opts.gpu or not survivors:
         return summary
+    t0 = time.perf_counter()
     executor.start_gpus(bench_spec(ctx, control_res))
     halve(ctx, survivors)
+    summary["timing_seconds"] = time.perf_counter() - t0
     summary["best"] = write_best(ctx)
     return summary
 
@@ -109,8 +113,23 @@ def prepare(ctx: Context) -> list:
             path = write_variant(v, ctx.opts.out / "variants" / v.key[:16], ctx.base.module)
             ctx.store.update(v.key, recipe=str(path))
         keys.append(v.key)
+    keys += [reference(ctx, r) for r in ctx.opts.references]
     ctx.note("variants", distinct=len(keys))
     return keys
+
+
+def reference(ctx: Context, recipe: str) -> str:
+    """A recipe timed beside the variants (``--reference``): screened and timed as they are,
+    never halved away, never the best; its key is its content."""
+    from .variants import reference_key
+
+    key = reference_key(recipe)
+    ctx.store.add(key, -1, {"reference": recipe}, str(recipe))
+    return key
+
+
+def is_reference(row: dict) -> bool:
+    return "reference" in row["choices"]
 
 
 def choose_arch(ctx: Context, keys: list) -> str:
@@ -185,8 +204,9 @@ def halve(ctx: Context, survivors: list) -> None:
     alive = [k for k in survivors if ctx.store.get(k)["state"] != "dropped"]
     rung = 0
     while alive:
-        last = halving.final(s, len(alive))
-        time_to(ctx, alive, halving.target(s, rung, len(alive)), rung)
+        n = sum(not is_reference(ctx.store.get(k)) for k in alive)
+        last = halving.final(s, n)
+        time_to(ctx, alive, halving.target(s, rung, n), rung)
         alive = [k for k in alive if ctx.store.get(k)["state"] != "dropped"]
         if last or not alive:
             for k in alive:
@@ -203,8 +223,10 @@ def decide(ctx: Context, rung: int, alive: list) -> list:
     if rec is not None and rec["candidates"] == sorted(alive):
         return [k for k in rec["kept"] if ctx.store.get(k)["state"] != "dropped"]
     rows = [ctx.store.get(k) for k in alive]
-    standings = [halving.Standing(r["key"], r["ratio"], r["low"], r["high"]) for r in rows if r["ratio"] is not None]
+    standings = [halving.Standing(r["key"], r["ratio"], r["low"], r["high"]) for r in rows
+                 if r["ratio"] is not None and not is_reference(r)]
     kept, dropped = halving.promote(ctx.opts.search, rung, standings)
+    kept += [r["key"] for r in rows if is_reference(r)]
     for k, why in dropped.items():
         ctx.store.drop(k, why)
         ctx.note("dropped", key=k, reason=why)
@@ -241,7 +263,8 @@ def candidate(row: dict) -> Candidate:
 def record_batch(ctx: Context, res) -> None:
     st = ctx.store
     if res.timings:
-        st.add_call(res.worker, res.device, res.rung, res.rounds, [t.key for t in res.timings], res.aa, res.seconds)
+        st.add_call(res.worker, res.device, res.rung, res.rounds, [t.key for t in res.timings], res.aa, res.seconds,
+                    res.pid)
     aa = st.aa_pairs()
     for t in res.timings:
         row = st.get(t.key)
@@ -275,7 +298,7 @@ def gpu_drop_reason(t, row: dict) -> str:
 # --------------------------------------------------------------------------------------------
 
 def best_row(store: Store) -> Optional[dict]:
-    timed = [r for r in store.rows() if r["state"] == "timed" and r["ratio"] is not None]
+    timed = [r for r in store.rows() if r["state"] == "timed" and r["ratio"] is not None and not is_reference(r)]
     return min(timed, key=lambda r: (r["ratio"], r["high"], r["key"])) if timed else None
 
 

@@ -105,7 +105,7 @@ def fence_nodes(taken: set) -> tuple:
 
 def _assemble(body: list, shape: Shape, taken: set) -> tuple:
     """(statements in issue order with fences, extra scratch)."""
-    reorder = shape.order != "original" or shape.loads != "as-is" or shape.fence == "every-k"
+    reorder = shape.order != "original" or shape.loads != "as-is"
     issued = sch.schedule(body, shape.order, shape.loads) if reorder else list(range(len(body)))
     tiles = sch.mma_tiles(body)
     start, after = sch.fence_points(issued, tiles, shape.fence)

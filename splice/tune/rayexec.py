@@ -51,11 +51,17 @@ def _local(sha: str, blob: bytes, suffix: str) -> str:
 
 
 def bundle(job: ScreenJob) -> dict:
-    """The variant's files as text, for a node that does not see the driver's disk."""
-    folder = Path(job.recipe).parent
-    files = {"recipe.yaml": (folder / "recipe.yaml").read_text()}
-    for p in sorted((folder / "native").glob("*.ptx")):
-        files[f"native/{p.name}"] = p.read_text()
+    """The recipe and its natives as text (natives renamed ``native/cutN.ptx``), for a node that
+    does not see the driver's disk."""
+    import yaml
+
+    recipe = yaml.safe_load(Path(job.recipe).read_text())
+    files = {}
+    for i, cut in enumerate(recipe.get("cuts") or [], 1):
+        name = f"native/cut{i}.ptx"
+        files[name] = (Path(job.recipe).parent / cut["native"]).read_text()
+        cut["native"] = name
+    files["recipe.yaml"] = yaml.safe_dump(recipe, sort_keys=False, width=1 << 16)
     return files
 
 
@@ -94,10 +100,12 @@ class RayCpu:
         self.modules: dict = {}          # module path -> (sha, ObjectRef)
 
     def _module(self, recipe: str) -> tuple:
-        import yaml
+        from ..util import read_utf8
+        from ..yamlsafe import load_yaml_marked
+        from .steps import resolve_module
 
-        rel = yaml.safe_load(Path(recipe).read_text())["module"]
-        path = str((Path(recipe).parent / rel).resolve())
+        data = load_yaml_marked(read_utf8(recipe, "a recipe is UTF-8 YAML", 1 << 20), recipe)
+        path = str(resolve_module(recipe, data).resolve())
         if path not in self.modules:
             blob = Path(path).read_bytes()
             self.modules[path] = (Path(path).name, hashlib.sha256(blob).hexdigest(), self.ray.put(blob))

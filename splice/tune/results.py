@@ -43,4 +43,5 @@ def board(store: Store, summary: dict) -> dict:
     return {"store": str(store.path), "arch": store.get_meta("arch"), "control": store.get_meta("control"),
             "aa": aa_sum, "counts": counts, "best": summary.get("best"), "size": summary.get("size"),
             "points": summary.get("points"), "calls": len(store.calls()),
+            "timing_seconds": summary.get("timing_seconds"),
             "variants": [row_json(r) for r in rows]}

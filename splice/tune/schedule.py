@@ -172,7 +172,9 @@ def _load_rank(policy: str, need: float, attached: float, half: float) -> float:
 
 def ranks(body, tiles: dict, order: str, loads: str) -> list:
     """The priority of every statement under an mma order and a load policy; producers inherit
-    the priority of their earliest consumer, so what a hoisted load needs is hoisted with it."""
+    the priority of their earliest consumer, so what a hoisted load needs is hoisted with it.
+    Equal priorities keep the native's order (the scheduler breaks ties by position), so the
+    original order with loads as-is is the native itself."""
     key = order_key(order)
     mma_rank = {t.pos: r for r, t in enumerate(sorted(tiles.values(), key=key))}
     base = _attached(body, tiles, mma_rank)
@@ -189,7 +191,7 @@ def ranks(body, tiles: dict, order: str, loads: str) -> list:
         own = base[p]
         if loads != "as-is" and isinstance(body[p], m.Instruction) and _is_load(body[p]):
             own = _load_rank(loads, need[p], base[p], half)
-        eff[p] = min(own, need[p] - 1e-6)
+        eff[p] = min(own, need[p])        # ties go by position: a producer comes first anyway
     return eff
 
 

@@ -4,7 +4,7 @@ One row per variant (keyed by its content hash): the points of the space that ge
 recipe, where the CPU screen ended (apply / verify / ptxas) with verify's verdict and ptxas'
 resources, the GPU's findings (outputs identical, harness), every timing pair, the summary
 (ratio, interval, verdict, rounds, rung) and, for a dropped variant, why.  One row per GPU batch
-(``calls``: worker, device, rounds, the A/A pairs).  ``meta`` holds the run's arch, the control
+(``calls``: worker and its pid, device, rounds, the A/A pairs).  ``meta`` holds the run's arch, the control
 cubin and the halving decisions.  The database is in WAL mode and every result is committed as
 it arrives, so a killed run loses at most the results in flight; a restarted run reads what is
 here and skips it.  Only the driver process writes.
@@ -29,7 +29,7 @@ CREATE TABLE IF NOT EXISTS variants (
   seconds TEXT NOT NULL DEFAULT '{}', updated REAL NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS calls (
   id INTEGER PRIMARY KEY AUTOINCREMENT, worker TEXT, device TEXT, rung INTEGER, rounds INTEGER,
-  keys TEXT, aa TEXT, seconds REAL, at REAL);
+  keys TEXT, aa TEXT, seconds REAL, at REAL, pid INTEGER);
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
 """
 #: a variant's states: pending (not screened), screened (a survivor), dropped, timed (final rung)
@@ -46,7 +46,14 @@ class Store:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(_SCHEMA)
+        self._migrate()
         self.db.commit()
+
+    def _migrate(self) -> None:
+        """Columns added since a store was made (a store outlives the splice that wrote it)."""
+        have = {r["name"] for r in self.db.execute("PRAGMA table_info(calls)")}
+        if "pid" not in have:
+            self.db.execute("ALTER TABLE calls ADD COLUMN pid INTEGER")
 
     def close(self) -> None:
         self.db.close()
@@ -107,10 +114,12 @@ class Store:
 
     # ---- GPU calls ----------------------------------------------------------------------------
 
-    def add_call(self, worker: str, device: str, rung: int, rounds: int, keys, aa, seconds: float) -> int:
-        cur = self.db.execute("INSERT INTO calls (worker, device, rung, rounds, keys, aa, seconds, at) VALUES "
-                              "(?, ?, ?, ?, ?, ?, ?, ?)", (worker, device, rung, rounds, json.dumps(list(keys)),
-                                                           json.dumps([list(p) for p in aa]), seconds, time.time()))
+    def add_call(self, worker: str, device: str, rung: int, rounds: int, keys, aa, seconds: float,
+                 pid: int = 0) -> int:
+        cur = self.db.execute("INSERT INTO calls (worker, device, rung, rounds, keys, aa, seconds, at, pid) VALUES "
+                              "(?, ?, ?, ?, ?, ?, ?, ?, ?)", (worker, device, rung, rounds, json.dumps(list(keys)),
+                                                              json.dumps([list(p) for p in aa]), seconds, time.time(),
+                                                              pid))
         self.db.commit()
         return int(cur.lastrowid or 0)
 

@@ -19,6 +19,7 @@ the driver, the store and the executors do not change.
 from __future__ import annotations
 
 import importlib
+import os
 import time
 from dataclasses import dataclass
 from typing import Optional, Protocol
@@ -74,6 +75,7 @@ class BatchResult:
     aa: tuple = ()             # (copy ms, control ms) per round: the control against itself
     seconds: float = 0.0
     undone: tuple = ()         # keys not run (the batch stopped at a fault)
+    pid: int = 0               # the worker process that ran it
 
 
 class Bench(Protocol):
@@ -229,7 +231,7 @@ class ProbeBench:
                 break
         if fault is not None:
             return BatchResult("", self.device, batch.rung, 0, tuple(checked) + (fault[0],), (),
-                               time.perf_counter() - t0, fault[1])
+                               time.perf_counter() - t0, fault[1], os.getpid())
         return self._timed(batch, checked, t0)
 
     def _timed(self, batch: TimeBatch, checked: list, t0: float) -> BatchResult:
@@ -241,7 +243,8 @@ class ProbeBench:
             pairs = tuple(zip(times[v.key], ctl)) if v.key in times else ()
             out.append(VariantTiming(v.key, pairs, v.identical, v.harness))
         aa = tuple(zip(times.get("control-copy", []), ctl))
-        return BatchResult("", self.device, batch.rung, batch.rounds, tuple(out), aa, time.perf_counter() - t0)
+        return BatchResult("", self.device, batch.rung, batch.rounds, tuple(out), aa, time.perf_counter() - t0,
+                           pid=os.getpid())
 
 
 def open_bench(spec: BenchSpec) -> Bench:

@@ -169,3 +169,19 @@ def write_variant(v: Variant, folder: Path, module: Path, natives: str = "native
     path = folder / name
     write_atomic(path, recipe_text(moved, rel_module))
     return path
+
+
+def reference_key(recipe: str) -> str:
+    """The content key of a recipe given as it is (a reference): its text and every native it
+    names, so an edited reference is a new row."""
+    from ..util import home_dir, read_text, read_utf8
+    from ..yamlsafe import load_yaml_marked
+
+    text = read_utf8(recipe, "a recipe is UTF-8 YAML", 1 << 20)
+    data = load_yaml_marked(text, recipe)
+    h = hashlib.sha256(text.encode())
+    for cut in (data.get("cuts") or []) if isinstance(data, YMap) else []:
+        native = cut.get("native") if isinstance(cut, YMap) else None
+        if isinstance(native, str) and (home_dir(recipe) / native).is_file():
+            h.update(read_text(home_dir(recipe) / native).encode())
+    return "r" + h.hexdigest()[1:]

@@ -44,13 +44,10 @@ class CUDADriverError(RuntimeError):
 
 
 class FakeDevice:
-    """What ProbeBench uses of splice.probe.device.Device, on the CPU: outputs are the bytes of
-    the module's name (so "bad" differs), a module named "boom" faults as an illegal address."""
+    """What ProbeBench uses of splice.probe.device.Device, on the CPU: a module is its cubin's
+    text; "bad" renders other bytes, "boom" faults as an illegal address."""
 
     def __init__(self):
-        import numpy as np
-
-        self.np = np
         self.modules: dict = {}
         self.cp = None
         self.stream = None
@@ -58,24 +55,27 @@ class FakeDevice:
     def load(self, name, cubin, entry=None):
         self.modules[name] = Path(cubin).read_text()
 
-    def render(self, name, alt=False):
-        body = self.modules[name]
-        if body == "boom":
-            raise CUDADriverError("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered")
-        return {"out": self.np.frombuffer(("bad" if body == "bad" else "good").encode(), dtype=self.np.uint8)}
+
+def render(self, name: str) -> dict:
+    import numpy as np
+
+    body = self.dev.modules[name]
+    if body == "boom":
+        raise CUDADriverError("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered")
+    return {"arena": np.frombuffer(("bad" if body == "bad" else "good").encode(), dtype=np.uint8),
+            "frame": np.array([1.0, float("nan")], dtype=np.float16)}
 
 
 def bench(tmp_path, monkeypatch):
-    import numpy as np
-
-    from splice.probe.device import digest
     from splice.tune.timer import ProbeBench
 
     b = object.__new__(ProbeBench)           # the bench without a GPU: its device is the fake's
     b.dev, b.device, b.broken = FakeDevice(), "fake", False
-    b.reference = digest({"out": np.frombuffer(b"good", dtype=np.uint8)})
+    monkeypatch.setattr(ProbeBench, "_render", render)
     monkeypatch.setattr(ProbeBench, "_time",
                         lambda self, names, rounds: {n: [1.0 + i] * rounds for i, n in enumerate(names)})
+    b.dev.modules["control"] = "good"
+    b.reference = b._render("control")
     return b
 
 
@@ -93,7 +93,7 @@ def test_the_probe_bench_compares_outputs_and_stops_at_a_fault(tmp_path, monkeyp
              Candidate("c", cubin(tmp_path, "c", "boom"), "sc"), Candidate("d", cubin(tmp_path, "d", "good"), "sd"))
     res = b.run(TimeBatch(0, 3, cands))
     by = {t.key: t for t in res.timings}
-    assert by["a"].identical is True and by["b"].identical is False
+    assert by["a"].identical is True and by["b"].identical is False     # NaN bits equal: identical
     assert "ILLEGAL_ADDRESS" in by["c"].fault and res.undone == ("d",) and b.broken
     res = b.run(TimeBatch(0, 3, cands[:2]))
     by = {t.key: t for t in res.timings}

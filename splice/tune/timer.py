@@ -139,12 +139,14 @@ def _cuda_error(exc: BaseException) -> bool:
 
 class ProbeBench:
     """A GPU worker's bench on ``splice.probe``: ``device.Device`` for inputs and launches,
-    ``timing.time_interleaved`` for the CUDA-event rounds, ``session.run_probe`` for the
-    harness."""
+    ``memory.snapshot`` for the whole device state a render leaves (every buffer and surface,
+    compared on the device: enc5's arena is 1.3 GB), ``timing.time_interleaved`` for the
+    CUDA-event rounds, ``session.run_probe`` for the harness."""
 
     def __init__(self, spec: BenchSpec):
         from ..probe.check import check, cluster_dims
         from ..probe.device import Device, import_cupy
+        from ..probe.memory import snapshot
         from ..probe.spec import load_spec
         from ..util import read_text
 
@@ -155,8 +157,10 @@ class ProbeBench:
         self.device = self.describe(cp)["name"]
         self.dev.load("control", spec.control)
         self.dev.load("control-copy", spec.control)      # a second cuModuleLoad: the A/A pair
-        self.reference = self._digest("control")
-        if self._digest("control-copy") != self.reference:
+        self.dev.prepare(self.dev.stream)
+        self.before = snapshot(self.dev, self.dev.stream)     # inputs as the spec fills them
+        self.reference = self._render("control")
+        if not self._same(self._render("control-copy")):
             from ..errors import SpliceError
 
             raise SpliceError("the original's outputs differ between two renders: outputs cannot be "
@@ -173,16 +177,41 @@ class ProbeBench:
         name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
         return {"name": name, "arch": device_arch(cp), "count": int(cp.cuda.runtime.getDeviceCount())}
 
-    def _digest(self, name: str) -> str:
-        from ..probe.device import digest
+    def _render(self, name: str) -> dict:
+        """The device state one render of ``name`` leaves: inputs restored, outputs poisoned,
+        the launch sequence, then every writable field copied on the device (and the module's
+        spec globals, read back)."""
+        from ..probe.memory import restore, snapshot
 
-        return digest(self.dev.render(name))
+        st = self.dev.stream
+        restore(self.dev, self.before, st)          # a variant that wrote an input leaves no trace
+        self.dev.prepare(st)
+        g = self.dev.globals.get(name)
+        if g is not None:
+            g.prepare(self.spec, st, False)
+        self.dev.launcher(name)(st)
+        state = snapshot(self.dev, st)
+        if g is not None:
+            state.update({f"global {k}": v for k, v in g.read(self.spec, st).items()})
+        st.synchronize()
+        return state
+
+    def _same(self, state: dict) -> bool:
+        """Every byte of every field equal to the control's (on the device; NaNs by their bits)."""
+        import numpy as np
+
+        for k, ref in self.reference.items():
+            xp = self.dev.cp if not isinstance(ref, np.ndarray) else np
+            a, b = ref.reshape(-1).view(xp.uint8), state[k].reshape(-1).view(xp.uint8)
+            if a.size != b.size or not bool(xp.array_equal(a, b)):
+                return False
+        return True
 
     def _check(self, c: Candidate) -> VariantTiming:
         """Load, render, compare; the harness when verify could not prove the candidate."""
         if c.key not in self.dev.modules:
             self.dev.load(c.key, c.cubin)
-        same = self._digest(c.key) == self.reference
+        same = self._same(self._render(c.key))
         return VariantTiming(c.key, identical=same, harness=self._harness(c) if c.harness and same else "")
 
     def _harness(self, c: Candidate) -> str:

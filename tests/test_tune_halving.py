@@ -18,7 +18,7 @@ def test_promote_keeps_the_best_and_says_why_each_other_stops():
     kept, dropped = promote(s, 1, st)
     assert kept == ["k6", "k5", "k4"]                      # ceil(7 / 3), the lowest ratios
     assert set(dropped) == {"k0", "k1", "k2", "k3"}
-    assert dropped["k3"].startswith("halving: rung 1, ratio 0.9700 [0.9600, 0.9800], ranked 4 of 7")
+    assert dropped["k3"] == "halving: rung 1, ranked 4 of 7 (the best 3 went on); ratio 0.9700 [0.9600, 0.9800]"
     kept, dropped = promote(s, 0, st[:3])
     assert len(kept) == 2 and len(dropped) == 1            # never fewer than final
 

@@ -49,7 +49,8 @@ def _output(args, space) -> Path:
     for inp in (space.path, space.recipe_path):
         check_output(out / "best.yaml", [inp])
         check_output(out / "tune.db", [inp])
-    return out
+    # absolute: the store records paths (recipes, cubins) a run from another directory resumes from
+    return out.resolve()
 
 
 def make_executor(args, factory: str):

@@ -80,8 +80,12 @@ class LiveView:
 
 
 def print_board(board: dict, con=None) -> None:
-    """The leaderboard: one row per variant, the best first."""
-    con = con or make_console()
+    """The leaderboard: one row per variant, the best first (200 columns wide when it goes to
+    a file or a pipe: the table is the run's record, not a terminal's screen)."""
+    if con is None:
+        con = make_console()
+        if not con.is_terminal:
+            con.width = 200
     rows = board["variants"]
     t = Table(title="splice tune: variants against the original (ratio < 1 is faster)")
     for col in ("#", "variant", "choices", "verify", "regs", "spill st/ld", "ratio [95% interval]",
@@ -89,7 +93,7 @@ def print_board(board: dict, con=None) -> None:
         t.add_column(col)
     for i, r in enumerate(rows[:BOARD_ROWS], 1):
         spill = "-" if r["spill_stores"] is None else f"{r['spill_stores']}/{r['spill_loads']}"
-        state = r["dropped"] or r["state"]
+        state = r["dropped"].split(";")[0] if r["dropped"] else r["state"]     # the figures are in their columns
         t.add_row(str(i), r["key"][:12], esc(_choices(r["choices"])), esc(r["verify"] or "-"),
                   str(r["registers"] if r["registers"] is not None else "-"), spill, _interval(r),
                   esc(r["verdict"] or "-"), str(r["rounds"]), esc(state))

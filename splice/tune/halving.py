@@ -43,6 +43,6 @@ def promote(search: Search, rung: int, standings: list) -> tuple:
     keep = max(search.final, math.ceil(len(order) / search.eta))
     dropped = {}
     for place, s in enumerate(order[keep:], keep + 1):
-        dropped[s.key] = (f"halving: rung {rung}, ratio {s.ratio:.4f} [{s.low:.4f}, {s.high:.4f}], "
-                          f"ranked {place} of {len(order)} (the best {keep} went on)")
+        dropped[s.key] = (f"halving: rung {rung}, ranked {place} of {len(order)} (the best {keep} went on); "
+                          f"ratio {s.ratio:.4f} [{s.low:.4f}, {s.high:.4f}]")
     return [s.key for s in order[:keep]], dropped

@@ -103,3 +103,12 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path):
     screens = [p.name.split("-")[0] for p in log.iterdir()]
     assert len(screens) - calls_before == 12 - done_before      # only what was not finished is screened
     assert len(set(screens)) == 12
+
+
+def test_outputs_onto_an_input_are_refused_before_any_work(tmp_path, capsys):
+    space = tmp_path / "t.yaml"
+    space.write_text(SPACE.read_text().replace("../../../recipes/", str(ROOT / "recipes") + "/"))
+    before = space.read_text()
+    assert main(["tune", str(space), "--no-gpu", "--png", str(space), "-o", str(tmp_path / "o")]) == 2
+    assert "refusing to write the output onto an input" in capsys.readouterr().err
+    assert space.read_text() == before and not (tmp_path / "o").exists()

@@ -46,9 +46,11 @@ def _output(args, space) -> Path:
     if args.output and not names_a_directory(args.output) and Path(args.output).is_file():
         raise SpliceError("-o names a directory for the store, the variants and the best recipe; this is a file",
                           args.output)
-    for inp in (space.path, space.recipe_path):
-        check_output(out / "best.yaml", [inp])
-        check_output(out / "tune.db", [inp])
+    inputs = [space.path, space.recipe_path, *(args.reference or ())]
+    for name in ("best.yaml", "tune.db", "leaderboard.json"):      # refused before any work
+        check_output(out / name, inputs)
+    if args.png not in (None, "none"):
+        check_output(args.png, inputs)
     # absolute: the store records paths (recipes, cubins) a run from another directory resumes from
     return out.resolve()
 
@@ -68,6 +70,16 @@ def make_executor(args, factory: str):
 
 
 def cmd_tune(args) -> int:
+    """The command; an error that names no file (no GPU, no Ray) names the tune file."""
+    try:
+        return _tune(args)
+    except SpliceError as exc:
+        if exc.path is not None:
+            raise
+        raise SpliceError(exc.message, args.space, detail=exc.detail) from None
+
+
+def _tune(args) -> int:
     from ..tune.space import load_space
 
     space = load_space(args.space)
@@ -78,7 +90,7 @@ def cmd_tune(args) -> int:
         raise SpliceError("--no-gpu runs no GPU worker: drop --gpus", args.space)
     out = _output(args, space)
     board = _run(space, search, out, args)
-    _write_outputs(board, out, args)
+    _write_outputs(board, out, args, [space.path, space.recipe_path, *(args.reference or ())])
     if args.json:
         print(jsonout.dumps(board, indent=1))
     else:
@@ -109,11 +121,16 @@ def _run(space, search, out: Path, args) -> dict:
 
     factory, screen = _hooks()
     executor = make_executor(args, factory)
+    try:
+        dev = None if args.no_gpu else executor.device()      # no GPU: said before anything is written
+    except BaseException:
+        executor.close()
+        raise
     store = Store(out / "tune.db")
     opts = driver.Options(out, not args.no_gpu, search, factory, screen, references=tuple(args.reference or ()))
     try:
         with LiveView(executor.states) as view:
-            summary = driver.run(space, store, executor, opts, view.note)
+            summary = driver.run(space, store, executor, opts, view.note, dev)
         summary.update(size=space.size, points=min(space.size, search.max_variants))
         board = make_board(store, summary)
     finally:
@@ -125,10 +142,11 @@ def _run(space, search, out: Path, args) -> dict:
     return board
 
 
-def _write_outputs(board: dict, out: Path, args) -> None:
+def _write_outputs(board: dict, out: Path, args, inputs: list) -> None:
+    """leaderboard.json and the plot, never onto an input (``--png`` naming the tune file)."""
     from ..util import write_atomic
 
-    write_atomic(out / "leaderboard.json", jsonout.dumps(board, indent=1) + "\n")
+    write_atomic(out / "leaderboard.json", jsonout.dumps(board, indent=1) + "\n", inputs=inputs)
     png = args.png if args.png is not None else str(out / "tune.png")
     if png == "none":
         return
@@ -137,7 +155,7 @@ def _write_outputs(board: dict, out: Path, args) -> None:
 
     img = tune_png(board)
     if img is not None:
-        write_atomic(png, encode(img))
+        write_atomic(png, encode(img), inputs=inputs)
         board["png"] = png
 
 

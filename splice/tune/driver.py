@@ -64,11 +64,16 @@ def _quiet(event: str, **data) -> None:
     del event, data
 
 
-def run(space: Space, store: Store, executor: Executor, opts: Options, note: Callable = _quiet) -> dict:
-    """The whole run; returns {keys, survivors, best, arch, control} (the store has the rest)."""
+def run(space: Space, store: Store, executor: Executor, opts: Options, note: Callable = _quiet,
+        dev: Optional[dict] = None) -> dict:
+    """The whole run; returns {keys, survivors, best, arch, control} (the store has the rest).
+    ``dev``: the executor's ``device()``, when the caller asked it first (before making the
+    store: no GPU is said before anything is written)."""
     ctx = Context(space, load_base(space), store, executor, opts, note)
+    if opts.gpu and dev is None:
+        dev = executor.device()
     keys = prepare(ctx)
-    arch = choose_arch(ctx, keys)
+    arch = choose_arch(ctx, keys, dev)
     ctl = ThreadPoolExecutor(1)
     try:
         control = ctl.submit(steps.compile_control, ctx.base.module, arch, str(opts.out))
@@ -132,11 +137,10 @@ def is_reference(row: dict) -> bool:
     return "reference" in row["choices"]
 
 
-def choose_arch(ctx: Context, keys: list) -> str:
+def choose_arch(ctx: Context, keys: list, dev: Optional[dict]) -> str:
     """The cubins' arch: the GPU's, or without one the recipe's; a store of another arch is
     refused (its cubins and timings would be mixed with these)."""
-    if ctx.opts.gpu:
-        dev = ctx.executor.device()
+    if dev is not None:
         arch = dev["arch"]
         ctx.workers = max(1, int(dev.get("workers", 1)))
     else:

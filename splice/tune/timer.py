@@ -170,9 +170,15 @@ class ProbeBench:
     @staticmethod
     def describe(cp=None) -> dict:
         """{name, arch, count} of the visible devices (the first one's name and arch)."""
+        from ..errors import SpliceError
         from ..probe.device import device_arch, import_cupy
 
-        cp = cp or import_cupy()
+        if cp is None:
+            try:
+                cp = import_cupy()
+            except SpliceError as exc:       # the probe's words name the probe
+                raise SpliceError("splice tune times variants on a GPU (--no-gpu screens them on the CPU "
+                                  f"only): {exc.message.split(': ', 1)[-1]}") from None
         props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
         name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
         return {"name": name, "arch": device_arch(cp), "count": int(cp.cuda.runtime.getDeviceCount())}

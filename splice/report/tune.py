@@ -94,6 +94,8 @@ def print_board(board: dict, con=None) -> None:
     for i, r in enumerate(rows[:BOARD_ROWS], 1):
         spill = "-" if r["spill_stores"] is None else f"{r['spill_stores']}/{r['spill_loads']}"
         state = r["dropped"].split(";")[0] if r["dropped"] else r["state"]     # the figures are in their columns
+        if r["state"] == "pending" and r["screen_stage"] == "timeout":
+            state = "pending: ptxas ran out of time (the next run screens it again)"
         t.add_row(str(i), r["key"][:12], esc(_choices(r["choices"])), esc(r["verify"] or "-"),
                   str(r["registers"] if r["registers"] is not None else "-"), spill, _interval(r),
                   esc(r["verdict"] or "-"), str(r["rounds"]), esc(state))

@@ -175,6 +175,8 @@ def record_screen(store: Store, key: str, res) -> None:
         return
     store.update(key, stage=res.stage, verdict=res.verdict, cuts=list(res.cuts), resources=res.resources,
                  cubin=res.cubin, cubin_sha=res.cubin_sha, error=res.error, seconds=res.seconds)
+    if res.stage == "timeout":          # not the variant's doing: left pending, screened again next run
+        return
     if res.survives:
         store.update(key, state="screened")
     else:

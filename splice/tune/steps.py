@@ -35,7 +35,8 @@ class ScreenJob:
 @dataclass(frozen=True)
 class ScreenResult:
     key: str
-    stage: str                   # where it ended: apply | verify | ptxas | done
+    stage: str                   # where it ended: apply | verify | ptxas | done, or timeout (ptxas ran out
+                                 # of time: says nothing of the variant, the next run screens it again)
     verdict: str = ""            # equal | different | not proven
     cuts: tuple = ()             # per cut: {cut, title, verdict, reason}
     resources: dict = field(default_factory=dict)   # the entry's registers, spills, shared, stack
@@ -121,7 +122,8 @@ def _compile_stage(job: ScreenJob, text: str, verdict: str, cuts: tuple, t: dict
         path, sha, res = compile_cubin(job.key[:16], text, job.arch, job.store)
     except (SassToolError, SpliceError) as exc:
         t["ptxas"] = time.perf_counter() - t1
-        return ScreenResult(job.key, "ptxas", verdict, cuts, error=str(exc), seconds=t)
+        stage = "timeout" if "timed out" in getattr(exc, "message", "") else "ptxas"
+        return ScreenResult(job.key, stage, verdict, cuts, error=str(exc), seconds=t)
     t["ptxas"] = time.perf_counter() - t1
     return ScreenResult(job.key, "done", verdict, cuts, res, path, sha, seconds=t)
 

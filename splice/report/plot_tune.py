@@ -22,10 +22,15 @@ def _frame(img, ax: Axes, title: str, xlabel: str) -> None:
         yy = int(ax.py(yv))
         line(img, ax.left, yy, ax.left + ax.width - 1, yy, GREY)
         text(img, 4, yy - 5, f"{yv:.3f}")
+    xstep = max(1.0, float(nice_step(ax.x1 - ax.x0, 10)))
+    for xv in np.arange(np.ceil(ax.x0 / xstep) * xstep, ax.x1, xstep):
+        xx = int(ax.px(xv))
+        line(img, xx, ax.top + ax.height, xx, ax.top + ax.height + 4, BLACK)
+        text(img, xx - 8, ax.top + ax.height + 8, f"{int(round(xv))}")
     line(img, ax.left, ax.top, ax.left, ax.top + ax.height, BLACK)
     line(img, ax.left, ax.top + ax.height, ax.left + ax.width, ax.top + ax.height, BLACK)
     text(img, ax.left, 8, title, scale=3)
-    text(img, ax.left + ax.width // 2 - 4 * len(xlabel), ax.top + ax.height + 22, xlabel)
+    text(img, ax.left + ax.width // 2 - 4 * len(xlabel), ax.top + ax.height + 24, xlabel)
 
 
 def _marks(img, ax: Axes, xs, rows, colour) -> None:

@@ -70,6 +70,7 @@ def test_a_recipe_holding_its_own_tune_section(tmp_path):
     ("  space:\n    - cuts: 1\n      params: {k: '9..1'}\n", 5, "empty range"),
     ("  space:\n    - cuts: 1\n      native: [nowhere.ptx]\n", 5, "not found"),
     ("  search: {eta: 1}\n", 3, "at least 2"),
+    ("  space:\n    - cuts: 1\n      abi: [inline, call-shared]\n", 5, "needs the block size"),
     ("  spaces: []\n", 3, "unknown key 'spaces'"),
 ])
 def test_errors_name_the_line(tmp_path, body, line, words):

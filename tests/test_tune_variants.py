@@ -41,3 +41,17 @@ def test_params_of_a_template_reach_the_recipe(tmp_path):
     v = materialize(load_base(s), 1)
     assert v.recipe["cuts"][0]["params"] == {"woff": 8528}
     assert "{{woff}}" in v.natives["native/cut1.ptx"]
+
+
+def test_every_abi_of_a_fenced_native_is_proved_equal(tmp_path):
+    """A schedule fence needs no kernel parameter: inside a call or call-shared .func too it is
+    proved equal (the store under a false predicate leaves memory as it was)."""
+    from splice.verify.compare import EQUAL, verify_plan
+
+    s = space(tmp_path, "    - cuts: 1\n      fence: [end]\n      abi: [call, call-shared]\n      threads: 128\n")
+    base = load_base(s)
+    for i in range(s.size):
+        v = materialize(base, i)
+        plan = run_apply(str(write_variant(v, tmp_path / str(i), base.module)), ptxas=False)[0]
+        assert [r.verdict for r in verify_plan(plan)] == [EQUAL], v.choices
+    assert materialize(base, 1).recipe["cuts"][0]["threads"] == 128

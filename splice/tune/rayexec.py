@@ -125,7 +125,7 @@ class RayCpu:
             yield job, self._collect(done[0], job)
 
     def _collect(self, ref, job: ScreenJob):
-        from ray.exceptions import RayTaskError, WorkerCrashedError
+        from ray.exceptions import RayError, RayTaskError, WorkerCrashedError
 
         try:
             res, blob = self.ray.get(ref)
@@ -133,6 +133,8 @@ class RayCpu:
             return Died(f"its Ray worker died {RETRIES + 1} times: {exc}")
         except RayTaskError as exc:
             return Failed(f"{type(exc.cause).__name__}: {exc.cause}")
+        except RayError as exc:        # out of memory, a lost object: this variant's, not the run's
+            return Failed(f"{type(exc).__name__}: {exc}")
         if isinstance(res, ScreenResult) and blob:
             cub = Path(job.store) / "cubins" / f"{res.cubin_sha[:32]}.cubin"
             cub.parent.mkdir(parents=True, exist_ok=True)

@@ -34,7 +34,7 @@ from ..yamlsafe import YList, YMap, load_yaml_marked
 from . import schedule as sch
 
 CUT_DIMENSIONS = ("order", "fence", "loads", "abi", "native", "params")
-ITEM_KEYS = {"cuts", "together", *CUT_DIMENSIONS}
+ITEM_KEYS = {"cuts", "together", "threads", *CUT_DIMENSIONS}
 TUNE_KEYS = {"space", "ranges", "directives", "search"}
 SEARCH_KEYS = {"rounds": 3, "eta": 2, "final": 4, "final_rounds": 30, "max_variants": 64, "seed": 0}
 DIRECTIVES = ("maxnreg", "minblocks")
@@ -49,6 +49,7 @@ class Dimension:
     cuts: tuple               # the recipe's cut numbers it sets (empty for a directive)
     choices: tuple
     line: int = 0
+    threads: int = 0          # abi: the block size a call-shared choice writes (its threads:)
 
     @property
     def name(self) -> str:
@@ -265,15 +266,28 @@ def _item(item: YMap, path: str, at: tuple, ncuts: int, ranges: dict, home: Path
     if not isinstance(together, bool):
         raise SpliceError("together: expected true or false", path, *item.vat("together"))
     groups = [cuts] if together else [(c,) for c in cuts]
+    threads = _threads(item, path)
     out = []
     for key in CUT_DIMENSIONS:
         if key not in item:
             continue
         for kd, choices, line in _choices(key, item, path, ranges, home):
-            out += [Dimension(kd, g, choices, line) for g in groups]
+            if kd == "abi" and "call-shared" in choices and not threads:
+                raise SpliceError("abi: call-shared needs the block size: add threads: N to this item", path,
+                                  *item.vat("abi"))
+            out += [Dimension(kd, g, choices, line, threads if kd == "abi" else 0) for g in groups]
     if not out:
         raise SpliceError("space item: names no dimension (order, fence, loads, abi, native, params)", path, *at)
     return out
+
+
+def _threads(item: YMap, path: str) -> int:
+    t = item.get("threads", 0)
+    if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t <= 1024 or ("threads" in item and t < 1):
+        raise SpliceError("threads: expected the block size, 1..1024 (for abi call-shared)", path, *item.vat("threads"))
+    if t and "abi" not in item:
+        raise SpliceError("threads: only an abi: dimension with call-shared uses it", path, *item.at("threads"))
+    return t
 
 
 def _choices(key: str, item: YMap, path: str, ranges: dict, home: Path) -> list:

@@ -86,6 +86,8 @@ def _settings(space: Space, point: dict) -> tuple:
             top[d.key] = choice
         for c in d.cuts:
             per.setdefault(c, {})[d.key] = choice
+            if d.key == "abi" and choice == "call-shared":
+                per[c]["threads"] = d.threads
     return per, top
 
 
@@ -109,6 +111,10 @@ def _cut_entry(raw: YMap, cut: int, s: dict) -> dict:
     entry["native"] = f"native/cut{cut}.ptx"
     if "abi" in s:
         entry["abi"] = s["abi"]
+        for k in ("threads", "sync"):           # call-shared's keys, refused on another abi
+            entry.pop(k, None)
+        if s["abi"] == "call-shared":
+            entry["threads"] = s["threads"]
     params = {k.split(".", 1)[1]: v for k, v in s.items() if k.startswith("params.")}
     if params:
         entry["params"] = {**entry.get("params", {}), **params}

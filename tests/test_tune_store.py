@@ -9,7 +9,7 @@ from splice.tune.store import Store
 
 def test_rows_survive_a_reopen_and_points_merge(tmp_path):
     st = Store(tmp_path / "tune.db")
-    assert st.add("k1", 3, {"fence@1": "start"}, "r1.yaml")
+    assert st.add("k1", 3, {"fence@1": "start"}, str(tmp_path / "r1.yaml"))
     assert not st.add("k1", 7, {"fence@1": "both"})          # the same variant from another point
     st.update("k1", state="screened", resources={"registers": 200}, verdict="equal")
     st.add_pairs("k1", [(9.0, 10.0), (9.1, 10.0)])
@@ -18,7 +18,7 @@ def test_rows_survive_a_reopen_and_points_merge(tmp_path):
     # a second connection (the next run) sees every commit without the first being closed
     again = Store(tmp_path / "tune.db")
     row = again.get("k1")
-    assert row["points"] == [3, 7] and row["choices"] == {"fence@1": "start"} and row["recipe"] == "r1.yaml"
+    assert row["points"] == [3, 7] and row["choices"] == {"fence@1": "start"} and row["recipe"] == str(tmp_path / "r1.yaml")
     assert row["state"] == "screened" and row["resources"] == {"registers": 200} and row["rounds"] == 2
     assert row["pairs"] == [[9.0, 10.0], [9.1, 10.0]]
     assert again.aa_pairs() == [[10.0, 10.1]] and again.get_meta("arch") == "sm_90"
@@ -43,3 +43,23 @@ def test_a_store_without_the_newer_columns_is_brought_up_to_date(tmp_path):
     st.add_call("gpu0", "H200", 0, 1, [], [], 0.1, pid=4242)
     assert st.calls()[0]["pid"] == 4242
     st.close()
+
+
+def test_paths_under_the_store_travel_with_it(tmp_path):
+    """A store whose folder is moved (a CPU screen carried to the GPU machine) still finds its
+    recipes and cubins; a path outside the folder stays as it is."""
+    import shutil
+
+    a = tmp_path / "a"
+    st = Store(a / "tune.db")
+    (a / "variants/k").mkdir(parents=True)
+    st.add("k", 0, {}, str(a / "variants/k/recipe.yaml"))
+    st.update("k", cubin=str(a / "cubins/k.cubin"))
+    st.add("r", -1, {"reference": "x"}, str(tmp_path / "ref.yaml"))
+    st.close()
+    shutil.move(str(a), str(tmp_path / "b"))
+    moved = Store(tmp_path / "b" / "tune.db")
+    assert moved.get("k")["recipe"] == str(tmp_path / "b/variants/k/recipe.yaml")
+    assert moved.get("k")["cubin"] == str(tmp_path / "b/cubins/k.cubin")
+    assert moved.get("r")["recipe"] == str(tmp_path / "ref.yaml")
+    moved.close()

@@ -35,12 +35,16 @@ CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
 #: a variant's states: pending (not screened), screened (a survivor), dropped, timed (final rung)
 STATES = ("pending", "screened", "dropped", "timed")
 _JSON = ("points", "choices", "cuts", "resources", "pairs", "seconds")
+#: paths, kept relative to the store's folder when they lie under it: the folder can be moved
+#: or copied to another machine (a CPU screen's store carried to the GPU) and still resume
+_PATHS = ("recipe", "cubin")
 
 
 class Store:
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self.root = path.parent.resolve()
         self.db = sqlite3.connect(str(path), timeout=30)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")
@@ -72,7 +76,7 @@ class Store:
 
     def row(self, key: str) -> Optional[dict]:
         r = self.db.execute("SELECT * FROM variants WHERE key = ?", (key,)).fetchone()
-        return _decode(r) if r else None
+        return _decode(r, self.root) if r else None
 
     def get(self, key: str) -> dict:
         """The row of a variant this run recorded (a missing one is a bug: KeyError)."""
@@ -82,7 +86,7 @@ class Store:
         return r
 
     def rows(self) -> list:
-        return [_decode(r) for r in self.db.execute("SELECT * FROM variants ORDER BY idx")]
+        return [_decode(r, self.root) for r in self.db.execute("SELECT * FROM variants ORDER BY idx")]
 
     def add(self, key: str, index: int, choices: dict, recipe: str = "") -> bool:
         """Record a point; False when its variant was already there (its points grow)."""
@@ -90,7 +94,8 @@ class Store:
         if old is None:
             self.db.execute("INSERT INTO variants (key, idx, points, choices, recipe, updated) VALUES "
                             "(?, ?, ?, ?, ?, ?)", (key, index, json.dumps([index]),
-                                                   json.dumps(choices, default=str), recipe, time.time()))
+                                                   json.dumps(choices, default=str), _rel(recipe, self.root),
+                                                   time.time()))
             self.db.commit()
             return True
         if index not in old["points"]:
@@ -99,7 +104,8 @@ class Store:
 
     def update(self, key: str, **fields) -> None:
         cols = ", ".join(f"{k} = ?" for k in fields)
-        vals = [json.dumps(v, default=str) if k in _JSON else v for k, v in fields.items()]
+        vals = [json.dumps(v, default=str) if k in _JSON else _rel(v, self.root) if k in _PATHS else v
+                for k, v in fields.items()]
         self.db.execute(f"UPDATE variants SET {cols}, updated = ? WHERE key = ?", (*vals, time.time(), key))
         self.db.commit()
 
@@ -133,8 +139,22 @@ class Store:
         return [dict(r) for r in self.db.execute("SELECT * FROM calls ORDER BY id")]
 
 
-def _decode(r: sqlite3.Row) -> dict:
+def _rel(value: str, root: Path) -> str:
+    """A path under ``root`` as relative to it; others (a reference recipe) as given."""
+    if not value:
+        return value
+    p = Path(value)
+    try:
+        return str(p.resolve().relative_to(root))
+    except ValueError:
+        return str(p.resolve())
+
+
+def _decode(r: sqlite3.Row, root: Path) -> dict:
     d = dict(r)
     for k in _JSON:
         d[k] = json.loads(d[k])
+    for k in _PATHS:
+        if d[k] and not Path(d[k]).is_absolute():
+            d[k] = str(root / d[k])
     return d

@@ -5,6 +5,9 @@
 # recipes/perf/enc5_fence_start.yaml timed beside them in the same rounds as a reference; then
 # an independent `splice probe` of the best recipe (byte-identical frame, 60 interleaved runs);
 # the leaderboard is printed last.  Everything is written under $OUT (default build/tune-gpu).
+# A CPU screen made beforehand (`splice tune SPACE --no-gpu -o build/tune/<name>-screen`, the
+# same ptxas and arch) is taken as it is when that folder is there: the GPU run then only times
+# the survivors (carry the folder to the GPU machine).
 # Run from the repository root on a GPU machine with cupy and ptxas:
 #   PYTHONPATH=/tmp/site:. sh bench/tune_gpu.sh                       # enc5 (about 3 min on one H200)
 #   PYTHONPATH=/tmp/site:. sh bench/tune_gpu.sh recipes/tune/dec1.yaml recipes/tune/gemm.yaml
@@ -18,6 +21,10 @@ for SPACE in "$@"; do
   REF=""
   [ "$NAME" = enc5 ] && REF="--reference recipes/perf/enc5_fence_start.yaml"
   [ "$NAME" = dec1 ] && REF="--reference recipes/perf/dec1_fence.yaml"
+  if [ -f "build/tune/$NAME-screen/tune.db" ]; then
+    mkdir -p "$OUT/tune-$NAME" && cp -r "build/tune/$NAME-screen/." "$OUT/tune-$NAME/"
+    echo "splice tune $SPACE: starting from the CPU screen in build/tune/$NAME-screen" >> "$OUT/status.txt"
+  fi
   python3 -m splice.cli tune "$SPACE" -o "$OUT/tune-$NAME" --jobs "$(nproc)" $REF \
     > "$OUT/tune-$NAME.txt" 2> "$OUT/tune-$NAME.err"
   echo "splice tune $SPACE: exit $?" >> "$OUT/status.txt"

@@ -129,7 +129,8 @@ def reference(ctx: Context, recipe: str) -> str:
     from .variants import reference_key
 
     key = reference_key(recipe)
-    ctx.store.add(key, -1, {"reference": recipe}, str(recipe))
+    if not ctx.store.add(key, -1, {"reference": recipe}, str(recipe)):
+        ctx.store.update(key, recipe=str(recipe))        # where it is now (a store carried elsewhere)
     return key
 
 

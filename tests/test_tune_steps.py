@@ -53,3 +53,16 @@ def test_verdict_of_the_cuts():
     assert verdict_of(["not proven", "proved different"]) == DIFFERENT
     assert verdict_of(["not proven (budget)"]) == NOT_PROVEN
     assert verdict_of([]) == NOT_PROVEN
+
+
+def test_a_verify_that_fails_inside_is_not_proven(tmp_path, monkeypatch):
+    """An internal error of verify proves nothing either way: not proven, the GPU harness decides."""
+    import splice.verify.compare as compare
+
+    def broken(plan):
+        raise TypeError("list indices must be integers or slices, not tuple")
+
+    monkeypatch.setattr(compare, "verify_plan", broken)
+    res = screen(ScreenJob("k" * 64, recipe(tmp_path, TRITON.read_text()), "sm_90", str(tmp_path / "store")))
+    assert res.verdict == NOT_PROVEN and "splice verify failed: TypeError" in res.cuts[0]["reason"]
+    assert res.stage in ("done", "ptxas", "timeout")

@@ -75,11 +75,19 @@ def verdict_of(verdicts: list) -> str:
     return EQUAL if verdicts and all(v == V_EQUAL for v in verdicts) else NOT_PROVEN
 
 
-def _verify(plan, timeout: float) -> list:
-    from ..verify.compare import verify_plan
+def _verify(plan, timeout: float) -> tuple:
+    """Per cut {cut, title, verdict, reason}.  A verify that fails inside (an internal error,
+    not a verdict) proves nothing: the variant is not proven, with the failure as the reason,
+    and goes to the GPU harness like any variant verify cannot prove."""
+    from ..verify.compare import NOT_PROVEN as V_NOT_PROVEN, verify_plan
 
     del timeout           # splice verify has no budget yet (module docstring)
-    return verify_plan(plan)
+    try:
+        results = verify_plan(plan)
+    except Exception as exc:  # noqa: BLE001 - verify's own failure is this variant's "not proven"
+        return ({"cut": 0, "title": "every cut", "verdict": V_NOT_PROVEN,
+                 "reason": f"splice verify failed: {type(exc).__name__}: {exc}"},)
+    return tuple({"cut": r.cut, "title": r.title, "verdict": r.verdict, "reason": r.reason} for r in results)
 
 
 def compile_cubin(name: str, text: str, arch: str, store: str) -> tuple:
@@ -105,10 +113,9 @@ def screen(job: ScreenJob) -> ScreenResult:
     except SpliceError as exc:
         return ScreenResult(job.key, "apply", error=exc.render(), seconds={"apply": time.perf_counter() - t0})
     t["apply"] = time.perf_counter() - t0
-    results = _verify(plan, job.verify_timeout)
+    cuts = _verify(plan, job.verify_timeout)
     t["verify"] = time.perf_counter() - t0 - t["apply"]
-    cuts = tuple({"cut": r.cut, "title": r.title, "verdict": r.verdict, "reason": r.reason} for r in results)
-    verdict = verdict_of([r.verdict for r in results])
+    verdict = verdict_of([c["verdict"] for c in cuts])
     if verdict == DIFFERENT:
         return ScreenResult(job.key, "verify", verdict, cuts, seconds=t)
     return _compile_stage(job, plan.text, verdict, cuts, t)

@@ -24,7 +24,7 @@ def row_json(r: dict) -> dict:
     return {"key": r["key"], "index": r["idx"], "points": r["points"], "choices": r["choices"],
             "recipe": r["recipe"], "state": r["state"], "screen_stage": r["stage"], "verify": r["verdict"],
             "cuts": r["cuts"], "registers": res.get("registers"), "spill_stores": res.get("spill_stores"),
-            "spill_loads": res.get("spill_loads"), "identical": same,
+            "spill_loads": res.get("spill_loads"), "stack": res.get("stack"), "identical": same,
             "harness": r["harness"], "ratio": r["ratio"], "low": r["low"], "high": r["high"],
             "verdict": r["timing"], "rounds": r["rounds"], "rung": r["rung"], "dropped": r["dropped"],
             "pairs": r["pairs"], "seconds": r["seconds"]}

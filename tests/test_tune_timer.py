@@ -94,7 +94,7 @@ def test_the_probe_bench_compares_outputs_and_stops_at_a_fault(tmp_path, monkeyp
     res = b.run(TimeBatch(0, 3, cands))
     by = {t.key: t for t in res.timings}
     assert by["a"].identical is True and by["b"].identical is False     # NaN bits equal: identical
-    assert "ILLEGAL_ADDRESS" in by["c"].fault and res.undone == ("d",) and b.broken
+    assert "ILLEGAL_ADDRESS" in by["c"].fault and res.undone == ("d",) and b.broken and res.lost
     res = b.run(TimeBatch(0, 3, cands[:2]))
     by = {t.key: t for t in res.timings}
     assert len(by["a"].pairs) == 3 and by["b"].pairs == ()         # only identical outputs are timed

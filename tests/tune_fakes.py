@@ -132,7 +132,7 @@ class FakeBench:
             if f["fault"] == "1":
                 fault = VariantTiming(c.key, fault="CUDADriverError: CUDA_ERROR_ILLEGAL_ADDRESS (fake)")
                 rest = tuple(x.key for x in batch.candidates[i + 1:])
-                return BatchResult("", self.device, batch.rung, 0, tuple(out) + (fault,), (), 0.0, rest)
+                return BatchResult("", self.device, batch.rung, 0, tuple(out) + (fault,), (), 0.0, rest, lost=True)
             speed = float(f["speed"])
             pairs = tuple((self._ms(c.key, 10.0 * speed, r, batch.seed), self._ms("control", 10.0, r, batch.seed))
                           for r in range(batch.rounds))

@@ -203,8 +203,9 @@ class GpuPool:
                 w.state = "restarting"
                 self._after_death(batch, deaths, str(exc), work, out)
                 continue
-            if res.undone:                     # a GPU fault: a fresh process for the rest
+            if res.lost:                       # a GPU fault: the process has ended; a fresh one next
                 w.stop()
+            if res.undone:                     # the rest of the batch, on whichever worker is free
                 out.put(("more", 1))
                 work.put((replace(batch, candidates=tuple(c for c in batch.candidates if c.key in res.undone)), 0))
             out.put(("done", res))

@@ -247,11 +247,11 @@ class RayExecutor:
             self._ready(i)
             yield from _after_death(b, deaths, str(exc), work)
             return
-        if res.undone or any(t.fault for t in res.timings):
+        if res.lost:
             self.ray.kill(self.actors[i], no_restart=False)      # a lost context: a fresh actor
             self._ready(i)
-            if res.undone:
-                work.append((replace(b, candidates=tuple(c for c in b.candidates if c.key in res.undone)), 0))
+        if res.undone:
+            work.append((replace(b, candidates=tuple(c for c in b.candidates if c.key in res.undone)), 0))
         yield replace(res, worker=f"ray gpu{i}")
 
     def _ready(self, i: int) -> None:

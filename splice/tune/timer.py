@@ -76,6 +76,7 @@ class BatchResult:
     seconds: float = 0.0
     undone: tuple = ()         # keys not run (the batch stopped at a fault)
     pid: int = 0               # the worker process that ran it
+    lost: bool = False         # the worker's CUDA context is lost: replace the worker
 
 
 class Bench(Protocol):
@@ -252,24 +253,25 @@ class ProbeBench:
         return out
 
     def run(self, batch: TimeBatch) -> BatchResult:
+        from ..errors import SpliceError
+
         t0 = time.perf_counter()
-        checked, fault = [], None
+        checked = []
         for i, c in enumerate(batch.candidates):
             try:
                 checked.append(self._check(c))
+            except SpliceError as exc:       # the driver refuses the cubin: the context is fine
+                checked.append(VariantTiming(c.key, fault=f"not loaded: {exc.message}"))
             except Exception as exc:  # noqa: BLE001 - a CUDA error is this candidate's fault
                 if not _cuda_error(exc):
                     raise
-                self.broken = True
-                fault = (VariantTiming(c.key, fault=f"{type(exc).__name__}: {exc}"),
-                         tuple(x.key for x in batch.candidates[i + 1:]))
-                break
-        if fault is not None:
-            return BatchResult("", self.device, batch.rung, 0, tuple(checked) + (fault[0],), (),
-                               time.perf_counter() - t0, fault[1], os.getpid())
-        return self._timed(batch, checked, t0)
+                self.broken = True        # the context is lost: nothing more runs here
+                return BatchResult("", self.device, batch.rung, 0, tuple(checked) + (
+                    VariantTiming(c.key, fault=f"{type(exc).__name__}: {exc}"),), (), time.perf_counter() - t0,
+                    tuple(x.key for x in batch.candidates[i + 1:]), os.getpid(), lost=True)
+        return self._timed(batch, [v for v in checked if not v.fault], t0, [v for v in checked if v.fault])
 
-    def _timed(self, batch: TimeBatch, checked: list, t0: float) -> BatchResult:
+    def _timed(self, batch: TimeBatch, checked: list, t0: float, refused: list) -> BatchResult:
         keys = [v.key for v in checked if v.identical and v.harness in ("", "identical")]
         times = self._time(["control", "control-copy", *keys], batch.rounds) if batch.rounds else {}
         ctl = times.get("control", [])
@@ -278,8 +280,8 @@ class ProbeBench:
             pairs = tuple(zip(times[v.key], ctl)) if v.key in times else ()
             out.append(VariantTiming(v.key, pairs, v.identical, v.harness))
         aa = tuple(zip(times.get("control-copy", []), ctl))
-        return BatchResult("", self.device, batch.rung, batch.rounds, tuple(out), aa, time.perf_counter() - t0,
-                           pid=os.getpid())
+        return BatchResult("", self.device, batch.rung, batch.rounds, tuple(out + refused), aa,
+                           time.perf_counter() - t0, pid=os.getpid())
 
 
 def open_bench(spec: BenchSpec) -> Bench:

@@ -3,6 +3,7 @@ killed mid-run, a restarted run (docs/tune.md).
 
     pip install -e '.[ray,gpu]'          # on a machine with two GPUs, cupy and ptxas
     python bench/tune_ray_2gpu.py [--space recipes/tune/enc5.yaml] [--out build/tune-ray]
+                                  [--address HOST:PORT] [--executor embedded]
 
 1. One CPU screen of the space (``--no-gpu``): every run below starts from a copy of its store,
    so they time the same survivors and nothing but the GPU phase differs.
@@ -40,8 +41,14 @@ def tune(space: str, out: Path, *extra: str, wait: bool = True):
 
 
 def copy_store(src: Path, dst: Path) -> None:
-    """The screened store, copied with SQLite's backup (the WAL included)."""
+    """The screened store: its database (SQLite's backup, the WAL included), its variants and
+    cubins (the store keeps their paths relative to its folder)."""
+    import shutil
+
     dst.mkdir(parents=True, exist_ok=True)
+    for sub in ("variants", "cubins"):
+        if (src / sub).is_dir():
+            shutil.copytree(src / sub, dst / sub, dirs_exist_ok=True)
     with sqlite3.connect(str(src / "tune.db")) as a, sqlite3.connect(str(dst / "tune.db")) as b:
         a.backup(b)
 
@@ -60,8 +67,8 @@ def first_call_pid(db: Path, proc, limit: float = 600) -> int:
     sys.exit("no GPU batch was recorded: nothing to kill")
 
 
-def killed_run(space: str, out: Path) -> dict:
-    proc = tune(space, out, "--executor", "ray", "--gpus", "2", wait=False)
+def killed_run(space: str, out: Path, ex: list) -> dict:
+    proc = tune(space, out, *ex, "--gpus", "2", wait=False)
     pid = first_call_pid(out / "tune.db", proc)
     os.kill(pid, signal.SIGKILL)
     stdout, _ = proc.communicate()
@@ -76,17 +83,21 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--space", default="recipes/tune/enc5.yaml")
     ap.add_argument("--out", default=os.environ.get("OUT", "build/tune-ray"))
+    ap.add_argument("--address", help="a running Ray cluster (default: each run starts a local one)")
+    ap.add_argument("--executor", default="ray", choices=("ray", "embedded"),
+                    help="embedded: the same proof without Ray (one GPU worker process per GPU)")
     a = ap.parse_args()
     out = Path(a.out)
+    ex = ["--executor", a.executor] + (["--address", a.address] if a.address else [])
     screen = tune(a.space, out / "screen", "--no-gpu")
     survivors = screen["counts"].get("screened", 0)
     runs = {}
     for g in (1, 2):
         copy_store(out / "screen", out / f"gpus{g}")
-        runs[g] = tune(a.space, out / f"gpus{g}", "--executor", "ray", "--gpus", str(g))
+        runs[g] = tune(a.space, out / f"gpus{g}", *ex, "--gpus", str(g))
     copy_store(out / "screen", out / "killed")
-    killed = killed_run(a.space, out / "killed")
-    again = tune(a.space, out / "killed", "--executor", "ray", "--gpus", "2")
+    killed = killed_run(a.space, out / "killed", ex)
+    again = tune(a.space, out / "killed", *ex, "--gpus", "2")
     report(survivors, runs, killed, again)
 
 

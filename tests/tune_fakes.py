@@ -132,11 +132,12 @@ class FakeBench:
             if f["fault"] == "1":
                 fault = VariantTiming(c.key, fault="CUDADriverError: CUDA_ERROR_ILLEGAL_ADDRESS (fake)")
                 rest = tuple(x.key for x in batch.candidates[i + 1:])
-                return BatchResult("", self.device, batch.rung, 0, tuple(out) + (fault,), (), 0.0, rest, lost=True)
+                return BatchResult("", self.device, batch.rung, 0, tuple(out) + (fault,), (), 0.0, rest, os.getpid(),
+                                   lost=True)
             speed = float(f["speed"])
             pairs = tuple((self._ms(c.key, 10.0 * speed, r, batch.seed), self._ms("control", 10.0, r, batch.seed))
                           for r in range(batch.rounds))
             out.append(VariantTiming(c.key, pairs, True, "identical" if c.harness else ""))
         aa = tuple((self._ms("copy", 10.0, r, batch.seed), self._ms("control", 10.0, r, batch.seed))
                    for r in range(batch.rounds))
-        return BatchResult("", self.device, batch.rung, batch.rounds, tuple(out), aa, 0.01)
+        return BatchResult("", self.device, batch.rung, batch.rounds, tuple(out), aa, 0.01, pid=os.getpid())

@@ -98,4 +98,5 @@ def test_the_probe_bench_compares_outputs_and_stops_at_a_fault(tmp_path, monkeyp
     res = b.run(TimeBatch(0, 3, cands[:2]))
     by = {t.key: t for t in res.timings}
     assert len(by["a"].pairs) == 3 and by["b"].pairs == ()         # only identical outputs are timed
+    assert by["a"].judged["ratio"] == 3.0 / 1.0 and by["a"].judged["verdict"] == "slower"   # 3 ms vs 1 ms
     assert len(res.aa) == 3 and res.pid > 0

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from splice.tune.steps import DIFFERENT, EQUAL, NOT_PROVEN, ScreenJob, ScreenResult
-from splice.tune.timer import BatchResult, TimeBatch, VariantTiming
+from splice.tune.timer import BatchResult, TimeBatch, VariantTiming, judge
 
 FENCE = {"none": 1.0, "start": 0.86, "end": 0.9, "both": 0.88, "every-k": 0.95}
 ORDER = {"original": 1.0, "k-major": 0.97, "chain-major": 1.03, "n-major": 0.99, "m-major": 1.01}
@@ -140,4 +140,5 @@ class FakeBench:
             out.append(VariantTiming(c.key, pairs, True, "identical" if c.harness else ""))
         aa = tuple((self._ms("copy", 10.0, r, batch.seed), self._ms("control", 10.0, r, batch.seed))
                    for r in range(batch.rounds))
-        return BatchResult("", self.device, batch.rung, batch.rounds, tuple(out), aa, 0.01, pid=os.getpid())
+        return BatchResult("", self.device, batch.rung, batch.rounds, judge(out, aa, batch.seed), aa, 0.01,
+                           pid=os.getpid())

@@ -7,8 +7,9 @@ reference outputs.  ``Bench.run(batch)`` checks each candidate's whole outputs a
 reference (byte for byte), runs the phase harness for the ones verify could not prove, and times
 ``batch.rounds`` rounds, each launching the control, its copy and every candidate once, in an
 order rotated by one each round.  It returns per candidate the (candidate ms, control ms) pairs
-of the rounds; :func:`summarize` turns the pairs gathered over all batches into a ratio of
-medians with a bootstrap interval and a verdict against the A/A band.
+of the rounds with that batch's ratio, interval and verdict (``judge``), and the A/A pairs; the
+driver judges again, with :func:`summarize`, over every round a variant has had (a ratio of
+medians with a bootstrap interval, and a verdict against the A/A band).
 
 What changes when the probe's own timing (A/A control, interleaving, bootstrap intervals,
 verdicts, cache state) lands: ``ProbeBench._time`` becomes one call of its ranking API with the
@@ -63,6 +64,7 @@ class VariantTiming:
     identical: Optional[bool] = None   # whole outputs equal to the control's
     harness: str = ""          # '' (not run) | 'identical' | what differed
     fault: str = ""            # a GPU fault while running this candidate
+    judged: Optional[dict] = None      # this batch's {ratio, low, high, verdict, rounds} (summarize)
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,14 @@ def summarize(pairs, aa_pairs=(), seed: int = 0) -> dict:
     ratio, lo, hi = ratio_interval(pairs, seed)
     aa = ratio_interval(aa_pairs, seed)[1:] if len(aa_pairs) else None
     return {"ratio": ratio, "low": lo, "high": hi, "verdict": verdict(lo, hi, aa), "rounds": len(pairs)}
+
+
+def judge(timings, aa, seed: int = 0) -> tuple:
+    """Each timing with its batch's own summary: the protocol's per-variant interval and verdict
+    (the driver judges again over every round a variant has had)."""
+    from dataclasses import replace
+
+    return tuple(replace(t, judged=summarize(t.pairs, aa, seed)) if t.pairs else t for t in timings)
 
 
 # --------------------------------------------------------------------------------------------
@@ -280,8 +290,8 @@ class ProbeBench:
             pairs = tuple(zip(times[v.key], ctl)) if v.key in times else ()
             out.append(VariantTiming(v.key, pairs, v.identical, v.harness))
         aa = tuple(zip(times.get("control-copy", []), ctl))
-        return BatchResult("", self.device, batch.rung, batch.rounds, tuple(out + refused), aa,
-                           time.perf_counter() - t0, pid=os.getpid())
+        return BatchResult("", self.device, batch.rung, batch.rounds, judge(out, aa, batch.seed) + tuple(refused),
+                           aa, time.perf_counter() - t0, pid=os.getpid())
 
 
 def open_bench(spec: BenchSpec) -> Bench:

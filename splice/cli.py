@@ -228,10 +228,14 @@ def _refuse_dashdash_values(ap: "_Parser", args) -> None:
     """``--top=--`` (or ``-o=--``): argparse drops the ``--`` as its end-of-options marker and
     stores an empty *list* without calling the option's type, so the value reached the commands
     as ``[]`` (``TypeError`` tracebacks in stats, spec, roundtrip, notes).  Refused as a usage
-    error (exit 2) naming the option."""
+    error (exit 2) naming the option.  An option given more than once (``action="append"``,
+    ``tune --reference``) holds a list of values: there, the empty list is one of them."""
     parser = ap.commands[args.command]
     for action in parser.options:
-        if action.nargs is None and action.option_strings and isinstance(getattr(args, action.dest, None), list):
+        value = getattr(args, action.dest, None)
+        if isinstance(action, argparse._AppendAction):
+            value = next((v for v in value or () if isinstance(v, list)), None)
+        if action.nargs is None and action.option_strings and isinstance(value, list):
             parser.error(f"argument {'/'.join(action.option_strings)}: '--' is not a value")
 
 

@@ -112,3 +112,11 @@ def test_outputs_onto_an_input_are_refused_before_any_work(tmp_path, capsys):
     assert main(["tune", str(space), "--no-gpu", "--png", str(space), "-o", str(tmp_path / "o")]) == 2
     assert "refusing to write the output onto an input" in capsys.readouterr().err
     assert space.read_text() == before and not (tmp_path / "o").exists()
+
+
+def test_reference_is_repeatable_and_refuses_dashdash(capsys):
+    assert main(["tune", str(SPACE), "--plan", "--reference", "a.yaml", "--reference", "b.yaml"]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["tune", str(SPACE), "--plan", "--reference=--"])
+    assert exc.value.code == 2 and "'--' is not a value" in capsys.readouterr().err

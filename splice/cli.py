@@ -184,6 +184,8 @@ def _tune_command(sub) -> None:
     p.add_argument("--jobs", type=_count, default=None, help="CPU worker processes (default: the cores)")
     p.add_argument("--gpus", type=_count, default=None, help="GPU workers (default: every visible GPU)")
     p.add_argument("--no-gpu", action="store_true", help="screen on the CPU only (apply, verify, ptxas)")
+    p.add_argument("--arch", default=None, help="the cubins' arch (default: the GPU's; with --no-gpu the recipe's): "
+                   "a CPU screen for the GPU that will time it")
     for flag, what in (("--max-variants", "points of the space to run (a seeded sample past it)"),
                        ("--rounds", "timed rounds per variant in the first rung"),
                        ("--eta", "each rung keeps 1/eta of the variants"),

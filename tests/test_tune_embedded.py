@@ -105,3 +105,17 @@ def test_a_reference_is_timed_in_every_rung_and_never_the_best(env):
     assert row["state"] == "timed" and row["recipe"] == ref
     assert row["rounds"] == max(r["rounds"] for r in rows)
     assert summary["best"]["key"] != row["key"]
+
+
+def test_arch_chooses_the_cubins_and_must_match_the_gpu(env, monkeypatch):
+    from splice.errors import SpliceError
+
+    space = load_space(str(SPACE))
+    store = Store(env / "out" / "tune.db")
+    ex = Embedded(2, [0], BENCH)
+    opts = driver.Options(env / "out", True, space.search, BENCH, tune_fakes.fake_screen, arch="sm_100")
+    with pytest.raises(SpliceError, match="the GPU runs sm_90 cubins"):
+        driver.run(space, store, ex, opts)
+    ex.close()
+    assert store.rows() == []            # said before anything was screened
+    store.close()

@@ -127,7 +127,10 @@ def _run(space, search, out: Path, args) -> dict:
         executor.close()
         raise
     store = Store(out / "tune.db")
-    opts = driver.Options(out, not args.no_gpu, search, factory, screen, references=tuple(args.reference or ()))
+    from . import checked_arch
+
+    opts = driver.Options(out, not args.no_gpu, search, factory, screen, references=tuple(args.reference or ()),
+                          arch=checked_arch(args.arch, args.space))
     try:
         with LiveView(executor.states) as view:
             summary = driver.run(space, store, executor, opts, view.note, dev)

@@ -47,6 +47,7 @@ class Options:
     screen: Callable = steps.screen
     verify_timeout: float = 0.0
     references: tuple = ()            # recipes timed beside the variants (a hand-made best so far)
+    arch: Optional[str] = None        # the cubins' arch (--arch); default the GPU's, or the recipe's
 
 
 @dataclass
@@ -72,6 +73,9 @@ def run(space: Space, store: Store, executor: Executor, opts: Options, note: Cal
     ctx = Context(space, load_base(space), store, executor, opts, note)
     if opts.gpu and dev is None:
         dev = executor.device()
+    if dev is not None and opts.arch is not None and opts.arch != dev["arch"]:
+        raise SpliceError(f"--arch {opts.arch}: the GPU runs {dev['arch']} cubins ({dev.get('name', 'the GPU')})",
+                          space.path)
     keys = prepare(ctx)
     arch = choose_arch(ctx, keys, dev)
     ctl = ThreadPoolExecutor(1)
@@ -144,6 +148,8 @@ def choose_arch(ctx: Context, keys: list, dev: Optional[dict]) -> str:
     if dev is not None:
         arch = dev["arch"]
         ctx.workers = max(1, int(dev.get("workers", 1)))
+    elif ctx.opts.arch is not None:
+        arch = ctx.opts.arch
     else:
         first = next((ctx.store.get(k)["recipe"] for k in keys), None)
         if first is None:

@@ -7,7 +7,7 @@
 # the leaderboard is printed last.  Everything is written under $OUT (default build/tune-gpu).
 # A CPU screen made beforehand (`splice tune SPACE --no-gpu -o build/tune/<name>-screen`, the
 # same ptxas and arch) is taken as it is when that folder is there: the GPU run then only times
-# the survivors (carry the folder to the GPU machine).
+# the survivors (carry build/tune to the GPU machine: docs/results/tune-cpu-screen-2026-12-01.md).
 # Run from the repository root on a GPU machine with cupy and ptxas:
 #   PYTHONPATH=/tmp/site:. sh bench/tune_gpu.sh                       # enc5 (about 3 min on one H200)
 #   PYTHONPATH=/tmp/site:. sh bench/tune_gpu.sh recipes/tune/dec1.yaml recipes/tune/gemm.yaml

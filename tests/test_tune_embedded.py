@@ -119,3 +119,21 @@ def test_arch_chooses_the_cubins_and_must_match_the_gpu(env, monkeypatch):
     ex.close()
     assert store.rows() == []            # said before anything was screened
     store.close()
+
+
+def test_a_store_moved_elsewhere_resumes_with_recipes_apply_reads(env):
+    """A CPU screen carried to another machine: the folder moved to another depth resumes there
+    (nothing screened again) and its variants' recipes still find their module."""
+    import shutil
+
+    from splice.cut.pipeline import run_apply
+
+    tune(env / "out")
+    screened = len(list((env / "log").iterdir()))
+    (env / "deep/er").mkdir(parents=True)
+    shutil.move(str(env / "out"), str(env / "deep/er/out"))
+    _, rows, _ = tune(env / "deep/er/out")
+    assert len(list((env / "log").iterdir())) == screened
+    r = next(r for r in rows if r["state"] == "timed")
+    assert r["recipe"].startswith(str(env / "deep/er/out")) and Path(r["cubin"]).is_file()
+    assert run_apply(r["recipe"], ptxas=False)[0].entry == "cuda_dldn_engine_swin_enc5_kernel"

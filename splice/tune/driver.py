@@ -118,9 +118,10 @@ def prepare(ctx: Context) -> list:
         if v.key in seen:
             continue
         seen.add(v.key)
-        if new or not ctx.store.get(v.key)["recipe"]:
-            path = write_variant(v, ctx.opts.out / "variants" / v.key[:16], ctx.base.module)
-            ctx.store.update(v.key, recipe=str(path))
+        # written again every run: its module path is relative to where the store is now (a
+        # store copied to another machine or folder still gives recipes apply can read)
+        path = write_variant(v, ctx.opts.out / "variants" / v.key[:16], ctx.base.module)
+        ctx.store.update(v.key, recipe=str(path))
         keys.append(v.key)
     keys += [reference(ctx, r) for r in ctx.opts.references]
     ctx.note("variants", distinct=len(keys))

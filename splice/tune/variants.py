@@ -173,7 +173,9 @@ def write_variant(v: Variant, folder: Path, module: Path, natives: str = "native
     moved = Variant(v.index, v.key, v.choices, {**v.recipe, "cuts": cuts}, v.natives, v.error)
     rel_module = os.path.relpath(os.path.abspath(module), os.path.abspath(folder))
     path = folder / name
-    write_atomic(path, recipe_text(moved, rel_module))
+    text = recipe_text(moved, rel_module)
+    if not (path.is_file() and path.read_text() == text):
+        write_atomic(path, text)
     return path
 
 

@@ -95,7 +95,8 @@ def _front_end_commands(sub) -> None:
 
 def _analysis_commands(sub) -> None:
     """spec, notes: what a kernel is."""
-    p = _add_json(sub.add_parser("spec", help="analyse a kernel: phases, provenance, epilogues, cut ABI"))
+    p = _add_json(sub.add_parser("spec", help="analyse a kernel: phases, provenance, epilogues, cut ABI "
+                                              "(--pressure: also a recipe's spliced module or a native alone)"))
     p.add_argument("file")
     p.add_argument("--entry", help="exact, demangled, or a unique substring of the entry name")
     p.add_argument("--phases", action="store_true")
@@ -108,6 +109,9 @@ def _analysis_commands(sub) -> None:
     p.add_argument("--png", help="pressure curve PNG path ('none': no PNG; default build/)")
     p.add_argument("--top", type=_count, default=None, help="pressure peaks shown (default 8)")
     p.add_argument("--no-ptxas", action="store_true", help="pressure without running ptxas -v")
+    p.add_argument("--live", default=None,
+                   help="with --pressure: the registers live before statement sNNNN (or line LNNNN), "
+                        "each with its definitions and last use")
     p.add_argument("--arch", default=None, help="ptxas arch for --pressure (default: from .target, at least sm_90)")
     p.set_defaults(func=_lazy("splice.commands.spec", "cmd_spec"))
 
@@ -115,6 +119,10 @@ def _analysis_commands(sub) -> None:
     p.add_argument("file")
     p.add_argument("--entry")
     p.add_argument("-o", "--output")
+    p.add_argument("--evidence", action="store_true",
+                   help="append every claim of the draft with the statement ranges that prove it")
+    p.add_argument("--profile", default=None,
+                   help="a profile YAML whose word sets the draft may use (default: the first whose globs match)")
     p.set_defaults(func=_lazy("splice.commands.spec", "cmd_notes"))
 
 
@@ -127,11 +135,15 @@ def _cut_commands(sub) -> None:
     p.add_argument("--diff", action="store_true", help="show the full highlighted PTX diff")
     _add_no_cache(p)
     p.add_argument("--verify-strict", action="store_true",
-                   help="exit with splice verify's status (1 different, 3 not proven) instead of 0")
+                   help="exit with splice verify's status (1 different, 3 not proven, 4 internal error) "
+                        "instead of 0")
+    p.add_argument("--no-verify", action="store_true", help="splice without proving the cuts (splice verify later)")
+    _add_timeout(p)
     p.set_defaults(func=_lazy("splice.commands.apply", "cmd_apply"))
 
     p = _add_json(sub.add_parser("verify", help="prove each native cut of a recipe equal to the code it replaces"))
     p.add_argument("recipe")
+    _add_timeout(p)
     p.set_defaults(func=_lazy("splice.commands.verify", "cmd_verify"))
 
     p = _add_json(sub.add_parser("extract", help="write a phase as a native-phase file against the symbolic ABI"))
@@ -157,9 +169,20 @@ def _probe_command(sub) -> None:
     p = _add_json(sub.add_parser("probe", help="run original and spliced modules on the GPU and compare frames"))
     p.add_argument("target", help="a recipe YAML, a probe spec YAML followed by a module, or init")
     p.add_argument("module", nargs="?", help="PTX module (with a probe spec)")
-    p.add_argument("--runs", type=int, default=50)
+    p.add_argument("--runs", type=int, default=200, help="the most timing rounds (the run stops earlier when "
+                                                          "every interval is narrower than --ci-width)")
     p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--graph", action="store_true", help="also time CUDA-graph replay")
+    p.add_argument("--graph", action="store_true", help="a timing sample launches one captured CUDA graph of "
+                                                        "its N frames")
+    p.add_argument("--cache", choices=("warm", "cold"), default="warm",
+                   help="cold: the L2 is flushed (2x its size written) before every timed launch")
+    p.add_argument("--ci-width", type=float, default=0.005,
+                   help="stop timing when every ratio's interval is at most this wide, relative (0.005)")
+    p.add_argument("--time-budget", type=float, default=10.0, help="stop timing after this many seconds (10)")
+    p.add_argument("--confidence", type=float, default=0.95, help="of the bootstrap intervals (0.95)")
+    p.add_argument("--min-sample-ms", type=float, default=1.0,
+                   help="one timing sample covers at least this much of the frame time: N frames per sample")
+    p.add_argument("--timing-seed", type=int, default=0, help="seed of the round orders and the bootstrap")
     p.add_argument("--stages", help="debug stages: phase list like 1,8,61, 'cut', epilogues like E9,E21-E23 "
                                     "or 'epilogues'")
     p.add_argument("--harness", action="store_true", help="phase harness: cut range vs native phase")
@@ -197,6 +220,24 @@ def _tune_command(sub) -> None:
                    help="a recipe timed beside the variants in the same rounds (e.g. the hand-made best); repeatable")
     p.add_argument("--png", help="the plot (default <output>/tune.png; 'none': no plot)")
     p.set_defaults(func=_lazy("splice.commands.tune", "cmd_tune"))
+
+
+def _add_timeout(p) -> None:
+    p.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+                   help="verify's time per cut (default 5, splice.verify.budget.DEFAULT_SECONDS); past it "
+                        "the cut is 'not proven (budget)'")
+
+
+def _seconds(value: str) -> float:
+    """A time limit: a finite number of seconds above 0 (``--timeout 0`` proved nothing, ``nan``
+    and ``inf`` no limit at all)."""
+    try:
+        t = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if not (0 < t < 1e9):
+        raise argparse.ArgumentTypeError(f"{value}: must be a number of seconds above 0 (and finite)")
+    return t
 
 
 def _count(value: str) -> int:

@@ -42,7 +42,7 @@ def test_notes_do_not_call_a_wgmma_b_register_resident():
 
     text = notes_markdown(_kernel(WS))
     assert "register-resident" not in text
-    assert "B from a shared-memory descriptor" in text
+    assert "B shared memory through a wgmma descriptor" in text     # operands by def-use
 
 
 def test_mma_sync_b_from_registers_is_unchanged():

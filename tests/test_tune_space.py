@@ -80,24 +80,38 @@ def test_errors_name_the_line(tmp_path, body, line, words):
     assert err.value.path == str(tmp_path / "t.yaml")
 
 
-def test_directives_are_refused_until_recipes_have_the_keys(tmp_path):
-    with pytest.raises(SpliceError) as err:
-        space(tmp_path, "  directives: {maxnreg: [168, 255]}\n")
-    assert err.value.line == 3
-    assert "this splice has no maxnreg key" in err.value.message
+def test_directive_values_are_checked_at_their_line(tmp_path):
+    for bad, needle in (("{maxnreg: [168, 300]}", "maxnreg: expected none or whole numbers 24..255"),
+                        ("{minblocks: [0]}", "minblocks: expected none or whole numbers 1..32"),
+                        ("{maxnreg: [big]}", "got 'big'"), ("{maxntid: [128]}", "unknown key 'maxntid'")):
+        with pytest.raises(SpliceError) as err:
+            space(tmp_path, f"  directives: {bad}\n")
+        assert err.value.line == 3 and needle in err.value.message, err.value.message
 
 
-def test_directives_become_recipe_keys_once_recipes_have_them(tmp_path, monkeypatch):
-    """With a recipe loader that takes maxnreg:/minblocks: (monkeypatched here, as the recipe
-    module will have them), a directive is a dimension and a variant's recipe sets it."""
-    import splice.cut.recipe as recipe
+def test_directives_are_recipe_keys_and_none_leaves_the_key_out(tmp_path):
     from splice.tune.variants import load_base, materialize
 
-    monkeypatch.setattr(recipe, "TOP_KEYS", recipe.TOP_KEYS | {"maxnreg", "minblocks"})
-    s = space(tmp_path, "  directives: {maxnreg: [168, 255], minblocks: 2}\n")
-    assert s.size == 2
-    v = materialize(load_base(s), 1)
+    s = space(tmp_path, "  directives: {maxnreg: [none, 168, 255], minblocks: 2}\n")
+    assert s.size == 3 and [d.name for d in s.dims] == ["maxnreg", "minblocks"]
+    base = load_base(s)
+    assert "maxnreg" not in materialize(base, 0).recipe and materialize(base, 0).recipe["minblocks"] == 2
+    v = materialize(base, 2)
     assert v.recipe["maxnreg"] == 255 and v.recipe["minblocks"] == 2
+    assert len({materialize(base, i).key for i in range(3)}) == 3
+
+
+def test_the_base_recipes_directives_are_kept_unless_a_choice_replaces_them(tmp_path):
+    from splice.tune.variants import load_base, materialize
+
+    r = tmp_path / "r.yaml"
+    r.write_text(ENC5.read_text().replace("module: enc5.ptx", f"module: {ROOT / 'corpus/enc5.ptx'}")
+                 .replace("native: native/", f"native: {ENC5.parent / 'native'}/")
+                 .replace("cuts:\n", "maxntid: [32, 1, 4]\nmaxnreg: 200\ncuts:\n", 1))
+    s = space(tmp_path, "  directives: {maxnreg: [none, 168]}\n", r)
+    base = load_base(s)
+    assert materialize(base, 0).recipe["maxntid"] == [32, 1, 4] and "maxnreg" not in materialize(base, 0).recipe
+    assert materialize(base, 1).recipe["maxnreg"] == 168 and materialize(base, 1).recipe["maxntid"] == [32, 1, 4]
 
 
 def test_not_a_tune_file(tmp_path):

@@ -1,41 +1,50 @@
-"""The entry's ``.maxnreg`` / ``.minnctapersm`` as recipe keys: the one place tune learns
-whether this splice's recipes have them.
+"""The entry's ``.maxnreg`` / ``.minnctapersm`` as a space's dimensions: the recipe keys
+``maxnreg:`` / ``minblocks:`` (``splice.cut.recipe``, docs/recipes.md "Entry directives").
 
-A variant sets a directive through the recipe, never by editing the module itself: the written
-best recipe must be an ordinary recipe that ``splice apply`` and ``splice probe`` accept as it
-is.  The keys (``maxnreg:``, ``minblocks:``) belong to ``splice.cut.recipe``; until it has them
-a space that varies a directive is refused, naming the key, instead of being tuned with a
-directive no apply would set.
+A variant sets a directive through its recipe, never by editing the module: the written best
+recipe is an ordinary recipe that ``splice apply`` and ``splice probe`` accept as it is.  A
+choice is a value the recipe key takes, or ``none``: the variant's recipe has no such key (the
+entry keeps what the module says).  The values are checked against the recipe's own ranges at
+the tune file's line, so a space never holds a point every apply would refuse.
 """
 from __future__ import annotations
 
 from ..errors import SpliceError
 
-#: a space's directive dimension -> the recipe key that sets it
-RECIPE_KEY = {"maxnreg": "maxnreg", "minblocks": "minblocks"}
-#: the PTX directive each key sets on the entry
+#: a space's directive dimension -> the PTX directive its recipe key sets on the entry
 PTX_DIRECTIVE = {"maxnreg": ".maxnreg", "minblocks": ".minnctapersm"}
+NONE = "none"
 
 
-def recipe_keys() -> frozenset:
-    """The top-level keys this splice's recipe loader accepts."""
-    from ..cut.recipe import TOP_KEYS
+def value_range(name: str) -> tuple:
+    from ..cut.recipe import MAXNREG_RANGE, MINBLOCKS_RANGE
 
-    return frozenset(TOP_KEYS)
-
-
-def supported(name: str) -> bool:
-    return RECIPE_KEY[name] in recipe_keys()
+    return {"maxnreg": MAXNREG_RANGE, "minblocks": MINBLOCKS_RANGE}[name]
 
 
-def refuse_unsupported(name: str, path: str, at: tuple) -> None:
-    """A directive dimension this splice cannot express in a recipe: an error at its line."""
-    if name in RECIPE_KEY and not supported(name):
-        raise SpliceError(f"directives: {name}: this splice has no {RECIPE_KEY[name]} key in its recipes "
-                          f"(the recipe key that sets the entry's {PTX_DIRECTIVE[name]}); remove the "
-                          "dimension, or use a splice whose recipes have it", path, *at)
+def check_choices(name: str, choices: tuple, path: str, at: tuple) -> None:
+    """Every choice ``none`` or a whole number the recipe key takes (24..255 registers, 1..32
+    blocks): an error at the dimension's line otherwise."""
+    lo, hi = value_range(name)
+    for v in choices:
+        if v == NONE:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise SpliceError(f"directives: {name}: expected none or whole numbers {lo}..{hi} (the recipe key "
+                              f"{name}: setting the entry's {PTX_DIRECTIVE[name]}), got {v!r}", path, *at)
 
 
-def recipe_entries(choices: dict) -> dict:
-    """The top-level recipe keys of a variant's directive choices ({'maxnreg': 168})."""
-    return {RECIPE_KEY[k]: v for k, v in choices.items() if k in RECIPE_KEY}
+def recipe_entries(base: dict, choices: dict) -> dict:
+    """The variant's top-level directive keys: the base recipe's own (maxnreg, minblocks,
+    maxntid), then each directive choice set, or removed by ``none``."""
+    from ..cut.recipe import DIRECTIVE_KEYS
+
+    out = {k: base[k] for k in DIRECTIVE_KEYS if k in base}
+    for k, v in choices.items():
+        if k not in PTX_DIRECTIVE:
+            continue
+        if v == NONE:
+            out.pop(k, None)
+        else:
+            out[k] = v
+    return out

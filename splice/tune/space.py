@@ -14,7 +14,7 @@
           abi: [inline, call]
           native: [../native/a.ptx, ../native/b.ptx]
           params: {woff: offsets, unroll: "1..4"}
-      directives: {maxnreg: [168, 255], minblocks: [1, 2]}
+      directives: {maxnreg: [none, 168], minblocks: [none, 3]}   # the recipe keys; none: left out
       search: {rounds: 3, eta: 2, final: 4, final_rounds: 30, max_variants: 64, seed: 0}
 
 The space is the product of its dimensions; a variant is one index into it, decoded digit by
@@ -335,13 +335,11 @@ def _directives(raw, path: str, tune: YMap, ranges: dict) -> list:
     if not isinstance(raw, YMap):
         raise SpliceError("directives: expected a mapping (maxnreg:, minblocks:)", path, *tune.vat("directives"))
     _known(raw, set(DIRECTIVES), "directives", path)
-    from .directives import refuse_unsupported
+    from .directives import check_choices
 
     out = []
     for k in raw:
-        refuse_unsupported(str(k), path, raw.at(k))
         vals = _values(raw[k], path, raw.vat(k), ranges, k)
-        if any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in vals):
-            raise SpliceError(f"{k}: expected positive whole numbers, got {list(vals)!r}", path, *raw.vat(k))
+        check_choices(str(k), vals, path, raw.vat(k))
         out.append(Dimension(str(k), (), vals, raw.vat(k)[0] or 0))
     return out

@@ -129,7 +129,7 @@ def _recipe(base: Base, per: dict, top: dict, point: dict) -> dict:
     desc = "; ".join(f"{k} {v}" for k, v in point.items()) or "the recipe as it is"
     out["description"] = f"{out.get('description', '')} [splice tune: {desc}]".strip()
     out["module"] = MODULE_SLOT
-    out.update(recipe_entries(top))
+    out.update(recipe_entries(plain(r), top))
     out["cuts"] = [_cut_entry(raw, i, per.get(i, {})) for i, raw in enumerate(r["cuts"], 1)]
     return out
 

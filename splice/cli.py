@@ -216,6 +216,7 @@ def _tune_command(sub) -> None:
                        ("--final-rounds", "rounds each variant of the last rung has in all"),
                        ("--seed", "the sample's and the bootstrap's seed")):
         p.add_argument(flag, type=int, default=None, help=what + " (default: the space's search:)")
+    _add_timeout(p)
     p.add_argument("--reference", action="append", metavar="RECIPE",
                    help="a recipe timed beside the variants in the same rounds (e.g. the hand-made best); repeatable")
     p.add_argument("--png", help="the plot (default <output>/tune.png; 'none': no plot)")

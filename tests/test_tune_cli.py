@@ -38,6 +38,10 @@ def test_errors_are_exit_2_at_the_line(tmp_path, capsys):
     assert main(["tune", str(SPACE), "--no-gpu", "--gpus", "1"]) == 2
     assert "--no-gpu runs no GPU worker" in capsys.readouterr().err
     assert main(["tune", str(SPACE), "--address", "x:1", "--plan", "--eta", "1"]) == 2
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:             # verify's budget: seconds above 0, as verify's
+        main(["tune", str(SPACE), "--plan", "--timeout", "0"])
+    assert exc.value.code == 2 and "--timeout" in capsys.readouterr().err
 
 
 def _env(**extra) -> dict:

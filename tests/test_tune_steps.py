@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from splice.tune.steps import DIFFERENT, EQUAL, NOT_PROVEN, ScreenJob, screen, verdict_of
+from splice.tune.steps import DIFFERENT, EQUAL, NOT_PROVEN, ScreenJob, screen, verdict_of, why_not_proven
 from tests.conftest import TINY_SWAPPED
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,13 +56,58 @@ def test_verdict_of_the_cuts():
 
 
 def test_a_verify_that_fails_inside_is_not_proven(tmp_path, monkeypatch):
-    """An internal error of verify proves nothing either way: not proven, the GPU harness decides."""
+    """An internal error of verify (splice verify's exit status 4) proves nothing either way: the
+    variant is not proven, the cut recorded as verify's internal error; the GPU harness decides."""
     import splice.verify.compare as compare
 
-    def broken(plan):
+    def broken(plan, timeout):
         raise TypeError("list indices must be integers or slices, not tuple")
 
     monkeypatch.setattr(compare, "verify_plan", broken)
     res = screen(ScreenJob("k" * 64, recipe(tmp_path, TRITON.read_text()), "sm_90", str(tmp_path / "store")))
-    assert res.verdict == NOT_PROVEN and "splice verify failed: TypeError" in res.cuts[0]["reason"]
+    assert res.verdict == NOT_PROVEN and res.cuts[0]["verdict"] == compare.INTERNAL
+    assert "internal error in splice verify (TypeError" in res.cuts[0]["reason"]
+    assert why_not_proven(res.cuts) == "internal error"
     assert res.stage in ("done", "ptxas", "timeout")
+
+
+def test_an_internal_error_in_one_cut_is_that_cut_s(tmp_path, monkeypatch):
+    """verify_plan's own per-cut internal error (a bug inside the checker of one cut) reaches the
+    variant as not proven, naming the cut."""
+    import splice.verify.compare as compare
+
+    def boom(*a, **k):
+        raise KeyError("a register the checker never saw")
+
+    monkeypatch.setattr(compare, "_prove", boom)
+    res = screen(ScreenJob("k" * 64, recipe(tmp_path, TRITON.read_text()), "sm_90", str(tmp_path / "store")))
+    assert res.verdict == NOT_PROVEN and res.cuts[0]["verdict"] == compare.INTERNAL and res.cuts[0]["cut"] == 1
+    assert why_not_proven(res.cuts) == "internal error: cut 1"
+
+
+def test_verify_gets_the_timeout_and_a_spent_budget_is_not_proven(tmp_path, monkeypatch):
+    import splice.verify.compare as compare
+
+    seen = []
+    real = compare.verify_plan
+
+    def spy(plan, timeout):
+        seen.append(timeout)
+        return real(plan, timeout)
+
+    monkeypatch.setattr(compare, "verify_plan", spy)
+    r = recipe(tmp_path, TRITON.read_text())
+    screen(ScreenJob("k" * 64, r, "sm_90", str(tmp_path / "store"), verify_timeout=7.5))
+    screen(ScreenJob("k" * 64, r, "sm_90", str(tmp_path / "store")))
+    from splice.verify.budget import DEFAULT_SECONDS
+
+    assert seen == [7.5, DEFAULT_SECONDS]
+
+    def spent(plan, cut, cache, budget, res):
+        from splice.verify.budget import BudgetExceeded
+
+        raise BudgetExceeded(budget.seconds, " (evaluating the original; --timeout)")
+
+    monkeypatch.setattr(compare, "_prove", spent)
+    res = screen(ScreenJob("k" * 64, r, "sm_90", str(tmp_path / "store"), verify_timeout=0.5))
+    assert res.verdict == NOT_PROVEN and res.cuts[0]["budget"] and why_not_proven(res.cuts) == "budget: cut 1"

@@ -129,8 +129,8 @@ def _run(space, search, out: Path, args) -> dict:
     store = Store(out / "tune.db")
     from . import checked_arch
 
-    opts = driver.Options(out, not args.no_gpu, search, factory, screen, references=tuple(args.reference or ()),
-                          arch=checked_arch(args.arch, args.space))
+    opts = driver.Options(out, not args.no_gpu, search, factory, screen, verify_timeout=args.timeout,
+                          references=tuple(args.reference or ()), arch=checked_arch(args.arch, args.space))
     try:
         with LiveView(executor.states) as view:
             summary = driver.run(space, store, executor, opts, view.note, dev)

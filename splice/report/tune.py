@@ -96,7 +96,8 @@ def print_board(board: dict, con=None) -> None:
         state = r["dropped"].split(";")[0] if r["dropped"] else r["state"]     # the figures are in their columns
         if r["state"] == "pending" and r["screen_stage"] == "timeout":
             state = "pending: ptxas ran out of time (the next run screens it again)"
-        t.add_row(str(i), r["key"][:12], esc(_choices(r["choices"])), esc(r["verify"] or "-"),
+        verify = (r["verify"] or "-") + (f" ({r['verify_why']})" if r.get("verify_why") else "")
+        t.add_row(str(i), r["key"][:12], esc(_choices(r["choices"])), esc(verify),
                   str(r["registers"] if r["registers"] is not None else "-"), spill, _interval(r),
                   esc(r["verdict"] or "-"), str(r["rounds"]), esc(state))
     con.print(t)

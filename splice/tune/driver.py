@@ -45,7 +45,7 @@ class Options:
     search: Search = field(default_factory=Search)
     factory: str = "splice.tune.timer:ProbeBench"
     screen: Callable = steps.screen
-    verify_timeout: float = 0.0
+    verify_timeout: Optional[float] = None   # verify's seconds per cut (None: splice verify's default)
     references: tuple = ()            # recipes timed beside the variants (a hand-made best so far)
     arch: Optional[str] = None        # the cubins' arch (--arch); default the GPU's, or the recipe's
 

@@ -3,8 +3,10 @@ and what splice.report renders.  Built from the store alone, so a finished, kill
 run gives the same board for the same rows."""
 from __future__ import annotations
 
+from .steps import NOT_PROVEN, why_not_proven
 from .store import Store
 from .timer import ratio_interval
+
 
 def choices_text(choices: dict) -> str:
     return ", ".join(f"{k} {v}" for k, v in choices.items()) or "the recipe as it is"
@@ -23,7 +25,8 @@ def row_json(r: dict) -> dict:
     same = None if r["identical"] is None else bool(r["identical"])
     return {"key": r["key"], "index": r["idx"], "points": r["points"], "choices": r["choices"],
             "recipe": r["recipe"], "state": r["state"], "screen_stage": r["stage"], "verify": r["verdict"],
-            "cuts": r["cuts"], "registers": res.get("registers"), "spill_stores": res.get("spill_stores"),
+            "verify_why": why_not_proven(r["cuts"]) if r["verdict"] == NOT_PROVEN else "", "cuts": r["cuts"],
+            "registers": res.get("registers"), "spill_stores": res.get("spill_stores"),
             "spill_loads": res.get("spill_loads"), "stack": res.get("stack"), "identical": same,
             "harness": r["harness"], "ratio": r["ratio"], "low": r["low"], "high": r["high"],
             "verdict": r["timing"], "rounds": r["rounds"], "rung": r["rung"], "dropped": r["dropped"],

@@ -2,14 +2,13 @@
 ``splice.cut``, ``splice.verify`` and the probe's compile.
 
 Each call is what the command of the same name does (``run_apply`` without writing, the same
-``verify_plan``, the probe's own cubin build), so a variant's verdict here is the verdict
-``splice verify`` gives its recipe.  ``screen`` runs in a worker process: its job and result are
-small picklable records.  Verify runs before ptxas: a variant proved different costs no compile.
-
-When ``splice verify`` gets a time budget (``--timeout``, a "not proven (budget)" verdict),
-``_verify`` passes ``ScreenJob.verify_timeout`` to it; every verdict that is not "proved equal"
-or "proved different" already counts as not proven here, so the budget verdict needs no other
-change.
+``verify_plan`` with ``splice verify``'s per-cut ``--timeout``, the probe's own cubin build), so
+a variant's verdict here is the verdict ``splice verify`` gives its recipe.  ``screen`` runs in a
+worker process: its job and result are small picklable records.  Verify runs before ptxas: a
+variant proved different costs no compile.  A cut verify leaves *not proven* -- a construct it
+does not model, its budget spent ("not proven (budget)"), or an internal error of the checker
+(``splice verify``'s exit status 4) -- makes the variant not proven: the GPU harness decides.
+Each cut's record keeps verify's own verdict and reason, so the board says which it was.
 """
 from __future__ import annotations
 
@@ -17,6 +16,7 @@ import hashlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 from ..errors import SpliceError
 
@@ -29,7 +29,7 @@ class ScreenJob:
     recipe: str                  # the variant's recipe path
     arch: str                    # the cubin's target (the device's, or the recipe's without a GPU)
     store: str                   # the folder holding cubins/
-    verify_timeout: float = 0.0  # seconds per cut (0: no budget; see the module's docstring)
+    verify_timeout: Optional[float] = None   # verify's seconds per cut (None: splice verify's default)
 
 
 @dataclass(frozen=True)
@@ -75,19 +75,34 @@ def verdict_of(verdicts: list) -> str:
     return EQUAL if verdicts and all(v == V_EQUAL for v in verdicts) else NOT_PROVEN
 
 
-def _verify(plan, timeout: float) -> tuple:
-    """Per cut {cut, title, verdict, reason}.  A verify that fails inside (an internal error,
-    not a verdict) proves nothing: the variant is not proven, with the failure as the reason,
-    and goes to the GPU harness like any variant verify cannot prove."""
-    from ..verify.compare import NOT_PROVEN as V_NOT_PROVEN, verify_plan
+def _verify(plan, timeout: Optional[float]) -> tuple:
+    """Per cut {cut, title, verdict, reason, budget, seconds}, each cut within ``timeout``
+    seconds (None: ``splice verify``'s default).  verify_plan turns a failure inside one cut into
+    that cut's *internal error*; one before any cut is the whole plan's, recorded the same way."""
+    from ..verify.budget import DEFAULT_SECONDS
+    from ..verify.compare import INTERNAL, verify_plan
 
-    del timeout           # splice verify has no budget yet (module docstring)
     try:
-        results = verify_plan(plan)
-    except Exception as exc:  # noqa: BLE001 - verify's own failure is this variant's "not proven"
-        return ({"cut": 0, "title": "every cut", "verdict": V_NOT_PROVEN,
-                 "reason": f"splice verify failed: {type(exc).__name__}: {exc}"},)
-    return tuple({"cut": r.cut, "title": r.title, "verdict": r.verdict, "reason": r.reason} for r in results)
+        results = verify_plan(plan, DEFAULT_SECONDS if timeout is None else timeout)
+    except Exception as exc:  # noqa: BLE001 - verify's own failure is an internal error, never a verdict
+        return ({"cut": 0, "title": "every cut", "verdict": INTERNAL, "budget": False, "seconds": 0.0,
+                 "reason": f"internal error in splice verify ({type(exc).__name__}: {exc})"},)
+    return tuple({"cut": r.cut, "title": r.title, "verdict": r.verdict, "reason": r.reason, "budget": r.budget,
+                  "seconds": r.seconds} for r in results)
+
+
+def why_not_proven(cuts) -> str:
+    """What kept a not-proven variant from a proof, as the board says it: the first cut's
+    internal error, spent budget or unmodelled construct."""
+    from ..verify.compare import EQUAL as V_EQUAL, INTERNAL
+
+    for kind, test in (("internal error", lambda c: c["verdict"] == INTERNAL),
+                       ("budget", lambda c: c.get("budget")),
+                       ("not modelled", lambda c: c["verdict"] != V_EQUAL)):
+        first = next((c for c in cuts if test(c)), None)
+        if first is not None:
+            return f"{kind}: cut {first['cut']}" if first["cut"] else kind
+    return ""
 
 
 def compile_cubin(name: str, text: str, arch: str, store: str) -> tuple:

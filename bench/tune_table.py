@@ -16,7 +16,7 @@ def main(db: str) -> None:
     st = Store(Path(db))
     b = board(st, {})
     st.close()
-    ctl = (b.get("control") or {}).get("resources") or {}
+    ctl = (b.get("original") or {}).get("resources") or {}
     print(f"store `{db}`: {', '.join(f'{n} {k}' for k, n in sorted(b['counts'].items()))}; arch {b['arch']}; "
           f"original: {ctl.get('registers')} registers, spills {ctl.get('spill_stores')}/{ctl.get('spill_loads')} "
           f"bytes, stack {ctl.get('stack')}")

@@ -216,6 +216,12 @@ def _tune_command(sub) -> None:
                        ("--final-rounds", "rounds each variant of the last rung has in all"),
                        ("--seed", "the sample's and the bootstrap's seed")):
         p.add_argument(flag, type=int, default=None, help=what + " (default: the space's search:)")
+    p.add_argument("--cache", choices=("warm", "cold"), default=None,
+                   help="cold: the L2 flushed before every timed launch (default: the space's search:, warm)")
+    for flag, what in (("--min-sample-ms", "one timing sample covers at least this much of the shortest module"),
+                       ("--ci-width", "a GPU batch stops once every interval is at most this wide, relative"),
+                       ("--time-budget", "seconds of timing per GPU batch at most")):
+        p.add_argument(flag, type=float, default=None, help=what + " (default: the space's search:)")
     _add_timeout(p)
     p.add_argument("--reference", action="append", metavar="RECIPE",
                    help="a recipe timed beside the variants in the same rounds (e.g. the hand-made best); repeatable")

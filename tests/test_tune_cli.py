@@ -39,6 +39,10 @@ def test_errors_are_exit_2_at_the_line(tmp_path, capsys):
     assert "--no-gpu runs no GPU worker" in capsys.readouterr().err
     assert main(["tune", str(SPACE), "--address", "x:1", "--plan", "--eta", "1"]) == 2
     capsys.readouterr()
+    assert main(["tune", str(SPACE), "--plan", "--ci-width", "2"]) == 2       # the timing's settings, checked
+    assert "--ci-width: expected a number" in capsys.readouterr().err
+    assert main(["tune", str(SPACE), "--plan", "--json", "--cache", "cold", "--min-sample-ms", "0"]) == 0
+    assert json.loads(capsys.readouterr().out)["search"]["cache"] == "cold"
     with pytest.raises(SystemExit) as exc:             # verify's budget: seconds above 0, as verify's
         main(["tune", str(SPACE), "--plan", "--timeout", "0"])
     assert exc.value.code == 2 and "--timeout" in capsys.readouterr().err

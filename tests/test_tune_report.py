@@ -19,7 +19,7 @@ def board(timed: bool = True) -> dict:
                      "verdict": "faster" if t else "", "rounds": 40 if t else 0, "state": "timed" if t else "dropped",
                      "screen_stage": "done",
                      "dropped": "" if t else "halving: rung 0, ranked 3 of 3 (the best 2 went on); ratio 0.9"})
-    return {"store": "x/tune.db", "arch": "sm_90", "control": {"resources": {"registers": 255}},
+    return {"store": "x/tune.db", "arch": "sm_90", "original": {"resources": {"registers": 255}},
             "aa": {"ratio": 1.0, "low": 0.998, "high": 1.002, "rounds": 40}, "counts": {"timed": 2, "dropped": 1},
             "best": {"key": "0" * 64, "recipe": "x/best.yaml", "ratio": 0.86, "low": 0.85, "high": 0.87,
                      "verdict": "faster"} if timed else None, "variants": rows}

@@ -114,6 +114,20 @@ def test_the_base_recipes_directives_are_kept_unless_a_choice_replaces_them(tmp_
     assert materialize(base, 1).recipe["maxnreg"] == 168 and materialize(base, 1).recipe["maxntid"] == [32, 1, 4]
 
 
+def test_the_search_takes_the_timing_settings(tmp_path):
+    s = space(tmp_path, "  search: {rounds: 2, cache: cold, min_sample_ms: 2, ci_width: 0.01, time_budget: 30}\n")
+    assert (s.search.rounds, s.search.cache, s.search.min_sample_ms, s.search.ci_width, s.search.time_budget) == \
+        (2, "cold", 2, 0.01, 30)
+    for bad, needle in (("{cache: lukewarm}", "cache: expected warm or cold"),
+                        ("{ci_width: 0}", "ci_width: expected a number"),
+                        ("{time_budget: .inf}", "time_budget: expected a number"),
+                        ("{min_sample_ms: yes}", "min_sample_ms: expected a number"),
+                        ("{rounds: 1.5}", "rounds: expected a whole number")):
+        with pytest.raises(SpliceError) as err:
+            space(tmp_path, f"  search: {bad}\n")
+        assert err.value.line == 3 and needle in err.value.message, err.value.message
+
+
 def test_not_a_tune_file(tmp_path):
     p = tmp_path / "x.yaml"
     p.write_text("recipe: r.yaml\n")

@@ -2,6 +2,7 @@
 a second connection -- what a restarted run sees."""
 from __future__ import annotations
 
+import json
 import sqlite3
 
 from splice.tune.store import Store
@@ -36,12 +37,26 @@ def test_the_database_is_in_wal_mode(tmp_path):
 
 
 def test_a_store_without_the_newer_columns_is_brought_up_to_date(tmp_path):
+    """A store of an earlier splice (calls without pid and the timing record, variants without
+    the rounds asked and the withheld reason) gets the columns, its rows kept."""
     with sqlite3.connect(str(tmp_path / "tune.db")) as c:
         c.execute("CREATE TABLE calls (id INTEGER PRIMARY KEY AUTOINCREMENT, worker TEXT, device TEXT, rung INTEGER, "
                   "rounds INTEGER, keys TEXT, aa TEXT, seconds REAL, at REAL)")
+        c.execute("CREATE TABLE variants (key TEXT PRIMARY KEY, idx INTEGER NOT NULL, points TEXT NOT NULL, "
+                  "choices TEXT NOT NULL, recipe TEXT NOT NULL DEFAULT '', state TEXT NOT NULL DEFAULT 'pending', "
+                  "stage TEXT NOT NULL DEFAULT '', verdict TEXT NOT NULL DEFAULT '', cuts TEXT NOT NULL DEFAULT '[]', "
+                  "resources TEXT NOT NULL DEFAULT '{}', cubin TEXT NOT NULL DEFAULT '', "
+                  "cubin_sha TEXT NOT NULL DEFAULT '', identical INTEGER, harness TEXT NOT NULL DEFAULT '', "
+                  "pairs TEXT NOT NULL DEFAULT '[]', ratio REAL, low REAL, high REAL, timing TEXT NOT NULL DEFAULT '', "
+                  "rounds INTEGER NOT NULL DEFAULT 0, rung INTEGER NOT NULL DEFAULT 0, "
+                  "dropped TEXT NOT NULL DEFAULT '', error TEXT NOT NULL DEFAULT '', "
+                  "seconds TEXT NOT NULL DEFAULT '{}', updated REAL NOT NULL DEFAULT 0)")
+        c.execute("INSERT INTO variants (key, idx, points, choices, rounds) VALUES ('k', 0, '[0]', '{}', 8)")
     st = Store(tmp_path / "tune.db")
-    st.add_call("gpu0", "H200", 0, 1, [], [], 0.1, pid=4242)
-    assert st.calls()[0]["pid"] == 4242
+    st.add_call("gpu0", "H200", 0, 1, [], [], 0.1, pid=4242, record={"stopped": "runs"})
+    assert st.calls()[0]["pid"] == 4242 and json.loads(st.calls()[0]["record"]) == {"stopped": "runs"}
+    r = st.get("k")
+    assert r["rounds"] == 8 and r["asked"] == 0 and r["withheld"] == ""
     st.close()
 
 

@@ -1,12 +1,17 @@
-"""Fakes for the tune tests: a CPU screen and a GPU bench with a deterministic clock.
+"""Fakes for the tune tests: a CPU screen and a GPU bench on the timing module's simulated device.
 
 The fake screen reads what the variant is from its recipe's description (the choices of the
 point that made it: "order@1 k-major; fence@1 start; loads@1 as-is") and gives each point of
 tests/data/tune/qkv.yaml a known fate (``FATES``, by cut 1's (order, fence, loads)): proved
 different, a ptxas failure, not proven (the fake harness then finds it identical), a GPU fault,
 a worker killed once; every other variant is equal.  The "cubin" it writes holds the variant's
-true speed; the fake bench times each candidate as ``control × speed`` with a seeded ±0.5 %
-jitter per round, so the best variant is known in advance.  The kills happen only when
+true speed.  The fake bench is ``splice.tune.timer.TimingBench`` itself -- the same checks, the
+same call of the probe's timing method (``splice.probe.timing.measure``), the same conversion of
+its record -- on ``tests/timing_fake.FakeDevice`` (the timing tests' simulated host and GPU
+clocks), each launch of a module costing ``10 ms x speed`` with a ±0.5 % jitter that depends
+only on (module, launch number, seed): the best variant is known in advance and the figures do
+not depend on which variants share a batch.  ``TUNE_FAKE_THROTTLE`` (a mask) makes the device
+state report throttling, so the batch's verdicts are withheld.  The kills happen only when
 ``TUNE_FAKE_KILL_CPU`` / ``TUNE_FAKE_KILL_GPU`` name a folder (a marker file there records
 that the kill happened, so the retry succeeds).  ``TUNE_FAKE_LOG`` (a folder) records every
 screen call; ``TUNE_FAKE_SLOW`` makes each screen take that many seconds.
@@ -21,7 +26,9 @@ import time
 from pathlib import Path
 
 from splice.tune.steps import DIFFERENT, EQUAL, NOT_PROVEN, ScreenJob, ScreenResult
-from splice.tune.timer import BatchResult, TimeBatch, VariantTiming, judge
+from splice.tune.timer import BASELINE, CONTROL, Candidate, TimingBench, VariantTiming
+
+from .timing_fake import FakeDevice, FakeState
 
 FENCE = {"none": 1.0, "start": 0.86, "end": 0.9, "both": 0.88, "every-k": 0.95}
 ORDER = {"original": 1.0, "k-major": 0.97, "chain-major": 1.03, "n-major": 0.99, "m-major": 1.01}
@@ -97,12 +104,33 @@ def fake_screen(job: ScreenJob) -> ScreenResult:
                         hashlib.sha256(body.encode()).hexdigest(), seconds={"apply": 0.0})
 
 
-class FakeBench:
-    """A GPU bench on a clock that is a function of (candidate, round, seed)."""
+class CUDADriverError(RuntimeError):
+    """Named as cupy names its driver errors: the bench tells a GPU fault by the class name."""
+
+
+class JitterDevice(FakeDevice):
+    """The timing tests' simulated device, each launch's cost a function of (module, its launch
+    number, seed) alone."""
+
+    def __init__(self, cost_ms: dict, seed: int):
+        super().__init__(cost_ms)
+        self.seed = seed
+        self.launches: dict = {}
+
+    def _one(self, name: str) -> float:
+        k = self.launches[name] = self.launches.get(name, 0) + 1
+        return self.cost[name] * (1.0 + random.Random(f"{name}/{k}/{self.seed}").uniform(-0.005, 0.005))
+
+
+class FakeBench(TimingBench):
+    """A GPU bench on the simulated device: the original and its control cost 10 ms a launch,
+    each candidate ``10 ms x speed``."""
 
     def __init__(self, spec):
         self.spec = spec
         self.device = "fake-gpu"
+        self.cost = {BASELINE: 10.0, CONTROL: 10.0}
+        self.harnessed: set = set()
 
     @staticmethod
     def describe() -> dict:
@@ -118,27 +146,19 @@ class FakeBench:
             return {"speed": str(0.9 + 0.2 * h / 2 ** 32), "fault": "0", "die": "0"}
         return dict(line.split("=", 1) for line in blob.decode().split())
 
-    @staticmethod
-    def _ms(name: str, base: float, r: int, seed: int) -> float:
-        rng = random.Random(f"{name}/{r}/{seed}")
-        return base * (1.0 + rng.uniform(-0.005, 0.005))
+    def _check(self, c: Candidate) -> VariantTiming:
+        f = self._facts(c.cubin)
+        if f["die"] == "1" and _once("TUNE_FAKE_KILL_GPU", c.key):
+            os._exit(9)
+        if f["fault"] == "1":
+            raise CUDADriverError("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered (fake)")
+        self.cost[c.key] = 10.0 * float(f["speed"])
+        return VariantTiming(c.key, identical=True, harness="identical" if c.harness else "")
 
-    def run(self, batch: TimeBatch) -> BatchResult:
-        out = []
-        for i, c in enumerate(batch.candidates):
-            f = self._facts(c.cubin)
-            if f["die"] == "1" and _once("TUNE_FAKE_KILL_GPU", c.key):
-                os._exit(9)
-            if f["fault"] == "1":
-                fault = VariantTiming(c.key, fault="CUDADriverError: CUDA_ERROR_ILLEGAL_ADDRESS (fake)")
-                rest = tuple(x.key for x in batch.candidates[i + 1:])
-                return BatchResult("", self.device, batch.rung, 0, tuple(out) + (fault,), (), 0.0, rest, os.getpid(),
-                                   lost=True)
-            speed = float(f["speed"])
-            pairs = tuple((self._ms(c.key, 10.0 * speed, r, batch.seed), self._ms("control", 10.0, r, batch.seed))
-                          for r in range(batch.rounds))
-            out.append(VariantTiming(c.key, pairs, True, "identical" if c.harness else ""))
-        aa = tuple((self._ms("copy", 10.0, r, batch.seed), self._ms("control", 10.0, r, batch.seed))
-                   for r in range(batch.rounds))
-        return BatchResult("", self.device, batch.rung, batch.rounds, judge(out, aa, batch.seed), aa, 0.01,
-                           pid=os.getpid())
+    def _measure(self, names: list, opts) -> dict:
+        from splice.probe.timing import measure
+
+        mask = int(os.environ.get("TUNE_FAKE_THROTTLE", "0"), 0)
+        state = FakeState(masks=(0, mask)) if mask else None
+        return measure(JitterDevice({n: self.cost[n] for n in names}, opts.seed), names, BASELINE, CONTROL, opts,
+                       state)

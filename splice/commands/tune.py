@@ -18,17 +18,20 @@ from pathlib import Path
 from ..errors import SpliceError
 from ..report import jsonout
 
-SEARCH_FLAGS = ("rounds", "eta", "final", "final_rounds", "max_variants", "seed")
+SEARCH_FLAGS = ("rounds", "eta", "final", "final_rounds", "max_variants", "seed", "cache", "min_sample_ms",
+                "ci_width", "time_budget")
 
 
 def _search(space, args):
     import dataclasses
 
+    from ..tune.space import search_error
+
     over = {k: getattr(args, k) for k in SEARCH_FLAGS if getattr(args, k, None) is not None}
     for k, v in over.items():
-        low = 0 if k == "seed" else (2 if k == "eta" else 1)
-        if v < low:
-            raise SpliceError(f"--{k.replace('_', '-')} {v}: must be at least {low}", args.space)
+        why = search_error(k, v)
+        if why:
+            raise SpliceError(f"--{k.replace('_', '-')}: {why}", args.space)
     return dataclasses.replace(space.search, **over)
 
 

@@ -112,14 +112,21 @@ def _choices(choices: dict) -> str:
 
 
 def _footer(board: dict, con) -> None:
-    ctl = (board.get("control") or {}).get("resources") or {}
+    ctl = (board.get("original") or {}).get("resources") or {}
     aa = board.get("aa")
     counts = ", ".join(f"{n} {k}" for k, n in sorted(board["counts"].items()))
     con.print(f"store {esc(board['store'])}: {counts}; arch {esc(board.get('arch') or '-')}; "
               f"original: {ctl.get('registers', '-')} registers, spills {ctl.get('spill_stores', '-')}/"
               f"{ctl.get('spill_loads', '-')} bytes")
     if aa:
-        con.print(f"A/A (the original against a second copy of itself): {_interval(aa)} over {aa['rounds']} rounds")
+        band = f", band ±{aa['band'] * 100:.2f} %" if aa.get("band") is not None else ""
+        con.print(f"A/A (the original against a second copy of itself): {_interval(aa)} over {aa['rounds']} "
+                  f"rounds{band}")
+    tm = board.get("timing") or {}
+    if tm.get("batches"):
+        why = ", ".join(f"{n} {k}" for k, n in sorted(tm["stopped"].items()))
+        held = f"; verdicts withheld in {tm['withheld']}: {esc(tm['withheld_why'][0])}" if tm["withheld"] else ""
+        con.print(f"GPU batches: {tm['batches']} (rounds stopped by: {esc(why) or '-'}){held}")
     best = board.get("best")
     if best:
         con.print(f"[bold]best[/] {best['key'][:12]}: ratio {_interval(best)}, {esc(best['verdict'])}; "

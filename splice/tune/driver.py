@@ -19,7 +19,7 @@ from ..errors import SpliceError
 from . import halving, steps
 from .space import Search, Space
 from .store import Store
-from .timer import BenchSpec, Candidate, TimeBatch, summarize
+from .timer import WITHHELD, BenchSpec, Candidate, TimeBatch, Timing, summarize
 from .variants import Base, load_base, materialize, write_variant
 
 
@@ -43,7 +43,7 @@ class Options:
     out: Path
     gpu: bool = True
     search: Search = field(default_factory=Search)
-    factory: str = "splice.tune.timer:ProbeBench"
+    factory: str = "splice.tune.timer:ProbeBench"   # timer.DEFAULT_FACTORY
     screen: Callable = steps.screen
     verify_timeout: Optional[float] = None   # verify's seconds per cut (None: splice verify's default)
     references: tuple = ()            # recipes timed beside the variants (a hand-made best so far)
@@ -67,7 +67,7 @@ def _quiet(event: str, **data) -> None:
 
 def run(space: Space, store: Store, executor: Executor, opts: Options, note: Callable = _quiet,
         dev: Optional[dict] = None) -> dict:
-    """The whole run; returns {keys, survivors, best, arch, control} (the store has the rest).
+    """The whole run; returns {keys, survivors, best, arch, original} (the store has the rest).
     ``dev``: the executor's ``device()``, when the caller asked it first (before making the
     store: no GPU is said before anything is written)."""
     ctx = Context(space, load_base(space), store, executor, opts, note)
@@ -80,18 +80,18 @@ def run(space: Space, store: Store, executor: Executor, opts: Options, note: Cal
     arch = choose_arch(ctx, keys, dev)
     ctl = ThreadPoolExecutor(1)
     try:
-        control = ctl.submit(steps.compile_control, ctx.base.module, arch, str(opts.out))
+        original = ctl.submit(steps.compile_original, ctx.base.module, arch, str(opts.out))
         survivors = screen(ctx, keys, arch)
         summary: dict = {"keys": keys, "survivors": survivors, "arch": arch, "best": None}
-        control_res = control.result()
+        original_res = original.result()
     finally:
         ctl.shutdown(wait=True)
-    store.set_meta("control", {"cubin_sha": control_res.cubin_sha, "resources": control_res.resources})
-    summary["control"] = control_res.resources
+    store.set_meta("original", {"cubin_sha": original_res.cubin_sha, "resources": original_res.resources})
+    summary["original"] = original_res.resources
     if not opts.gpu or not survivors:
         return summary
     t0 = time.perf_counter()
-    executor.start_gpus(bench_spec(ctx, control_res))
+    executor.start_gpus(bench_spec(ctx, original_res))
     halve(ctx, survivors)
     summary["timing_seconds"] = time.perf_counter() - t0
     summary["best"] = write_best(ctx)
@@ -204,13 +204,19 @@ def drop_reason(res) -> str:
 # the GPU: successive halving
 # --------------------------------------------------------------------------------------------
 
-def bench_spec(ctx: Context, control) -> BenchSpec:
+def bench_spec(ctx: Context, original) -> BenchSpec:
     from .timer import probe_spec
 
     entry = ctx.space.recipe.get("entry")
     spec = probe_spec(ctx.base.module, ctx.space.recipe_path, entry)
-    return BenchSpec(str(spec), str(ctx.base.module), entry or "", control.cubin, control.cubin_sha,
+    return BenchSpec(str(spec), str(ctx.base.module), entry or "", original.cubin, original.cubin_sha,
                      ctx.opts.factory)
+
+
+def timing_of(search: Search) -> Timing:
+    """The timing method's settings every batch of the run is given."""
+    return Timing(cache=search.cache, min_sample_ms=search.min_sample_ms, ci_width=search.ci_width,
+                  time_budget=search.time_budget)
 
 
 def halve(ctx: Context, survivors: list) -> None:
@@ -251,19 +257,23 @@ def decide(ctx: Context, rung: int, alive: list) -> list:
 
 
 def time_to(ctx: Context, alive: list, target: int, rung: int) -> None:
-    """Bring every alive variant to ``target`` rounds (batches per missing count, spread over
-    the GPU workers)."""
+    """Ask for ``target`` rounds of every alive variant: batches per missing count, spread over
+    the GPU workers.  Rounds are caps -- a batch stops earlier once its intervals are narrow
+    enough -- so what a variant still needs counts the rounds it was asked for (``asked``),
+    not only those it got: a precise variant is not timed again for the same rung."""
     by_need: dict = {}
     for k in alive:
-        need = target - ctx.store.get(k)["rounds"]
+        row = ctx.store.get(k)
+        need = target - max(row["rounds"], row["asked"])
         if need > 0:
             by_need.setdefault(need, []).append(k)
     batches = []
+    timing = timing_of(ctx.opts.search)
     for need, ks in sorted(by_need.items()):
         per = math.ceil(len(ks) / ctx.workers)
         for i in range(0, len(ks), per):
             cands = tuple(candidate(ctx.store.get(k)) for k in ks[i:i + per])
-            batches.append(TimeBatch(rung, need, cands, ctx.opts.search.seed + rung))
+            batches.append(TimeBatch(rung, need, cands, ctx.opts.search.seed + rung, timing))
     ctx.note("rung", rung=rung, alive=len(alive), target=target, batches=len(batches))
     for res in ctx.executor.time(batches):
         record_batch(ctx, res)
@@ -278,7 +288,7 @@ def record_batch(ctx: Context, res) -> None:
     st = ctx.store
     if res.timings:
         st.add_call(res.worker, res.device, res.rung, res.rounds, [t.key for t in res.timings], res.aa, res.seconds,
-                    res.pid)
+                    res.pid, {**res.record, "asked": res.asked, "stopped": res.stopped, "withheld": res.withheld})
     aa = st.aa_pairs()
     for t in res.timings:
         row = st.get(t.key)
@@ -288,11 +298,15 @@ def record_batch(ctx: Context, res) -> None:
             st.drop(t.key, why)
             ctx.note("dropped", key=t.key, reason=why)
             continue
+        if not t.pairs:            # checked, not timed (the batch had no rounds): nothing to record
+            continue
         pairs = st.add_pairs(t.key, t.pairs)
-        st.update(t.key, identical=1, harness=t.harness or row["harness"])
-        if pairs:
-            sm = summarize(pairs, aa, ctx.opts.search.seed)
-            st.update(t.key, ratio=sm["ratio"], low=sm["low"], high=sm["high"], timing=sm["verdict"])
+        withheld = row["withheld"] or res.withheld
+        st.update(t.key, identical=1, harness=t.harness or row["harness"], asked=row["asked"] + res.asked,
+                  withheld=withheld)
+        sm = summarize(pairs, aa, ctx.opts.search.seed)
+        st.update(t.key, ratio=sm["ratio"], low=sm["low"], high=sm["high"],
+                  timing=WITHHELD if withheld else sm["verdict"])
         ctx.note("timed", key=t.key, row=st.row(t.key))
 
 

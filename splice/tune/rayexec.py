@@ -146,14 +146,14 @@ class RayCpu:
 class GpuActor:
     """One bench on one GPU of the cluster (a Ray actor: ``num_gpus=1``)."""
 
-    def __init__(self, spec: BenchSpec, probe: bytes, module: bytes, control: bytes):
+    def __init__(self, spec: BenchSpec, probe: bytes, module: bytes, original: bytes):
         from .timer import open_bench
 
         def put(blob: bytes, name: str) -> str:
             return _local(hashlib.sha256(blob).hexdigest(), blob, "-" + Path(name).name)
 
         local = replace(spec, probe=put(probe, spec.probe), module=put(module, spec.module),
-                        control=_local(spec.control_sha, control, ".cubin"))
+                        original=_local(spec.original_sha, original, ".cubin"))
         self.bench = open_bench(local)
 
     def describe(self) -> str:
@@ -203,7 +203,7 @@ class RayExecutor:
         cls = self.ray.remote(num_gpus=1, num_cpus=0, max_restarts=-1, max_task_retries=0)(GpuActor)
         # put by this driver and held here: an actor restarted after a death reads its constructor's
         # arguments again, and arguments Ray put on its own are gone by then (ray-project/ray#53727)
-        self.held = [self.ray.put(Path(p).read_bytes()) for p in (spec.probe, spec.module, spec.control)]
+        self.held = [self.ray.put(Path(p).read_bytes()) for p in (spec.probe, spec.module, spec.original)]
         n = self.device()["workers"] if self.want is None else self.want
         self.actors = [cls.remote(spec, *self.held) for _ in range(n)]
         self.state = {i: "idle" for i in range(n)}

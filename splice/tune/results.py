@@ -3,9 +3,11 @@ and what splice.report renders.  Built from the store alone, so a finished, kill
 run gives the same board for the same rows."""
 from __future__ import annotations
 
+import json
+
 from .steps import NOT_PROVEN, why_not_proven
 from .store import Store
-from .timer import ratio_interval
+from .timer import aa_summary
 
 
 def choices_text(choices: dict) -> str:
@@ -29,22 +31,40 @@ def row_json(r: dict) -> dict:
             "registers": res.get("registers"), "spill_stores": res.get("spill_stores"),
             "spill_loads": res.get("spill_loads"), "stack": res.get("stack"), "identical": same,
             "harness": r["harness"], "ratio": r["ratio"], "low": r["low"], "high": r["high"],
-            "verdict": r["timing"], "rounds": r["rounds"], "rung": r["rung"], "dropped": r["dropped"],
+            "verdict": r["timing"], "rounds": r["rounds"], "asked": r["asked"], "withheld": r["withheld"],
+            "rung": r["rung"], "dropped": r["dropped"],
             "pairs": r["pairs"], "seconds": r["seconds"]}
+
+
+def timing_json(calls: list) -> dict:
+    """The GPU batches in a few figures: how many (and how many timed anything: a batch that
+    stopped at a fault timed nothing), why their rounds stopped, how many had their verdicts
+    withheld (the device throttled) and why, the method of the last one."""
+    stopped: dict = {}
+    withheld = []
+    method = None
+    timed = 0
+    for c in calls:
+        rec = json.loads(c.get("record") or "{}")
+        timed += bool(rec.get("rounds"))
+        if rec.get("stopped"):
+            stopped[rec["stopped"]] = stopped.get(rec["stopped"], 0) + 1
+        if rec.get("withheld"):
+            withheld.append(rec["withheld"])
+        method = rec.get("method") or method
+    return {"batches": len(calls), "timed": timed, "stopped": stopped, "withheld": len(withheld),
+            "withheld_why": withheld[:1], "method": method}
 
 
 def board(store: Store, summary: dict) -> dict:
     rows = sorted(store.rows(), key=_rank_key)
     aa = store.aa_pairs()
-    aa_sum = None
-    if aa:
-        ratio, lo, hi = ratio_interval(aa)
-        aa_sum = {"ratio": ratio, "low": lo, "high": hi, "rounds": len(aa)}
     counts: dict = {}
     for r in rows:
         counts[r["state"]] = counts.get(r["state"], 0) + 1
-    return {"store": str(store.path), "arch": store.get_meta("arch"), "control": store.get_meta("control"),
-            "aa": aa_sum, "counts": counts, "best": summary.get("best"), "size": summary.get("size"),
-            "points": summary.get("points"), "calls": len(store.calls()),
-            "timing_seconds": summary.get("timing_seconds"),
+    calls = store.calls()
+    return {"store": str(store.path), "arch": store.get_meta("arch"), "original": store.get_meta("original"),
+            "aa": aa_summary(aa) if aa else None, "counts": counts, "best": summary.get("best"),
+            "size": summary.get("size"), "points": summary.get("points"), "calls": len(calls),
+            "timing": timing_json(calls), "timing_seconds": summary.get("timing_seconds"),
             "variants": [row_json(r) for r in rows]}

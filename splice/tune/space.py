@@ -15,7 +15,8 @@
           native: [../native/a.ptx, ../native/b.ptx]
           params: {woff: offsets, unroll: "1..4"}
       directives: {maxnreg: [none, 168], minblocks: [none, 3]}   # the recipe keys; none: left out
-      search: {rounds: 3, eta: 2, final: 4, final_rounds: 30, max_variants: 64, seed: 0}
+      search: {rounds: 3, eta: 2, final: 4, final_rounds: 30, max_variants: 64, seed: 0,
+               cache: warm, min_sample_ms: 1.0, ci_width: 0.005, time_budget: 60}
 
 The space is the product of its dimensions; a variant is one index into it, decoded digit by
 digit (mixed radix), so ``size`` is known without enumerating and any point is built alone.
@@ -37,6 +38,9 @@ CUT_DIMENSIONS = ("order", "fence", "loads", "abi", "native", "params")
 ITEM_KEYS = {"cuts", "together", "threads", *CUT_DIMENSIONS}
 TUNE_KEYS = {"space", "ranges", "directives", "search"}
 SEARCH_KEYS = {"rounds": 3, "eta": 2, "final": 4, "final_rounds": 30, "max_variants": 64, "seed": 0}
+#: the timing method's settings a search takes (docs/timing.md; probe's --cache, --min-sample-ms,
+#: --ci-width, --time-budget): every GPU batch is timed with them
+TIMING_KEYS = ("cache", "min_sample_ms", "ci_width", "time_budget")
 DIRECTIVES = ("maxnreg", "minblocks")
 _RANGE = re.compile(r"\s*(-?\d{1,18})\s*\.\.\s*(-?\d{1,18})\s*(?:/\s*(\d{1,18}))?\s*$")
 MAX_RANGE = 1 << 16
@@ -62,12 +66,30 @@ def _cuts_text(cuts: tuple) -> str:
 
 @dataclass(frozen=True)
 class Search:
-    rounds: int = 3
+    rounds: int = 3                 # the round caps: rung r asks for rounds * eta^r
     eta: int = 2
     final: int = 4
     final_rounds: int = 30
     max_variants: int = 64
     seed: int = 0
+    cache: str = "warm"             # warm | cold
+    min_sample_ms: float = 1.0      # a sample covers at least this much of the shortest module
+    ci_width: float = 0.005         # a batch stops once every interval is at most this wide
+    time_budget: float = 60.0       # seconds of timing per GPU batch at most
+
+
+def search_error(key: str, value) -> str:
+    """Why ``value`` is no setting for search key ``key`` ('' when it is one)."""
+    if key in TIMING_KEYS:
+        if key == "cache":
+            return "" if value in ("warm", "cold") else f"expected warm or cold, got {value!r}"
+        number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        lo, hi = {"min_sample_ms": (0.0, 1e4), "ci_width": (1e-6, 1.0), "time_budget": (1e-3, 1e6)}[key]
+        return "" if number and lo <= value <= hi else f"expected a number {lo:g}..{hi:g}, got {value!r}"
+    low = 0 if key == "seed" else (2 if key == "eta" else 1)
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        return f"expected a whole number of at least {low}, got {value!r}"
+    return ""
 
 
 @dataclass
@@ -169,14 +191,13 @@ def _search(raw, path: str, tune: YMap) -> Search:
         return Search()
     if not isinstance(raw, YMap):
         raise SpliceError("search: expected a mapping", path, *tune.vat("search"))
-    _known(raw, set(SEARCH_KEYS), "search", path)
+    _known(raw, set(SEARCH_KEYS) | set(TIMING_KEYS), "search", path)
     vals = {}
     for k, v in raw.items():
-        low = 0 if k == "seed" else (2 if k == "eta" else 1)
-        if isinstance(v, bool) or not isinstance(v, int) or v < low:
-            raise SpliceError(f"search: {k}: expected a whole number of at least {low}, got {v!r}", path,
-                              *raw.vat(k))
-        vals[k] = v
+        why = search_error(str(k), v)
+        if why:
+            raise SpliceError(f"search: {k}: {why}", path, *raw.vat(k))
+        vals[str(k)] = v
     return Search(**vals)
 
 

@@ -150,13 +150,14 @@ def _compile_stage(job: ScreenJob, text: str, verdict: str, cuts: tuple, t: dict
     return ScreenResult(job.key, "done", verdict, cuts, res, path, sha, seconds=t)
 
 
-def compile_control(module: Path, arch: str, store: str) -> ScreenResult:
-    """The original module's cubin: every timing is a ratio against it."""
+def compile_original(module: Path, arch: str, store: str) -> ScreenResult:
+    """The original module's cubin: every timing is a ratio against it (loaded twice on the GPU:
+    the baseline and its A/A control)."""
     from ..util import read_text
 
     t0 = time.perf_counter()
-    path, sha, res = compile_cubin("control", read_text(module), arch, store)
-    return ScreenResult("control", "done", EQUAL, (), res, path, sha, seconds={"ptxas": time.perf_counter() - t0})
+    path, sha, res = compile_cubin("original", read_text(module), arch, store)
+    return ScreenResult("original", "done", EQUAL, (), res, path, sha, seconds={"ptxas": time.perf_counter() - t0})
 
 
 def recipe_arch(recipe_path: str) -> str:

@@ -4,7 +4,8 @@ One row per variant (keyed by its content hash): the points of the space that ge
 recipe, where the CPU screen ended (apply / verify / ptxas) with verify's verdict and ptxas'
 resources, the GPU's findings (outputs identical, harness), every timing pair, the summary
 (ratio, interval, verdict, rounds, rung) and, for a dropped variant, why.  One row per GPU batch
-(``calls``: worker and its pid, device, rounds, the A/A pairs).  ``meta`` holds the run's arch, the control
+(``calls``: worker and its pid, device, rounds, the A/A pairs, the timing record: method, device
+state, why the rounds stopped, withheld verdicts).  ``meta`` holds the run's arch, the control
 cubin and the halving decisions.  The database is in WAL mode and every result is committed as
 it arrives, so a killed run loses at most the results in flight; a restarted run reads what is
 here and skips it.  Only the driver process writes.
@@ -25,11 +26,12 @@ CREATE TABLE IF NOT EXISTS variants (
   resources TEXT NOT NULL DEFAULT '{}', cubin TEXT NOT NULL DEFAULT '', cubin_sha TEXT NOT NULL DEFAULT '',
   identical INTEGER, harness TEXT NOT NULL DEFAULT '', pairs TEXT NOT NULL DEFAULT '[]',
   ratio REAL, low REAL, high REAL, timing TEXT NOT NULL DEFAULT '', rounds INTEGER NOT NULL DEFAULT 0,
-  rung INTEGER NOT NULL DEFAULT 0, dropped TEXT NOT NULL DEFAULT '', error TEXT NOT NULL DEFAULT '',
+  asked INTEGER NOT NULL DEFAULT 0, withheld TEXT NOT NULL DEFAULT '', rung INTEGER NOT NULL DEFAULT 0,
+  dropped TEXT NOT NULL DEFAULT '', error TEXT NOT NULL DEFAULT '',
   seconds TEXT NOT NULL DEFAULT '{}', updated REAL NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS calls (
   id INTEGER PRIMARY KEY AUTOINCREMENT, worker TEXT, device TEXT, rung INTEGER, rounds INTEGER,
-  keys TEXT, aa TEXT, seconds REAL, at REAL, pid INTEGER);
+  keys TEXT, aa TEXT, seconds REAL, at REAL, pid INTEGER, record TEXT NOT NULL DEFAULT '{}');
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
 """
 #: a variant's states: pending (not screened), screened (a survivor), dropped, timed (final rung)
@@ -53,11 +55,17 @@ class Store:
         self._migrate()
         self.db.commit()
 
+    #: columns added since the first stores were made: (table, column, declaration)
+    _ADDED = (("calls", "pid", "INTEGER"), ("calls", "record", "TEXT NOT NULL DEFAULT '{}'"),
+              ("variants", "asked", "INTEGER NOT NULL DEFAULT 0"),
+              ("variants", "withheld", "TEXT NOT NULL DEFAULT ''"))
+
     def _migrate(self) -> None:
         """Columns added since a store was made (a store outlives the splice that wrote it)."""
-        have = {r["name"] for r in self.db.execute("PRAGMA table_info(calls)")}
-        if "pid" not in have:
-            self.db.execute("ALTER TABLE calls ADD COLUMN pid INTEGER")
+        for table, col, decl in self._ADDED:
+            have = {r["name"] for r in self.db.execute(f"PRAGMA table_info({table})")}
+            if col not in have:
+                self.db.execute(f"ALTER TABLE {table} ADD COLUMN {col} {decl}")
 
     def close(self) -> None:
         self.db.close()
@@ -121,11 +129,13 @@ class Store:
     # ---- GPU calls ----------------------------------------------------------------------------
 
     def add_call(self, worker: str, device: str, rung: int, rounds: int, keys, aa, seconds: float,
-                 pid: int = 0) -> int:
-        cur = self.db.execute("INSERT INTO calls (worker, device, rung, rounds, keys, aa, seconds, at, pid) VALUES "
-                              "(?, ?, ?, ?, ?, ?, ?, ?, ?)", (worker, device, rung, rounds, json.dumps(list(keys)),
-                                                              json.dumps([list(p) for p in aa]), seconds, time.time(),
-                                                              pid))
+                 pid: int = 0, record: Optional[dict] = None) -> int:
+        """One GPU batch: who ran it, the A/A pairs, and the timing record (method, device state,
+        why it stopped, what was withheld, every ratio of that batch)."""
+        cur = self.db.execute("INSERT INTO calls (worker, device, rung, rounds, keys, aa, seconds, at, pid, record) "
+                              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                              (worker, device, rung, rounds, json.dumps(list(keys)), json.dumps([list(p) for p in aa]),
+                               seconds, time.time(), pid, json.dumps(record or {}, allow_nan=False)))
         self.db.commit()
         return int(cur.lastrowid or 0)
 

@@ -1,32 +1,50 @@
-"""Timing variants against the original: the protocol tune's GPU workers speak, and its adapter
-onto today's probe -- the one module of splice.tune that calls ``splice.probe`` at run time.
+"""Timing variants against the original: the protocol tune's GPU workers speak, on the probe's
+one timing method (``splice.probe.timing``, docs/timing.md) -- the one module of splice.tune
+that times, and with ``steps.py`` the only one that calls ``splice.probe``.
 
-A GPU worker holds one :class:`Bench`: the probe spec's inputs on its device, the original
-module loaded twice (the control and an independently loaded copy of it, the A/A pair) and its
-reference outputs.  ``Bench.run(batch)`` checks each candidate's whole outputs against the
-reference (byte for byte), runs the phase harness for the ones verify could not prove, and times
-``batch.rounds`` rounds, each launching the control, its copy and every candidate once, in an
-order rotated by one each round.  It returns per candidate the (candidate ms, control ms) pairs
-of the rounds with that batch's ratio, interval and verdict (``judge``), and the A/A pairs; the
-driver judges again, with :func:`summarize`, over every round a variant has had (a ratio of
-medians with a bootstrap interval, and a verdict against the A/A band).
+A GPU worker holds one bench: the probe spec's inputs on its device, the original module loaded
+twice -- the *baseline* (``original``) and the *control* (``control``: the same cubin loaded a
+second time, the A/A) -- and the device state one render leaves.  ``run(batch)`` checks each
+candidate's whole outputs against the original's (byte for byte), runs the phase harness for
+the ones verify could not prove, then times the survivors with the timing method: the original,
+the control and every candidate in the same rounds (a seeded Latin-square order, a spacer before
+every sample, ``cache`` warm or cold, N launches per sample from ``min_sample_ms``), the rounds
+stopping when every interval is narrower than ``ci_width``, when ``time_budget`` is spent or at
+``batch.rounds`` -- a cap: halving asks for rounds, the timing may need fewer.  The device's
+state is read through NVML; a batch during which it throttled has its verdicts withheld.
 
-What changes when the probe's own timing (A/A control, interleaving, bootstrap intervals,
-verdicts, cache state) lands: ``ProbeBench._time`` becomes one call of its ranking API with the
-control and the candidates, and ``summarize`` / ``ratio_interval`` / ``verdict`` become calls of
-its statistics; the records here (``TimeBatch``, ``VariantTiming``, ``BatchResult``) stay, so
-the driver, the store and the executors do not change.
+The batch returns per candidate its (candidate ms, original ms) pairs (one per kept round) with
+the timing's own ratio, interval and verdict for that batch, the A/A pairs (control ms, original
+ms), why the rounds stopped, what was withheld, and the timing record itself.  The driver judges
+a variant again over every round it has had, with the same statistics (:func:`summarize`:
+``splice.probe.timing_stats``' ratio of medians, paired bootstrap interval and verdict against
+the A/A band): one statistics implementation in the project.
 """
 from __future__ import annotations
 
 import importlib
 import os
 import time
-from dataclasses import dataclass
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field, replace
 from typing import Optional, Protocol
 
-FASTER, SLOWER, SAME = "faster", "slower", "indistinguishable"
+FASTER, SLOWER, SAME, WITHHELD = "faster", "slower", "indistinguishable", "withheld"
 DEFAULT_FACTORY = "splice.tune.timer:ProbeBench"
+BASELINE, CONTROL = "original", "control"      # the timing's roles: the original, its second load
+CACHES = ("warm", "cold")
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The timing method's settings for every batch (the space's ``search:``, or the command's
+    --cache, --min-sample-ms, --ci-width, --time-budget); ``batch.rounds`` is the round cap."""
+    cache: str = "warm"             # cold: L2 flushed before every timed launch, outside the interval
+    min_sample_ms: float = 1.0      # one sample covers at least this much of the shortest module
+    ci_width: float = 0.005         # stop when every interval is at most this wide, relative
+    time_budget: float = 60.0       # seconds of timing per batch at most
+    confidence: float = 0.95
+    warmup: int = 5                 # untimed launches of every module first
 
 
 @dataclass(frozen=True)
@@ -35,8 +53,8 @@ class BenchSpec:
     probe: str                 # the probe spec (probes/<module stem>.yaml)
     module: str                # the original module (the spec's check reads its .param list)
     entry: str
-    control: str               # the original's cubin
-    control_sha: str
+    original: str              # the original's cubin (loaded twice: the baseline and the control)
+    original_sha: str
     factory: str = DEFAULT_FACTORY
 
 
@@ -52,19 +70,20 @@ class Candidate:
 @dataclass(frozen=True)
 class TimeBatch:
     rung: int
-    rounds: int
+    rounds: int                # the most rounds (the timing stops earlier once precise enough)
     candidates: tuple
     seed: int = 0
+    timing: Timing = field(default_factory=Timing)
 
 
 @dataclass(frozen=True)
 class VariantTiming:
     key: str
-    pairs: tuple = ()          # (candidate ms, control ms) per round
-    identical: Optional[bool] = None   # whole outputs equal to the control's
+    pairs: tuple = ()          # (candidate ms, original ms) per kept round
+    identical: Optional[bool] = None   # whole outputs equal to the original's
     harness: str = ""          # '' (not run) | 'identical' | what differed
     fault: str = ""            # a GPU fault while running this candidate
-    judged: Optional[dict] = None      # this batch's {ratio, low, high, verdict, rounds} (summarize)
+    judged: Optional[dict] = None      # this batch's {ratio, lo, hi, confidence, width, rounds, verdict}
 
 
 @dataclass(frozen=True)
@@ -72,13 +91,17 @@ class BatchResult:
     worker: str
     device: str
     rung: int
-    rounds: int
+    rounds: int                # rounds kept
     timings: tuple             # VariantTiming per candidate run
-    aa: tuple = ()             # (copy ms, control ms) per round: the control against itself
+    aa: tuple = ()             # (control ms, original ms) per round: the original against itself
     seconds: float = 0.0
-    undone: tuple = ()         # keys not run (the batch stopped at a fault)
+    undone: tuple = ()         # keys not run (the batch stopped at a fault): queued again
     pid: int = 0               # the worker process that ran it
     lost: bool = False         # the worker's CUDA context is lost: replace the worker
+    asked: int = 0             # the round cap the batch was given
+    stopped: str = ""          # precision | budget | runs (the timing's own words)
+    withheld: str = ""         # why the verdicts are withheld (the device throttled), or ''
+    record: dict = field(default_factory=dict)   # the timing record (samples are in the pairs)
 
 
 class Bench(Protocol):
@@ -94,65 +117,137 @@ def factory(name: str):
 
 
 # --------------------------------------------------------------------------------------------
-# statistics (see the module docstring: these become the probe timing's own)
+# statistics: the timing module's, over the pairs a variant has gathered
 # --------------------------------------------------------------------------------------------
 
-def ratio_interval(pairs, seed: int = 0, level: float = 0.95, resamples: int = 2000) -> tuple:
-    """(ratio of medians, low, high): candidate median over control median, with a percentile
-    bootstrap over rounds (a round's two times stay together, so drift cancels)."""
-    import numpy as np
+def interval(pairs, seed: int = 0, confidence: float = 0.95):
+    """The probe timing's :class:`~splice.probe.timing_stats.Interval` of (b ms, a ms) pairs:
+    median(b) / median(a), a paired percentile bootstrap over rounds (seeded)."""
+    from ..probe.timing_stats import ratio_interval
 
-    a = np.asarray(pairs, dtype=float)
-    if a.ndim != 2 or len(a) == 0:
+    if not len(pairs):
         raise ValueError("no timing pairs")
-    ratio = float(np.median(a[:, 0]) / np.median(a[:, 1]))
-    if len(a) == 1:
-        return ratio, ratio, ratio
-    idx = np.random.default_rng(seed).integers(0, len(a), (resamples, len(a)))
-    rs = np.median(a[idx, 0], axis=1) / np.median(a[idx, 1], axis=1)
-    lo, hi = np.quantile(rs, [(1 - level) / 2, (1 + level) / 2])
-    return ratio, float(lo), float(hi)
+    b, a = zip(*pairs)
+    return ratio_interval(a, b, confidence, seed=seed)
 
 
-def verdict(low: float, high: float, aa: Optional[tuple] = None) -> str:
-    """faster / slower when the whole interval is past 1 and past the A/A band (the control
-    against its own copy: what the method alone produces); otherwise indistinguishable."""
-    aa_lo, aa_hi = aa if aa is not None else (1.0, 1.0)
-    if high < 1.0 and high < aa_lo:
-        return FASTER
-    if low > 1.0 and low > aa_hi:
-        return SLOWER
-    return SAME
+def summarize(pairs, aa_pairs, seed: int = 0, confidence: float = 0.95) -> dict:
+    """{ratio, low, high, verdict, rounds} of a candidate's pairs, judged against the A/A pairs
+    by the timing's own rule (faster / slower only outside the A/A band)."""
+    from ..probe.timing_stats import verdict
+
+    iv = interval(pairs, seed, confidence)
+    aa = interval(aa_pairs, seed, confidence)
+    return {"ratio": iv.ratio, "low": iv.lo, "high": iv.hi, "verdict": verdict(iv, aa), "rounds": iv.rounds}
 
 
-def summarize(pairs, aa_pairs=(), seed: int = 0) -> dict:
-    """{ratio, low, high, verdict, rounds} of a candidate's pairs, judged against the A/A pairs."""
-    ratio, lo, hi = ratio_interval(pairs, seed)
-    aa = ratio_interval(aa_pairs, seed)[1:] if len(aa_pairs) else None
-    return {"ratio": ratio, "low": lo, "high": hi, "verdict": verdict(lo, hi, aa), "rounds": len(pairs)}
+def aa_summary(aa_pairs) -> dict:
+    """{ratio, low, high, band, rounds} of the A/A pairs: the control against the original, and
+    the half-width of the band every verdict must clear."""
+    from ..probe.timing_stats import band
+
+    iv = interval(aa_pairs)
+    return {"ratio": iv.ratio, "low": iv.lo, "high": iv.hi, "band": band(iv), "rounds": iv.rounds}
 
 
-def judge(timings, aa, seed: int = 0) -> tuple:
-    """Each timing with its batch's own summary: the protocol's per-variant interval and verdict
-    (the driver judges again over every round a variant has had)."""
-    from dataclasses import replace
+def options(batch: TimeBatch):
+    """The probe timing's options for one batch."""
+    from ..probe.timing import TimingOptions
 
-    return tuple(replace(t, judged=summarize(t.pairs, aa, seed)) if t.pairs else t for t in timings)
+    t = batch.timing
+    return TimingOptions(cache=t.cache, runs=batch.rounds, warmup=t.warmup, target=t.ci_width,
+                         budget_s=t.time_budget, confidence=t.confidence, min_sample_ms=t.min_sample_ms,
+                         seed=batch.seed)
+
+
+def result_of(record: dict, timings: list) -> tuple:
+    """(timings with their pairs and this batch's judgement, the A/A pairs) from a timing record."""
+    mods = record["modules"]
+    base = mods[BASELINE]["samples_ms"]
+    out = []
+    for v in timings:
+        if v.key in mods:
+            v = replace(v, pairs=tuple(zip(mods[v.key]["samples_ms"], base)), judged=record["ratios"][v.key])
+        out.append(v)
+    return out, tuple(zip(mods[CONTROL]["samples_ms"], base))
+
+
+def brief(record: dict) -> dict:
+    """The record as the store keeps it: everything but the per-module samples (the pairs)."""
+    mods = {n: {k: v for k, v in m.items() if k != "samples_ms"} for n, m in record["modules"].items()}
+    return {**record, "modules": mods}
 
 
 # --------------------------------------------------------------------------------------------
-# the adapter onto today's probe
+# the bench: what every bench shares (the probe's, and the tests' fake device)
 # --------------------------------------------------------------------------------------------
 
 def _cuda_error(exc: BaseException) -> bool:
     return type(exc).__name__ in ("CUDADriverError", "CUDARuntimeError")
 
 
-class ProbeBench:
+class TimingBench(ABC):
+    """Check every candidate, then time the survivors with the probe's timing method.  A bench
+    supplies ``_check(candidate) -> VariantTiming`` (load, render, compare, harness) and
+    ``_measure(names, options) -> record`` (``splice.probe.timing``'s, on its device)."""
+
+    device: str = ""
+    broken: bool = False
+
+    @abstractmethod
+    def _check(self, c: Candidate) -> VariantTiming: ...
+
+    @abstractmethod
+    def _measure(self, names: list, opts) -> dict: ...
+
+    def run(self, batch: TimeBatch) -> BatchResult:
+        from ..errors import SpliceError
+
+        t0 = time.perf_counter()
+        checked = []
+        for i, c in enumerate(batch.candidates):
+            try:
+                checked.append(self._check(c))
+            except SpliceError as exc:       # the driver refuses the cubin: the context is fine
+                checked.append(VariantTiming(c.key, fault=f"not loaded: {exc.message}"))
+            except Exception as exc:  # noqa: BLE001 - a CUDA error is this candidate's fault
+                if not _cuda_error(exc):
+                    raise
+                return self._lost(batch, checked, c, exc, i, t0)
+        return self._timed(batch, checked, t0)
+
+    def _lost(self, batch: TimeBatch, checked: list, c: Candidate, exc: BaseException, i: int,
+              t0: float) -> BatchResult:
+        """A fault loses the CUDA context: the faulting candidate is marked, the ones already
+        found wrong keep their finding, every other candidate of the batch runs again elsewhere."""
+        self.broken = True
+        final = [v for v in checked if v.fault or v.identical is False or v.harness not in ("", "identical")]
+        again = [v.key for v in checked if v not in final] + [x.key for x in batch.candidates[i + 1:]]
+        fault = VariantTiming(c.key, fault=f"{type(exc).__name__}: {exc}")
+        return BatchResult("", self.device, batch.rung, 0, tuple(final) + (fault,), (), time.perf_counter() - t0,
+                           tuple(again), os.getpid(), lost=True, asked=batch.rounds)
+
+    def _timed(self, batch: TimeBatch, checked: list, t0: float) -> BatchResult:
+        keys = [v.key for v in checked if not v.fault and v.identical and v.harness in ("", "identical")]
+        if not keys or batch.rounds < 1:
+            return BatchResult("", self.device, batch.rung, 0, tuple(checked), (), time.perf_counter() - t0,
+                               pid=os.getpid(), asked=batch.rounds)
+        record = self._measure([BASELINE, CONTROL, *keys], options(batch))
+        timings, aa = result_of(record, checked)
+        return BatchResult("", self.device, batch.rung, record["rounds"], tuple(timings), aa,
+                           time.perf_counter() - t0, pid=os.getpid(), asked=batch.rounds, stopped=record["stopped"],
+                           withheld=record.get("withheld") or "", record=brief(record))
+
+
+# --------------------------------------------------------------------------------------------
+# the probe's bench
+# --------------------------------------------------------------------------------------------
+
+class ProbeBench(TimingBench):
     """A GPU worker's bench on ``splice.probe``: ``device.Device`` for inputs and launches,
     ``memory.snapshot`` for the whole device state a render leaves (every buffer and surface,
-    compared on the device: enc5's arena is 1.3 GB), ``timing.time_interleaved`` for the
-    CUDA-event rounds, ``session.run_probe`` for the harness."""
+    compared on the device: enc5's arena is 1.3 GB), ``timing.time_device`` for the rounds,
+    ``session.run_probe`` for the harness."""
 
     def __init__(self, spec: BenchSpec):
         from ..probe.check import check, cluster_dims
@@ -166,12 +261,12 @@ class ProbeBench:
         decl = check(self.spec, read_text(spec.module), spec.module)
         self.dev = Device(self.spec, cp, cluster=cluster_dims(self.spec, decl))
         self.device = self.describe(cp)["name"]
-        self.dev.load("control", spec.control)
-        self.dev.load("control-copy", spec.control)      # a second cuModuleLoad: the A/A pair
+        self.dev.load(BASELINE, spec.original)
+        self.dev.load(CONTROL, spec.original)      # a second cuModuleLoad: the A/A control
         self.dev.prepare(self.dev.stream)
         self.before = snapshot(self.dev, self.dev.stream)     # inputs as the spec fills them
-        self.reference = self._render("control")
-        if not self._same(self._render("control-copy")):
+        self.reference = self._render(BASELINE)
+        if not self._same(self._render(CONTROL)):
             from ..errors import SpliceError
 
             raise SpliceError("the original's outputs differ between two renders: outputs cannot be "
@@ -214,7 +309,7 @@ class ProbeBench:
         return state
 
     def _same(self, state: dict) -> bool:
-        """Every byte of every field equal to the control's (on the device; NaNs by their bits)."""
+        """Every byte of every field equal to the original's (on the device; NaNs by their bits)."""
         import numpy as np
 
         for k, ref in self.reference.items():
@@ -246,52 +341,12 @@ class ProbeBench:
             return "identical"
         return f"harness differs: {first}" if first else "outputs differ in the harness run"
 
-    def _time(self, names: list, rounds: int) -> dict:
-        """{name: [ms per round]}: one launch of each name per round, the order rotated by one
-        each round (no name always first), after one warm-up launch of each."""
-        from ..probe.timing import time_interleaved
+    def _measure(self, names: list, opts) -> dict:
+        """``splice.probe.timing.time_device``: every inout buffer, surface, table and global
+        restored before each sample, the device's state read through NVML."""
+        from ..probe.timing import time_device
 
-        launch = {n: self.dev.launcher(n) for n in names}
-        time_interleaved(self.dev.cp, self.dev.stream, launch, 0, 1)
-        out: dict = {n: [] for n in names}
-        for r in range(rounds):
-            k = r % len(names)
-            order = names[k:] + names[:k]
-            got = time_interleaved(self.dev.cp, self.dev.stream, {n: launch[n] for n in order}, 1, 0)
-            for n in names:
-                out[n].append(got[n]["times_ms"][0])
-        return out
-
-    def run(self, batch: TimeBatch) -> BatchResult:
-        from ..errors import SpliceError
-
-        t0 = time.perf_counter()
-        checked = []
-        for i, c in enumerate(batch.candidates):
-            try:
-                checked.append(self._check(c))
-            except SpliceError as exc:       # the driver refuses the cubin: the context is fine
-                checked.append(VariantTiming(c.key, fault=f"not loaded: {exc.message}"))
-            except Exception as exc:  # noqa: BLE001 - a CUDA error is this candidate's fault
-                if not _cuda_error(exc):
-                    raise
-                self.broken = True        # the context is lost: nothing more runs here
-                return BatchResult("", self.device, batch.rung, 0, tuple(checked) + (
-                    VariantTiming(c.key, fault=f"{type(exc).__name__}: {exc}"),), (), time.perf_counter() - t0,
-                    tuple(x.key for x in batch.candidates[i + 1:]), os.getpid(), lost=True)
-        return self._timed(batch, [v for v in checked if not v.fault], t0, [v for v in checked if v.fault])
-
-    def _timed(self, batch: TimeBatch, checked: list, t0: float, refused: list) -> BatchResult:
-        keys = [v.key for v in checked if v.identical and v.harness in ("", "identical")]
-        times = self._time(["control", "control-copy", *keys], batch.rounds) if batch.rounds else {}
-        ctl = times.get("control", [])
-        out = []
-        for v in checked:
-            pairs = tuple(zip(times[v.key], ctl)) if v.key in times else ()
-            out.append(VariantTiming(v.key, pairs, v.identical, v.harness))
-        aa = tuple(zip(times.get("control-copy", []), ctl))
-        return BatchResult("", self.device, batch.rung, batch.rounds, judge(out, aa, batch.seed) + tuple(refused),
-                           aa, time.perf_counter() - t0, pid=os.getpid())
+        return time_device(self.dev, names, BASELINE, CONTROL, opts)
 
 
 def open_bench(spec: BenchSpec) -> Bench:

@@ -2,9 +2,10 @@
 
 The process is started with ``spawn`` (no CUDA state is inherited), pins itself to its GPU with
 ``CUDA_VISIBLE_DEVICES`` before anything imports cupy, opens the bench (the probe spec's inputs
-on the device, the control loaded twice) and answers batches over a pipe.  After a batch that
-ended in a GPU fault it exits: a CUDA context that saw an illegal address is lost, and the next
-batch must start on a fresh one (the executor starts a new process).
+on the device, the original loaded twice: the baseline and its A/A control) and answers batches
+over a pipe.  After a batch that ended in a GPU fault it exits: a CUDA context that saw an
+illegal address is lost, and the next batch must start on a fresh one (the executor starts a
+new process).
 """
 from __future__ import annotations
 

@@ -80,3 +80,40 @@ def test_generated_natives_are_proved_equal(tmp_path, shape):
                                      "cuts:\n  - phase: 1\n    native: native/p1.ptx\n")
     plan = run_apply(str(tmp_path / "r.yaml"), ptxas=False)[0]
     assert [r.verdict for r in verify_plan(plan)] == [EQUAL]
+
+
+SCOPED = """// splice-native:
+//   scratch: {t0: .b32}
+mov.b32 %t0, %in0;
+{
+\t.reg .f16 low;
+\t.reg .f16 high;
+\tmov.b32 {low, high}, %t0;
+\tmov.b16 %out0, low;
+}
+{
+\t.reg .f16 low;
+\t.reg .f16 high;
+\tmov.b32 {low, high}, %t0;
+\tmov.b16 %out1, high;
+}
+"""
+
+
+@pytest.mark.parametrize("fence", ["none", "start", "end"])
+def test_registers_of_nested_scopes_keep_their_declarations(fence):
+    """A scope's `.reg .f16 low;` (no %: the streamed natives have them) is declared by a .reg
+    line, not in the header (which would name it %low): the generated native parses to the same
+    statements and registers, the fences aside."""
+    out = generate(SCOPED, "n.ptx", Shape(fence=fence))
+    a, b = parse_native(SCOPED, "a"), parse_native(out, "b")
+    fence_regs = {r for r in b.scratch if r.startswith("%tunefence")}
+    assert {r: t for r, t in b.scratch.items() if r not in fence_regs} == a.scratch
+    assert {"low", "high", "low_s1", "high_s1"} <= set(b.scratch) and "%low" not in b.scratch
+    fence_stmts = len(fence_nodes(set())[0])
+    body = list(b.body)
+    if fence in ("start",):
+        body = body[fence_stmts:]
+    if fence == "end":
+        body = body[:-fence_stmts]
+    assert body == list(a.body)

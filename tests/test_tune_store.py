@@ -53,8 +53,9 @@ def test_a_store_without_the_newer_columns_is_brought_up_to_date(tmp_path):
                   "seconds TEXT NOT NULL DEFAULT '{}', updated REAL NOT NULL DEFAULT 0)")
         c.execute("INSERT INTO variants (key, idx, points, choices, rounds) VALUES ('k', 0, '[0]', '{}', 8)")
     st = Store(tmp_path / "tune.db")
-    st.add_call("gpu0", "H200", 0, 1, [], [], 0.1, pid=4242, record={"stopped": "runs"})
-    assert st.calls()[0]["pid"] == 4242 and json.loads(st.calls()[0]["record"]) == {"stopped": "runs"}
+    st.add_call("gpu0", "H200", 0, 1, [], [], 0.1, pid=4242, record={"stopped": "runs", "w": [float("inf"), 1.5]})
+    assert st.calls()[0]["pid"] == 4242
+    assert json.loads(st.calls()[0]["record"]) == {"stopped": "runs", "w": [None, 1.5]}     # strict JSON
     r = st.get("k")
     assert r["rounds"] == 8 and r["asked"] == 0 and r["withheld"] == ""
     st.close()

@@ -41,14 +41,22 @@ def _marks(img, ax: Axes, xs, rows, colour) -> None:
         img[max(yy - 2, 0):yy + 3, max(px - 2, 0):px + 3] = colour
 
 
+def _band(aa) -> tuple:
+    """The A/A band the verdicts clear (1 ± band), or the A/A interval for a board without it."""
+    if aa.get("band") is not None:
+        return 1.0 - aa["band"], 1.0 + aa["band"]
+    return aa["low"], aa["high"]
+
+
 def _panel(rows: list, xs: list, title: str, xlabel: str, aa, width: int = 1200, height: int = 420) -> np.ndarray:
     img = np.full((height, width, 3), 255, np.uint8)
-    ys = [r["low"] for r in rows] + [r["high"] for r in rows] + [1.0] + ([aa["low"], aa["high"]] if aa else [])
+    ys = [r["low"] for r in rows] + [r["high"] for r in rows] + [1.0] + (list(_band(aa)) if aa else [])
     y0, y1 = _span(ys)
     x0, x1 = _span([float(x) for x in xs])
     ax = Axes(x0, x1, y0, y1, 80, 40, width - 110, height - 90)
     if aa:
-        top, bottom = int(ax.py(aa["high"])), int(ax.py(aa["low"]))
+        lo, hi = _band(aa)
+        top, bottom = int(ax.py(hi)), int(ax.py(lo))
         img[top:bottom + 1, ax.left:ax.left + ax.width] = BAND
     _frame(img, ax, title, xlabel)
     one = int(ax.py(1.0))

@@ -108,7 +108,11 @@ def print_board(board: dict, con=None) -> None:
 
 
 def _choices(choices: dict) -> str:
-    return ", ".join(f"{k} {v}" for k, v in choices.items()) or "the recipe as it is"
+    """A variant's choices; a native file by its name (the space gives it as a full path)."""
+    from pathlib import PurePath
+
+    return ", ".join(f"{k} {PurePath(str(v)).name if k.startswith('native') else v}" for k, v in choices.items()) \
+        or "the recipe as it is"
 
 
 def _footer(board: dict, con) -> None:

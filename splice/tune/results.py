@@ -10,10 +10,6 @@ from .store import Store
 from .timer import aa_summary
 
 
-def choices_text(choices: dict) -> str:
-    return ", ".join(f"{k} {v}" for k, v in choices.items()) or "the recipe as it is"
-
-
 def _rank_key(r: dict) -> tuple:
     """Timed variants by ratio, then the screened ones not timed (a CPU-only run), then those
     dropped after some timing (by ratio), then the other dropped ones, then the pending."""

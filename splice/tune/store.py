@@ -13,6 +13,7 @@ here and skips it.  Only the driver process writes.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import time
 from pathlib import Path
@@ -135,7 +136,7 @@ class Store:
         cur = self.db.execute("INSERT INTO calls (worker, device, rung, rounds, keys, aa, seconds, at, pid, record) "
                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                               (worker, device, rung, rounds, json.dumps(list(keys)), json.dumps([list(p) for p in aa]),
-                               seconds, time.time(), pid, json.dumps(record or {}, allow_nan=False)))
+                               seconds, time.time(), pid, json.dumps(_finite(record or {}), allow_nan=False)))
         self.db.commit()
         return int(cur.lastrowid or 0)
 
@@ -147,6 +148,17 @@ class Store:
 
     def calls(self) -> list:
         return [dict(r) for r in self.db.execute("SELECT * FROM calls ORDER BY id")]
+
+
+def _finite(v):
+    """A record with every number that is not finite as None: the store's JSON is strict."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    return v
 
 
 def _rel(value: str, root: Path) -> str:

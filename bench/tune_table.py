@@ -29,7 +29,8 @@ def main(db: str) -> None:
         t = " / ".join(f"{sec[k]:.1f}" if k in sec else "-" for k in ("apply", "verify", "ptxas"))
         ratio = f"{v['ratio']:.4f} [{v['low']:.4f}, {v['high']:.4f}]" if v["ratio"] is not None else "-"
         spill = f"{v['spill_stores']}/{v['spill_loads']}" if v["spill_stores"] is not None else "-"
-        choices = ", ".join(f"{k} {c}" for k, c in v["choices"].items())
+        choices = ", ".join(f"{k} {Path(str(c)).name if k.startswith('native') else c}"
+                            for k, c in v["choices"].items())
         state = (v["dropped"] or v["state"]).split(";")[0]
         print(f"| {i} | {choices} | {v['verify'] or '-'} | {v['registers'] or '-'} | {spill} | "
               f"{v['stack'] if v['stack'] is not None else '-'} | {t} | {ratio} | {v['rounds']} | {state} |")

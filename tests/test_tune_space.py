@@ -133,3 +133,18 @@ def test_not_a_tune_file(tmp_path):
     p.write_text("recipe: r.yaml\n")
     with pytest.raises(SpliceError, match="tune: section"):
         load_space(str(p))
+
+
+@pytest.mark.parametrize("name,size,keys", [
+    ("enc5.yaml", 64, ["fence", "fence", "fence", "order"]),
+    ("enc5_stream.yaml", 32, ["fence", "native", "native", "maxnreg", "minblocks"]),
+    ("dec1.yaml", 18, None), ("triton_matmul.yaml", 6, None), ("gemm.yaml", 12, None)])
+def test_the_shipped_spaces(name, size, keys):
+    """recipes/tune/: each space loads with the size its header states; the streamed one is a
+    recipe holding its own tune: section (its base keeps maxntid for minblocks)."""
+    s = load_space(str(ROOT / "recipes/tune" / name))
+    assert s.size == size
+    if keys is not None:
+        assert [d.key for d in s.dims] == keys
+    if name == "enc5_stream.yaml":
+        assert s.recipe_path == s.path and s.recipe["maxntid"] == [32, 1, 4] and "tune" not in s.recipe

@@ -43,7 +43,7 @@ class Options:
     out: Path
     gpu: bool = True
     search: Search = field(default_factory=Search)
-    factory: str = "splice.tune.timer:ProbeBench"   # timer.DEFAULT_FACTORY
+    factory: str = "splice.tune.timer:ProbeBench"
     screen: Callable = steps.screen
     verify_timeout: Optional[float] = None   # verify's seconds per cut (None: splice verify's default)
     references: tuple = ()            # recipes timed beside the variants (a hand-made best so far)

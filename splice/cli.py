@@ -58,6 +58,7 @@ def build_parser() -> "_Parser":
     _analysis_commands(sub)
     _cut_commands(sub)
     _probe_command(sub)
+    _tune_command(sub)
     for cmd in sub.choices.values():
         _refuse_empty(cmd)
     return ap
@@ -194,6 +195,40 @@ def _probe_command(sub) -> None:
     p.set_defaults(func=_lazy("splice.commands.probe", "cmd_probe"))
 
 
+def _tune_command(sub) -> None:
+    """tune: search a recipe's variants (splice.tune)."""
+    p = _add_json(sub.add_parser("tune", help="search provably equal variants of a recipe for the fastest"))
+    p.add_argument("space", help="a tune file (recipe: + tune:) or a recipe with a tune: section")
+    p.add_argument("--plan", action="store_true", help="print the space's dimensions and size; run nothing")
+    p.add_argument("-o", "--output", help="the run's folder: tune.db, variants/, best.yaml (default build/tune/<stem>)")
+    p.add_argument("--executor", choices=("embedded", "ray"), default="embedded",
+                   help="embedded: this host (default); ray: a Ray cluster (pip install -e '.[ray]')")
+    p.add_argument("--address", help="--executor ray: the cluster to join (default: start a local one)")
+    p.add_argument("--jobs", type=_count, default=None, help="CPU worker processes (default: the cores)")
+    p.add_argument("--gpus", type=_count, default=None, help="GPU workers (default: every visible GPU)")
+    p.add_argument("--no-gpu", action="store_true", help="screen on the CPU only (apply, verify, ptxas)")
+    p.add_argument("--arch", default=None, help="the cubins' arch (default: the GPU's; with --no-gpu the recipe's): "
+                   "a CPU screen for the GPU that will time it")
+    for flag, what in (("--max-variants", "points of the space to run (a seeded sample past it)"),
+                       ("--rounds", "timed rounds per variant in the first rung"),
+                       ("--eta", "each rung keeps 1/eta of the variants"),
+                       ("--final", "variants left for the last rung"),
+                       ("--final-rounds", "rounds each variant of the last rung has in all"),
+                       ("--seed", "the sample's and the bootstrap's seed")):
+        p.add_argument(flag, type=int, default=None, help=what + " (default: the space's search:)")
+    p.add_argument("--cache", choices=("warm", "cold"), default=None,
+                   help="cold: the L2 flushed before every timed launch (default: the space's search:, warm)")
+    for flag, what in (("--min-sample-ms", "one timing sample covers at least this much of the shortest module"),
+                       ("--ci-width", "a GPU batch stops once every interval is at most this wide, relative"),
+                       ("--time-budget", "seconds of timing per GPU batch at most")):
+        p.add_argument(flag, type=float, default=None, help=what + " (default: the space's search:)")
+    _add_timeout(p)
+    p.add_argument("--reference", action="append", metavar="RECIPE",
+                   help="a recipe timed beside the variants in the same rounds (e.g. the hand-made best); repeatable")
+    p.add_argument("--png", help="the plot (default <output>/tune.png; 'none': no plot)")
+    p.set_defaults(func=_lazy("splice.commands.tune", "cmd_tune"))
+
+
 def _add_timeout(p) -> None:
     p.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
                    help="verify's time per cut (default 5, splice.verify.budget.DEFAULT_SECONDS); past it "
@@ -243,10 +278,14 @@ def _refuse_dashdash_values(ap: "_Parser", args) -> None:
     """``--top=--`` (or ``-o=--``): argparse drops the ``--`` as its end-of-options marker and
     stores an empty *list* without calling the option's type, so the value reached the commands
     as ``[]`` (``TypeError`` tracebacks in stats, spec, roundtrip, notes).  Refused as a usage
-    error (exit 2) naming the option."""
+    error (exit 2) naming the option.  An option given more than once (``action="append"``,
+    ``tune --reference``) holds a list of values: there, the empty list is one of them."""
     parser = ap.commands[args.command]
     for action in parser.options:
-        if action.nargs is None and action.option_strings and isinstance(getattr(args, action.dest, None), list):
+        value = getattr(args, action.dest, None)
+        if isinstance(action, argparse._AppendAction):
+            value = next((v for v in value or () if isinstance(v, list)), None)
+        if action.nargs is None and action.option_strings and isinstance(value, list):
             parser.error(f"argument {'/'.join(action.option_strings)}: '--' is not a value")
 
 

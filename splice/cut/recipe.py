@@ -31,8 +31,10 @@ from ..errors import SpliceError
 from ..util import DIRECTORY_NAME, home_dir, names_a_directory, not_a_file, read_input, read_utf8, user_path
 from ..yamlsafe import DEFAULT_LIMITS, YList, YMap, load_yaml_marked  # noqa: F401  (re-exported)
 
+#: ``tune:`` is the search space ``splice tune`` reads and validates (docs/tune.md); apply, verify
+#: and probe ignore it, so a recipe holding its own space applies as it is
 TOP_KEYS = {"module", "entry", "arch", "opt_level", "output", "cuts", "description", "name",
-            "maxnreg", "minblocks", "maxntid"}
+            "maxnreg", "minblocks", "maxntid", "tune"}
 #: the entry's performance directives a recipe sets (docs/recipes.md, "Entry directives"): key ->
 #: the PTX directive written before the entry's body
 DIRECTIVE_KEYS = {"maxnreg": ".maxnreg", "minblocks": ".minnctapersm", "maxntid": ".maxntid"}

@@ -1,4 +1,4 @@
-"""Small shared helpers: reading inputs byte for byte, writing outputs that never destroy anything.
+"""Small shared functions: reading inputs byte for byte, writing outputs that never destroy anything.
 
 Bytes survive: every module, recipe and native file is read as UTF-8 with ``surrogateescape``
 (a Latin-1 comment is carried as lone surrogates, not an error) and ``newline=''`` (CRLF stays

@@ -385,6 +385,14 @@ def _declare(name: str, ty: Optional[str], scratch: dict, env: dict, nested: boo
     scratch[name] = ty
 
 
+def _yaml_key(k) -> str:
+    """How to name a key YAML did not read as a word: ``off``/``on``/``yes``/``no`` are YAML 1.1
+    booleans, so a parameter called ``off`` arrives as ``False`` unless it is quoted."""
+    if isinstance(k, bool):
+        return f"the YAML boolean {k} (off/on/yes/no/true/false read as booleans: quote the name)"
+    return repr(k)
+
+
 def parse_native(source: str, path: str = "<native>", params: Optional[dict] = None,
                  context: Optional[dict] = None) -> NativePhase:
     from ..ptx import parse
@@ -394,6 +402,9 @@ def parse_native(source: str, path: str = "<native>", params: Optional[dict] = N
     defaults = hdr.get("params") or {}
     if not isinstance(defaults, dict):
         raise SpliceError("params: must be a mapping of names to values", path, hline)
+    for k in defaults:
+        if not isinstance(k, str) or not k.isidentifier():
+            raise SpliceError(f"params: a parameter name must be a word, got {_yaml_key(k)}", path, hline)
     env.update(defaults)
     env.update(params or {})
     _resolve_params(env, set(defaults) | set(params or {}), path, hline)

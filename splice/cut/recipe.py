@@ -444,7 +444,9 @@ def _check_cut_keys(i: int, cy: YMap, path: str) -> None:
     params = cy.get("params") or YMap()
     for k, v in params.items():
         if not isinstance(k, str):
-            raise SpliceError(f"cut {i}: params: parameter names are words, got {k!r}", path, *params.at(k))
+            what = (f"the YAML boolean {k} (off/on/yes/no/true/false read as booleans: quote the name)"
+                    if isinstance(k, bool) else repr(k))
+            raise SpliceError(f"cut {i}: params: parameter names are words, got {what}", path, *params.at(k))
         if isinstance(v, bool) or not isinstance(v, (int, str)):
             raise SpliceError(f"cut {i}: params: {k}: expected an integer or an expression, got {v!r}",
                               path, *params.vat(k))

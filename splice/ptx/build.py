@@ -33,7 +33,7 @@ class ModelBuilder(Transformer):
         self.base_line = base_line
         self.keep_tokens = keep_tokens
 
-    # -- helpers -------------------------------------------------------------------------
+    # -- small functions -------------------------------------------------------------------------
     def _s(self, tok):
         return tok if self.keep_tokens else str(tok)
 

@@ -220,7 +220,7 @@ class _Reader:
         self._at = 0
         self._line = 1
 
-    # -- helpers ----------------------------------------------------------------------------
+    # -- small functions ----------------------------------------------------------------------------
     def line(self, pos: int) -> int:
         """Line of ``pos``; positions are asked in increasing order, so the count is running."""
         self._line += self.text.count("\n", self._at, pos)

@@ -112,7 +112,14 @@ def multicast() -> list:
 
 def encode_tensor_map(g_address: int) -> bytes:
     """The 128 bytes of the tensor map over the scratch buffer at ``g_address`` (host side,
-    cuda-bindings' ``cuTensorMapEncodeTiled``); raises RuntimeError with the CUDA result."""
+    cuda-bindings' ``cuTensorMapEncodeTiled``); raises RuntimeError with the CUDA result.
+
+    ``globalStrides`` holds ``tensorRank - 1`` elements, none for rank 1, but cuda-bindings turns
+    an empty list into a NULL pointer and the driver refuses a NULL ``globalStrides`` whatever the
+    rank (H200, driver 13.0, cuda-bindings 13.3.1, 2026-12-02: ``[]`` and None
+    CUDA_ERROR_INVALID_VALUE, a one-element list CUDA_SUCCESS; libcuda called directly: NULL
+    refused, a non-NULL empty array accepted).  The one element is the tensor's size in bytes;
+    the driver reads none of it for rank 1."""
     try:
         from cuda.bindings import driver
     except ImportError:                      # cuda-python before 12.6 names the module cuda.cuda
@@ -120,7 +127,7 @@ def encode_tensor_map(g_address: int) -> bytes:
     u32, u64 = driver.cuuint32_t, driver.cuuint64_t
     err, tmap = driver.cuTensorMapEncodeTiled(
         driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_UINT32, 1, g_address + TENSOR_OFFSET,
-        [u64(TENSOR_ELEMS)], [], [u32(BOX)], [u32(1)],
+        [u64(TENSOR_ELEMS)], [u64(TENSOR_ELEMS * 4)], [u32(BOX)], [u32(1)],   # see below
         driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
         driver.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_NONE,
         driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE,

@@ -88,7 +88,7 @@ def test_sequence_overrides_scalars_per_launch():
     ("f64", {"rule": "constant", "value": 3.5}, lambda v: (v == 3.5).all()),
 ])
 def test_fills_per_element_type(dtype, fill, check):
-    from splice.probe import dtypes as dt
+    from splice.probe.language import dtypes as dt
     from splice.probe.inputs import buffer_bytes
     from splice.probe.spec import parse_spec
 

@@ -220,7 +220,7 @@ def test_global_in_shared_space_refused(tmp_path):
 
 def test_global_uses_follow_the_symbol():
     from splice.analysis import Kernel
-    from splice.probe.tables import global_uses
+    from splice.analysis.global_uses import global_uses
 
     k = Kernel.load(str(PTX), "lut_count")
     uses, escapes = global_uses(k, ["lut", "gains", "counter"])

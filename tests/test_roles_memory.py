@@ -246,7 +246,7 @@ def test_written_spaces(name, spaces):
 # --- the passes read the table and nothing else -------------------------------------------------
 
 USERS = ["splice/analysis/taint.py", "splice/analysis/slices.py", "splice/analysis/provenance.py",
-         "splice/probe/init.py", "splice/probe/param_trace.py", "splice/probe/epilogue_stages.py"]
+         "splice/probe/init.py", "splice/analysis/param_trace.py", "splice/probe/epilogue_stages.py"]
 DOC = ('"' * 3, "'" * 3)
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -302,7 +302,7 @@ COPY = """  ld.param.u64 %rd1, [k_param_0];
 def test_probe_init_reads_a_copy_source():
     """Fix: the parameter a ``cp.async`` copies from is an input (the old trace skipped every
     name mentioning ``.shared``, so the global source of a copy to shared was never seen)."""
-    from splice.probe.init import trace
+    from splice.analysis.param_trace import trace
 
     uses = trace(kernel_of(COPY))
     assert {lab: (u.reads, u.writes) for lab, u in uses.items()} == {(0, 0): (1, 0), (1, 0): (0, 1)}
@@ -416,7 +416,7 @@ def test_probe_init_agrees_with_the_table(line):
     """A parameter pointer that reaches a statement's caller-visible address is read, written
     or both exactly as the table's effect says (a copy's source is read); any other use of it
     gives the parameter no role."""
-    from splice.probe.init import trace
+    from splice.analysis.param_trace import trace
 
     node = instr(line)
     acc = roles.memory_access(node)

@@ -141,7 +141,8 @@ def test_a_range_starts_at_the_first_instruction_of_its_statement(tmp_path):
 # ---- probe init: module-scope texture references ----------------------------------------------------
 
 def test_probe_init_says_module_texture_references_are_not_bound():
-    from splice.probe.init import module_image_refs, skeleton
+    from splice.analysis.global_uses import module_image_refs
+    from splice.probe.init import skeleton
 
     text, rows = skeleton(TEXREF.read_text(), str(TEXREF))
     assert "# NOTE: this entry reads module-scope texture/surface references (tex_a, surf_a)" in text

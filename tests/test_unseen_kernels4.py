@@ -531,7 +531,8 @@ def test_module_variables_are_named_and_an_empty_frame_said():
     in a NOTE; now (probe globals, docs/probe-spec.md) it lists them under ``globals:``, each
     sized from its declaration and roled by the entry's accesses, and the spec loads and
     compares ``g_out``."""
-    from splice.probe.init import module_variable_refs, skeleton
+    from splice.analysis.global_uses import module_variable_refs
+    from splice.probe.init import skeleton
     from splice.probe.spec import parse_spec
     from splice.analysis import Kernel
     from splice.ptx import parse
@@ -603,7 +604,7 @@ def test_a_32_bit_field_widened_for_an_index_is_not_a_pointer_half():
 def test_an_indirect_call_is_named_as_one():
     """``call (cr), %fp, (ca), $Ltargets;``: the target is the register, not the
     ``.calltargets`` label after the arguments."""
-    from splice.probe.param_trace import _call_args, _taint
+    from splice.analysis.param_trace import _call_args, _taint
 
     k = Kernel.load(RARE, entry="rare_ctl")
     assert [c for c, _a in _call_args(k, _taint(k)[0])] == ["an indirect call"]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..analysis.fixpoint import solve
 from ..analysis.roles import is_shared
 from ..ptx import model as m
 
@@ -231,15 +232,20 @@ def widen_to_blocks(fn, start: int, end: int) -> tuple:
                 collect(it.items)
 
     collect(fn.body.items)
-    changed = True
-    while changed:
-        changed = False
-        for b in blocks:
-            bs, be = b.span
-            if bs < start < be <= end or start <= bs < end < be:
-                inner = [x.span for x in m.walk(b.items) if isinstance(x, (m.Instruction, m.Label))
-                         and x.span is not None]
-                if all(start <= s[0] and s[1] <= end for s in inner):
-                    start, end = min(start, bs), max(end, be)
-                    changed = True
-    return start, end
+    region = [start, end]
+
+    def widen(i: int) -> tuple:
+        """Block ``i`` taken whole when it straddles the region and holds nothing outside it;
+        every block reads the region, so a widening re-examines them."""
+        (bs, be), (lo, hi) = blocks[i].span, region
+        if not (bs < lo < be <= hi or lo <= bs < hi < be):
+            return ()
+        inner = [x.span for x in m.walk(blocks[i].items) if isinstance(x, (m.Instruction, m.Label))
+                 and x.span is not None]
+        if not all(lo <= s[0] and s[1] <= hi for s in inner):
+            return ()
+        region[:] = [min(lo, bs), max(hi, be)]
+        return ("region",)
+
+    solve(len(blocks), widen)
+    return region[0], region[1]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..errors import SpliceError
-from . import dtypes as dt
+from .language import dtypes as dt
 from .spec import Param, ProbeSpec, SpecError
 
 
@@ -254,7 +254,7 @@ def check_inputs_written(spec: ProbeSpec, text: str, path: str) -> None:
         return
     from ..analysis import Kernel
     from ..ptx import parse
-    from .param_trace import trace
+    from ..analysis.param_trace import trace
 
     uses = trace(Kernel(parse(text, path), spec.entry), {})
     for p, j, f in fields:

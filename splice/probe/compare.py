@@ -129,7 +129,7 @@ def output_coverage(field, e: np.ndarray, e_alt: np.ndarray | None = None) -> di
             out["first_uncovered"] = _place(field, idx)
     if t.is_float:
         vals = e[..., :3] if (field.kind == "surface" and e.shape[-1] == 4) else e
-        from . import dtypes as dt
+        from .language import dtypes as dt
 
         out["nonfinite"] = int((~np.isfinite(dt.as_float64(vals, t))).sum())
     return out
@@ -152,7 +152,7 @@ def compare_output(field, a: np.ndarray, b: np.ndarray) -> tuple:
     infinitely far), absolute and relative error, a ULP histogram, and a per-row/column map for
     2-D outputs (a surface's pixels take the max over channels).  Statistics are computed on
     the differing elements only, so a 1 GiB arena with a few changed words stays cheap."""
-    from . import dtypes as dt
+    from .language import dtypes as dt
 
     t = field.element
     assert a.shape == b.shape, (a.shape, b.shape)

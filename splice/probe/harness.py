@@ -290,7 +290,7 @@ def _reaches_globals(kernel, spec, c, texts) -> Optional[str]:
     one wrongly came out "equal"."""
     if not spec.globals:
         return None
-    from .tables import reached_in
+    from ..analysis.global_uses import reached_in
 
     # an input the module initialises holds the same bytes there as in the frame run
     names = {g.name for g in spec.globals if g.role != "input" or g.fill is None or g.fill.rule != "module"}

@@ -339,7 +339,7 @@ def check_geometries(spec, text: str, path: str) -> None:
     A surface the entry writes is not ``role: input`` (its writes would go uncompared)."""
     from ..analysis import Kernel
     from ..ptx import parse
-    from .param_trace import trace
+    from ..analysis.param_trace import trace
     from .spec import SpecError
 
     images = [(p, j, f) for p in spec.params for j, f in enumerate(p.fields) if f.kind in ("texture", "surface")]

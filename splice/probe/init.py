@@ -18,10 +18,12 @@ import re
 from typing import Optional
 
 from ..errors import SpliceError, printable
+from ..analysis.global_uses import module_image_refs, named_symbols
+from ..analysis.param_reads import params_read, struct_value_reads, tensor_map_params
+from ..analysis.param_trace import Use, trace
 from .spec import MAX_BLOCK_THREADS
-from . import dtypes as dt
-from . import byte_fields, numba_args
-from .param_trace import Use, trace
+from .language import dtypes as dt
+from . import numba_args
 
 
 # --------------------------------------------------------------------------------------------
@@ -45,75 +47,7 @@ def _shared_note(text: str, named=None) -> Optional[str]:
     return None
 
 
-_IMAGE_REF_TYPES = (".texref", ".surfref", ".samplerref")
 
-
-def module_image_refs(kernel) -> list:
-    """Module-scope texture, surface and sampler references (``.global .texref t;``, old
-    ``.tex .u32 t;``) this entry names in an operand, in the order declared.  The probe binds
-    kernel parameters only: what ``tex``/``suld`` read through such a reference is not its to
-    set, so the skeleton says so instead of promising a comparable frame."""
-    from ..ptx import model as m
-
-    refs = [d.name for it in kernel.module.items if type(it) is m.Decl
-            and (it.space == ".tex" or it.type in _IMAGE_REF_TYPES) for d in it.declarators]
-    if not refs:
-        return []
-    named = _named_symbols(kernel)
-    return [r for r in refs if r in named]
-
-
-def module_variable_refs(kernel) -> list:
-    """Module-scope ``.global`` / ``.const`` variables without an initialiser (CUDA's
-    ``__device__`` / ``__constant__`` data) this entry names in an operand, in the order
-    declared.  The probe binds parameters only: what the kernel reads there is not set by the
-    spec and what it writes there is not compared -- an entry without parameters compared
-    nothing at all, silently."""
-    from ..ptx import model as m
-
-    decls = [d.name for it in kernel.module.items if type(it) is m.Decl and it.space in (".global", ".const")
-             and it.type not in _IMAGE_REF_TYPES for d in it.declarators
-             if d.init is None]    # an initialised one (a table, a format string) the module sets itself
-    if not decls:
-        return []
-    named = _named_symbols(kernel)
-    return [d for d in decls if d in named]
-
-
-def _named_symbols(kernel) -> set:
-    """The symbols the entry's instructions name in an operand (alone, in an address or a
-    vector, or as an offset's base: ``[g+16]``), and those of every function it calls directly,
-    however deep: a ``__noinline__`` helper that bumps a ``__device__`` counter touches it for
-    the entry (it was missed, so the skeleton said nothing of the counter)."""
-    from ..ptx import model as m
-
-    named: set = set()
-    by_name = {f.name: f for f in kernel.module.functions() if f.body is not None}
-    todo = [[st.node for st in kernel.stmts]]
-    seen: set = set()
-    while todo:
-        for node, name in operand_symbols(todo.pop()):
-            named.add(name)
-            if node.opcode == "call" and name in by_name and name not in seen:
-                seen.add(name)          # its body, once (recursion ends here)
-                todo.append(list(m.walk(by_name[name].body.items)))
-    return named - seen
-
-
-def operand_symbols(nodes):
-    """(instruction, name) for each symbol an instruction of ``nodes`` names in an operand:
-    alone, in an address or a vector, or as an offset's base (``[g+16]``); registers too, since
-    a module variable may be named like one (``%g``): callers keep the names they declare."""
-    from ..ptx import model as m
-
-    for node in nodes:
-        if type(node) is not m.Instruction:
-            continue
-        for o in node.operands:
-            for i in (o.items if type(o) in (m.Addr, m.Vec) else (o,)):
-                base = i.base if type(i) is m.Offset else i
-                if type(base) in (m.Sym, m.Reg):   # a variable may be named %g: read as a register
-                    yield node, base.name
 
 
 def _refuse_32_bit(mod, path: str) -> None:
@@ -164,7 +98,7 @@ def skeleton(text: str, path: str, entry: Optional[str] = None, variables: Optio
     rows = _params(y, k, decl, text)
     from .init_tables import globals_yaml
 
-    listed = globals_yaml(y, k, _named_symbols(k))     # module variables: tables.py, init_tables.py
+    listed = globals_yaml(y, k, named_symbols(k))     # module variables: tables.py, init_tables.py
     if variables is not None:
         variables += listed
     y.line("frame: all                      # every output is compared bit for bit")
@@ -213,7 +147,7 @@ def _launch(y, k, decl, text: str, path: str) -> None:
         mx = decl.directive(".maxntid")
         y.kv("block", None, 1, "TODO: threads per block" + (f" (.maxntid {', '.join(map(str, mx))})" if mx
                                                            else ", e.g. [128, 1, 1]"))
-    smem = _shared_note(text, _named_symbols(k))
+    smem = _shared_note(text, named_symbols(k))
     y.line("  shared:")
     if smem:
         y.kv("dynamic", None, 2, f"TODO: bytes of the dynamic .extern .shared {smem}[]")
@@ -247,79 +181,6 @@ def _params(y, k, decl, text: str) -> list:
     return rows
 
 
-def params_read(kernel) -> set:
-    """Indices of the parameters the entry reads at all (``ld.param`` of it, or its address
-    taken by ``mov``/``cvta.param``): the others can be passed as 0 safely."""
-    from ..ptx import model as m
-
-    params = {p.name: i for i, p in enumerate(kernel.fn.params or ())}
-    out = set()
-    for st in kernel.stmts:
-        node = st.node
-        if type(node) is not m.Instruction:
-            continue
-        for o in node.operands:
-            name = getattr(o.base, "name", None) if type(o) is m.Addr else getattr(o, "name", None)
-            if name in params:
-                out.add(params[name])
-    return out
-
-
-def struct_value_reads(kernel) -> dict:
-    """{parameter index: [(offset, dtype, statement, note or None)]}: the typed ``ld.param`` reads of each
-    by-value struct (``.param .align N .b8 p[size]``), one per element of a vector read.  A struct's
-    scalars (a problem size, an ``int n``, an ``__int128``) were left to the user ("add its
-    scalars"): a probe passed them as zeros, so a kernel that returns early on ``i >= n`` compared
-    nothing and passed any splice.  Listed with ``value: null``, the spec refuses until they are set."""
-    from .param_trace import _consumers, _value_uses
-
-    prov = kernel.provenance
-    index = {prov.param_short.get(p.name, p.name): i for i, p in enumerate(kernel.fn.params or ())}
-    index.update({p.name: i for i, p in enumerate(kernel.fn.params or ())})
-    out: dict = {}
-    byte_loads: dict = {}       # ld.param of one byte -> (parameter index, offset)
-    consumers = None
-    for a, param, off in prov.param_loads():
-        name = kernel.stmts[a.pos].node.name
-        t = dt.lookup(name.rsplit(".", 1)[-1])
-        i = index.get(param)
-        if t is None or i is None or t.name not in dt.SCALAR_TYPES:
-            continue
-        if t.kind == "bits" and len(a.regs) <= 1:       # Triton's fp16/bf16 scalar: .b8 p[2] read .b16
-            consumers = consumers if consumers is not None else _consumers(kernel)
-            told = {ty for _k, ty, _w in _value_uses(kernel, a.pos, consumers)
-                    if dt.lookup(ty) is not None and dt.lookup(ty).size == t.size}
-            t = dt.lookup(told.pop()) if len(told) == 1 else t
-        for j in range(max(1, len(a.regs))):
-            out.setdefault(i, {}).setdefault(off + j * t.size, (t.name, a.n, None))
-        if t.size == 1 and len(a.regs) <= 1:
-            byte_loads[a.pos] = (i, off)
-    _merge_assembled(out, byte_loads and byte_fields.assembled(kernel, byte_loads))
-    return {i: sorted((o,) + v for o, v in d.items()) for i, d in out.items()}
-
-
-def _merge_assembled(out: dict, found) -> None:
-    """Byte reads that shl/or put together into one value (``byte_fields``) become one field of
-    that value's type where a spec field can sit (a multiple of its size); elsewhere each byte
-    says which value it is part of."""
-    for f in found or ():
-        d = out.get(f.param, {})
-        if not all(d.get(f.offset + k, ("",))[0] in ("u8", "s8", "b8") for k in range(f.size)):
-            continue
-        if f.offset % f.size == 0:
-            for k in range(f.size):
-                d.pop(f.offset + k)
-            d[f.offset] = (f.dtype, f.stmt[1:], f"read as a value: {f.size} bytes read one by one "
-                                                f"(ld.param .u8) that {f.stmt} puts together")
-            continue
-        for k in range(f.size):
-            tn, n, _note = d[f.offset + k]
-            whole = f"the {f.dtype} at bytes {f.offset}-{f.offset + f.size - 1}"
-            d[f.offset + k] = (tn, n, f"byte {k} of {whole} ({f.stmt} puts them together): a spec field must "
-                                      "sit at a multiple of its size, so give each byte of that value, "
-                                      "little-endian" if k == 0 else f"byte {k} of {whole}")
-
-
 def _field_names_collide(decl, uses: dict, values: dict) -> bool:
     """Whether two by-value structs would both get a ``field_<offset>`` of one offset (field
     names are unique over a whole spec)."""
@@ -351,35 +212,6 @@ def _struct_scalars_yaml(y, values, pointer_offsets, stem: str = "field_") -> in
 def _short(name: str, decl) -> str:
     """A parameter's name without the entry's name in front (``<entry>_param_3`` -> ``param_3``)."""
     return name[len(decl.name) + 1:] if name.startswith(decl.name + "_") else name
-
-
-def tensor_map_params(k) -> dict:
-    """{parameter name: statement number} of the by-value parameters whose address reaches an
-    instruction that reads a tensor map (through ``mov``/``cvta`` copies).  Such a parameter is
-    a ``CUtensorMap`` the host encodes (a global address, the tensor's shape, its box): no
-    ``ld.param`` reads it, so the skeleton had ``fields: []`` and no word of why."""
-    from ..analysis import roles
-    from ..ptx import model as m
-
-    names = {p.name for p in k.fn.params or ()}
-    holder: dict = {}             # register key holding a parameter's address -> parameter name
-    out: dict = {}
-    for pos, st in enumerate(k.stmts):
-        node = st.node
-        if type(node) is not m.Instruction or st.n is None:
-            continue
-        defs, uses = k.defs_uses(node, pos)
-        held = [holder[key] for key in uses if key in holder]
-        if held and roles.reads_tensor_map(node.name):
-            for name in held:
-                out.setdefault(name, st.n)
-        taken = [o.name for o in node.operands[1:] if type(o) is m.Sym and o.name in names]
-        copies = node.opcode in ("mov", "cvta", "cvt") and len(held) == 1
-        for d in defs:
-            holder.pop(d, None)
-            if taken or copies:
-                holder[d] = taken[0] if taken else held[0]
-    return out
 
 
 def _param_yaml(y, pp, uses: dict, decl, read: bool = True, own: Optional[dict] = None,

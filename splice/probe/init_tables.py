@@ -14,7 +14,8 @@ one whose address escapes (stored, passed to a call) says what was not followed.
 """
 from __future__ import annotations
 
-from . import dtypes as dt
+from ..analysis.global_uses import global_uses, module_variables, own_symbols
+from .language import dtypes as dt
 
 
 def table_yaml(y, pad: str, u) -> None:
@@ -67,8 +68,6 @@ def _not_a_table(u) -> str:
 
 def globals_yaml(y, kernel, named: set) -> list:
     """The ``globals:`` section for the module variables ``kernel`` names; the summary rows."""
-    from .tables import global_uses, module_variables
-
     found = module_variables(kernel.module)
     names = [n for n, v in found.items() if n in named and v.space in (".global", ".const")]
     if not names:
@@ -77,21 +76,13 @@ def globals_yaml(y, kernel, named: set) -> list:
     y.line("globals:                        # module variables this entry names: set in both modules before")
     y.line("                                # each launch (get_global); outputs read back and compared")
     rows = []
-    own = _own_symbols(kernel)
+    own = own_symbols(kernel)
     for i, n in enumerate(names):
         rows.append(_global_yaml(y, found[n], uses.get(n), escapes.get(n, ()), 9001 + i))
         if n not in own:
             y.line("  # named only in a function the entry calls: its accesses there are not traced")
             y.line("  # (dtype guessed; role inout compares it whatever the function does)")
     return rows
-
-
-def _own_symbols(kernel) -> set:
-    """The symbols the entry's own statements name (``init._named_symbols`` adds those of
-    the functions it calls)."""
-    from .init import operand_symbols
-
-    return {name for _node, name in operand_symbols(st.node for st in kernel.stmts)}
 
 
 def _global_yaml(y, v, u, escapes, seed: int) -> dict:

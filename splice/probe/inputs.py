@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes as dt
+from .language import dtypes as dt
 from .spec import FORMATS, Field, Fill, Param, ProbeSpec
 
 CHUNK = 1 << 20  # bytes per independently seeded chunk

@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 from ..errors import SpliceError
 from ..util import user_path
-from . import dtypes as dt
+from .language import dtypes as dt
 
 KINDS = ("buffer", "texture", "surface", "scalar", "table")
 PARAM_KINDS = KINDS + ("struct",)

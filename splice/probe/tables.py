@@ -25,7 +25,7 @@ from typing import Optional
 
 import numpy as np
 
-from . import dtypes as dt
+from ..analysis.global_uses import global_uses, module_variables, unseen_accesses
 from .spec import MAX_ALIGN, MAX_BUFFER_BYTES, Field, Fill, SpecError
 
 TABLE_KEYS = {"name", "kind", "offset", "entries", "count", "each", "align", "ptx_name", "what"}
@@ -176,160 +176,6 @@ def flatten(params: tuple, globals_: tuple = ()) -> tuple:
 # the module: variables, the entry's def-use of them, the check
 # --------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Variable:
-    """A module-scope variable as the spec sees it."""
-    name: str
-    space: str                # .global / .const / .shared ...
-    type: str
-    size: int                 # bytes (0: unsized, ``[]``)
-    initialised: bool
-    text: str                 # the declaration, shortened
-    line: int
-
-
-def module_variables(mod) -> dict:
-    """{name: Variable} of the module-scope state-space declarations (texture/surface/sampler
-    references excluded)."""
-    from ..ptx import model as m
-
-    out = {}
-    for it in mod.items:
-        if type(it) is not m.Decl or it.space in (".reg", ".param", ".tex") or \
-                it.type in (".texref", ".surfref", ".samplerref"):
-            continue
-        t = dt.lookup(it.type or ".b8")
-        each = (t.size if t else 1) * (int(it.vector[2:]) if it.vector else 1)
-        for d in it.declarators:
-            n = 1
-            for x in d.dims:
-                n *= x or 0
-            dims = "".join(f"[{x if x is not None else ''}]" for x in d.dims)
-            text = f"{' '.join((*it.linkage, it.space, *it.attrs))} {d.name}{dims}"
-            out[d.name] = Variable(d.name, it.space, it.type or ".b8", each * n, d.init is not None,
-                                   text + (" = {...}" if d.init is not None else ""), it.line)
-    return out
-
-
-_GLOBAL_SPACES = ("global", "generic", "const")
-_MOVES = {"mov", "add", "sub", "cvta", "selp", "mad"}
-
-
-def global_uses(kernel, names) -> tuple:
-    """({variable: Use}, {variable: [why not followed]}): def-use forward from each symbol the
-    entry names (``mov %rd, lut``, ``[lut+4]``, ``cvta.global %rd, gains``) through copies and
-    additions to the loads, stores and atomics it reaches; a 64-bit value loaded from it and then
-    dereferenced (``__device__ float* g_ptr``) is recorded in its ``pointers``/``target``.  A
-    variable whose address is stored, passed to a call or mixed with another's is listed in the
-    second map: what it reaches there is not followed."""
-    from ..analysis import roles
-    from ..ptx import model as m
-    from ..ptx.operands import registers
-    from .param_trace import Use, _record
-
-    names = set(names)
-    taint = _global_taint(kernel, names, registers)
-    out: dict = {}
-    escapes: dict = {}
-    for pos, st in enumerate(kernel.stmts):
-        node = st.node
-        if type(node) is not m.Instruction:
-            continue
-        where = f"{node.name} " + (f"s{st.n}" if st.n is not None else f"L{st.line}")
-        acc = roles.memory_access(node)
-        addrs = set()
-        for i, space, effect in (acc.addresses() if acc is not None else ()):
-            every = _labels(kernel, node.operands[i], pos, taint, names, registers)
-            labs = {lab for lab in every if isinstance(lab, str)}
-            addrs.add(i)
-            for lab in (lab[1] for lab in every if not isinstance(lab, str)):     # through a loaded pointer
-                u = out.setdefault(lab, Use())
-                u.pointers.append(where)
-                u.target = u.target or Use()
-                _record(u.target, node, space, effect)
-            for lab in labs:
-                if space in _GLOBAL_SPACES:
-                    _record(out.setdefault(lab, Use()), node, space, effect)
-                else:
-                    escapes.setdefault(lab, []).append(f"{where} (.{space})")
-            if len(labs) > 1:
-                for lab in labs:
-                    escapes.setdefault(lab, []).append(f"{where} (an address mixing {', '.join(sorted(labs))})")
-        if node.opcode in _MOVES:
-            continue
-        for i, o in enumerate(node.operands):     # the address itself stored, passed, compared
-            if i not in addrs:
-                for lab in _labels(kernel, o, pos, taint, names, registers):
-                    if isinstance(lab, str):
-                        escapes.setdefault(lab, []).append(where)
-    return out, escapes
-
-
-def _global_taint(kernel, names: set, registers) -> dict:
-    """{register key: labels} to a fixpoint: a variable's name through ``mov``/``add``/``cvta``…,
-    and ``('*', name)`` for a 64-bit value loaded from it (a pointer the kernel may follow)."""
-    from ..ptx import model as m
-
-    defs_all, uses_all, _g = kernel.du()
-    taint: dict = {}
-    changed = True
-    while changed:
-        changed = False
-        for pos, st in enumerate(kernel.stmts):
-            node = st.node
-            if type(node) is not m.Instruction:
-                continue
-            src: set
-            if node.opcode == "ld" and any(mm in (".u64", ".b64", ".s64") for mm in node.modifiers):
-                addr = next((o for o in node.operands[1:] if type(o) is m.Addr), None)
-                src = {("*", lab) for lab in (_labels(kernel, addr, pos, taint, names, registers) if addr else ())
-                       if isinstance(lab, str)}
-            elif node.opcode in _MOVES:
-                src = {o.name for o in node.operands[1:]     # a variable named %g reads as a register
-                       if type(o) in (m.Sym, m.Reg) and o.name in names and kernel.reg_type(o.name) is None}
-                for u in uses_all[pos]:   # names, and ('*', name) of a loaded pointer moved on
-                    src |= taint.get(u, set())
-            else:
-                continue
-            for d in defs_all[pos]:
-                if src and not src <= taint.get(d, set()):
-                    taint[d] = taint.get(d, set()) | src
-                    changed = True
-    return taint
-
-
-def _labels(kernel, operand, pos: int, taint: dict, names: set, registers) -> set:
-    regs: list = []
-    registers(operand, regs)
-    labs = {r for r in regs if r in names}
-    for r in regs:
-        k = kernel._resolve(r, kernel._scope_of[pos])
-        if k:
-            labs |= taint.get(k[0], set())
-    return labs
-
-
-def reached_in(kernel, names, i: int, j: int, live_in=()) -> list:
-    """The variables of ``names`` that statements ``i``..``j`` (positions) reach: named there,
-    addressed through a register carrying their address, or handed in through a live-in
-    register that carries it (what a cut of those statements may read or write)."""
-    from ..ptx import model as m
-    from ..ptx.operands import registers
-
-    names = set(names)
-    taint = _global_taint(kernel, names, registers)
-    hit: set = set()
-    for pos in range(i, j + 1):
-        node = kernel.stmts[pos].node
-        if type(node) is m.Instruction:
-            for o in node.operands:
-                hit |= {lab for lab in _labels(kernel, o, pos, taint, names, registers) if isinstance(lab, str)}
-    for reg in live_in:
-        k = kernel._resolve(reg, kernel._scope_of[i])
-        hit |= {lab for lab in taint.get(k[0], ()) if isinstance(lab, str)} if k else set()
-    return sorted(hit)
-
-
 def check_globals(spec, text: str, path: str) -> None:
     """Each spec global against the module: declared at module scope in ``.global`` or
     ``.const`` space, of the spec's size; a ``.const`` one is not an ``output`` (the kernel
@@ -376,7 +222,7 @@ def _check_written(spec, mod, path: str, found: dict) -> None:
         return
     kernel = Kernel(mod, spec.entry)      # the entry exists: check() looked it up before
     uses, escapes = global_uses(kernel, [g.name for g in inputs])
-    unseen = _unseen_accesses(kernel, mod, {g.name for g in inputs})
+    unseen = unseen_accesses(kernel, mod, {g.name for g in inputs})
     for g in inputs:
         u = uses.get(g.name)
         where = f"PTX: {path}:{found[g.name].line}: {found[g.name].text}"
@@ -393,29 +239,6 @@ def _check_written(spec, mod, path: str, found: dict) -> None:
 def _first(places) -> str:
     shown = list(dict.fromkeys(places))
     return ", ".join(shown[:3]) + (f" (+{len(shown) - 3})" if len(shown) > 3 else "")
-
-
-def _unseen_accesses(kernel, mod, names: set) -> dict:
-    """{name: why} for the variables of ``names`` accessed where the entry's own def-use does
-    not look: named in a function it calls (however deep), or in another module variable's
-    initialiser (``.global .u64 p = {generic(buf)}``: the kernel reaches ``buf`` through ``p``)."""
-    import re
-
-    from ..ptx import model as m
-    from .init import _named_symbols
-    from .init_tables import _own_symbols
-
-    why = {n: "it is named in a function the entry calls (not traced)"
-           for n in (_named_symbols(kernel) - _own_symbols(kernel)) & names}
-    for it in mod.items:
-        if type(it) is not m.Decl:
-            continue
-        for d in it.declarators:
-            init = d.init if isinstance(d.init, str) else " ".join(map(str, d.init or ()))
-            words = set(re.findall(r"[A-Za-z_$%][\w$]*", init))
-            for n in (words & names) - {d.name} - set(why):
-                why[n] = f"{d.name}'s initialiser holds its address (line {it.line}: not traced)"
-    return why
 
 
 # --------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ Why it looks like this:
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
@@ -200,6 +201,17 @@ class Declarator:
     count: Optional[int] = None
     dims: tuple = ()
     init: Optional[object] = None  # Init tree: str | tuple (brace list)
+
+
+#: a name as an initializer spells one (``generic(buf)``, ``buf+8``, ``%g``)
+_INIT_NAME = re.compile(r"[A-Za-z_$%][\w$]*")
+
+
+def initializer_names(init) -> set:
+    """The names an initializer (``Declarator.init``: text, or a brace list of them) spells:
+    a variable whose initializer holds another's address names it (``{generic(buf)}``)."""
+    text = init if isinstance(init, str) else " ".join(map(str, init or ()))
+    return set(_INIT_NAME.findall(text))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,5 @@
-"""What a kernel does with each parameter value, for ``splice probe init`` (``init.py`` writes the
-skeleton from it).
+"""What a kernel does with each parameter value: the facts ``splice probe init`` writes its
+skeleton from and the probe's spec checks test a spec against.
 
 Def-use, forward: every value loaded from a ``.param`` (``ld.param [p]`` or ``[p+off]`` of a
 by-value struct) is followed through copies and address additions (not products or shifts: a
@@ -14,7 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from . import dtypes as dt
+from ..ptx import model as m
+from ..ptx import types as dt
+from ..ptx.operands import registers
+from . import roles
+from .fixpoint import reader_index, solve
+from .kernel import Kernel
+from .roles import READ, WRITE, memory_access, memory_typed, multicast
 
 _ARITH = {"mov", "add", "sub", "mad", "mul", "cvta", "cvt", "selp", "and", "or", "xor", "shl",
           "shr", "min", "max", "neg", "slct", "prmt", "bfi"}
@@ -31,7 +37,6 @@ def _addresses(node, own: bool = False) -> list:
     """[(address operand, space, effect)] of the caller-visible addresses ``node`` reaches, from
     the roles table: a copy's global source is read even when its destination is shared.  With
     ``own``: the addresses in the kernel's own spaces (shared, const, local) instead."""
-    from ..analysis import roles
 
     acc = roles.memory_access(node)
     if acc is None:
@@ -114,7 +119,6 @@ class Use:
 
 def _param_label(node, params: dict):
     """(param index, byte offset) of an ``ld.param [p]`` / ``[p+off]`` or ``mov r, p`` source."""
-    from ..ptx import model as m
 
     for o in node.operands[1:]:
         if type(o) is m.Addr:
@@ -129,7 +133,6 @@ def _param_label(node, params: dict):
 def _through_address(kernel, node, pos: int, taint: dict):
     """``ld.param [%rd+off]`` where ``%rd`` holds a parameter's address (nvcc's by-value
     structs: ``mov.b64 %rd9, param_0; ld.param.u64 %rd2, [%rd9+40]``): the field's label."""
-    from ..ptx import model as m
 
     for o in node.operands[1:]:
         if type(o) is m.Addr and type(o.base) is m.Reg:
@@ -162,7 +165,6 @@ def _frame_keys(kernel) -> dict:
     __local_depot0`` (0) and what is derived from it (``cvta.local %SP, %SPL``, ``add %rd1,
     %SPL, 96``).  nvcc copies by-value structs into the frame: -O3 with ``st.local``, -G through
     the generic ``%SP`` (``st.u64 [%SP+8]``)."""
-    from ..ptx import model as m
 
     local_syms = {d.name for it in kernel.fn.body.items if type(it) is m.Decl and it.space == ".local"
                   for d in it.declarators}
@@ -170,26 +172,38 @@ def _frame_keys(kernel) -> dict:
         return {}
     defs_all, uses_all, _g = kernel.du()
     frame: dict = {}
-    for _round in range(2):                 # a loop-carried frame pointer settles on the second pass
-        for pos, st in enumerate(kernel.stmts):
-            node = st.node
-            if type(node) is not m.Instruction or node.opcode not in ("mov", "cvta", "add") or not defs_all[pos]:
-                continue
-            if node.opcode == "mov" and any(getattr(o, "name", None) in local_syms for o in node.operands[1:]):
-                frame[defs_all[pos][0]] = 0
-                continue
+    unset = object()
+
+    def step(pos: int) -> tuple:
+        """A frame address defined at ``pos``: an offset, or None once two differ (a pointer
+        moved around a loop is at a run-time offset)."""
+        node = kernel.stmts[pos].node
+        if type(node) is not m.Instruction or node.opcode not in ("mov", "cvta", "add") or not defs_all[pos]:
+            return ()
+        if node.opcode == "mov" and any(getattr(o, "name", None) in local_syms for o in node.operands[1:]):
+            value = 0
+        else:
             base = [u for u in uses_all[pos] if u in frame]
-            if base:
-                imm = getattr(node.operands[-1], "value", None)
-                off = frame[base[0]]
-                moved = off + imm if node.opcode == "add" and isinstance(imm, int) and off is not None else None
-                frame[defs_all[pos][0]] = off if node.opcode in ("mov", "cvta") else moved
+            if not base:
+                return ()
+            imm = getattr(node.operands[-1], "value", None)
+            off = frame[base[0]]
+            moved = off + imm if node.opcode == "add" and isinstance(imm, int) and off is not None else None
+            value = off if node.opcode in ("mov", "cvta") else moved
+        d = defs_all[pos][0]
+        old = frame.get(d, unset)
+        new = value if old is unset or old == value else None
+        if old is not unset and old == new:
+            return ()
+        frame[d] = new
+        return (d,)
+
+    solve(len(kernel.stmts), step, reader_index(uses_all))
     return frame
 
 
 def _frame_slot(kernel, node, pos: int, frame: dict):
     """(in the frame?, byte offset of the access or None when run-time) of an ``ld``/``st``."""
-    from ..ptx import model as m
 
     if ".param" in node.name or not frame and ".local" not in node.modifiers:
         return False, None
@@ -205,7 +219,6 @@ def _frame_slot(kernel, node, pos: int, frame: dict):
 
 def _labels_at(kernel, operand, pos: int, taint: dict) -> frozenset:
     """The labels of the registers ``operand`` (an address, a stored value) names at ``pos``."""
-    from ..ptx.operands import registers
 
     regs: list = []
     registers(operand, regs)
@@ -222,7 +235,6 @@ def _loaded_pointers(kernel, node, pos: int, taint: dict) -> frozenset:
     """``ld.global.u64 %rd, [<buffer of param p>]``: the loaded value may be a pointer kept in
     p's memory (``const float* const* ptr_a``, an array of structs holding pointers); labelled
     ``('*', p, offset)`` so that an access through it marks p as a table of pointers."""
-    from ..ptx.operands import registers
 
     out = set()
     for addr, _space, _effect in _addresses(node):
@@ -252,7 +264,6 @@ def _base_operands(kernel, node, pos: int, used) -> tuple:
     """The registers of ``node`` a pointer may flow through: none for a product or shift (an
     index: CUTLASS's 64-bit strides and extents are multiplied into offsets, and were taken for
     buffers), only the addend of a ``mad``; every source otherwise."""
-    from ..ptx.operands import registers
 
     if node.opcode in _INDEX_ONLY:
         return ()
@@ -270,7 +281,6 @@ def _joined_halves(kernel) -> frozenset:
     that takes it (nvcc -G).  nvcc reads a by-value struct's pointer as two ``ld.param.u32``
     halves joined so; a 32-bit field zero-extended for index arithmetic is not joined and stays
     a scalar."""
-    from ..ptx import model as m
 
     defs_all, uses_all, _g = kernel.du()
     out: set = set()
@@ -299,73 +309,115 @@ def _half_of_pointer(kernel, defs, lab) -> bool:
     return bool(dims) and (dims[0] or 0) >= 8
 
 
+#: the pseudo-register of the local frame's parked values (``_taint``): a frame load reads it
+_FRAME = ("frame",)
+
+
+def register_reads(kernel) -> list:
+    """Per statement: the register keys it reads (its uses, and every register an operand
+    names, addresses included): what a statement's transfer depends on, for ``fixpoint``."""
+    _defs, uses_all, _g = kernel.du()
+    out = []
+    for pos, st in enumerate(kernel.stmts):
+        keys = set(uses_all[pos])
+        if type(st.node) is m.Instruction:
+            regs: list = []
+            for o in st.node.operands:
+                registers(o, regs)
+            keys.update(k[0] for k in (kernel._resolve(r, kernel._scope_of[pos]) for r in regs) if k)
+        out.append(keys)
+    return out
+
+
+def _scaled(kernel) -> dict:
+    """{register key: {constants}} of the 64-bit products and shifts by a constant
+    (``mul.wide … 2``, ``shl.b64 … 1``): an index scaled by an element size."""
+    defs_all = kernel.defs()
+    out: dict = {}
+    for op in ("mul", "shl"):
+        for pos in kernel.indices_of(op):
+            node = kernel.stmts[pos].node
+            imm = getattr(node.operands[-1], "value", None) if type(node) is m.Instruction else None
+            if defs_all[pos] and isinstance(imm, int) and \
+                    (".wide" in node.name or any("64" in mm for mm in node.modifiers)):
+                out.setdefault(defs_all[pos][0], set()).add(imm if op == "mul" else 1 << imm)
+    return out
+
+
+class _Taint:
+    """The facts ``_taint`` computes, and the transfer of one statement over them."""
+
+    def __init__(self, kernel):
+        self.k = kernel
+        self.params = {p.name: i for i, p in enumerate(kernel.fn.params or ())}
+        self.defs_all, self.uses_all, _g = kernel.du()
+        self.taint: dict = {}
+        self.scale = _scaled(kernel)  # register key -> constants it was scaled by
+        self.scales: dict = {}        # label -> {scale, ...}
+        self.local: set = set()       # labels of 64-bit values stored to .local (read back by index)
+        self.parked: set = set()      # labels read back from .local
+        self.frame = _frame_keys(kernel)   # registers holding local-frame addresses (nvcc -G's %SP)
+        self.joined = _joined_halves(kernel)
+        self.slots: dict = {}         # frame byte offset -> labels stored there (None: a run-time offset)
+
+    def step(self, pos: int) -> tuple:
+        """Statement ``pos`` applied: the register keys (or ``_FRAME``) whose labels grew."""
+        k, node = self.k, self.k.stmts[pos].node
+        if type(node) is not m.Instruction:
+            return ()
+        defs, used, op = self.defs_all[pos], self.uses_all[pos], node.opcode
+        wide = any(mm in (".u64", ".b64", ".s64") for mm in node.modifiers)
+        src = _param_source(k, node, pos, self.params, self.taint, defs, wide, self.joined)
+        if src is None:
+            return ()             # a 32-bit scalar: index arithmetic, not a base
+        in_frame, slot = _frame_slot(k, node, pos, self.frame) if op in ("st", "ld") else (False, None)
+        if op == "ld" and wide and not src and not in_frame:
+            src = _loaded_pointers(k, node, pos, self.taint)
+        if in_frame and wide:
+            if op == "st":        # a 64-bit value parked in the local frame (nvcc's struct copy)
+                return self._park(_stored_labels(k, node, pos, self.taint), slot)
+            if slot is None:      # read back at a run-time index: any value parked there
+                src = frozenset(self.local)
+                self.parked.update(self.local)
+            else:                 # its own slot, and any store at a run-time offset
+                src = frozenset(self.slots.get(slot, ())) | frozenset(self.slots.get(None, ()))
+        if not src and op in _ARITH and used:
+            src = frozenset().union(*(self.taint.get(u, frozenset()) for u in _base_operands(k, node, pos, used)))
+            src = _moved_addresses(node, src)
+            if op == "add" and src:
+                for u in (u for u in used if u in self.scale):
+                    for lab in src:
+                        self.scales.setdefault(lab, set()).update(self.scale[u])
+        grew = [d for d in defs if src and not src <= self.taint.get(d, frozenset())]
+        for d in grew:
+            self.taint[d] = self.taint.get(d, frozenset()) | src
+        return tuple(grew)
+
+    def _park(self, new: frozenset, slot) -> tuple:
+        grew = not new <= self.local or not new <= self.slots.get(slot, set())
+        self.local |= new
+        self.slots.setdefault(slot, set()).update(new)
+        return (_FRAME,) if grew else ()
+
+
 def _taint(kernel) -> tuple:
-    """Forward def-use to a fixpoint: ({register key: {(param, offset)}}, {label: {scales}}).
-    Only 64-bit parameter values are bases (32-bit ones are index arithmetic); an ``add`` of a
-    base and a value scaled by a constant (``mul.wide … 2``, ``shl … 1``) records that scale.
-    A 64-bit value stored to ``.local`` and a 64-bit ``.local`` load are joined without
-    addresses: nvcc copies a by-value struct to the local frame when a pointer field is chosen
-    at run time (``L.src[i]``), so the load may be any parked field (conservative)."""
-    from ..ptx import model as m
-
-    params = {p.name: i for i, p in enumerate(kernel.fn.params or ())}
-    defs_all, uses_all, _g = kernel.du()
-    taint: dict = {}
-    scale: dict = {}          # register key -> constant it was scaled by
-    scales: dict = {}         # label -> {scale, ...}
-    local: set = set()        # labels of 64-bit values stored to .local (read back by index)
-    parked: set = set()       # labels read back from .local
-    frame = _frame_keys(kernel)   # registers holding local-frame addresses (nvcc -G's %SP)
-    joined = _joined_halves(kernel)
-    slots: dict = {}          # frame byte offset -> labels stored there (None: a run-time offset)
-    changed = True
-    while changed:
-        changed = False
-        for pos, st in enumerate(kernel.stmts):
-            node = st.node
-            if type(node) is not m.Instruction:
-                continue
-            defs, used = defs_all[pos], uses_all[pos]
-            op = node.opcode
-            wide = any(mm in (".u64", ".b64", ".s64") for mm in node.modifiers)
-            src = _param_source(kernel, node, pos, params, taint, defs, wide, joined)
-            if src is None:
-                continue          # a 32-bit scalar: index arithmetic, not a base
-            if op in ("mul", "shl") and defs:
-                imm = getattr(node.operands[-1], "value", None)
-                if isinstance(imm, int) and (".wide" in node.name or any("64" in mm for mm in node.modifiers)):
-                    scale[defs[0]] = imm if op == "mul" else 1 << imm
-            in_frame, slot = _frame_slot(kernel, node, pos, frame) if op in ("st", "ld") else (False, None)
-            if op == "ld" and wide and not src and not in_frame:
-                src = _loaded_pointers(kernel, node, pos, taint)
-            if in_frame and wide:
-                if op == "st":       # a 64-bit value parked in the local frame (nvcc's struct copy)
-                    new = _stored_labels(kernel, node, pos, taint)
-                    changed = changed or not new <= local or not new <= slots.get(slot, set())
-                    local |= new
-                    slots.setdefault(slot, set()).update(new)
-                    continue
-                if slot is None:     # read back at a run-time index: any value parked there
-                    src = frozenset(local)
-                    parked.update(local)
-                else:                # its own slot, and any store at a run-time offset
-                    src = frozenset(slots.get(slot, ())) | frozenset(slots.get(None, ()))
-            if not src and op in _ARITH and used:
-                src = frozenset().union(*(taint.get(u, frozenset()) for u in _base_operands(kernel, node, pos, used)))
-                src = _moved_addresses(node, src)
-                if op == "add" and src:
-                    for u in (u for u in used if u in scale):
-                        for lab in src:
-                            scales.setdefault(lab, set()).add(scale[u])
-            for d in defs:
-                if src and not src <= taint.get(d, frozenset()):
-                    taint[d] = taint.get(d, frozenset()) | src
-                    changed = True
-    return taint, scales, parked
+    """Forward def-use to a fixpoint: ({register key: {(param, offset)}}, {label: {scales}},
+    parked labels).  Only 64-bit parameter values are bases (32-bit ones are index arithmetic);
+    an ``add`` of a base and a value scaled by a constant (``mul.wide … 2``, ``shl … 1``)
+    records that scale.  A 64-bit value stored to ``.local`` and a 64-bit ``.local`` load are
+    joined without addresses: nvcc copies a by-value struct to the local frame when a pointer
+    field is chosen at run time (``L.src[i]``), so the load may be any parked field
+    (conservative).  Solved by the fixpoint engine: a statement runs again when a register it
+    reads (or the frame, for a frame load) gained labels."""
+    t = _Taint(kernel)
+    reads = register_reads(kernel)
+    loads = [pos for pos in kernel.indices_of("ld")]
+    index = reader_index(reads)
+    solve(len(kernel.stmts), t.step, lambda key: loads if key == _FRAME else index(key))
+    return t.taint, t.scales, t.parked
 
 
-def _record(u: Use, node, space: str, effect: str) -> None:
-    from ..analysis.roles import READ, WRITE, memory_typed, multicast
+def record(u: Use, node, space: str, effect: str) -> None:
 
     u.reads += effect != WRITE
     u.writes += effect != READ
@@ -408,7 +460,6 @@ def _signed_use(where: str) -> bool:
 def _use_type(node) -> Optional[str]:
     """The type a consumer reads its operand as: a ``cvt``'s source type, else the first typed
     modifier that is not plain bits; None for copies, memory and bit operations."""
-    from ..analysis.roles import memory_access
 
     if node.opcode in _NO_EVIDENCE or memory_access(node) is not None:
         return None
@@ -420,10 +471,9 @@ def _use_type(node) -> Optional[str]:
     return typed[0] if len(typed) == 1 else None
 
 
-def _value_uses(kernel, pos: int, consumers: dict) -> list:
+def value_uses(kernel, pos: int, consumers: dict) -> list:
     """[(kind, type, 'sN')] of the instructions that use the registers the load at ``pos``
     writes (through plain copies, two deep)."""
-    from ..ptx import model as m
 
     defs = kernel.du()[0]
     out, todo, seen = [], [(k, 0) for k in defs[pos]], set()
@@ -448,7 +498,7 @@ def _value_uses(kernel, pos: int, consumers: dict) -> list:
     return out
 
 
-def _consumers(kernel) -> dict:
+def consumer_index(kernel) -> dict:
     """{register key: [statement indices that read it]}."""
     out: dict = {}
     for q, used in enumerate(kernel.du()[1]):
@@ -464,9 +514,7 @@ def trace(kernel, own: Optional[dict] = None, depth: int = 0, seen: Optional[fro
     when given, is filled with {(param index, offset): [(space, 'opcode sN')]} of the parameter
     values that reach a shared/const/local address instead (LLVM's ``.ptr .shared`` pointers).
     Values passed to a called ``.func`` are followed into it (``_follow_calls``)."""
-    from ..ptx import model as m
 
-    from ..analysis.roles import READ
 
     taint, scales, parked = _taint(kernel)
     uses: dict = {}
@@ -488,20 +536,20 @@ def trace(kernel, own: Optional[dict] = None, depth: int = 0, seen: Optional[fro
                 table = uses.setdefault(lab[1:], Use())
                 table.pointers.append(where)
                 table.target = table.target or Use()
-                _record(table.target, node, space, effect)
+                record(table.target, node, space, effect)
                 if effect == READ and node.opcode == "ld":
-                    consumers = consumers if consumers is not None else _consumers(kernel)
-                    table.target.values += _value_uses(kernel, pos, consumers)
+                    consumers = consumers if consumers is not None else consumer_index(kernel)
+                    table.target.values += value_uses(kernel, pos, consumers)
             labs = frozenset(lab for lab in every if lab[0] not in ("&", "*"))
             for lab in labs:
                 if lab[0] != "&":
                     u = uses.setdefault(lab, Use())
-                    _record(u, node, space, effect)
+                    record(u, node, space, effect)
                     u.alone = u.alone or len(labs) == 1
                     u.partners |= labs - {lab}
                     if effect == READ and node.opcode == "ld":
-                        consumers = consumers if consumers is not None else _consumers(kernel)
-                        u.values += _value_uses(kernel, pos, consumers)
+                        consumers = consumers if consumers is not None else consumer_index(kernel)
+                        u.values += value_uses(kernel, pos, consumers)
     if depth < _CALL_DEPTH:
         _follow_calls(kernel, taint, uses, depth, seen or frozenset({kernel.name}), {} if memo is None else memo,
                       own)
@@ -521,7 +569,6 @@ _CALL_DEPTH = 4     # nvcc -G calls a helper per texture fetch; deeper chains ar
 def _call_args(kernel, taint: dict) -> list:
     """[(callee name, [labels of argument j])] of the direct calls in ``kernel``: an argument's
     labels are those of the value ``st.param [argN]`` stores before the call."""
-    from ..ptx import model as m
 
     slots: dict = {}
     out = []
@@ -546,7 +593,6 @@ def _follow_calls(kernel, taint: dict, uses: dict, depth: int, seen: frozenset, 
                   own: Optional[dict] = None) -> None:
     """What a called ``.func`` does with a parameter's value is the parameter's use: nvcc -G
     calls a helper for every texture fetch, so the handle was "never dereferenced here"."""
-    from ..analysis import Kernel
 
     for callee, args in _call_args(kernel, taint):
         if callee in seen or not any(args):

@@ -19,7 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from . import dtypes as dt
+from ..ptx import model as m
+from ..ptx import types as dt
+from .param_trace import consumer_index, value_uses
 
 _WIDTHS = (2, 4, 8)
 _COPIES = {"mov", "cvt"}
@@ -37,7 +39,6 @@ class Assembled:
 def assembled(kernel, byte_loads: dict) -> list:
     """[Assembled]: the values built from byte loads.  ``byte_loads``: {statement position of an
     ``ld.param`` of one byte: (parameter index, byte offset)}."""
-    from ..ptx import model as m
 
     if not byte_loads:
         return []
@@ -62,7 +63,6 @@ def assembled(kernel, byte_loads: dict) -> list:
 
 def _bytes_of(node, pos: int, byte_loads: dict, value: dict, kernel) -> Optional[dict]:
     """The byte map the instruction at ``pos`` writes, None when it is no byte assembly."""
-    from ..ptx import model as m
 
     if pos in byte_loads:
         return {0: byte_loads[pos]}
@@ -110,15 +110,14 @@ def _run(bytes_at: dict) -> Optional[tuple]:
 
 def _maximal(kernel, found: dict) -> list:
     """Assembled values not inside a larger one, typed by their consumers."""
-    from .param_trace import _consumers, _value_uses
 
-    consumers = _consumers(kernel)
+    consumers = consumer_index(kernel)
     out = []
     for (param, off, size), pos in sorted(found.items()):
         if any(p == param and o <= off and off + size <= o + s and (o, s) != (off, size)
                for (p, o, s) in found):
             continue
-        told = {ty for _k, ty, _w in _value_uses(kernel, pos, consumers)
+        told = {ty for _k, ty, _w in value_uses(kernel, pos, consumers)
                 if dt.lookup(ty) is not None and dt.lookup(ty).size == size and ty in dt.SCALAR_TYPES}
         tname = told.pop() if len(told) == 1 else f"u{8 * size}"
         out.append(Assembled(param, off, size, tname, f"s{kernel.stmts[pos].n}"))

@@ -154,8 +154,9 @@ def _cut_commands(sub) -> None:
 def _probe_command(sub) -> None:
     """probe: the GPU runs (and ``probe init``, the spec skeleton)."""
     p = _add_json(sub.add_parser("probe", help="run original and spliced modules on the GPU and compare frames"))
-    p.add_argument("target", help="a recipe YAML, a probe spec YAML followed by a module, or init")
-    p.add_argument("module", nargs="?", help="PTX module (with a probe spec)")
+    p.add_argument("target", help="a recipe YAML, a probe spec YAML followed by a module, init, or render")
+    p.add_argument("module", nargs="?", help="PTX module (with a probe spec); init: the module; render: the spec")
+    p.add_argument("extra", nargs="?", help="render: the module (default: the spec's own)")
     p.add_argument("--runs", type=int, default=50)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--graph", action="store_true", help="also time CUDA-graph replay")
@@ -168,6 +169,9 @@ def _probe_command(sub) -> None:
     _add_no_cache(p)
     p.add_argument("--entry", help="probe init: the entry (default: the first)")
     p.add_argument("-o", "--output", help="probe init: where to write the spec skeleton")
+    p.add_argument("--cubin", help="probe render: load this cubin instead of compiling the module")
+    p.add_argument("--repeat", type=int, default=2, help="probe render: renders of the module (default 2)")
+    p.add_argument("--perturb", help="probe render: a stand-in's expect YAML; flip each phase's weights in turn")
     p.set_defaults(func=_lazy("splice.commands.probe", "cmd_probe"))
 
 

@@ -488,7 +488,7 @@ def test_a_damaged_probe_cubin_is_recompiled(damage, fake_ptxas, tmp_path, monke
     """The probe's own cubin cache (build/probe/cubins) trusted any file with the right name:
     a truncated or swapped cubin would have been loaded onto the GPU as the module under test."""
     from splice import util
-    from splice.probe.modules import compile_one
+    from splice.probe.run.modules import compile_one
 
     monkeypatch.setattr(util, "FIFO_WAIT_S", 0.1)
     first = compile_one("k", PTX, "sm_90", tmp_path / "probe")
@@ -837,7 +837,7 @@ def test_stage_ranges_are_bounded_before_they_are_expanded(func, args, says, tmp
     """regression: ``--stages 1-99999999999`` (or ``E1-E99999999999``) was expanded into a set
     of 10^11 numbers before being checked against the kernel: the memory ran out.  Run in a
     child under a 2 GiB limit, so a regression fails instead of swapping."""
-    mod = "stages" if func == "parse_selection" else "epilogue_stages"
+    mod = "instrument.stages" if func == "parse_selection" else "instrument.epilogue_stages"
     code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
             f"from splice.probe.{mod} import {func}\nfrom splice.errors import SpliceError\n"
             f"try:\n    {func}({args})\nexcept SpliceError as e:\n    print(e)\n")

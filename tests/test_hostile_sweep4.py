@@ -262,7 +262,7 @@ def test_a_ptxas_cache_entry_of_another_user_is_not_trusted(fake, tmp_path):
 @pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
 @pytest.mark.parametrize("which", ["cubin", "json"])
 def test_a_probe_cubin_of_another_user_is_not_trusted(which, fake, tmp_path):
-    from splice.probe.modules import compile_one
+    from splice.probe.run.modules import compile_one
 
     first = compile_one("k", PTX, "sm_90", tmp_path / "probe")
     assert compile_one("k", PTX, "sm_90", tmp_path / "probe").cached
@@ -547,7 +547,7 @@ def test_a_build_arch_that_is_no_arch_is_refused_with_the_spec(arch, work, no_gp
 
 
 def test_a_build_arch_is_normalised_as_arch_is():
-    from splice.probe.spec import load_spec
+    from splice.probe.language.document import load_spec
 
     from .conftest import ROOT
 

@@ -148,7 +148,7 @@ def test_the_lines_of_a_long_param_list_on_one_line_are_found_in_linear_time():
     ``probe init`` run past a minute (quadratic); now well under a second."""
     import time
 
-    from splice.probe.check import entry_decl
+    from splice.probe.language.entry import entry_decl
 
     params = ", ".join(f".param .u64 p{i}" for i in range(20000))
     t = time.monotonic()
@@ -174,7 +174,7 @@ def test_probe_init_refuses_a_skeleton_larger_than_a_spec_may_be(work, capsys):
 
 
 def test_a_parameters_line_is_still_the_line_it_is_declared_on():
-    from splice.probe.check import entry_decl
+    from splice.probe.language.entry import entry_decl
 
     text = HEAD + ".visible .entry k(\n\t.param .u64 a,\n\t.param .u32 $b,\n\t.param .u32 c_2\n)\n{\n\tret;\n}\n"
     decl = entry_decl(text, "k")
@@ -270,11 +270,11 @@ def test_a_second_native_header_is_refused_not_ignored(work, capsys):
 @pytest.mark.parametrize("value, where", [("{tmp}/pc", "{tmp}/pc"), ("", "{cwd}/build/probe")],
                          ids=["set-late", "empty"])
 def test_the_probe_cache_is_the_variable_as_set_when_the_probe_runs(value, where, work, monkeypatch):
-    """regression: ``$SPLICE_PROBE_CACHE`` was read once, when splice.probe.modules was first
+    """regression: ``$SPLICE_PROBE_CACHE`` was read once, when splice.probe.run.modules was first
     imported: a value set later in the process (as every test sets it) was never seen and the
     cubins went into ./build/probe; ``SPLICE_PROBE_CACHE=`` (an unset shell variable) was
     ``Path('')``, the working directory, and the cubins were written there."""
-    import splice.probe.modules as modules
+    import splice.probe.run.modules as modules
 
     tmp = str(work.parent / (work.name + "-late"))
     monkeypatch.setenv("SPLICE_PROBE_CACHE", value.format(tmp=tmp))

@@ -178,7 +178,7 @@ def test_a_numba_name_nested_thousands_deep_is_unreadable_not_a_traceback(tmp_pa
     whole type grammar before checking they are scalars: an entry named ``_ZN1kE`` +
     ``5ArrayI`` x 3000 (21 KB, a legal PTX name in a module numba's environment marks) was a
     RecursionError traceback from ``probe init``.  Now: not a builtin scalar, no labels."""
-    from splice.probe.numba_args import describe
+    from splice.probe.language.numba_args import describe
 
     assert describe("_ZN1kE" + args, 1)[0] == {}
     (tmp_path / "deep.ptx").write_text(
@@ -190,7 +190,7 @@ def test_a_numba_name_nested_thousands_deep_is_unreadable_not_a_traceback(tmp_pa
 
 
 def test_numba_names_of_scalars_arrays_and_tuples_still_read():
-    from splice.probe.numba_args import describe
+    from splice.probe.language.numba_args import describe
 
     labels, why = describe("_ZN1kE5ArrayIfLi2E1A7mutable7alignedE8UniTupleIiLi3EE5TupleIdfEj", 5 + 4 + 3 + 2 + 1)
     assert why is None, why
@@ -339,7 +339,7 @@ def test_an_element_poison_that_is_no_value_of_the_type_is_refused_at_its_key(
     ("e5m2", ".inf", 0x7C), ("f32", ".inf", 0x7F800000),
 ])
 def test_element_poisons_of_the_type_keep_their_bits(tmp_path, dtype, value, bits):
-    from splice.probe.spec import load_spec
+    from splice.probe.language.document import load_spec
 
     p = tmp_path / "s.yaml"
     p.write_text(GLOBALS_ONLY.replace("DTYPE", dtype).replace("VALUE", value).replace("PTX", str(TABLES)))
@@ -353,9 +353,9 @@ def _harness_cases(tmp_path, spec_name: str, entry: str, ranges: list, edit=lamb
     import shutil
 
     from splice.analysis import Kernel
-    from splice.probe.harness import cases
-    from splice.probe.modules import resolve
-    from splice.probe.spec import load_spec
+    from splice.probe.instrument.harness import cases
+    from splice.probe.run.modules import resolve
+    from splice.probe.language.document import load_spec
 
     shutil.copy(TABLES, tmp_path / "m.ptx")
     (tmp_path / "probes").mkdir()
@@ -439,10 +439,11 @@ def test_a_shape_of_more_dimensions_than_numpy_has_is_refused_at_its_key(tmp_pat
     ValueError traceback (``compare.elements``)."""
     import numpy as np
 
-    from splice.probe.compare import elements
-    from splice.probe.spec import MAX_DIMS, Field
+    from splice.probe.run.compare import elements
+    from splice.probe.language.context import MAX_DIMS
+    from splice.probe.kinds.buffer import Buffer
 
-    ok = Field("o", 0, "buffer", 8, dtype="u8", bytes=4, shape=(1,) * (MAX_DIMS - 2) + (2, 2), role="output")
+    ok = Buffer(name="o", dtype="u8", bytes=4, shape=(1,) * (MAX_DIMS - 2) + (2, 2), role="output")
     assert elements(ok, np.zeros(4, dtype=np.uint8)).ndim == MAX_DIMS
     text = SUM.replace("ALIGN_T", "").replace("ALIGN_E", "").replace(
         "{name: out, kind: buffer, dtype: f32, shape: [64], role: output}",

@@ -48,15 +48,15 @@ def _recipe(tmp_path, statements: str, native_edit=None):
     (tmp_path / "r.yaml").write_text(f"name: b128\nmodule: m.ptx\nentry: cas128\ncuts:\n"
                                      f"  - statements: {statements}\n    native: n.ptx\n")
     from splice.analysis import Kernel
-    from splice.probe.modules import resolve
-    from splice.probe.spec import load_spec
+    from splice.probe.run.modules import resolve
+    from splice.probe.language.document import load_spec
 
     pair = resolve(str(tmp_path / "r.yaml"))
     return pair, Kernel.load(str(pair.original_path), pair.entry), load_spec(pair.spec_path)
 
 
 def test_b128_live_outs_travel_as_two_rows_inside_the_cuts_scope(tmp_path):
-    from splice.probe.harness import cases
+    from splice.probe.instrument.harness import cases
 
     pair, k, spec = _recipe(tmp_path, "s13-s14")      # mov.b128 c, {..}; mov.b128 s, {..}
     (hc,) = cases(pair, k, spec)
@@ -70,7 +70,7 @@ def test_b128_live_outs_travel_as_two_rows_inside_the_cuts_scope(tmp_path):
 
 
 def test_a_b128_live_in_is_joined_from_its_two_rows(tmp_path):
-    from splice.probe.harness import cases
+    from splice.probe.instrument.harness import cases
 
     pair, k, spec = _recipe(tmp_path, "s16-s16")      # mov.b128 {%rd1, %rd2}, r;
     (hc,) = cases(pair, k, spec)
@@ -80,7 +80,7 @@ def test_a_b128_live_in_is_joined_from_its_two_rows(tmp_path):
 
 @pytest.mark.needs("ptxas")
 def test_the_scoped_b128_harness_compiles(tmp_path):
-    from splice.probe.harness import cases
+    from splice.probe.instrument.harness import cases
     from splice.ptx.sass import compile_ptx
 
     for rng in ("s13-s14", "s16-s16"):
@@ -93,7 +93,7 @@ def test_the_scoped_b128_harness_compiles(tmp_path):
 
 
 def test_harness_compare_names_the_half_that_differs(tmp_path):
-    from splice.probe.harness import cases, compare_outs
+    from splice.probe.instrument.harness import cases, compare_outs
 
     pair, k, spec = _recipe(tmp_path, "s13-s14")
     (hc,) = cases(pair, k, spec)
@@ -106,7 +106,7 @@ def test_harness_compare_names_the_half_that_differs(tmp_path):
 
 
 def test_a_b128_stage_is_stored_whole_and_compared_whole(tmp_path):
-    from splice.probe.stages import _stage_code, compare, plan_stages
+    from splice.probe.instrument.stages import _stage_code, compare, plan_stages
 
     pair, k, spec = _recipe(tmp_path, "s13-s14")
     sp = plan_stages(k, pair, "cut", spec)            # no mma phase: the cut's own stage
@@ -124,7 +124,7 @@ def test_a_b128_stage_is_stored_whole_and_compared_whole(tmp_path):
 
 def test_stages_cut_without_phases_and_without_a_cut_is_still_refused():
     from splice.errors import SpliceError
-    from splice.probe.stages import parse_selection
+    from splice.probe.instrument.stages import parse_selection
 
     assert parse_selection("cut", 0, set(), has_cuts=True) == []
     with pytest.raises(SpliceError, match="no cut is known"):
@@ -132,7 +132,7 @@ def test_stages_cut_without_phases_and_without_a_cut_is_still_refused():
 
 
 def _probe(tmp_path, statements, native_edit=None):
-    from splice.probe.session import ProbeOptions, run_probe
+    from splice.probe.run.session import ProbeOptions, run_probe
 
     pair, _k, _spec = _recipe(tmp_path, statements, native_edit)
     return run_probe(pair, ProbeOptions(runs=3, warmup=1, stages="cut", harness=True,
@@ -168,7 +168,7 @@ def test_probe_init_sizes_a_buffer_of_128_bit_atomics(tmp_path):
     "accessed as -"; it is two 64-bit words an access."""
     import yaml
 
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, _rows = skeleton(MODULE.read_text(), str(MODULE), "cas128")
     (p0,) = [p for p in yaml.safe_load(text)["params"] if p["name"] == "param_0"]
@@ -180,7 +180,7 @@ def test_a_module_already_instrumented_is_refused_before_the_gpu():
     """The stage and profile pointers are declared by the probe; a module that already names one
     (instrumented, saved, probed again) was refused by ptxas on the GPU run only."""
     from splice.errors import SpliceError
-    from splice.probe.stages import PTR, insert_code
+    from splice.probe.instrument.stages import PTR, insert_code
 
     text = ".version 8.0\n.target sm_90\n.address_size 64\n.global .align 8 .u64 " + PTR + ";\n"
     with pytest.raises(SpliceError, match="line 4 of the module already names __splice_stage_ptr"):

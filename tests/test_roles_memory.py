@@ -246,7 +246,7 @@ def test_written_spaces(name, spaces):
 # --- the passes read the table and nothing else -------------------------------------------------
 
 USERS = ["splice/analysis/taint.py", "splice/analysis/slices.py", "splice/analysis/provenance.py",
-         "splice/probe/init.py", "splice/analysis/param_trace.py", "splice/probe/epilogue_stages.py"]
+         "splice/probe/language/init.py", "splice/analysis/param_trace.py", "splice/probe/instrument/epilogue_stages.py"]
 DOC = ('"' * 3, "'" * 3)
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -280,7 +280,7 @@ def _pair(texts: list):
 def test_epilogue_stages_writers_from_the_table():
     """Fixes: ``cp.async.wait_group`` was a memory writer (``cp`` minus ``.shared``) and a TMA
     store ``cp.async.bulk.tensor….global.shared::cta`` was not (its name mentions ``.shared``)."""
-    from splice.probe.epilogue_stages import memory_writers
+    from splice.probe.instrument.epilogue_stages import memory_writers
 
     pair = _pair(["\tcp.async.wait_group 0;", "\tcp.async.bulk.tensor.2d.global.shared::cta.bulk_group "
                   "[%rd1, {%r2, %r3}], [%r1];", "\tst.shared.u32 [%r1], %r2;", "\tsust.b.1d.b32.trap [%rd1, {%r2}], {%r1};",

@@ -229,7 +229,7 @@ def test_probe_init_passes_0_only_for_parameters_never_read():
     values (``null``, TODO), not the 0 the skeleton gives a parameter nothing reads."""
     import yaml
 
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     path = MODERN / "control_misc.ptx"
     text, _rows = skeleton(path.read_text(), str(path), "many_params")

@@ -202,7 +202,7 @@ def test_probe_init_follows_multimem():
     cannot make the multicast object it needs."""
     import yaml
 
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, _rows = skeleton(MEM.read_text(), str(MEM), "multimem_ops")
     p0 = yaml.safe_load(text)["params"][0]
@@ -335,7 +335,7 @@ def test_probe_init_types_memory_by_its_integer_atomics():
     filled with floats)."""
     import yaml
 
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     path = MODERN / "warp_atomics_preds.ptx"      # atomics(float*, double*, u64*, int*, int*, unsigned*, …)
     text, _rows = skeleton(path.read_text(), str(path), "_Z7atomicsPfPdPyPiS2_PjS2_PKf")
@@ -437,7 +437,7 @@ def test_identity_cuts_of_wmma_sub_byte_forms():
 def test_probe_init_types_an_int_wmma_output():
     import yaml
 
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, _rows = skeleton(WMMA_SUB.read_text(), str(WMMA_SUB), "wmma_b1")
     c = yaml.safe_load(text)["params"][2]

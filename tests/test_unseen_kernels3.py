@@ -142,7 +142,7 @@ def test_a_range_starts_at_the_first_instruction_of_its_statement(tmp_path):
 
 def test_probe_init_says_module_texture_references_are_not_bound():
     from splice.analysis.global_uses import module_image_refs
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, rows = skeleton(TEXREF.read_text(), str(TEXREF))
     assert "# NOTE: this entry reads module-scope texture/surface references (tex_a, surf_a)" in text
@@ -188,7 +188,7 @@ def test_probe_init_of_128_parameters():
     keep their sizes and alignments (3/1, 12/4, 32/16)."""
     import yaml
 
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, _rows = skeleton(PARAMS.read_text(), str(PARAMS))
     params = yaml.safe_load(text)["params"]
@@ -252,7 +252,7 @@ def test_old_module_cut_abi_and_texture_note():
     """open64-style statements joined by a ``// 0`` comment: s14 is ``mov.f32 %f2, 0; tex.1d …``
     and a cut through it reads %r3 (the tex coordinates) and exports %f2; the skeleton names the
     ``.tex .u32`` reference."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     path = REFUSED / "old_sm13_map_f64.ptx"
     k = Kernel.load(path)

@@ -115,7 +115,7 @@ def test_probe_init_names_pointers_into_shared_and_const():
     """LLVM's ``float addrspace(3)*`` / ``i32 addrspace(4)*`` kernel parameters are dereferenced
     by ``ld.shared`` / ``ld.const``: the skeleton said "read as a value, never dereferenced
     here", which is false and hides that the probe cannot fill that memory."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, rows = skeleton(LLVM.read_text(), str(LLVM))
     lines = {ln.split("name: ")[1].split(",")[0]: ln for ln in text.splitlines() if "{name: param_" in ln}
@@ -129,7 +129,7 @@ def test_probe_init_names_pointers_into_shared_and_const():
 # ---- probe init: an int* read as .u32, typed by how its values are used ----------------------------
 
 def _dtype_line(path, entry, param_index):
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, _rows = skeleton(Path(path).read_text(), str(path), entry)
     blocks = text.split("\n- ")
@@ -162,7 +162,7 @@ def test_packed_or_fragment_values_stay_guessed(path, entry, param):
 
 def test_disagreeing_uses_stay_guessed(tmp_path):
     """A ``.b32`` load used both as a float and as an integer is not typed by its uses."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     src = VEC.replace(".reg .v4 .f32 %v;", ".reg .b32 %r<4>;").replace(
         "ld.global.v4.f32 %v, [%rd2];\n  add.f32 %f1, %v.x, %v.w;\n  mov.f32 %v.y, %f1;\n"
@@ -189,7 +189,7 @@ def test_pointer_fields_picked_from_a_local_copy_are_listed():
     so a spec filled from it passes null pointers.  Now every pointer parked there is a field,
     with a check that role and dtype are the union; the pointer read as two ``ld.param.u32``
     halves joined by ``bfi.b64`` is field 0, not fields 0 and 4."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, rows = skeleton(STRUCT.read_text(), str(STRUCT), "struct_params")
     assert rows[0]["kind"] == "struct" and rows[0]["fields"] == 6       # src[4] and dst[2]
@@ -202,7 +202,7 @@ def test_pointer_fields_picked_from_a_local_copy_are_listed():
 def test_a_scalar_read_into_a_64_bit_register_stays_a_scalar(tmp_path):
     """``ld.param.u32 %rd1, [n]`` of a scalar ``int`` (a 64-bit register) added to a pointer is
     index arithmetic: only a struct's bytes read in halves make a pointer."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     src = """.version 8.0
 .target sm_80
@@ -231,7 +231,7 @@ def test_layered_and_cube_images_are_named_not_bound_as_2d():
     """``tex.a2d`` / ``tex.cube`` / ``tex.acube`` / ``suld.b.a2d`` / ``sust.b.a1d`` on object
     parameters: the skeleton offered plain 2-D textures and surfaces (width, height), which the
     probe would bind, giving the kernel an image of the wrong kind.  It now says so per image."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     path = MODERN / "tex_layered_cube.ptx"
     text, rows = skeleton(path.read_text(), str(path))
@@ -319,7 +319,7 @@ def test_cutlass_params_fields_at_their_true_offsets():
     bytes early (A's pointer as field_40, "field_16"… for increments); a probe spec filled from it
     puts the pointers at the wrong bytes.  The 64-bit increments were also listed as buffers
     like the pointers they are added to; they now carry a check saying so."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, _rows = skeleton(CUTLASS_FP8.read_text(), str(CUTLASS_FP8))
     f = _fields(text)
@@ -358,7 +358,7 @@ PARAM_ADDR = """.version 8.0
 def test_param_address_plus_a_constant_and_a_multiplied_stride():
     """``add %rd2, <param address>, 24`` moves the address: ``[%rd2+16]`` is byte 40.  A 64-bit
     stride multiplied into an offset (``mul.lo.s64``) is index arithmetic, not a buffer."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, rows = skeleton(PARAM_ADDR.replace(".reg .f32 %f<3>;", ".reg .f32 %f<3>;\n  .reg .b32 %r<2>;"), "t.ptx")
     f = _fields(text)
@@ -371,7 +371,7 @@ def test_triton_int64_strides_are_scalars_not_buffers():
     (``mul.lo.s64 %rd, %rd_stride, %rd_row``) and adds them to the pointers: the strides were
     "buffers" of f16 (6 buffers for a kernel with 3 pointers), so a spec filled from the skeleton
     passes device pointers as strides."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     path = MODERN / "triton_dot_1warp_i64_sm80.ptx"
     _text, rows = skeleton(path.read_text(), str(path))
@@ -388,7 +388,7 @@ def test_pointer_tables_are_said_not_filled_with_floats():
     compared.  A table of pointers then said so and left ``fill: null``; now (probe tables,
     docs/probe-spec.md) it is a ``kind: table`` whose entries are typed and roled by the accesses
     through its pointers, with ``count: null`` (the spec refuses to load there until it is given)."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     path = MODERN / "ptr_to_ptr.ptx"
     text, rows = skeleton(path.read_text(), str(path), "_Z12batched_ptrsPKPKfPKPfPKii")
@@ -409,7 +409,7 @@ def test_cutlass_alpha_beta_pointer_arrays_are_tables():
     """LinearCombination's ``alpha_ptr_array`` / ``beta_ptr_array`` (Params bytes 312 and 320,
     ``offsetof`` on the host) are loaded and dereferenced; ``alpha_ptr`` / ``beta_ptr`` (296,
     304) are plain pointers."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     f = _fields(skeleton(CUTLASS_FP8.read_text(), str(CUTLASS_FP8))[0])
     assert "kind: table" in f[312] and "kind: table" in f[320]
@@ -423,7 +423,7 @@ def test_g_build_follows_handles_into_the_fetch_helpers():
     helper ``.func`` (``st.param.b64 [param0+0], %rd7; call.uni (retval0), _ZN…tex2DLayered…``)
     and the fetch is there.  The skeleton said "read as a value, never dereferenced here" for all
     handles; values passed to a called function are now followed into it."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     path = MODERN / "tex_layered_cube_G.ptx"      # a reduced tex_layered_cube.cu: a2d, cube, a1d surface
     text, rows = skeleton(path.read_text(), str(path))
@@ -438,7 +438,7 @@ def test_g_build_struct_copy_through_the_sp_frame():
     depot) and comes back with ``ld.u64 [%SP+dynamic]``: the frame is followed like ``.local``
     (constant offsets slot by slot, a run-time offset as any parked value), so the -G build lists
     the same six pointer fields as the -O3 one, not the shared-memory views also parked there."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     for name in ("struct_params_dynsmem_G.ptx", "struct_params_dynsmem.ptx"):
         path = MODERN / name
@@ -451,7 +451,7 @@ def test_g_build_struct_copy_through_the_sp_frame():
 def test_a_value_passed_to_an_extern_function_is_said():
     """A pointer handed only to an ``.extern .func`` (its body is linked in later) was "read as a
     value, never dereferenced here"; the call is not followed, and the skeleton says so."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     src = """.version 8.0
 .target sm_80
@@ -481,7 +481,7 @@ def test_cutlass_grouped_gemm_params():
     GemmCoord array), alpha_ptr/beta_ptr 48/56, alpha/beta_ptr_array 64/72, ptr_A/B/C/D 80-104
     (``T**``), lda…ldd 112-136 (``int64_t*``).  The skeleton made ptr_A…ptr_D and lda…ldd "f64
     input buffers" (ptr_D, the only output, included) and problem_sizes f32."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     path = MODERN / "cutlass_grouped_sm80.ptx"
     f = _fields(skeleton(path.read_text(), str(path))[0])
@@ -532,8 +532,8 @@ def test_module_variables_are_named_and_an_empty_frame_said():
     sized from its declaration and roled by the entry's accesses, and the spec loads and
     compares ``g_out``."""
     from splice.analysis.global_uses import module_variable_refs
-    from splice.probe.init import skeleton
-    from splice.probe.spec import parse_spec
+    from splice.probe.language.init import skeleton
+    from splice.probe.language.document import parse_spec
     from splice.analysis import Kernel
     from splice.ptx import parse
     import yaml
@@ -579,7 +579,7 @@ def test_a_32_bit_field_widened_for_an_index_is_not_a_pointer_half():
     """A by-value struct's 32-bit field read with ``ld.param.u32 %rd`` (zero-extended for 64-bit
     index arithmetic) and added to a pointer is an index, not half of a pointer: only halves
     joined by ``bfi.b64`` / ``shl.b64 …, 32`` + ``or.b64`` make one."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     src = """.version 8.0
 .target sm_80

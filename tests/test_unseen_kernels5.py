@@ -38,7 +38,7 @@ NUMBA = MODERN / "numba_saxpy2d_sm80.ptx"
 
 
 def _skeleton(path, entry=None):
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     return skeleton(Path(path).read_text(), str(path), entry)
 
@@ -217,8 +217,8 @@ def test_pointer_fields_keep_their_bytes():
 def test_filled_struct_scalars_load_and_check(tmp_path):
     """The skeleton with its nulls filled loads and matches the module (struct scalar fields of
     u64/u32 at their offsets are a legal spec)."""
-    from splice.probe.check import check
-    from splice.probe.spec import load_spec
+    from splice.probe.language.entry import check
+    from splice.probe.language.document import load_spec
 
     text, _ = _skeleton(I128, "_Z9i128_mathno4WidePKnPn")
     text = (text.replace("value: null", "value: 3").replace("grid: null", "grid: [1, 1, 1]")

@@ -39,7 +39,7 @@ NEW = ["wgmma_odd_n_sm90a", "bulk_dsmem_mbarrier_sm90", "carry_chain_misc", "han
 
 
 def _skeleton(path, entry=None):
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     return skeleton(Path(path).read_text(), str(path), entry)
 
@@ -246,7 +246,7 @@ def test_numba_parameters_name_their_array():
 
 
 def test_numba_arguments_that_cannot_be_read_are_said():
-    from splice.probe.numba_args import describe
+    from splice.probe.language.numba_args import describe
 
     name = "_ZN8__main__6kernelB2v1E5ArrayIfLi2E1A7mutable7alignedEi"
     labels, why = describe(name, 10)
@@ -320,8 +320,8 @@ SPECS = [("probes/numba_saxpy2d_sm80.yaml", NUMBA), ("probes/llvm_packed_byval.y
 def test_filled_round6_skeletons_load_and_match(spec, module):
     """numba's skeleton filled from its argument labels; LLVM's packed struct with its byte
     fields filled little-endian: both are legal specs of their modules."""
-    from splice.probe.check import check
-    from splice.probe.spec import load_spec
+    from splice.probe.language.entry import check
+    from splice.probe.language.document import load_spec
 
     s = load_spec(str(ROOT / spec))
     assert check(s, module.read_text(), str(module)).params
@@ -439,7 +439,7 @@ def test_numba_3d_arrays_and_a_tuple_are_named():
 def test_numba_names_with_huge_numbers_are_refused_not_expanded():
     """A name is text: a 5000-digit length, a tuple of 10^8 members or an Array of 10^9
     dimensions is "could not be read", neither a ValueError from int() nor a list of 10^8 labels."""
-    from splice.probe.numba_args import describe
+    from splice.probe.language.numba_args import describe
 
     for name in ("_ZN" + "9" * 5000 + "xE", "_ZN8__main__1kE8UniTupleIfLi99999999EE",
                  "_ZN8__main__1kE5ArrayIfLi999999999E1C7mutable7alignedE"):

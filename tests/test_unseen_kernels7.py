@@ -91,7 +91,7 @@ def test_verify_names_a_changed_prmt_mode(tmp_path):
 # ---- probe init: a TMA tensor map is said to be one --------------------------------------------------
 
 def _skeleton(path, entry=None):
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     return skeleton(Path(path).read_text(), str(path), entry)[0]
 

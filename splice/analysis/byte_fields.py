@@ -39,7 +39,6 @@ class Assembled:
 def assembled(kernel, byte_loads: dict) -> list:
     """[Assembled]: the values built from byte loads.  ``byte_loads``: {statement position of an
     ``ld.param`` of one byte: (parameter index, byte offset)}."""
-
     if not byte_loads:
         return []
     defs_all = kernel.du()[0]
@@ -63,7 +62,6 @@ def assembled(kernel, byte_loads: dict) -> list:
 
 def _bytes_of(node, pos: int, byte_loads: dict, value: dict, kernel) -> Optional[dict]:
     """The byte map the instruction at ``pos`` writes, None when it is no byte assembly."""
-
     if pos in byte_loads:
         return {0: byte_loads[pos]}
     ops = node.operands
@@ -110,7 +108,6 @@ def _run(bytes_at: dict) -> Optional[tuple]:
 
 def _maximal(kernel, found: dict) -> list:
     """Assembled values not inside a larger one, typed by their consumers."""
-
     consumers = consumer_index(kernel)
     out = []
     for (param, off, size), pos in sorted(found.items()):

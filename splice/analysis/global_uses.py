@@ -11,6 +11,7 @@ memory instructions it reaches -- on the fixpoint engine (``fixpoint.solve``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from ..ptx import model as m
 from ..ptx import types as dt
@@ -21,6 +22,7 @@ from .param_trace import Use, record, register_reads
 
 #: module-scope image references (``.global .texref t;``): bound by the host, not parameters
 IMAGE_REF_TYPES = (".texref", ".surfref", ".samplerref")
+
 
 @dataclass(frozen=True)
 class Variable:
@@ -164,8 +166,6 @@ def reached_in(kernel, names, i: int, j: int, live_in=()) -> list:
     return sorted(hit)
 
 
-
-
 def unseen_accesses(kernel, mod, names: set) -> dict:
     """{name: why} for the variables of ``names`` accessed where the entry's own def-use does
     not look: named in a function it calls (however deep), or in another module variable's
@@ -245,3 +245,19 @@ def own_symbols(kernel) -> set:
     """The symbols the entry's own statements name (``named_symbols`` adds those of the
     functions it calls)."""
     return {name for _node, name in operand_symbols(st.node for st in kernel.stmts)}
+
+
+def extern_shared(module, named=None) -> Optional[str]:
+    """The dynamic shared array (``.extern .shared .b8 smem[]``) the entry names (the first one
+    the module declares when ``named`` is None); a module of several entries declares it once for
+    all, and an entry that never names it needs no dynamic bytes."""
+    decls = [it for it in module.items if type(it) is m.Decl]
+    decls += [n for f in module.functions() if f.body is not None for n in m.walk(f.body.items) if type(n) is m.Decl]
+    decls.sort(key=lambda d: d.span[0] if d.span is not None else 0)
+    for d in decls:
+        if d.space != ".shared" or ".extern" not in d.linkage:
+            continue
+        for x in d.declarators:
+            if x.dims and x.dims[-1] is None and (named is None or x.name in named):
+                return x.name
+    return None

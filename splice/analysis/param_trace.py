@@ -37,7 +37,6 @@ def _addresses(node, own: bool = False) -> list:
     """[(address operand, space, effect)] of the caller-visible addresses ``node`` reaches, from
     the roles table: a copy's global source is read even when its destination is shared.  With
     ``own``: the addresses in the kernel's own spaces (shared, const, local) instead."""
-
     acc = roles.memory_access(node)
     if acc is None:
         return []
@@ -96,7 +95,6 @@ class Use:
                 return {1: "u8", 2: "f16", 4: "f32", 8: "u64"}[d.size], True
         return "u8", True
 
-
     def _by_use(self, names: list) -> Optional[tuple]:
         """(dtype, False) when every typed use of the loaded values agrees with the access size:
         integer arithmetic, compares or indexing say an integer (signed if one use is), float
@@ -119,7 +117,6 @@ class Use:
 
 def _param_label(node, params: dict):
     """(param index, byte offset) of an ``ld.param [p]`` / ``[p+off]`` or ``mov r, p`` source."""
-
     for o in node.operands[1:]:
         if type(o) is m.Addr:
             name = getattr(o.base, "name", None)
@@ -133,7 +130,6 @@ def _param_label(node, params: dict):
 def _through_address(kernel, node, pos: int, taint: dict):
     """``ld.param [%rd+off]`` where ``%rd`` holds a parameter's address (nvcc's by-value
     structs: ``mov.b64 %rd9, param_0; ld.param.u64 %rd2, [%rd9+40]``): the field's label."""
-
     for o in node.operands[1:]:
         if type(o) is m.Addr and type(o.base) is m.Reg:
             key = kernel._resolve(o.base.name, kernel._scope_of[pos])
@@ -165,7 +161,6 @@ def _frame_keys(kernel) -> dict:
     __local_depot0`` (0) and what is derived from it (``cvta.local %SP, %SPL``, ``add %rd1,
     %SPL, 96``).  nvcc copies by-value structs into the frame: -O3 with ``st.local``, -G through
     the generic ``%SP`` (``st.u64 [%SP+8]``)."""
-
     local_syms = {d.name for it in kernel.fn.body.items if type(it) is m.Decl and it.space == ".local"
                   for d in it.declarators}
     if not local_syms:
@@ -204,7 +199,6 @@ def _frame_keys(kernel) -> dict:
 
 def _frame_slot(kernel, node, pos: int, frame: dict):
     """(in the frame?, byte offset of the access or None when run-time) of an ``ld``/``st``."""
-
     if ".param" in node.name or not frame and ".local" not in node.modifiers:
         return False, None
     addr = node.operands[0] if node.opcode == "st" else node.operands[-1]
@@ -219,7 +213,6 @@ def _frame_slot(kernel, node, pos: int, frame: dict):
 
 def _labels_at(kernel, operand, pos: int, taint: dict) -> frozenset:
     """The labels of the registers ``operand`` (an address, a stored value) names at ``pos``."""
-
     regs: list = []
     registers(operand, regs)
     keys = [kernel._resolve(r, kernel._scope_of[pos]) for r in regs]
@@ -235,7 +228,6 @@ def _loaded_pointers(kernel, node, pos: int, taint: dict) -> frozenset:
     """``ld.global.u64 %rd, [<buffer of param p>]``: the loaded value may be a pointer kept in
     p's memory (``const float* const* ptr_a``, an array of structs holding pointers); labelled
     ``('*', p, offset)`` so that an access through it marks p as a table of pointers."""
-
     out = set()
     for addr, _space, _effect in _addresses(node):
         regs: list = []
@@ -264,7 +256,6 @@ def _base_operands(kernel, node, pos: int, used) -> tuple:
     """The registers of ``node`` a pointer may flow through: none for a product or shift (an
     index: CUTLASS's 64-bit strides and extents are multiplied into offsets, and were taken for
     buffers), only the addend of a ``mad``; every source otherwise."""
-
     if node.opcode in _INDEX_ONLY:
         return ()
     if node.opcode == "mad" and len(node.operands) == 4:
@@ -281,7 +272,6 @@ def _joined_halves(kernel) -> frozenset:
     that takes it (nvcc -G).  nvcc reads a by-value struct's pointer as two ``ld.param.u32``
     halves joined so; a 32-bit field zero-extended for index arithmetic is not joined and stays
     a scalar."""
-
     defs_all, uses_all, _g = kernel.du()
     out: set = set()
     shifted: set = set()
@@ -460,7 +450,6 @@ def _signed_use(where: str) -> bool:
 def _use_type(node) -> Optional[str]:
     """The type a consumer reads its operand as: a ``cvt``'s source type, else the first typed
     modifier that is not plain bits; None for copies, memory and bit operations."""
-
     if node.opcode in _NO_EVIDENCE or memory_access(node) is not None:
         return None
     typed = [mm[1:] for mm in node.modifiers if dt.lookup(mm) is not None or mm in (".f16x2", ".bf16x2")]
@@ -474,7 +463,6 @@ def _use_type(node) -> Optional[str]:
 def value_uses(kernel, pos: int, consumers: dict) -> list:
     """[(kind, type, 'sN')] of the instructions that use the registers the load at ``pos``
     writes (through plain copies, two deep)."""
-
     defs = kernel.du()[0]
     out, todo, seen = [], [(k, 0) for k in defs[pos]], set()
     while todo:
@@ -514,8 +502,6 @@ def trace(kernel, own: Optional[dict] = None, depth: int = 0, seen: Optional[fro
     when given, is filled with {(param index, offset): [(space, 'opcode sN')]} of the parameter
     values that reach a shared/const/local address instead (LLVM's ``.ptr .shared`` pointers).
     Values passed to a called ``.func`` are followed into it (``_follow_calls``)."""
-
-
     taint, scales, parked = _taint(kernel)
     uses: dict = {}
     consumers = None
@@ -569,7 +555,6 @@ _CALL_DEPTH = 4     # nvcc -G calls a helper per texture fetch; deeper chains ar
 def _call_args(kernel, taint: dict) -> list:
     """[(callee name, [labels of argument j])] of the direct calls in ``kernel``: an argument's
     labels are those of the value ``st.param [argN]`` stores before the call."""
-
     slots: dict = {}
     out = []
     for pos, st in enumerate(kernel.stmts):
@@ -593,7 +578,6 @@ def _follow_calls(kernel, taint: dict, uses: dict, depth: int, seen: frozenset, 
                   own: Optional[dict] = None) -> None:
     """What a called ``.func`` does with a parameter's value is the parameter's use: nvcc -G
     calls a helper for every texture fetch, so the handle was "never dereferenced here"."""
-
     for callee, args in _call_args(kernel, taint):
         if callee in seen or not any(args):
             continue

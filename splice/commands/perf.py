@@ -13,8 +13,8 @@ from ..report import jsonout
 def cmd_pressure(args, kernels) -> int:
     """Pressure curve and peaks of each kernel; ptxas -v next to it unless --no-ptxas."""
     from ..analysis.pressure import pressure
-    from ..report.plot_pressure import pressure_png, print_pressure
-    from ..util import check_output, name_part
+    from ..report.plot_pressure import pressure_chart, print_pressure
+    from ..util import check_output, name_part, write_atomic
     from . import checked_arch
 
     args.arch = checked_arch(args.arch, args.file)
@@ -31,7 +31,8 @@ def cmd_pressure(args, kernels) -> int:
             d["ptxas"] = usage.get(k.name)
         if args.png != "none":
             png = args.png or str(Path("build") / f"{name_part(Path(args.file).stem + '_' + k.name)}_pressure.png")
-            d["png"] = pressure_png(d, png, inputs)
+            write_atomic(str(png), pressure_chart(d), inputs=inputs)     # never onto an input (--png MODULE)
+            d["png"] = str(png)
         out.append(d)
     if args.json:
         jsonout.dump({"path": args.file, "entries": out}, sys.stdout)

@@ -169,7 +169,7 @@ def measure_device(cp, cache_dir: Path, arch: str = "sm_90", version: str = "8.7
         data = json.loads(cache.read_text())
         data["cached"] = str(cache)
         return data
-    from .modules import compile_one
+    from .run.modules import compile_one
 
     b = compile_one("mma_bench", mma_bench_ptx(version, arch), arch, Path(cache_dir))
     mod = cp.RawModule(path=str(b.path))
@@ -266,14 +266,14 @@ def kernel_work(text: str, entry: str, spec) -> dict:
 
 
 def _moved_bytes(spec) -> int:
-    from .spec import FORMATS
+    from .kinds.image_arrays import FORMATS
 
     n = 0
     for f in spec.fields:
         if f.kind == "buffer":
             n += (f.image_bytes or f.bytes) * (2 if f.role == "inout" else 1)
         elif f.kind in ("texture", "surface"):
-            from .images import texels
+            from .kinds.image_arrays import texels
 
             n += texels(f) * FORMATS[f.format][1] * f.element.size
     return n

@@ -4,17 +4,14 @@ from __future__ import annotations
 import sys
 
 from .plot import EPILOGUE, PHASE, LinePlot, render_line_plot
+from .png import encode
 
 # occupancy thresholds for a 128-thread block on sm_90 (65 536 registers per SM)
 THRESHOLDS = ((168, "168: 3 BLOCKS/SM", (44, 160, 44)), (128, "128: 4 BLOCKS/SM", (148, 103, 189)))
 
 
-def pressure_png(d: dict, path, inputs=()) -> str:
-    """Write the curve of one entry's pressure dict (``Pressure.as_dict`` + ``ptxas``); never onto
-    one of the command's ``inputs`` (``--png`` naming the module must not replace it)."""
-    from ..util import write_atomic
-    from .png import encode
-
+def pressure_chart(d: dict) -> bytes:
+    """The curve of one entry's pressure dict (``Pressure.as_dict`` + ``ptxas``), PNG bytes."""
     c = d["curve"]
     bands = [(r["first"], r["last"], PHASE if r["kind"] == "phase" else EPILOGUE)
              for r in d["regions"] if r["kind"] != "prologue"]
@@ -29,8 +26,7 @@ def pressure_png(d: dict, path, inputs=()) -> str:
                             ("D+C FRAGMENTS", [a + b for a, b in zip(c["by_role"]["D"], c["by_role"]["C"])]),
                             ("A+B FRAGMENTS", [a + b for a, b in zip(c["by_role"]["A"], c["by_role"]["B"])]),
                             ("PREDICATES", c["predicates"])])
-    write_atomic(str(path), encode(render_line_plot(plot)), inputs=inputs)
-    return str(path)
+    return encode(render_line_plot(plot))
 
 
 def print_pressure(results) -> None:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..language import dtypes as dt
+from ..language.fill_data import poison_value
+
 
 def f16_ordered(u16: np.ndarray) -> np.ndarray:
     u = u16.astype(np.int32)
@@ -82,27 +85,12 @@ def _hist(v: np.ndarray) -> dict:
 # --------------------------------------------------------------------------------------------
 
 def elements(field, raw: np.ndarray) -> np.ndarray:
-    """A read-back output as its element array: buffers (uint8 bytes) -> shape or 1-D;
-    surfaces ((H, C*W) elements) -> (H, W, C); other geometries ``images.element_shape``
-    ((D, H, W, C), (layers, W, C) ...)."""
-    t = field.element
-    if field.kind in ("buffer", "global"):
-        n = raw.size // t.size
-        e = np.ascontiguousarray(raw[:n * t.size]).view(t.storage)
-        if field.shape:
-            count = int(np.prod(field.shape))
-            if count <= e.size:
-                return e[:count].reshape(field.shape)
-        return e
-    from .images import element_shape
-    from .spec import FORMATS
-
-    return raw.reshape(element_shape(field, FORMATS[field.format][1]))
+    """A read-back output as its element array (its kind's layout: a buffer's shape, a
+    surface's ``(..., W, C)``)."""
+    return field.elements(raw)
 
 
 def _holds(field, e: np.ndarray, alt: bool) -> np.ndarray:
-    from .inputs import poison_value
-
     t = field.element
     bits = e.view(f"<u{t.size}") if t.size > 1 else e.view(np.uint8)
     p = poison_value(field, alt)
@@ -121,28 +109,15 @@ def output_coverage(field, e: np.ndarray, e_alt: np.ndarray | None = None) -> di
         hit = _holds(field, e, False)
         if e_alt is not None:
             hit &= _holds(field, e_alt, True)
-        if field.kind == "surface":
-            hit = hit.all(axis=-1)
+        hit = field.pixels(hit)
         out["uncovered"] = int(hit.sum())
         if out["uncovered"]:
             idx = np.unravel_index(int(np.argmax(hit.reshape(-1))), hit.shape)
-            out["first_uncovered"] = _place(field, idx)
+            out["first_uncovered"] = field.place(idx)
     if t.is_float:
-        vals = e[..., :3] if (field.kind == "surface" and e.shape[-1] == 4) else e
-        from .language import dtypes as dt
-
+        vals = field.finite_part(e)
         out["nonfinite"] = int((~np.isfinite(dt.as_float64(vals, t))).sum())
     return out
-
-
-def _place(field, idx: tuple) -> list:
-    """An index as the report shows it: (x, y) for a surface pixel ((x, y, z|layer) ...:
-    ``images.place``), the index tuple otherwise."""
-    if field.kind == "surface":
-        from .images import place
-
-        return place(field, idx)
-    return [int(i) for i in idx]
 
 
 def compare_output(field, a: np.ndarray, b: np.ndarray) -> tuple:
@@ -152,8 +127,6 @@ def compare_output(field, a: np.ndarray, b: np.ndarray) -> tuple:
     infinitely far), absolute and relative error, a ULP histogram, and a per-row/column map for
     2-D outputs (a surface's pixels take the max over channels).  Statistics are computed on
     the differing elements only, so a 1 GiB arena with a few changed words stays cheap."""
-    from .language import dtypes as dt
-
     t = field.element
     assert a.shape == b.shape, (a.shape, b.shape)
     ab, bb = a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8)
@@ -177,7 +150,7 @@ def compare_output(field, a: np.ndarray, b: np.ndarray) -> tuple:
         dist = np.abs(dt.ordered(ea, t).astype(np.float64) - dt.ordered(eb, t).astype(np.float64))
         dist[np.isnan(fa) | np.isnan(fb)] = np.inf
     res.update({
-        "elements": int(a.size), "elements_differ": int(idx.size), "first_index": _place(field, first),
+        "elements": int(a.size), "elements_differ": int(idx.size), "first_index": field.place(first),
         "first_values": {"original": _val(fa[0]), "spliced": _val(fb[0])},
         "max_ulp": _val(dist.max()) if dist is not None else None,
         "ulp_histogram": _hist(dist[np.isfinite(dist)]) if dist is not None else None,
@@ -193,14 +166,8 @@ def compare_output(field, a: np.ndarray, b: np.ndarray) -> tuple:
         per = np.where(np.isinf(dist), per.max() + 1, per)
     heat = np.zeros(a.size, dtype=np.float64)
     heat[idx] = np.maximum(per, 1e-300)
-    heat = heat.reshape(a.shape)
-    if field.kind == "surface":
-        from .images import difference_map
-
-        more, heat = difference_map(field, heat.max(axis=-1), first)
-        res.update(more)
-    elif a.ndim > 2:
-        heat = heat.reshape(a.shape[0], -1)
+    more, heat = field.difference_map(heat.reshape(a.shape), first, a.shape)
+    res.update(more)
     return res, heat
 
 

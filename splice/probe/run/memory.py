@@ -38,35 +38,19 @@ class Written:
 
 def writable(spec) -> list:
     """The spec's fields a kernel can write: every buffer (any role) and every surface."""
-    return [f for f in spec.fields if f.kind in ("buffer", "surface")]
+    return [f for f in spec.fields if f.writable]
 
 
 def snapshot(dev, stream) -> dict:
     """{name: a device copy} of every writable field, ordered on ``stream``."""
-    from .images import host_shape
-    from .spec import FORMATS
+    return {f.name: f.snapshot(dev, stream) for f in writable(dev.spec)}
 
-    cp, out = dev.cp, {}
+
+def restore(dev, state: dict, stream) -> None:
+    """Put back the inputs from ``state`` (``Device.prepare`` poisons outputs and restores
+    inouts; inputs a cut may have written come back from the snapshot)."""
     for f in writable(dev.spec):
-        if f.kind == "buffer":
-            with stream:
-                out[f.name] = dev.views[f.name].copy()
-        else:
-            ch = FORMATS[f.format][1]
-            a = cp.empty(host_shape(f, ch), dtype=f.element.storage)
-            dev.arrays[f.name].copy_to(a, stream)
-            out[f.name] = a
-    return out
-
-
-def restore(dev, state: dict, stream, roles=("input",)) -> None:
-    """Put back the buffers of ``roles`` from ``state`` (``Device.prepare`` poisons outputs and
-    restores inouts; inputs a cut may have written come back from the snapshot)."""
-    cp = dev.cp
-    for f in writable(dev.spec):
-        if f.kind == "buffer" and f.role in roles:
-            with stream:
-                cp.copyto(dev.views[f.name], state[f.name])
+        f.restore(dev, state[f.name], stream)
 
 
 def compare(xp, spec, before: dict, original: dict, spliced: dict) -> list:
@@ -85,7 +69,7 @@ def compare(xp, spec, before: dict, original: dict, spliced: dict) -> list:
             e = first // size
             ov, sv = (_bits(xp, s[f.name].reshape(-1).view(xp.uint8)[e * size:(e + 1) * size])
                       for s in (original, spliced))
-            idx = _index(f, e)
+            idx = f.place_flat(e)
         out.append(Written(f.name, int(a.size), written, nd, first, idx, ov, sv))
     return out
 
@@ -93,12 +77,3 @@ def compare(xp, spec, before: dict, original: dict, spliced: dict) -> list:
 def _bits(xp, raw) -> str:
     host = raw.get() if hasattr(raw, "get") and xp.__name__ != "numpy" else raw
     return "0x" + bytes(bytearray(int(x) for x in host))[::-1].hex()
-
-
-def _index(f, e: int) -> list:
-    if f.kind == "surface":
-        from .images import index
-        from .spec import FORMATS
-
-        return index(f, e, FORMATS[f.format][1])
-    return [e]

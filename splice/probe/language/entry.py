@@ -4,7 +4,9 @@ The ``.param`` list of the ``.entry`` is the contract: the spec must describe ev
 in order, with a kind and size that fit the declaration (a scalar's PTX type and size, 8 bytes
 for a pointer or a texture/surface object, a by-value struct's ``.align N .b8 name[size]``).
 The launch must agree with the entry's performance directives (``.reqntid``, ``.maxntid``,
-``.reqnctapercluster``/``.explicitcluster``).  A disagreement is a :class:`SpecError` at the
+``.reqnctapercluster``/``.explicitcluster``).  Each field is then checked against what the
+kernel does with it (``Kind.kernel_checks``: module globals declared as the spec says, images
+used with the spec's geometry, no input written).  A disagreement is a :class:`SpecError` at the
 spec's own ``file:line:col`` whose detail quotes the PTX declaration and where it is.
 """
 from __future__ import annotations
@@ -13,9 +15,17 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from ..errors import SpliceError
-from .language import dtypes as dt
-from .spec import Param, ProbeSpec, SpecError
+from ...analysis.entries import defined_once
+from ...analysis.global_uses import global_uses, module_variables, unseen_accesses
+from ...analysis.kernel import Kernel
+from ...analysis.param_trace import trace
+from ...errors import SpliceError
+from ...ptx import model as m
+from ...ptx.parser import parse
+from ..kinds.base import lookup
+from . import dtypes as dt
+from .context import SpecError
+from .records import Param, ProbeSpec
 
 
 @dataclass(frozen=True)
@@ -96,9 +106,6 @@ def _params_once(params: tuple, entry: str, path: str) -> None:
 
 def entry_decl(text: str, entry: str, path: str = "<module>") -> Optional[EntryDecl]:
     """The entry's ``.param`` list and directives, or None when the module has no such entry."""
-    from ..ptx import parse
-    from ..ptx import model as m
-
     mod = parse(text, path)
     target = ""
     for it in mod.items:
@@ -107,8 +114,6 @@ def entry_decl(text: str, entry: str, path: str = "<module>") -> Optional[EntryD
     lines = text.splitlines()
     for it in mod.items:
         if isinstance(it, m.Function) and it.is_entry and it.name == entry and it.body is not None:
-            from ..analysis.entries import defined_once
-
             defined_once(mod, it)     # the first of two .entry k was probed, whichever CUDA loads
             first = _param_lines(lines, it.line)
             params = tuple(_ptx_param(i, p, first, it.line) for i, p in enumerate(it.params or ()))
@@ -122,8 +127,6 @@ def _ints(args) -> tuple:
     """A directive's integer arguments as PTX writes them (``0x40``, ``-4``, ``64U``): only
     decimal digits were read, so ``.reqntid 0x40`` was no block size at all and ``-4, 1, 1``
     read as ``1, 1``.  Other arguments (a ``.pragma``'s string) are none of them."""
-    from ..ptx import model as m
-
     out = []
     for a in args:
         try:
@@ -136,9 +139,6 @@ def _ints(args) -> tuple:
 
 
 def entries(text: str, path: str = "<module>") -> list:
-    from ..ptx import parse
-    from ..ptx import model as m
-
     return [it.name for it in parse(text, path).items
             if isinstance(it, m.Function) and it.is_entry and it.body is not None]
 
@@ -156,29 +156,7 @@ def _where(decl: EntryDecl, pp: PtxParam) -> str:
 def _mismatch(spec: ProbeSpec, p: Param, decl: EntryDecl, pp: PtxParam) -> Optional[str]:
     if p.ptx_name and p.ptx_name not in (pp.name, pp.name[len(decl.name) + 1:]):
         return f"ptx_name {p.ptx_name!r}, but .param {pp.index} is {pp.name}"
-    if p.kind == "struct":
-        if not pp.is_array:
-            return f"a {p.size}-byte struct, but the PTX declares a scalar {pp.type}"
-        if pp.size != p.size:
-            return f"a {p.size}-byte struct, but the PTX array is {pp.size} bytes"
-        if p.align != pp.align:
-            return f"align {p.align}, but the PTX declares .align {pp.align}"
-        return None
-    f = p.fields[0]
-    if f.kind in ("buffer", "texture", "surface", "table"):
-        if pp.size != 8:
-            return f"a {f.kind} (an 8-byte {'object handle' if f.kind in ('texture', 'surface') else 'pointer'}), " \
-                   f"but the PTX parameter is {pp.size} bytes ({pp.type})"
-        if not pp.is_array and dt.lookup(pp.type) and dt.lookup(pp.type).is_float:
-            return f"a {f.kind}, but the PTX declares a float {pp.type}"
-        return None
-    t = dt.TYPES[f.dtype]
-    if pp.size != f.size:
-        return f"a scalar of {f.size} bytes ({len(f.value)} x .{t.name}), but the PTX parameter is " \
-               f"{pp.size} bytes"
-    if not pp.is_array and not dt.ptx_compatible(t, pp.type):
-        return f"a .{t.name} scalar, but the PTX declares {pp.type}"
-    return None
+    return lookup(p.kind).declaration_of(p, pp)
 
 
 def check_params(spec: ProbeSpec, decl: EntryDecl) -> None:
@@ -226,53 +204,61 @@ def check_launch(spec: ProbeSpec, decl: EntryDecl) -> None:
 
 
 def check(spec: ProbeSpec, text: str, path: str) -> EntryDecl:
-    """The whole check: the entry exists, its .param list and directives fit the spec."""
+    """The whole check: the entry exists, its .param list and directives fit the spec, and each
+    field fits what the kernel does with it (the checks run in their kinds' order: module
+    variables, images, written inputs)."""
     decl = entry_decl(text, spec.entry, path)
     if decl is None:
         names = entries(text, path)
         raise _err(spec, "entry", f"{path} has no .entry {spec.entry!r} (entries: {', '.join(names) or 'none'})")
     check_params(spec, decl)
     check_launch(spec, decl)
-    from .images import check_geometries
-    from .tables import check_globals
-
-    check_globals(spec, text, path)      # the spec's globals: declared here, sized as the spec says
-    check_geometries(spec, text, path)
-    check_inputs_written(spec, text, path)
+    facts = KernelFacts(spec, text, path)
+    checks = [c for _p, _j, f, key in spec.param_fields() for c in f.kernel_checks(spec, facts, key)]
+    checks += [c for g in spec.globals for c in g.kernel_checks(spec, facts, "globals")]
+    for _order, run in sorted(checks, key=lambda c: c[0]):
+        run()
     return decl
 
 
-def check_inputs_written(spec: ProbeSpec, text: str, path: str) -> None:
-    """A buffer (or a table's entry) of ``role: input`` the entry stores to (def-use from the
-    parameter, through called functions: ``param_trace``): an input is set and never compared,
-    so what the kernel wrote there went unseen -- a splice that wrote it wrongly passed.  Exit 2
-    at the field; ``inout`` (set, then compared) or ``output`` is what such a buffer is."""
-    fields = [(p, j, f) for p in spec.params for j, f in enumerate(p.fields)
-              if (f.kind == "buffer" and f.role == "input")
-              or (f.kind == "table" and any(e.role == "input" for e in f.entries))]
-    if not fields or spec.legacy:       # the first specs' arena struct: roles as it always read them
-        return
-    from ..analysis import Kernel
-    from ..ptx import parse
-    from ..analysis.param_trace import trace
+class KernelFacts:
+    """What the kernel does, computed once and only when a field's check asks: the parsed
+    module, the entry's ``Kernel``, each parameter's def-use (``param_trace.trace``), the module
+    variables and the input globals' accesses."""
+    def __init__(self, spec: ProbeSpec, text: str, path: str):
+        self.spec, self.text, self.path = spec, text, path
+        self._at = {f.name: (p.index, f.offset) for p, _j, f, _k in spec.param_fields()}
+        self._memo: dict = {}
 
-    uses = trace(Kernel(parse(text, path), spec.entry), {})
-    for p, j, f in fields:
-        u = uses.get((p.index, f.offset))
-        if u is None:
-            continue
-        key = f"params[{p.index}]" + (f".fields[{j}]" if p.kind == "struct" else "")
-        if f.kind == "buffer" and u.writes:
-            what, n = f"{spec.entry} stores to it", u.writes
-        elif f.kind == "table" and u.target is not None and u.target.writes:
-            names = [e.name for e in f.entries if e.role == "input"]
-            what, n = (f"{spec.entry} stores through its pointers (entries of role input: "
-                       f"{', '.join(names[:4])}{' ...' if len(names) > 4 else ''})"), u.target.writes
-        else:
-            continue
-        raise SpecError(f"{f.name}: role input, but {what} ({n} store(s) or atomic(s)): what it writes would "
-                        "not be compared", spec.source, f.line or None, f.column or None, key=key,
-                        detail="give role inout (set, then compared) or output (poisoned, then compared)")
+    def _get(self, key, make):
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
+
+    @property
+    def module(self):
+        return self._get("module", lambda: parse(self.text, self.path))
+
+    @property
+    def kernel(self):
+        return self._get("kernel", lambda: Kernel(self.module, self.spec.entry))
+
+    def use_of(self, f):
+        """What the kernel does with field ``f``'s value (a ``Use``), or None."""
+        uses = self._get("uses", lambda: trace(self.kernel, {}))
+        return uses.get(self._at[f.name])
+
+    @property
+    def variables(self) -> dict:
+        return self._get("variables", lambda: module_variables(self.module))
+
+    def input_globals(self, spec) -> tuple:
+        """(uses, escapes, unseen) of the spec's ``role: input`` globals."""
+        def make():
+            names = [g.name for g in spec.globals if g.role == "input"]
+            uses, escapes = global_uses(self.kernel, names)
+            return uses, escapes, unseen_accesses(self.kernel, self.module, set(names))
+        return self._get("inputs", make)
 
 
 def cluster_dims(spec: ProbeSpec, decl: EntryDecl) -> Optional[tuple]:

@@ -13,7 +13,8 @@ cupy's ``CUDAarray`` makes 1-D, 2-D, 3-D and 2-D layered arrays, but refuses a z
 a non-zero depth, which is exactly the extent of a 1-D layered array (``cudaMalloc3DArray``:
 ``{width, 0, layers}`` with ``cudaArrayLayered``), so :class:`Layered1D` makes that one through
 the runtime entry points cupy exposes (``malloc3DArray``, ``memcpy3DAsync``,
-``createTextureObject``/``createSurfaceObject``) with the C structs laid out here.
+``createTextureObject``/``createSurfaceObject``) with the C structs laid out here.  The image
+kinds (``images.py``: texture and surface objects; ``texref.py``: module references) use them.
 """
 from __future__ import annotations
 
@@ -22,14 +23,23 @@ from typing import Optional
 
 import numpy as np
 
+from ...errors import SpliceError
+
+#: the image formats a spec names: (element type, channels)
+FORMATS = {"rgba16f": ("f16", 4), "rg16f": ("f16", 2), "r32f": ("f32", 1),
+           "rgba32f": ("f32", 4), "rgba8": ("u8", 4)}
+
 #: geometries the probe binds, and the extents each one takes (in the spec's key names)
 EXTENTS = {"1d": ("width",), "2d": ("width", "height"), "3d": ("width", "height", "depth"),
            "a1d": ("width", "layers"), "a2d": ("width", "height", "layers")}
 GEOMETRIES = tuple(EXTENTS)
 WORDS = {"1d": "1-D", "2d": "2-D", "3d": "3-D", "a1d": "layered 1-D", "a2d": "layered 2-D"}
+
+
 #: geometries PTX has and the probe does not make, with why
 REFUSED = {"cube": "a cube map", "acube": "a layered cube map", "2dms": "a multisample 2-D image",
            "a2dms": "a layered multisample 2-D image"}
+
 
 #: CUDA's limits per (kind, geometry): the cudaDeviceProp field and its extents, in the order of
 #: EXTENTS (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability", the same
@@ -56,48 +66,6 @@ def geometry_of(modifier: str) -> Optional[str]:
     g = modifier.lstrip(".")
     return g if g in EXTENTS or g in REFUSED else None
 
-
-# ---------------------------------------------------------------- the spec's keys
-
-def parse(c, d, where: str, kind: str) -> dict:
-    """{geometry, width, height, depth, layers} of a texture/surface entry ``d`` (``c`` is the
-    spec's error context: every error names the key's line:col).  A key the geometry has no
-    use for is an error, not ignored: ``depth: 8`` on a 2-D image, or ``layers:`` on a 3-D one,
-    says the writer meant another geometry."""
-    g = d.get("geometry", "2d")
-    if not isinstance(g, str):      # a list or mapping: unhashable (a TypeError traceback), null: a TODO left
-        what = "null (a TODO left?)" if g is None else repr(g)
-        raise c.err(f"{where}.geometry", f"{what} is not one of {', '.join(GEOMETRIES)}", d, "geometry")
-    if g in REFUSED:
-        raise c.err(f"{where}.geometry", f"{g}: {REFUSED[g]}, which the probe does not make (it binds "
-                    f"{', '.join(GEOMETRIES)} {kind}s)", d, "geometry")
-    if g not in EXTENTS:
-        raise c.err(f"{where}.geometry", f"{g!r} is not one of {', '.join(GEOMETRIES)}", d, "geometry")
-    wanted = EXTENTS[g]
-    for key in ("height", "depth", "layers"):
-        if key in d and key not in wanted:
-            raise c.err(f"{where}.{key}", f"a {g} ({WORDS[g]}) {kind} has no {key}: {_hint(key)}", d, key)
-    prop, most = LIMITS[(kind, g)]
-    out = {"geometry": g, "width": 0, "height": 1, "depth": 0, "layers": 0}
-    for key, top in zip(wanted, most):
-        if key not in d:
-            raise c.err(f"{where}.{key}", f"missing (a {g} {kind} takes {', '.join(wanted)})", d)
-        v = c.int(d, key, f"{where}.{key}", 1)
-        if v > top:        # 10^11 texels were accepted, then built on the host: a MemoryError traceback
-            words = "a 2-D" if g == "2d" else f"a {g} ({WORDS[g]})"
-            raise c.err(f"{where}.{key}", f"{v}: more than the {top} CUDA allows {words} {kind} "
-                        f"({prop}: {' x '.join(map(str, most))})", d, key)
-        out[key] = v
-    return out
-
-
-def _hint(key: str) -> str:
-    return {"height": "height is for 2d, 3d and a2d",
-            "depth": "depth is for geometry: 3d (layers: for a layered a1d/a2d image)",
-            "layers": "layers is for geometry: a1d or a2d (depth: for a 3d image)"}[key]
-
-
-# ---------------------------------------------------------------- layouts
 
 def extents(f) -> tuple:
     """The field's extents in EXTENTS order (``(width, height, layers)`` for ``a2d``)."""
@@ -165,11 +133,10 @@ def difference_map(f, heat: np.ndarray, first) -> tuple:
     return res, heat.reshape(-1, f.width)
 
 
-# ---------------------------------------------------------------- device side
-
 #: ``cudaArrayLayered`` (driver_types.h): cupy's runtime module does not export it (only
 #: cudaArrayDefault and cudaArraySurfaceLoadStore; cupy 14.2 on the H200 checked)
 CUDA_ARRAY_LAYERED = 0x01
+
 
 #: cudaChannelFormatDesc bits per channel and kind of each format
 CHANNELS = {"rgba16f": (16, 16, 16, 16, "float"), "rg16f": (16, 16, 0, 0, "float"),
@@ -181,8 +148,6 @@ def check_device(cp, f) -> None:
     """The device's own limit for the field's geometry (cudaDeviceProp), before an array is made:
     the spec checks the documented limits; a device with smaller ones would fail in
     cudaMalloc3DArray with a bare ``cudaErrorInvalidValue``."""
-    from ..errors import SpliceError
-
     prop, _most = LIMITS[(f.kind, f.geometry)]
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     top = props.get(prop)
@@ -195,19 +160,20 @@ def check_device(cp, f) -> None:
                               f"({' x '.join(map(str, top))})", line=f.line or None)
 
 
-def create(cp, f, host: Optional[np.ndarray]) -> tuple:
-    """(object handle, array, things to keep alive) for texture/surface field ``f``; ``host``
-    (``host_shape``) is copied in first when given.  Point filtering, element reads,
-    unnormalised coordinates, clamp in every dimension."""
+def create(cp, f, host: Optional[np.ndarray], sampled: bool) -> tuple:
+    """(object handle, array, things to keep alive) for image field ``f``: a texture object
+    (``sampled``: point filtering, element reads, unnormalised coordinates, clamp in every
+    dimension) or a surface object over a load/store array; ``host`` (``host_shape``) is copied
+    in first when given."""
     rt, tex = cp.cuda.runtime, cp.cuda.texture
     x, y, z, w, kind = CHANNELS[f.format]
     fk = rt.cudaChannelFormatKindFloat if kind == "float" else rt.cudaChannelFormatKindUnsigned
     desc = tex.ChannelFormatDescriptor(x, y, z, w, fk)
-    flags = rt.cudaArraySurfaceLoadStore if f.kind == "surface" else 0
+    flags = 0 if sampled else rt.cudaArraySurfaceLoadStore
     if f.geometry in ("a1d", "a2d"):
         flags |= CUDA_ARRAY_LAYERED
     td = None
-    if f.kind == "texture":
+    if sampled:
         td = tex.TextureDescriptor(addressModes=(rt.cudaAddressModeClamp,) * 3, filterMode=rt.cudaFilterModePoint,
                                    readMode=rt.cudaReadModeElementType, normalizedCoords=0)
     if f.geometry == "a1d":
@@ -242,7 +208,6 @@ class Layered1D:
     ``cudaArrayLayered``), copied like cupy's CUDAarray: ``copy_from``/``copy_to`` a host (numpy)
     or device (cupy) array of shape ``(layers, C*width)``; a copy's extent is ``{width, 1,
     layers}`` (one row per layer)."""
-
     def __init__(self, cp, desc, width: int, layers: int, flags: int):
         self.rt, self.width, self.layers = cp.cuda.runtime, width, layers
         self.ptr = 0
@@ -283,7 +248,6 @@ class Layered1D:
 class _RawObject:
     """A texture object (``td`` given) or surface object over a :class:`Layered1D`, made from a
     ``cudaResourceDesc`` laid out here (``resType`` at 0, the array at 8, the rest zero)."""
-
     def __init__(self, rt, arr: Layered1D, td):
         self.rt, self.texture = rt, td is not None
         self.res = (ctypes.c_uint8 * 256)()
@@ -297,69 +261,3 @@ class _RawObject:
         if self.ptr:
             (self.rt.destroyTextureObject if self.texture else self.rt.destroySurfaceObject)(self.ptr)
             self.ptr = 0
-
-
-# ---------------------------------------------------------------- probe init
-
-def skeleton_lines(kind: str, geometries: list) -> list:
-    """The skeleton's lines for a texture/surface parameter used with ``geometries`` (PTX
-    modifiers in the order seen: ``['.a2d']``).  One geometry the probe makes: ``geometry:`` and
-    its extents as ``null`` TODOs.  Several, or one it does not make: ``geometry: null`` with a
-    TODO saying which, so the spec refuses to load there until a person decides."""
-    seen = [g.lstrip(".") for g in geometries]
-    words = {**WORDS, **REFUSED}
-    named = ", ".join(f"{g} ({words[g]})" for g in seen)
-    if len(seen) == 1 and seen[0] in EXTENTS:
-        g = seen[0]
-        out = [f"geometry: {g}" + " " * max(1, 19 - len(g)) + f"# as the kernel's instructions use it ({WORDS[g]})"]
-    elif not seen:
-        g = "2d"
-        out = ["geometry: 2d                # check: no instruction here names a geometry (only queries, "
-               "or a called function)"]
-    else:
-        g = "2d"
-        why = (f"used with {len(seen)} geometries, {named}: one CUDA array has one geometry, so a probe "
-               f"binds one of them (the kernel picks at run time? give the one the launch takes)"
-               if len(seen) > 1 else
-               f"used as {named}, which the probe does not make (it binds {', '.join(GEOMETRIES)} {kind}s)")
-        out = [f"# TODO: {why}", "geometry: null              # TODO"]
-    for key in EXTENTS[g]:
-        out.append(f"{key}: null" + " " * max(1, 22 - len(key)) + "# TODO")
-    return out
-
-
-# ---------------------------------------------------------------- the spec against the kernel
-
-def check_geometries(spec, text: str, path: str) -> None:
-    """Each texture/surface of the spec against the geometries the entry's instructions use it
-    with (``tex.3d``, ``suld.b.a1d`` ...: ``param_trace``).  A CUDA array of one geometry read
-    with another gives undefined texels -- the same in both modules, so the probe would call a
-    broken spec "identical": a spec geometry the kernel never uses is exit 2 at the field.
-    Several geometries on one handle (a run-time choice) pass when the spec's is one of them.
-    A surface the entry writes is not ``role: input`` (its writes would go uncompared)."""
-    from ..analysis import Kernel
-    from ..ptx import parse
-    from ..analysis.param_trace import trace
-    from .spec import SpecError
-
-    images = [(p, j, f) for p in spec.params for j, f in enumerate(p.fields) if f.kind in ("texture", "surface")]
-    if not images:
-        return
-    uses = trace(Kernel(parse(text, path), spec.entry), {})
-    for p, j, f in images:
-        u = uses.get((p.index, f.offset))
-        key = f"params[{p.index}]" + (f".fields[{j}]" if p.kind == "struct" else "")
-        if f.kind == "surface" and f.role == "input" and u is not None and u.writes:
-            raise SpecError(f"{f.name}: role input, but {spec.entry} writes this surface ({u.writes} sust/sured): "
-                            "what it writes would not be compared", spec.source, f.line or None,
-                            f.column or None, key=key, detail="give role output (poisoned, then compared) or "
-                            "inout (filled, then compared)")
-        seen = list(dict.fromkeys(g.lstrip(".") for g in (u.geometries if u is not None else ())))
-        if not seen or f.geometry in seen:
-            continue
-        used = ", ".join(seen)
-        raise SpecError(f"{f.name}: geometry {f.geometry}, but {spec.entry} uses this {f.kind} as {used} "
-                        f"({path}): a {f.geometry} CUDA array read as {used} gives undefined texels",
-                        spec.source, f.line or None, f.column or None, key=key,
-                        detail="give the geometry the kernel's tex/tld4/suld/sust instructions name "
-                               "(splice probe init fills it in)")

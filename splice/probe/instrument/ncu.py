@@ -26,6 +26,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from ..language.document import load_spec
+from ..run.device import Device
 
 SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "MemoryWorkloadAnalysis",
             "WarpStateStats", "ComputeWorkloadAnalysis")
@@ -62,7 +64,7 @@ def command(ncu: str, spec: Path, cubin: Path, entry: str, metrics: bool = True)
     sections = [a for s in SECTIONS for a in ("--section", s)]
     return [ncu, "--clock-control", "none", "--target-processes", "all", "--kernel-name", entry,
             "--launch-count", "1", *sections, *extra, "--csv", "--page", "raw",
-            sys.executable, "-m", "splice.probe.ncu", "launch", str(spec), str(cubin), entry]
+            sys.executable, "-m", "splice.probe.instrument.ncu", "launch", str(spec), str(cubin), entry]
 
 
 def _number(v: str):
@@ -138,9 +140,6 @@ def run(pair, built) -> dict:
 
 def _launch(spec_path: str, cubin: str, entry: str) -> int:
     """The launcher ncu runs: the spec's inputs, one launch of ``entry`` from ``cubin``."""
-    from .device import Device
-    from .spec import load_spec
-
     spec = load_spec(spec_path)
     dev = Device(spec)
     dev.load("m", Path(cubin), entry)
@@ -151,5 +150,5 @@ def _launch(spec_path: str, cubin: str, entry: str) -> int:
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "launch":
         sys.exit(_launch(*sys.argv[2:]))
-    print("usage: python -m splice.probe.ncu launch SPEC CUBIN ENTRY", file=sys.stderr)
+    print("usage: python -m splice.probe.instrument.ncu launch SPEC CUBIN ENTRY", file=sys.stderr)
     sys.exit(2)

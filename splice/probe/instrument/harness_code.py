@@ -1,37 +1,24 @@
-"""Phase harness: a fast per-cut equivalence check outside the frame.
-
-For every cut of a recipe two micro-kernels are generated:
-
-    .visible .entry splice_harness(.param .u64 splice_harness_in, .param .u64 splice_harness_out)
-    {   <the entry's own .reg declarations>
-        ld.global live-ins   (slot i of thread g at in + (i * T + g) * 8)
-        <the original statements of the cut>  |  <the bound native phase: the spliced site>
-        st.global live-outs  (same layout in out)
-    }
-
-(call ABIs: the generated ``.func`` goes before the entry; call-shared: the ``__splice_ret``
-array too).  Both run on the same random live-ins -- e4m3 bytes for A/B fragments (never the
-NaN codes), finite f16 pairs for C, random bits elsewhere -- over a few blocks of the spec's
-block shape, and the live-outs are compared byte for byte.
-
-A cut whose statements (or native code) touch memory other than the call ABI's own
-``.param``/``__splice_ret`` traffic, and every epilogue cut, goes to the *bound* harness
-(``epilogue_harness``): random live-ins would be random addresses there, so it binds the
-entry's parameters to the spec's arguments and computes addresses by provenance.
-"""
+"""The code every phase harness is made of (``harness`` for register-only cuts on random
+live-ins, ``epilogue_harness`` for cuts that touch memory): the harness entry around a cut, the
+live-in loads and live-out stores (one 8-byte row per register and thread), the thread's slots,
+the scopes a cut sits in, and which opcodes random live-ins cannot replay."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-import numpy as np
-
-from ..ptx.builder import Builder, addr
+from ...analysis.roles import NO_ACCESS, memory_op
+from ...ptx import model as m
+from ...ptx.builder import Builder, addr
 
 ENTRY = "splice_harness"
+
+
 #: a statement's opcode word and modifiers, after an optional guard, at the start of a line
 _OPCODE = re.compile(r"^[ \t]*(?:@!?%[\w$]+[ \t]+)?([A-Za-z_]\w*)((?:\.[\w:]+)*)", re.M)
+
+
 #: what random live-ins cannot replay besides memory (``roles.memory_op``): control flow leaves
 #: the cut, barriers wait for the whole block, wgmma/tcgen05 read shared-memory descriptors
 _CONTROL = frozenset({"bra", "brx", "ret", "exit", "trap", "bar", "barrier", "wgmma", "tcgen05"})
@@ -60,11 +47,9 @@ def memory_ops(text: str, allow_call_abi: bool = False) -> list:
     memory by the roles memory table (loads, stores, atomics, copies, textures and surfaces,
     wmma fragments, mbarriers, multimem, prefetch, discard, tensormaps), and control flow and
     barriers.  Anything else (arithmetic, conversions, mma, shuffles) replays on any inputs."""
-    from ..analysis.roles import NO_ACCESS, memory_op
-
     bad = []
-    for m in _OPCODE.finditer(_strip_comments(text)):
-        op, suffix = m.group(1), m.group(2)
+    for mt in _OPCODE.finditer(_strip_comments(text)):
+        op, suffix = mt.group(1), mt.group(2)
         row = memory_op(op + suffix)
         if op not in _CONTROL and row.effect == NO_ACCESS and row.addr is None and not row.kind:
             continue
@@ -94,8 +79,6 @@ def _reg_decls(kernel) -> list:
     """The entry's own top-level ``.reg`` declarations (a nested scope's declarations stay in
     their block: hoisting them would declare a name twice; ``enclosing_scopes`` gives those of
     the scopes around a cut)."""
-    from ..ptx import model as m
-
     src = kernel.module.source
     body = kernel.fn.body
     if body is None:
@@ -109,8 +92,6 @@ def enclosing_scopes(kernel, first: int) -> list:
     outermost first: a cut inside a scope (an inline-asm block's ``.reg .b128 c, s, r;``)
     reads and writes registers only its scope declares, so the harness opens the same scopes
     around it (without them ptxas said "Unknown symbol")."""
-    from ..ptx import model as m
-
     src = kernel.module.source
     at = kernel.stmt(first).node.span[0]
     out = []
@@ -124,7 +105,7 @@ def enclosing_scopes(kernel, first: int) -> list:
     return out
 
 
-def _width(t: str) -> int:
+def width(t: str) -> int:
     t = (t or ".b32").lstrip(".")
     if t == "pred":
         return 1
@@ -176,7 +157,7 @@ def _io(b: Builder, regs, base: str, threads: int, load: bool) -> None:
                 b.ins("selp.u32", "%sphx_q", 1, 0, reg)
                 b.ins("st.global.u32", at, "%sphx_q")
             continue
-        bits = {8: "b64", 2: "b16", 4: "b32"}[_width(t)]
+        bits = {8: "b64", 2: "b16", 4: "b32"}[width(t)]
         if load:
             b.ins(f"ld.global.{bits}", reg, at)
         else:
@@ -247,120 +228,3 @@ def harness_ptx(header: str, decls: list, body: str, live_in, live_out, threads:
     b.ins("ret")
     lines += b.lines + ["}", ""]
     return "\n".join(lines)
-
-
-def cases(pair, kernel, spec, blocks: int = 8) -> list:
-    """One HarnessCase per cut of the recipe (empty for PROBE+MODULE targets)."""
-    out = []
-    if pair.plan is None:
-        return out
-    header = _header(pair.original)
-    decls = _reg_decls(kernel)
-    threads = spec.block[0] * spec.block[1] * spec.block[2] * blocks
-    ecache = {}
-    for c in pair.cuts:
-        li = expand_b128([(r.reg, r.type or kernel.reg_type(r.reg), r.role) for r in c.abi.live_in])
-        lo = expand_b128([(r.reg, r.type or kernel.reg_type(r.reg), r.role) for r in c.abi.live_out])
-        hc = HarnessCase(c.cut.index, c.title, c.phase, li, lo)
-        orig_body = pair.original[c.region[0]:c.region[1]]
-        spl_body = "\n".join(c.binding.site)
-        prelude = "\n\n".join(c.binding.prelude)
-        bad_o = memory_ops(orig_body)
-        bad_s = memory_ops(spl_body, allow_call_abi=True) + memory_ops(prelude, allow_call_abi=True)
-        if bad_o or bad_s or c.cut.select in ("epilogue", "epilogues", "phase+epilogue"):
-            from .epilogue_harness import epilogue_case    # bound: live-ins by provenance, memory
-
-            case = epilogue_case(pair, kernel, c, hc, header, decls, spec, blocks, ecache)
-            if not case.skipped:
-                case.skipped = _reaches_globals(kernel, spec, c, (orig_body, spl_body, prelude))
-            out.append(case)
-            continue
-        scopes = enclosing_scopes(kernel, c.first)
-        hc.orig_ptx = harness_ptx(header, decls, orig_body, li, lo, threads, scopes=scopes)
-        hc.spl_ptx = harness_ptx(header, decls, spl_body, li, lo, threads, prelude,
-                                 c.binding.shared_bytes, scopes=scopes)
-        out.append(hc)
-    return out
-
-
-def _reaches_globals(kernel, spec, c, texts) -> Optional[str]:
-    """Why a bound case is not run when its cut reaches the spec's module globals (by def-use
-    in the original, by name in either side's code): the bound harness runs the cut in a module
-    of its own, where a global is neither set from the spec nor compared -- a native that wrote
-    one wrongly came out "equal"."""
-    if not spec.globals:
-        return None
-    from ..analysis.global_uses import reached_in
-
-    # an input the module initialises holds the same bytes there as in the frame run
-    names = {g.name for g in spec.globals if g.role != "input" or g.fill is None or g.fill.rule != "module"}
-    if not names:
-        return None
-    words = set(re.findall(r"[A-Za-z_$%][\w$]*", _strip_comments("\n".join(texts))))
-    i, j = kernel.first_pos_of(c.first), kernel.pos_of(c.last)
-    hit = sorted(set(reached_in(kernel, names, i, j, [r.reg for r in c.abi.live_in])) | (words & names))
-    if not hit:
-        return None
-    return (f"the cut reaches the spec's module global(s) {', '.join(hit)}: the bound harness runs it in a module "
-            "of its own, where globals are neither set from the spec nor compared (the frame run does both)")
-
-
-def harness_inputs(case: HarnessCase, threads: int, seed: int = 0) -> np.ndarray:
-    """The input rows of a case: its own (an epilogue case binds memory) or random live-ins."""
-    own = getattr(case, "inputs", None)
-    return own(threads, seed) if own is not None else random_live_ins(case.live_in, threads, seed)
-
-
-def random_live_ins(live_in: list, threads: int, seed: int = 0) -> np.ndarray:
-    """(n_in, threads) uint64: each slot's low bytes are the register's value."""
-    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence((0x5EED, seed))))
-    out = np.full((max(len(live_in), 1), threads), 0, dtype=np.uint64)
-    for i, (_reg, t, role) in enumerate(live_in):
-        tt = (t or ".b32").lstrip(".")
-        if role in ("a", "b") and _width(t) == 4:
-            code = rng.integers(0, 0x41, (threads, 4), dtype=np.uint8)      # |x| <= 2
-            sign = rng.integers(0, 2, (threads, 4), dtype=np.uint8) << np.uint8(7)
-            out[i] = (code | sign).view(np.uint32).reshape(threads).astype(np.uint64)
-        elif (role in ("c", "d") and _width(t) == 4) or tt in ("f16x2",):
-            v = rng.uniform(-1.0, 1.0, (threads, 2)).astype(np.float16)
-            out[i] = v.view(np.uint32).reshape(threads).astype(np.uint64)
-        elif tt in ("f16", "b16", "u16", "s16", "bf16"):
-            v = rng.uniform(-1.0, 1.0, threads).astype(np.float16)
-            out[i] = v.view(np.uint16).astype(np.uint64)
-        elif tt == "f32":
-            out[i] = rng.uniform(-1.0, 1.0, threads).astype(np.float32).view(np.uint32).astype(np.uint64)
-        elif tt == "f64":
-            out[i] = rng.uniform(-1.0, 1.0, threads).view(np.uint64)
-        elif tt == "pred":
-            out[i] = rng.integers(0, 2, threads, dtype=np.uint64)
-        elif _width(t) == 8:
-            out[i] = rng.integers(0, 2**63, threads, dtype=np.uint64)
-        else:
-            out[i] = rng.integers(0, 2**32, threads, dtype=np.uint64)
-    return out
-
-
-#: how a report names the row of a half of a .b128 register
-_HALF = {".b128.lo": " (bits 0-63)", ".b128.hi": " (bits 64-127)"}
-
-
-def compare_outs(case: HarnessCase, a: np.ndarray, b: np.ndarray) -> dict:
-    """a, b: (n_out, threads) uint64 live-outs of the original / spliced harness."""
-    widths = [_width(t) for _, t, _ in case.live_out]
-    masks = np.array([(1 << (8 * w)) - 1 if w < 8 else 0xFFFFFFFFFFFFFFFF for w in widths],
-                     dtype=np.uint64)[:, None]
-    da = a[:len(widths)] & masks
-    db = b[:len(widths)] & masks
-    diff = da != db
-    regs = [i for i in range(len(widths)) if diff[i].any()]
-    row = {"cut": case.cut, "title": case.title, "phase": case.phase, "equal": not regs,
-           "live_outs": len(widths), "live_outs_differ": len(regs),
-           "threads": int(a.shape[1]), "threads_differ": int(diff.any(axis=0).sum())}
-    if regs:
-        i = regs[0]
-        t = int(np.argmax(diff[i]))
-        reg, ty, role = case.live_out[i]
-        row["first"] = {"register": reg + _HALF.get(ty, ""), "role": role, "index": i, "thread": t,
-                        "original": f"0x{int(da[i, t]):x}", "spliced": f"0x{int(db[i, t]):x}"}
-        row["registers_differ"] = list(dict.fromkeys(case.live_out[j][0] for j in regs))
-    return row

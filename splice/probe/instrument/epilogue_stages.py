@@ -19,7 +19,9 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ..errors import SpliceError
+from ...errors import SpliceError
+from ...analysis.roles import is_shared, written_spaces
+from .harness_code import memory_ops
 
 _TOKEN = re.compile(r"^e(\d{1,40})(?:\s*-\s*e?(\d{1,40}))?$", re.I)
 
@@ -114,9 +116,6 @@ def memory_writers(pair) -> list:
     shared memory.  When every register stage agrees and the outputs still differ, the
     difference was written to memory by one of these: with one writer, the stages can name it
     (E61's nine-tap gather ends in a ``sust`` and has no live-outs, so no register stage can)."""
-    from ..analysis.roles import is_shared, written_spaces
-    from .harness import memory_ops
-
     out = []
     for c in pair.cuts:
         texts = (pair.original[c.region[0]:c.region[1]], "\n".join(c.binding.site),

@@ -24,8 +24,21 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..errors import SpliceError
+from ...errors import SpliceError
 from .modules import Pair, compile_many, probe_cache
+from . import memory
+from ...analysis import Kernel
+from ...ptx import parse
+from ..instrument.epilogue_stages import memory_divergence
+from ..instrument.harness import ENTRY, cases, compare_outs, harness_inputs
+from ..instrument.ncu import find_ncu, run as run_ncu
+from ..instrument.profile import prepare, run as run_profile
+from ..instrument.stages import PTR, compare as stage_compare, first_divergence, instrument, plan_stages
+from ..language.document import load_spec
+from ..language.entry import check, cluster_dims
+from ..timing import kernel_work, measure_device, roofline, time_interleaved
+from .compare import compare_output, elements, output_coverage
+from .device import Device, device_arch, digest, gpu_errors, import_cupy, set_pointer
 
 
 @dataclass
@@ -124,7 +137,6 @@ class ProbeRun:
 # --------------------------------------------------------------------------------------------
 
 def check_stage(spec, pair: Pair) -> CheckStage:
-    from .check import check, cluster_dims
 
     decl = check(spec, pair.original, str(pair.original_path))
     spl = check(spec, pair.spliced, pair.spliced_name)
@@ -174,7 +186,6 @@ def _plan_build(pair: Pair, spec, opt: ProbeOptions) -> BuildPlan:
     items = [("original", pair.original), ("spliced", pair.spliced)]
     sp, hcases = None, ()
     if opt.ncu:     # a tool asked for and missing: said now, not as a note after the whole GPU run
-        from .ncu import find_ncu
 
         if find_ncu() is None:
             raise SpliceError("--ncu: ncu (Nsight Compute) is not on PATH; put it there or leave --ncu out")
@@ -182,22 +193,18 @@ def _plan_build(pair: Pair, spec, opt: ProbeOptions) -> BuildPlan:
         raise SpliceError("--harness compares each cut of a recipe with its native phase: a probe spec "
                           "and a module have no cut (probe the recipe instead)", pair.spec_path)
     if opt.stages or opt.harness:
-        from ..analysis import Kernel
 
         kernel = Kernel.load(str(pair.original_path), pair.entry)
         if opt.stages:
-            from .stages import instrument, plan_stages
 
             kspl = None
             if pair.plan is None:
-                from ..ptx import parse
 
                 kspl = Kernel(parse(pair.spliced, pair.spliced_name), pair.entry)
             sp = plan_stages(kernel, pair, opt.stages, spec, opt.stage_budget, kernel_spl=kspl)
             items += [("stages:original", instrument(pair.original, sp, "orig")),
                       ("stages:spliced", instrument(pair.spliced, sp, "spl"))]
         if opt.harness:
-            from .harness import cases
 
             hcases = tuple(cases(pair, kernel, spec, opt.harness_blocks))
             for i, hc in enumerate(hcases):
@@ -205,7 +212,6 @@ def _plan_build(pair: Pair, spec, opt: ProbeOptions) -> BuildPlan:
                     items += [(f"harness{i}:original", hc.orig_ptx), (f"harness{i}:spliced", hc.spl_ptx)]
     prof = None
     if opt.profile:                     # per-phase %clock64 stamps (profile.py)
-        from .profile import prepare
 
         prof = prepare(pair, spec)
         items += prof.items
@@ -221,7 +227,6 @@ def build_stage(plan: BuildPlan, opt: ProbeOptions, ui, arch: str, target: str) 
 
 
 def inputs_stage(spec, build: BuildStage, check: CheckStage, cp, ui) -> InputsStage:
-    from .device import Device
 
     t0 = time.perf_counter()
     step = ui.task("inputs (seeded buffers, textures, surfaces, argument packs)", 1)
@@ -234,9 +239,6 @@ def inputs_stage(spec, build: BuildStage, check: CheckStage, cp, ui) -> InputsSt
 
 def outputs_stage(spec, dev, repeat: int, ui) -> OutputsStage:
     """Render each module ``repeat`` times (interleaved); keep the first render's outputs."""
-    from .compare import compare_output, elements, output_coverage
-    from .device import digest
-
     t0 = time.perf_counter()
     step = ui.task("render original + spliced", 2 * repeat)
     first: dict = {}
@@ -275,9 +277,6 @@ def outputs_stage(spec, dev, repeat: int, ui) -> OutputsStage:
 
 def stages_stage(spec, pair: Pair, build: BuildStage, dev, outputs: OutputsStage, ui) -> StagesStage:
     """Instrumented modules dump each stage into a probe-owned buffer; compare stage by stage."""
-    from .device import digest, set_pointer
-    from .stages import PTR, compare as stage_compare, first_divergence
-
     cp, sp = dev.cp, build.stage_plan
     t0 = time.perf_counter()
     step = ui.task(f"debug stages ({len(sp.stages)})", 3)
@@ -302,7 +301,6 @@ def stages_stage(spec, pair: Pair, build: BuildStage, dev, outputs: OutputsStage
     fd = first_divergence(rows)
     plain = {n: digest(outputs.renders[n]) for n in ("original", "spliced")}
     if fd is None:                   # registers agree everywhere: memory written by a cut?
-        from .epilogue_stages import memory_divergence
 
         fd = memory_divergence(pair, _outputs_differ(outputs))
     res = {**sp.as_dict(), "rows": rows,
@@ -320,7 +318,6 @@ def _outputs_differ(outputs: OutputsStage) -> list:
 
 
 def harness_stage(spec, build: BuildStage, dev, blocks: int, ui) -> HarnessStage:
-    from .harness import compare_outs
 
     hcases = build.harness_cases
     t0 = time.perf_counter()
@@ -362,8 +359,6 @@ def _harness_pair(spec, build: BuildStage, dev, i: int, hc, blocks: int, threads
     """Both sides of one harness case on the same inputs: (live-out rows per side, and for a
     bound case the device states of every writable field -- before, after each side -- or
     None).  Outputs are poisoned and inputs restored before each side."""
-    from .harness import harness_inputs
-
     ins = dev.cp.asarray(harness_inputs(hc, threads, seed=i))
     bound = getattr(hc, "bound", False)
     outs, mem = {}, ({} if bound else None)
@@ -379,9 +374,6 @@ def _live_out_rows(cp, hc, threads: int):
 
 def _plain_side(spec, build, dev, name: str, hc, ins, blocks: int, threads: int, _mem) -> np.ndarray:
     """A harness kernel on its random live-ins alone."""
-    from .device import gpu_errors
-    from .harness import ENTRY
-
     cp, st = dev.cp, dev.stream
     o = _live_out_rows(cp, hc, threads)
     with gpu_errors(f"the {name} module", spec.source):
@@ -397,9 +389,6 @@ def _bound_side(spec, build, dev, name: str, hc, ins, blocks: int, threads: int,
     arguments, in order (a launch sees what the one before it wrote, as in the frame run): its
     live-outs are the launches' side by side, (n_out, threads × launches).  The original side
     snapshots the device state before; the spliced side starts from that snapshot."""
-    from . import memory
-    from .harness import ENTRY
-
     cp, st = dev.cp, dev.stream
     dev.load(name, build.modules[name].path, entry=ENTRY)
     dev.prepare(st)
@@ -420,8 +409,6 @@ def _bound_side(spec, build, dev, name: str, hc, ins, blocks: int, threads: int,
 def _compare_memory(spec, row: dict, mem: dict, xp) -> None:
     """Every writable field after each side, bit for bit: a difference makes the row unequal,
     named by field and element; ``bytes_written`` shows what the original's cut wrote."""
-    from . import memory
-
     report = {}
     for w in memory.compare(xp, spec, mem["before"], mem["original"], mem["spliced"]):
         report[w.name] = w.as_dict()
@@ -433,12 +420,10 @@ def _compare_memory(spec, row: dict, mem: dict, xp) -> None:
 
 
 def timing_stage(spec, dev, opt: ProbeOptions, ui) -> TimingStage:
-    from .timing import time_interleaved
 
     t0 = time.perf_counter()
     step = ui.task(f"timing ({opt.runs} runs{' + graph replay' if opt.graph else ''})",
                    opt.runs * (2 if opt.graph else 1))
-    from .device import gpu_errors
 
     with gpu_errors("timing the original and spliced modules", spec.source):
         tm = time_interleaved(dev.cp, dev.stream, {n: dev.launcher(n) for n in ("original", "spliced")},
@@ -459,8 +444,6 @@ def timing_stage(spec, dev, opt: ProbeOptions, ui) -> TimingStage:
 
 def roofline_stage(spec, pair: Pair, dev, timing: TimingStage, arch: str) -> RooflineStage:
     """Measured once per device (cached); a failure here is reported, never fatal."""
-    from .timing import kernel_work, measure_device, roofline
-
     try:
         devinfo = measure_device(dev.cp, probe_cache(), arch if arch.startswith("sm_9") else "sm_90")
         res = {"device": devinfo}
@@ -504,8 +487,6 @@ def _frame_view(spec, out: OutputsStage) -> tuple:
 
 
 def run_probe(pair: Pair, opt: ProbeOptions, ui=None, cp=None) -> ProbeRun:
-    from .device import device_arch, import_cupy
-    from .spec import load_spec
 
     ui = ui or _NullUI()
     t_start = time.perf_counter()
@@ -541,15 +522,9 @@ def run_probe(pair: Pair, opt: ProbeOptions, ui=None, cp=None) -> ProbeRun:
         if opt.roofline:
             res["roofline"] = roofline_stage(spec, pair, inp.device, tm, arch).result
     if opt.profile and build.profiling is not None:
-        from .device import digest
-        from .profile import run as run_profile
-
         res["profile"] = run_profile(build.profiling, inp.device, build.modules, pair.entry, max(opt.runs, 10),
-                                     opt.warmup, opt.report_dir,
-                                     {n: digest(out.renders[n]) for n in ("original", "spliced")})
+                                     opt.warmup, {n: digest(out.renders[n]) for n in ("original", "spliced")})
     if opt.ncu:
-        from .ncu import run as run_ncu
-
         res["ncu"] = run_ncu(pair, build.modules)
     res["timings_s"]["total"] = time.perf_counter() - t_start
     res["ok"] = bool(ok)

@@ -28,9 +28,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..errors import SpliceError
-from ..ptx.builder import Builder, NameScope, addr, linear_id
+from ...errors import SpliceError
+from ...ptx.builder import Builder, NameScope, addr, linear_id
 from .epilogue_stages import epilogue_stages, phases_around_cuts, split_selection
+import numpy as np
 
 PTR = "__splice_stage_ptr"
 ALIGN = 256
@@ -325,8 +326,6 @@ POISON = 0xFF
 def compare(sp: StagePlan, a, b, xp=None) -> list:
     """Per stage: differing registers/slots and the first differing (block, thread, register).
     ``a``/``b``: uint8 arrays of the whole buffer (numpy or cupy)."""
-    import numpy as np
-
     xp = xp or np
     rows = []
     for s in sp.stages:

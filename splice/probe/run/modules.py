@@ -23,18 +23,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from ..errors import SpliceError
-from ..util import home_dir, name_part, read_text
+from ...errors import SpliceError
+from ...util import home_dir, name_part, read_text
+from ...cut.pipeline import recipe_inputs, run_apply
+from ...ptx.cache import ELF_MAGIC, default_cache, ours
+from ...ptx.sass import compile_ptx
+from ...util import read_input, user_path, write_atomic
+from ..language.document import load_spec
+import json
+import time
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
 def probe_cache() -> Path:
     """``$SPLICE_PROBE_CACHE``, else ``build/probe``: read when the probe runs, not when this
     module is imported (a variable set later in the process, as the tests set it, was never
     seen: their cubins went into ./build/probe); an empty value is the default, as for
     ``$SPLICE_CACHE`` (``Path('')`` is the working directory: the cubins were written there);
     ``~`` is expanded."""
-    from ..util import user_path
-
     raw = os.environ.get("SPLICE_PROBE_CACHE") or "build/probe"
     try:
         return user_path(raw)
@@ -64,14 +72,12 @@ class Pair:
     def inputs(self) -> list:
         """Every file the probe reads: a report written onto one of them is refused."""
         if self.recipe is not None:
-            from ..cut.pipeline import recipe_inputs
 
             return [self.spec_path, self.original_path, *recipe_inputs(self.recipe)]
         return [self.spec_path, self.original_path, self.spliced_name]
 
 
 def _is_recipe(path: Path) -> bool:
-    import yaml
 
     try:
         data = yaml.safe_load(read_text(path, 1 << 20))
@@ -97,13 +103,11 @@ def find_spec(module: Path, recipe: Optional[Path] = None) -> Path:
 
 
 def resolve(target: str, module: Optional[str] = None) -> Pair:
-    from .spec import load_spec
 
     t = Path(target)
     if not t.exists():
         raise SpliceError("no such file", target)
     if module is None and _is_recipe(t):
-        from ..cut.pipeline import run_apply
 
         plan, _, out, timings = run_apply(target, ptxas=False)
         mod = Path(plan.recipe.module)
@@ -153,13 +157,6 @@ def compile_one(name: str, text: str, arch: str, cache: Optional[Path] = None, u
     compile cache (splice.ptx.cache) hold.  A cached cubin is used only when its metadata says
     what it is (length, sha256) and the file agrees: a truncated, garbage or swapped cubin would
     otherwise be loaded onto the GPU as the module under test."""
-    import json
-    import time
-
-    from ..ptx.cache import default_cache
-    from ..ptx.sass import compile_ptx
-    from ..util import write_atomic
-
     key = text_key(text, arch)
     d = (probe_cache() if cache is None else cache) / "cubins"
     d.mkdir(parents=True, exist_ok=True)
@@ -177,7 +174,6 @@ def compile_one(name: str, text: str, arch: str, cache: Optional[Path] = None, u
     # atomic, with unique temp names: two threads compiling the same text race harmlessly; a
     # FIFO or link left in the cache's place is removed, not written through, and another
     # user's file too (write_atomic would keep its owner, and it would never be trusted)
-    from ..ptx.cache import ours
 
     for p in (cub, meta):
         if p.is_symlink() or (p.exists() and not p.is_file() and not p.is_dir()) or \
@@ -192,12 +188,6 @@ def compile_one(name: str, text: str, arch: str, cache: Optional[Path] = None, u
 def _cached_cubin(cub: Path, meta: Path, key: str) -> Optional[dict]:
     """The resources of a cached cubin that verifies against its metadata, else None (the
     caller compiles again and replaces both files)."""
-    import json
-
-    from ..errors import SpliceError
-    from ..ptx.cache import ELF_MAGIC, ours
-    from ..util import read_input
-
     try:
         if not (ours(os.stat(meta)) and ours(os.stat(cub))):   # planted by another user: recompiled
             return None

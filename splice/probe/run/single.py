@@ -1,28 +1,32 @@
-"""GPU probe runner: one module, one spec -- render the outputs, check them, time the launch.
+"""One module, one spec: render the outputs, check them, time the launch (``splice probe render
+SPEC [MODULE] [--cubin F] [--repeat N] [--runs N] [--perturb EXPECT.yaml]``).
 
-    python -m splice.probe.runner probes/enc5.yaml [PTX] [--cubin X.cubin] [--repeat 2]
-        [--timing 20] [--perturb corpus/enc5.expect.yaml] [--json out.json]
-
-The module is checked against the spec (``check.check``: the entry's .param list), compiled with
+The module is checked against the spec (``entry.check``: the entry's .param list), compiled with
 ``ptxas -O3`` for the device's arch (``modules.compile_one``, which finds ptxas through
-``splice.ptx.sass.find_tool``), or taken from ``--cubin``, and run through the probe's one device
-path (:class:`splice.probe.device.Device`).  Each render poisons every output first, so full
-coverage means no element still holds the poison.  cupy is imported lazily.
+``splice.ptx.sass.find_tool``), or taken from a cubin, and run through the probe's one device
+path (:class:`splice.probe.run.device.Device`).  Each render poisons every output first, so full
+coverage means no element still holds the poison.  With an expect file of a stand-in layer,
+each phase's weights are flipped in turn: every phase must change the frame.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
-import sys
 import time
 from dataclasses import dataclass, field
+from typing import Optional
 from pathlib import Path
 
 import numpy as np
 
-from ..util import read_text
-from .spec import ProbeSpec, load_spec
+from ...util import read_text
+from ..language.document import load_spec
+from ..language.entry import check, cluster_dims
+from ..language.records import ProbeSpec
+from ..timing import time_interleaved
+from .compare import elements, output_coverage
+from .device import Device, device_arch, digest, import_cupy
+from .modules import compile_one
+from .session import probe_arch
 
 
 @dataclass
@@ -74,11 +78,6 @@ class Probe:
     """One module on the device: a :class:`Device` with the module loaded as "main"."""
 
     def __init__(self, spec: ProbeSpec, ptx: Path | None = None, cubin: Path | None = None):
-        from .check import check, cluster_dims
-        from .device import Device, device_arch, import_cupy
-        from .modules import compile_one
-        from .session import probe_arch
-
         cp = import_cupy(spec.source)
         ptx = Path(ptx or spec.ptx)
         text = read_text(ptx)
@@ -95,28 +94,23 @@ class Probe:
         self.frame_field = spec.field(spec.frames[0])
 
     def render(self) -> Render:
-        from .compare import elements, output_coverage
-        from .device import digest
-
         out = self.dev.render("main")
         f = self.frame_field
         e = elements(f, out[f.name])
         cov = output_coverage(f, e)
-        rgba = f.kind == "surface" and e.shape[-1] == 4
-        alpha = int((e[..., 3].view(f"<u{f.element.size}") != 0).sum()) if rgba else 0
+        a = f.alpha(e)
+        alpha = int((a.view(f"<u{f.element.size}") != 0).sum()) if a is not None else 0
         return Render(frame=np.ascontiguousarray(out[f.name]).tobytes(), sha256=digest({f.name: out[f.name]}),
                       nonfinite=cov["nonfinite"], uncovered=cov["uncovered"], alpha_nonzero=alpha)
 
     def time(self, runs: int) -> list[float]:
-        from .timing import time_interleaved
-
         tm = time_interleaved(self.cp, self.dev.stream, {"main": self.dev.launcher("main")}, runs, 1)
         return tm["main"]["times_ms"]
 
 
 def weight_field(spec: ProbeSpec):
     for f in spec.fields:
-        if f.kind == "buffer" and f.fill is not None and f.fill.rule == "weight_image":
+        if f.is_weight_image:
             return f
     raise KeyError("spec has no weight_image buffer")
 
@@ -172,8 +166,7 @@ def perturb_run(probe: "Probe", expect: dict, base: Render) -> list[dict]:
     return rows
 
 
-def run(spec_path: str | Path, ptx: str | Path | None = None, cubin: str | Path | None = None,
-        repeat: int = 2, timing: int = 20) -> ProbeResult:
+def _renders(spec_path, ptx, cubin, repeat: int, timing: int) -> tuple:
     spec = load_spec(spec_path)
     t0 = time.perf_counter()
     probe = Probe(spec, Path(ptx) if ptx else None, Path(cubin) if cubin else None)
@@ -183,36 +176,20 @@ def run(spec_path: str | Path, ptx: str | Path | None = None, cubin: str | Path 
         res.renders.append(probe.render())
     if timing:
         res.times_ms = probe.time(timing)
-    return res
+    return probe, res
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m splice.probe.runner", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("spec")
-    ap.add_argument("ptx", nargs="?", default=None, help="PTX to load (default: the spec's ptx)")
-    ap.add_argument("--cubin", default=None)
-    ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--timing", type=int, default=20)
-    ap.add_argument("--json", default=None, help="write the summary here")
-    ap.add_argument("--perturb", default=None,
-                    help="expect.yaml: flip each phase's weights in turn and check the frame changes")
-    args = ap.parse_args(argv)
-    spec = load_spec(args.spec)
-    t0 = time.perf_counter()
-    probe = Probe(spec, Path(args.ptx) if args.ptx else None, Path(args.cubin) if args.cubin else None)
-    res = ProbeResult(spec.name, spec.entry, probe.module_kind, spec.grid, spec.block,
-                      setup_s=time.perf_counter() - t0)
-    for _ in range(args.repeat):
-        res.renders.append(probe.render())
-    if args.timing:
-        res.times_ms = probe.time(args.timing)
+def run(spec_path: str | Path, ptx: str | Path | None = None, cubin: str | Path | None = None,
+        repeat: int = 2, timing: int = 20) -> ProbeResult:
+    return _renders(spec_path, ptx, cubin, repeat, timing)[1]
+
+
+def summary(probe: "Probe", res: ProbeResult, expect: Optional[dict] = None) -> dict:
+    """The run's report: the renders, the timing and, with ``expect`` (a stand-in's expect
+    file), each phase's perturbation; ``ok`` when the renders are identical, finite and covered."""
     summ = res.summary()
-    if args.json:
-        Path(args.json).write_text(json.dumps(summ, indent=2) + "\n")
-    if args.perturb:
-        import yaml  # noqa: PLC0415
-        rows = perturb_run(probe, yaml.safe_load(Path(args.perturb).read_text()), res.renders[0])
+    if expect is not None:
+        rows = perturb_run(probe, expect, res.renders[0])
         summ["perturb"] = rows
         tested = [r for r in rows if r["perturbed"]]
         summ["perturb_summary"] = {
@@ -220,14 +197,11 @@ def main(argv: list[str] | None = None) -> int:
             "frame_changed": sum(1 for r in tested if r["frame_changed"]),
             "min_pixels_changed": min((r["pixels_changed"] for r in tested), default=None),
             "untested": [r["phase"] for r in rows if not r["perturbed"]]}
-    print(json.dumps(summ, indent=2))
-    if args.json:
-        Path(args.json).write_text(json.dumps(summ, indent=2) + "\n")
-    ok = (res.identical and all(r.nonfinite == 0 and r.uncovered == 0 for r in res.renders))
-    print(f"{res.name}: {'OK' if ok else 'FAIL'} identical={res.identical} "
-          f"median={res.median_ms:.3f} ms over {len(res.times_ms)} runs")
-    return 0 if ok else 1
+    summ["ok"] = bool(res.identical and all(r.nonfinite == 0 and r.uncovered == 0 for r in res.renders))
+    return summ
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def render(spec_path, ptx=None, cubin=None, repeat: int = 2, runs: int = 20, expect: Optional[dict] = None) -> dict:
+    """Load the spec, render its module (or ``ptx``; a ``cubin`` instead of compiling)
+    ``repeat`` times, time ``runs`` launches: the report (``summary``)."""
+    return summary(*_renders(spec_path, ptx, cubin, repeat, runs), expect)

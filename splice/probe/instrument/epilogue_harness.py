@@ -40,9 +40,16 @@ from typing import Optional
 
 import numpy as np
 
-from ..analysis.provenance import CONST
-from ..ptx.builder import Builder, NameScope, addr, linear_id
-from .harness import HarnessCase, _width, enclosing_scopes, harness_ptx, memory_ops
+from ...analysis.provenance import CONST
+from ...ptx.builder import Builder, NameScope, addr, linear_id
+from .harness_code import HarnessCase, enclosing_scopes, harness_ptx, memory_ops, width
+from ...analysis.slices import replay_slice
+from ...analysis.taint import address_taints
+from ...cut.epilogue import literals_behind
+from ...ptx import model as m
+from ...ptx.model import Imm
+from ...ptx.printer import canonical_param
+import struct
 
 SPECIAL = {"laneid": "%laneid", "tid.x": "%tid.x", "tid.y": "%tid.y", "tid.z": "%tid.z",
            "ctaid.x": "%ctaid.x", "ctaid.y": "%ctaid.y", "ctaid.z": "%ctaid.z",
@@ -83,7 +90,7 @@ class EpilogueCase(HarnessCase):
 def random_value(kind: str, t: str, threads: int, rng) -> np.ndarray:
     """One input row (``threads`` uint64 slots) for a live-in of ``kind`` and type ``t``."""
     tt = (t or ".b32").lstrip(".")
-    w = _width(t)
+    w = width(t)
     if kind.startswith("const:"):
         mask = (1 << (8 * w)) - 1 if w < 8 else (1 << 64) - 1
         return np.full(threads, int(kind[6:]) & mask, dtype=np.uint64)
@@ -120,8 +127,6 @@ def classify_live_in(kernel, reg: str, pos: int) -> tuple:
     """('computed', form) | ('value', kind) | ('reload', how) | ('replayed', statement indices)
     | ('unbound', why) for live-in ``reg`` at ``pos``: the most faithful way the harness can
     give the register the value the frame's thread had, else a random value by provenance."""
-    from ..cut.epilogue import literals_behind
-
     prov = kernel.provenance
     key = kernel._resolve(reg, kernel._scope_of[pos])
     form = prov.value_at(key[0], pos) if key else None
@@ -136,7 +141,6 @@ def classify_live_in(kernel, reg: str, pos: int) -> tuple:
     if again is not None:
         return "reload", again
     if key:
-        from ..analysis.slices import replay_slice
 
         stmts, why = replay_slice(kernel, key[0], pos)
         if stmts is not None:
@@ -200,11 +204,8 @@ def _packs_e4m3(kernel, d) -> bool:
 def constant_bits(kernel, reg, pos, lits) -> int | None:
     """The bits of a live-in that is one literal through mov/cvt (f16 splat for a 32-bit
     register built from f16 halves, f16 for 16-bit, f32/f64 as declared)."""
-    import struct
-
     if len(lits) != 1:
         return None
-    from ..ptx.model import Imm
 
     v = float(Imm(next(iter(lits))).value)
     t = (kernel.reg_type(reg) or ".b32").lstrip(".")
@@ -291,7 +292,6 @@ def _b128_loaded(loaded: list) -> "str | None":
 
 
 def _build(ec, pair, c, kernel, header, decls, arrays, ctx, bodies, tb) -> None:
-    from ..ptx.printer import canonical_param
 
     threads = tb * ec.blocks
     hdr = header + "".join(f"\n{a[4]}" for a in arrays)
@@ -370,7 +370,6 @@ def _statement_text(kernel, p: int) -> str:
 
 
 def _random_address(kernel, c, loaded) -> Optional[str]:
-    from ..analysis.taint import address_taints
 
     seeds = [r for r, _t, kind in loaded if not kind.startswith("const:")]
     hits = address_taints(kernel, c.first, c.last, seeds)
@@ -409,8 +408,6 @@ def module_arrays(kernel) -> list:
     """[(symbol, bytes, short, space, declaration text)] of the ``.shared``/``.global``/
     ``.const`` arrays the entry names (its own and the module's), declared at module scope in
     the harness.  ``bytes`` is 0 for an ``.extern`` (dynamic) array."""
-    from ..ptx import model as m
-
     src = kernel.module.source
     fn = kernel.fn
     body = src[fn.span[0]:fn.span[1]] if fn.span else ""
@@ -492,10 +489,10 @@ def _assign(b: Builder, reg: str, t: str, bits64: str) -> None:
     tt = (t or ".b32").lstrip(".")
     if tt == "pred":
         b.ins("setp.ne.u64", reg, bits64, 0)
-    elif _width(t) == 8:
+    elif width(t) == 8:
         b.ins("mov.b64", reg, bits64)
     else:
-        w = 16 if _width(t) == 2 else 32
+        w = 16 if width(t) == 2 else 32
         narrow = b.scope.reg(f".b{w}")
         b.ins(f"cvt.u{w}.u64", narrow, bits64)
         b.ins(f"mov.b{w}", reg, narrow)

@@ -1,5 +1,4 @@
-"""Deterministic host-side inputs of a probe: buffers, weight images, texture
-contents and the packed by-value parameter block.
+"""The data a fill describes, on the host: deterministic buffers, weight images, poison patterns.
 
 Every random fill is generated in fixed 1 MiB chunks, each from its own
 ``numpy.random.SeedSequence((spec.seed, fill.seed, chunk))``, so a prefix of a
@@ -15,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .language import dtypes as dt
-from .spec import FORMATS, Field, Fill, Param, ProbeSpec
+from . import dtypes as dt
+from .fills import Fill
 
 CHUNK = 1 << 20  # bytes per independently seeded chunk
 
@@ -50,7 +49,7 @@ def f16_values(count: int, low: float, high: float, seed: int, spec_seed: int,
     return out
 
 
-def weight_image(field: Field, spec_seed: int) -> np.ndarray:
+def weight_image(field, spec_seed: int) -> np.ndarray:
     """The prepared weight image (``field.bytes`` long, padding included)."""
     fill = field.fill
     assert fill is not None and fill.rule == "weight_image"
@@ -135,7 +134,7 @@ def _from_npy(t: dt.DType, count: int, fill: Fill) -> np.ndarray:
     return raw[:need].copy().view(t.storage)
 
 
-def buffer_bytes(field: Field, spec_seed: int, limit: int | None = None) -> np.ndarray | None:
+def buffer_bytes(field, spec_seed: int, limit: int | None = None) -> np.ndarray | None:
     """Host bytes of a buffer field; ``None`` for an all-zero buffer (allocated zeroed on the
     device instead).  ``limit`` generates only a prefix."""
     fill = field.fill
@@ -155,24 +154,7 @@ def buffer_bytes(field: Field, spec_seed: int, limit: int | None = None) -> np.n
     return np.ascontiguousarray(vals).view(np.uint8)[:n]
 
 
-def texture_texels(field: Field, spec_seed: int) -> np.ndarray:
-    """Texels as an array of the format's element type in the layout of cupy's CUDAarray
-    (``images.host_shape``: ``(height, channels*width)`` for a 2-D image)."""
-    from .images import host_shape, texels
-
-    fill = field.fill
-    assert fill is not None and field.kind in ("texture", "surface")
-    ename, ch = FORMATS[field.format]
-    t = dt.TYPES[ename]
-    count = texels(field) * ch
-    if fill.rule == "f16_uniform" and ename == "f16":
-        vals = f16_values(count, fill.low, fill.high, fill.seed, spec_seed)
-    else:
-        vals = element_values(t, count, fill, spec_seed)
-    return vals.reshape(host_shape(field, ch))
-
-
-def poison_value(field: Field, alt: bool = False) -> int:
+def poison_value(field, alt: bool = False) -> int:
     """The poison pattern (a byte, or one element's bits); ``alt`` gives its complement, used
     by the coverage render: an element is unwritten only if it holds the poison after one
     launch and the complement after the other (a written value cannot be both)."""
@@ -181,106 +163,10 @@ def poison_value(field: Field, alt: bool = False) -> int:
     return (~p & ((1 << bits) - 1)) if alt else p
 
 
-def surface_poison(field: Field, alt: bool = False) -> np.ndarray:
-    from .images import host_shape
-
-    assert field.kind == "surface" and field.poison is not None
-    ename, ch = FORMATS[field.format]
-    t = dt.TYPES[ename]
-    return np.full(host_shape(field, ch), poison_value(field, alt),
-                   dtype=f"<u{t.size}").view(t.storage)
-
-
-def output_poison(field: Field, alt: bool = False) -> np.ndarray:
+def output_poison(field, alt: bool = False) -> np.ndarray:
     """The bytes an output buffer holds before each launch (a byte, or an element pattern)."""
     if field.poison_is_byte:
         return np.full(field.bytes, poison_value(field, alt), dtype=np.uint8)
     t = field.element
     n = -(-field.bytes // t.size)
     return np.full(n, poison_value(field, alt), dtype=f"<u{t.size}").view(np.uint8)[:field.bytes]
-
-
-# ---------------------------------------------------------------- the .param list
-
-_NP = {t: dt.TYPES[t].storage for t in dt.SCALAR_TYPES}
-
-
-def scalar_bytes(f: Field, values: tuple | None = None) -> bytes:
-    vals = f.value if values is None else values
-    t = dt.TYPES[f.dtype]
-    if t.name == "bf16":
-        return dt.f32_to_bf16_bits(np.array(vals, dtype=np.float32)).tobytes()
-    if t.is_float:
-        return np.array(vals, dtype=t.storage).tobytes()
-    return np.array([int(v) % (1 << (8 * t.size)) for v in vals], dtype=f"<u{t.size}").tobytes()
-
-
-def param_blob(p: Param, handles: dict, overrides: dict | None = None) -> bytes:
-    """The bytes of one ``.param``: every field at its offset, zero padding elsewhere."""
-    buf = bytearray(p.size)
-    for f in p.fields:
-        if f.kind == "scalar":
-            raw = scalar_bytes(f, (overrides or {}).get(f.name))
-        else:
-            if f.name not in handles:
-                raise KeyError(f"no device handle for parameter field {f.name!r}")
-            raw = int(handles[f.name]).to_bytes(8, "little")
-        buf[f.offset:f.offset + len(raw)] = raw
-    return bytes(buf)
-
-
-class ArgPack:
-    """``kernelParams`` for cuLaunchKernel: one host buffer per ``.param`` (each at its own
-    alignment inside one numpy block that this object keeps alive) and the array of their
-    addresses, one pointer per ``.param``."""
-
-    def __init__(self, spec: ProbeSpec, handles: dict, overrides: dict | None = None):
-        blobs = [param_blob(p, handles, overrides) for p in spec.params]
-        offsets, pos = [], 0
-        for p, b in zip(spec.params, blobs):
-            a = max(8, p.align)
-            pos = -(-pos // a) * a
-            offsets.append(pos)
-            pos += len(b)
-        self.block = np.zeros(pos + 256, dtype=np.uint8)
-        shift = (-self.block.ctypes.data) % 256           # the block itself 256-aligned
-        for off, b in zip(offsets, blobs):
-            self.block[shift + off:shift + off + len(b)] = np.frombuffer(b, dtype=np.uint8)
-        base = self.block.ctypes.data + shift
-        self.offsets = tuple(offsets)
-        self.blobs = tuple(blobs)
-        self.pointers = np.array([base + o for o in offsets], dtype=np.uint64)
-
-    @property
-    def kernel_params(self) -> int:
-        """The ``void **kernelParams`` argument."""
-        return int(self.pointers.ctypes.data)
-
-
-def param_dtype(spec: ProbeSpec) -> np.dtype:
-    """Structured dtype of the first specs' single by-value parameter block: every field at
-    its offset, itemsize ``params.size``, 8-byte aligned."""
-    p = spec.params[0]
-    names, formats, offsets = [], [], []
-    for f in p.fields:
-        names.append(f.name)
-        offsets.append(f.offset)
-        if f.kind == "scalar":
-            base = _NP[f.dtype]
-            formats.append(base if len(f.value) == 1 else (base, (len(f.value),)))
-        else:
-            formats.append("<u8")
-    return np.dtype({"names": names, "formats": formats, "offsets": offsets,
-                     "itemsize": p.size}, align=True)
-
-
-def pack_params(spec: ProbeSpec, handles: dict[str, int]) -> np.void:
-    """The first parameter as an aligned numpy structured scalar."""
-    raw = param_blob(spec.params[0], handles)
-    return np.frombuffer(raw, dtype=param_dtype(spec))[0]
-
-
-def param_bytes(spec: ProbeSpec, handles: dict[str, int]) -> bytes:
-    raw = param_blob(spec.params[0], handles)
-    assert len(raw) == spec.params[0].size
-    return raw

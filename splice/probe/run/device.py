@@ -24,10 +24,9 @@ from typing import Optional
 
 import numpy as np
 
-from ..errors import SpliceError
-from .inputs import ArgPack, buffer_bytes, output_poison, poison_value, surface_poison, texture_texels
-from .spec import FORMATS, Field, ProbeSpec
-from .tables import ModuleGlobals, table_bytes
+from ...errors import SpliceError
+from ..language.records import ProbeSpec
+from .args import ArgPack
 
 BIG_SHARED = 48 * 1024
 
@@ -63,6 +62,8 @@ class Loaded:
 
 
 class Device:
+    """The spec's fields on the device, each allocated, prepared and read back by its kind
+    (``splice.probe.kinds``); the modules loaded from cubins; the argument packs."""
     def __init__(self, spec: ProbeSpec, cp=None, cluster: Optional[tuple] = None):
         self.cp = cp = cp or import_cupy(spec.source)
         self.spec = spec
@@ -70,65 +71,39 @@ class Device:
         self.keep: list = []
         self.buffers: dict = {}            # name -> cupy uint8 array (the whole allocation)
         self.views: dict = {}              # name -> cupy uint8 array at the aligned address
-        self.host: dict = {}               # inout / weight-image buffers: their initial bytes
+        self.host: dict = {}               # what is restored before each render: initial bytes
         self.arrays: dict = {}             # surfaces: name -> CUDAarray
-        handles = {}
-        for f in spec.fields:
-            if f.kind == "buffer":
-                handles[f.name] = self._buffer(f)
-            elif f.kind == "table":         # after its entries: spec.fields lists them first
-                handles[f.name] = self._buffer(f, table_bytes(f, handles))
-            elif f.kind in ("texture", "surface"):
-                handles[f.name] = self._image(f)
-        self.handles = handles
+        self.bound: dict = {}              # module name -> {field: its state in that module}
+        self.handles: dict = {}
+        for f in spec.fields:              # a table's entries before the table (spec.fields)
+            h = f.allocate(self)
+            if h is not None:
+                self.handles[f.name] = h
         steps = spec.launch.sequence or ((),)
-        self.args = tuple(ArgPack(spec, handles, {k: v for k, v in step}) for step in steps)
+        self.args = tuple(ArgPack(spec, self.handles, {k: v for k, v in step}) for step in steps)
         if spec.launch.stream == "default":
             self.stream = cp.cuda.Stream.null
         else:
             self.stream = cp.cuda.Stream(non_blocking=True)
         self.modules: dict = {}
-        self.globals: dict = {}            # module name -> tables.ModuleGlobals (spec globals)
+        self.per_module = [f for f in spec.fields if f.per_module]
         cp.cuda.Device().synchronize()
 
-    # ---- inputs ------------------------------------------------------------------------------
-
-    def _buffer(self, f: Field, host=None) -> int:
+    def place(self, f, host, keep: bool) -> int:
+        """Device memory for field ``f`` (``f.bytes`` at ``f.align``), ``host`` bytes copied in
+        (None: zeros), kept to restore before each render when ``keep``: its address."""
         cp = self.cp
         extra = f.align - 1                 # room to place the view at any alignment
-        if host is None:
-            host = None if f.role == "output" else buffer_bytes(f, self.spec.seed)
         dev = cp.zeros(f.bytes + extra, dtype=cp.uint8)
         shift = (-int(dev.data.ptr)) % f.align
         view = dev[shift:shift + f.bytes]
         if host is not None:
             view.set(host)
-            if f.role == "inout" or f.kind == "table" or (f.fill is not None and f.fill.rule == "weight_image"):
+            if keep:
                 self.host[f.name] = host
         self.buffers[f.name] = dev
         self.views[f.name] = view
         return int(dev.data.ptr) + shift
-
-    def _image(self, f: Field) -> int:
-        """A CUDA array of the field's geometry and its texture/surface object (images.py)."""
-        from . import images
-
-        images.check_device(self.cp, f)
-        host = None
-        if f.kind == "texture" or f.role in ("inout", "input"):
-            host = texture_texels(f, self.spec.seed)
-        try:
-            handle, arr, keep = images.create(self.cp, f, host)
-        except Exception as e:  # noqa: BLE001 - cupy's CUDARuntimeError, by name
-            if type(e).__name__ not in ("CUDADriverError", "CUDARuntimeError"):
-                raise
-            size = " x ".join(map(str, images.extents(f)))
-            raise SpliceError(f"cannot make {f.kind} {f.name} ({f.geometry}, {size}, {f.format}): {e}",
-                              self.spec.source, f.line or None) from None
-        self.keep += keep
-        if f.kind == "surface":
-            self.arrays[f.name] = arr
-        return handle
 
     # ---- modules -----------------------------------------------------------------------------
 
@@ -149,8 +124,10 @@ class Device:
             k.max_dynamic_shared_size_bytes = dyn
         fn = _function_ptr(k)
         self.modules[name] = Loaded(name, fn, k)
-        if self.spec.globals and entry == self.spec.entry:   # not the harness' own entry
-            self.globals[name] = ModuleGlobals(self.cp, mod, self.spec, str(cubin))
+        if self.per_module and entry == self.spec.entry:   # not the harness' own entry
+            for f in self.per_module:
+                f.bind(self, mod, name, str(cubin))
+            self.bound.setdefault(name, {})
         return mod
 
     def launcher(self, name: str):
@@ -187,63 +164,35 @@ class Device:
 
     # ---- one render ------------------------------------------------------------------------
 
-    def prepare(self, stream, alt: bool = False) -> None:
-        """Poison every output (``alt``: with the complement pattern), restore every inout to
-        its initial contents, every pointer table to its addresses (a kernel that wrote into one
-        would send the next render elsewhere)."""
+    def prepare(self, stream, alt: bool = False, module: Optional[str] = None) -> None:
+        """Each field made ready for a launch of ``module`` by its kind: outputs poisoned
+        (``alt``: with the complement pattern), inouts and pointer tables restored (a kernel
+        that wrote into a table would send the next render elsewhere), module variables set in
+        that module (none when ``module`` is not one the spec's entry was loaded from)."""
         for f in self.spec.fields:
-            if f.kind == "table":
-                self.views[f.name].set(self.host[f.name], stream=stream)
-        for f in self.spec.outputs:
-            if f.kind == "global":                        # per module: ModuleGlobals.prepare
+            if f.per_module and module not in self.bound:
                 continue
-            if f.kind == "buffer" and f.role == "output" and f.poison_is_byte:
-                with stream:                              # a byte pattern: fill on the device
-                    self.views[f.name].fill(poison_value(f, alt))
-            elif f.kind == "buffer" and f.role != "output" and f.name not in self.host:
-                with stream:                              # an inout that starts all zeros (a
-                    self.views[f.name].fill(0)            # zeros fill keeps no host copy)
-            elif f.kind == "buffer":
-                data = output_poison(f, alt) if f.role == "output" else self.host[f.name]
-                self.views[f.name].set(data, stream=stream)
-            else:
-                arr = self.arrays[f.name]
-                src = surface_poison(f, alt) if f.role == "output" else texture_texels(f, self.spec.seed)
-                arr.copy_from(np.ascontiguousarray(src), stream)
+            f.prepare(self, stream, alt, module)
 
-    def read(self, stream) -> dict:
-        """{output name: host numpy array} (buffers as uint8, surfaces as ``images.host_shape``
-        elements: (H, C*W) for a 2-D one)."""
-        from .images import host_shape
-
+    def read(self, stream, module: Optional[str] = None) -> dict:
+        """{output name: host numpy array} (buffers as uint8, surfaces as ``host_shape``
+        elements: (H, C*W) for a 2-D one; module variables of ``module``)."""
         out = {}
         for f in self.spec.outputs:
-            if f.kind == "global":                        # per module: ModuleGlobals.read
+            if f.per_module and module not in self.bound:
                 continue
-            if f.kind == "buffer":
-                out[f.name] = self.views[f.name].get(stream=stream)
-            else:
-                ename, ch = FORMATS[f.format]
-                host = np.empty(host_shape(f, ch), dtype=f.element.storage)
-                self.arrays[f.name].copy_to(host, stream)
-                out[f.name] = host
+            out[f.name] = f.read(self, stream, module)
         stream.synchronize()
         return out
 
     def render(self, name: str, alt: bool = False) -> dict:
         st = self.stream
-        g = self.globals.get(name)
-        if self.spec.globals and g is None:
+        if self.per_module and name not in self.bound:
             raise SpliceError(f"the {name} module was loaded without the spec's globals", self.spec.source)
         with gpu_errors(f"the {name} module", self.spec.source):
-            self.prepare(st, alt)
-            if g is not None:
-                g.prepare(self.spec, st, alt)
+            self.prepare(st, alt, name)
             self.launcher(name)(st)
-            out = self.read(st)
-            if g is not None:
-                out.update(g.read(self.spec, st))
-            return out
+            return self.read(st, name)
 
 
 @contextmanager

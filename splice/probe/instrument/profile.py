@@ -26,8 +26,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..errors import SpliceError
-from ..ptx.builder import Builder, NameScope, addr, linear_id
+from ...errors import SpliceError
+from ...ptx.builder import Builder, NameScope, addr, linear_id
+from ...analysis import Kernel, roles
+from ...analysis.pressure import regions
+from ...ptx import model as m, parse
+from ..run.device import digest, set_pointer
+from ..timing import time_interleaved
+from .stages import insert_code
+import numpy as np
 
 PTR = "__splice_profile_ptr"
 TOLERANCE = 0.10
@@ -76,10 +83,6 @@ class ProfilePlan:
 
 def plan_profile(kernel, spec) -> ProfilePlan:
     """Boundaries of ``kernel`` (a ``splice.analysis.Kernel`` of the module to instrument)."""
-    from ..analysis.pressure import regions
-    from ..ptx import model as m
-    from ..analysis import roles
-
     threads = spec.block[0] * spec.block[1] * spec.block[2]
     if threads % 32:
         raise SpliceError(f"--profile: block of {threads} threads is not whole warps", str(spec.path))
@@ -138,15 +141,12 @@ def instrument(text: str, plan: ProfilePlan) -> str:
     after: dict = {}
     for b in plan.boundaries:
         (after if b.after else before).setdefault(b.line, []).append(_stamp(b, plan))
-    from .stages import insert_code
 
     return insert_code(lines, before, after, PTR, "profile stamps")
 
 
 def analyse(plan: ProfilePlan, stamps) -> dict:
     """Cycles per region from the stamp buffer (``stamps``: uint64 array, warps × n, host)."""
-    import numpy as np
-
     t = np.asarray(stamps, dtype=np.uint64).reshape(plan.warps, plan.n).astype(np.int64)
     seen = t != 0
     regs = plan.regions
@@ -193,9 +193,6 @@ class Profiling:
 
 def prepare(pair, spec) -> Profiling:
     """Plan and instrument the original and the spliced module (each with its own analysis)."""
-    from ..analysis import Kernel
-    from ..ptx import parse
-
     plans, items = {}, []
     for side, text, name in (("original", pair.original, str(pair.original_path)),
                              ("spliced", pair.spliced, pair.spliced_name)):
@@ -205,13 +202,9 @@ def prepare(pair, spec) -> Profiling:
     return Profiling(plans, items)
 
 
-def run(prof: Profiling, dev, built, entry: str, runs: int, warmup: int, report_dir=None,
+def run(prof: Profiling, dev, built, entry: str, runs: int, warmup: int,
         plain_sha: Optional[dict] = None) -> dict:
     """One stamped launch per module, the analysis, and instrumented vs plain frame time."""
-
-    from .device import digest, set_pointer
-    from .timing import time_interleaved
-
     cp = dev.cp
     out = {}
     for side, plan in prof.plans.items():
@@ -233,9 +226,4 @@ def run(prof: Profiling, dev, built, entry: str, runs: int, warmup: int, report_
         out[side]["frame_ms"] = plain
         out[side]["instrumented_frame_ms"] = inst
         out[side]["overhead"] = inst / plain - 1.0
-    if report_dir is not None:
-        from ..report.plot_profile import profile_png
-
-        for side in ("original", "spliced"):
-            out[side]["png"] = profile_png(out[side], report_dir / f"profile-{side}.png", side)
     return out

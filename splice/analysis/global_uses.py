@@ -261,3 +261,23 @@ def extern_shared(module, named=None) -> Optional[str]:
             if x.dims and x.dims[-1] is None and (named is None or x.name in named):
                 return x.name
     return None
+
+
+#: image geometries an instruction may name (PTX ISA 9.7.10-9.7.11)
+_GEOMETRIES = (".1d", ".2d", ".3d", ".a1d", ".a2d", ".cube", ".acube", ".2dms", ".a2dms")
+
+
+def image_ref_uses(kernel, name: str) -> tuple:
+    """(geometries, writes) of the module texture/surface reference ``name``: the geometries of
+    the ``tex``/``tld4``/``suld``/``sust``/``sured``/``suq`` instructions that name it, in the
+    order seen, and how many of them write (``sust``/``sured``)."""
+    geometries: list = []
+    writes = 0
+    for st in kernel.stmts:
+        node = st.node
+        if type(node) is not m.Instruction or not any(
+                type(o) is m.Addr and getattr(o.base, "name", None) == name for o in node.operands):
+            continue
+        geometries += [mm for mm in node.modifiers if mm in _GEOMETRIES and mm not in geometries]
+        writes += node.opcode in ("sust", "sured")
+    return geometries, writes

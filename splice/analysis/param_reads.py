@@ -85,8 +85,15 @@ def tensor_map_params(k) -> dict:
     instruction that reads a tensor map (through ``mov``/``cvta`` copies).  Such a parameter is
     a ``CUtensorMap`` the host encodes (a global address, the tensor's shape, its box): no
     ``ld.param`` reads it, so the skeleton had ``fields: []`` and no word of why."""
+    return {name: uses[0][0] for name, uses in tensor_map_uses(k).items()}
+
+
+def tensor_map_uses(k) -> dict:
+    """{parameter name: [(statement number, instruction name)]} of every instruction that reads
+    a tensor map through a by-value parameter's address (``tensor_map_params`` gives the first):
+    the copies' rank, mode and direction are what ``probe init`` can say of the map."""
     names = {p.name for p in k.fn.params or ()}
-    holder: dict = {}             # register key holding a parameter's address -> parameter name
+    holder: dict = {}
     out: dict = {}
     for pos, st in enumerate(k.stmts):
         node = st.node
@@ -95,8 +102,8 @@ def tensor_map_params(k) -> dict:
         defs, uses = k.defs_uses(node, pos)
         held = [holder[key] for key in uses if key in holder]
         if held and roles.reads_tensor_map(node.name):
-            for name in held:
-                out.setdefault(name, st.n)
+            for name in dict.fromkeys(held):
+                out.setdefault(name, []).append((st.n, node.name))
         taken = [o.name for o in node.operands[1:] if type(o) is m.Sym and o.name in names]
         copies = node.opcode in ("mov", "cvta", "cvt") and len(held) == 1
         for d in defs:

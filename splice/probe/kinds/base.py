@@ -140,6 +140,11 @@ class Kind:
 
     # ------------------------------------------------------------------ the device
 
+    def needs(self) -> Optional[str]:
+        """What a run of this field needs that is missing (an optional dependency), said before
+        the GPU is touched; None when nothing is."""
+        return None
+
     def allocate(self, dev) -> Optional[int]:
         """Its device object (the address or handle its ``blob`` passes), or None."""
         return None

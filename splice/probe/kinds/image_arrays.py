@@ -148,7 +148,7 @@ def check_device(cp, f) -> None:
     """The device's own limit for the field's geometry (cudaDeviceProp), before an array is made:
     the spec checks the documented limits; a device with smaller ones would fail in
     cudaMalloc3DArray with a bare ``cudaErrorInvalidValue``."""
-    prop, _most = LIMITS[(f.kind, f.geometry)]
+    prop, _most = LIMITS[(f.family, f.geometry)]
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     top = props.get(prop)
     if top is None:

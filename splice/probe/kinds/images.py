@@ -40,16 +40,14 @@ class Image(Kind):
     keys: ClassVar[frozenset] = IMAGE_KEYS
     handle: ClassVar[str] = "object handle"
     claim_order: ClassVar[int] = 100
-    #: the state space def-use sees it used through (``tex``, ``surf``)
-    space: ClassVar[str] = ""
     #: what the kernel may do to it: True for a surface
     stored: ClassVar[bool] = False
-    #: the role a spec's image has when it says none
-    default_role: ClassVar[str] = "input"
+    #: the CUDA image it is (its limits: ``image_arrays.LIMITS``): texture or surface
+    family: ClassVar[str] = ""
 
     @classmethod
     def parse(cls, c: Ctx, d, where: str, name: str, offset: int, legacy: bool) -> "Image":
-        ext = geometry(c, d, where, cls.kind)     # geometry, width, height, depth, layers
+        ext = geometry(c, d, where, cls.kind, cls.family)     # geometry, width, height, depth, layers
         fmt = d.get("format", "rgba16f")
         if fmt not in ia.FORMATS:
             raise c.err(f"{where}.format", f"{fmt!r} is not one of {', '.join(ia.FORMATS)}", d, "format")
@@ -169,7 +167,7 @@ class Image(Kind):
 class Texture(Image):
     kind: ClassVar[str] = "texture"
     order: ClassVar[int] = 20
-    space: ClassVar[str] = "tex"
+    family: ClassVar[str] = "texture"
 
     @classmethod
     def parse_role(cls, c: Ctx, d, where: str, fill, t) -> dict:
@@ -182,7 +180,7 @@ class Texture(Image):
 class Surface(Image):
     kind: ClassVar[str] = "surface"
     order: ClassVar[int] = 30
-    space: ClassVar[str] = "surf"
+    family: ClassVar[str] = "surface"
     stored: ClassVar[bool] = True
 
     @classmethod
@@ -234,7 +232,7 @@ class Surface(Image):
         return ia.difference_map(self, heat.max(axis=-1), first)
 
 
-def geometry(c: Ctx, d, where: str, kind: str) -> dict:
+def geometry(c: Ctx, d, where: str, kind: str, family: str) -> dict:
     """{geometry, width, height, depth, layers} of an image mapping ``d``.  A key the geometry
     has no use for is an error, not ignored: ``depth: 8`` on a 2-D image, or ``layers:`` on a
     3-D one, says the writer meant another geometry."""
@@ -251,7 +249,7 @@ def geometry(c: Ctx, d, where: str, kind: str) -> dict:
     for key in ("height", "depth", "layers"):
         if key in d and key not in wanted:
             raise c.err(f"{where}.{key}", f"a {g} ({ia.WORDS[g]}) {kind} has no {key}: {_hint(key)}", d, key)
-    prop, most = ia.LIMITS[(kind, g)]
+    prop, most = ia.LIMITS[(family, g)]
     out = {"geometry": g, "width": 0, "height": 1, "depth": 0, "layers": 0}
     for key, top in zip(wanted, most):
         if key not in d:

@@ -20,7 +20,7 @@ from typing import Optional
 
 from ...analysis.global_uses import extern_shared, module_image_refs, named_symbols
 from ...analysis.kernel import Kernel
-from ...analysis.param_reads import params_read, struct_value_reads, tensor_map_params
+from ...analysis.param_reads import params_read, struct_value_reads, tensor_map_uses
 from ...analysis.param_trace import trace
 from ...errors import SpliceError, printable
 from ...ptx.parser import parse
@@ -60,7 +60,9 @@ def skeleton(text: str, path: str, entry: Optional[str] = None, variables: Optio
     k = Kernel(mod, entry)
     decl = entry_decl(text, k.name, path)
     y = Lines()
-    _header(y, k, decl, path)
+    glob = Lines()
+    listed = _globals(glob, k)
+    _header(y, k, decl, path, {row["name"] for row in listed})
     y.kv("name", k.name)
     if _stream(path):    # /dev/stdin, <(gen): a later `splice probe` would read the terminal or nothing
         y.kv("ptx", None, 0, "TODO: the module's file (it was read from a stream)")
@@ -70,22 +72,23 @@ def skeleton(text: str, path: str, entry: Optional[str] = None, variables: Optio
     y.kv("seed", 1)
     _launch(y, k, decl, text, path)
     rows = _params(y, k, decl, text)
-    listed = _globals(y, k)
+    y.lines += glob.lines
     if variables is not None:
         variables += listed
     y.line("frame: all                      # every output is compared bit for bit")
     return y.text(), rows
 
 
-def _header(y, k, decl, path: str) -> None:
-    """The skeleton's opening comments, with what the probe will not do for this entry."""
+def _header(y, k, decl, path: str, listed: set) -> None:
+    """The skeleton's opening comments, with what the probe will not do for this entry (a
+    module-scope reference no kind of ``globals:`` lists, ``listed`` being the names listed)."""
     # a newline in the path would end the comment (YAML after it); a control character is not
     # allowed in YAML, not even in a comment (the skeleton did not load)
     shown = printable(" ".join(path.splitlines()))
     y.line(f"# Probe spec skeleton for {k.name} ({shown}), written by `splice probe init`.")
     y.line("# Fill in every `null` (sizes, scalar values, grid); check each buffer's dtype and role.")
     y.line("# Format: docs/probe-spec.md.  Run: splice probe THIS.yaml MODULE.ptx")
-    refs = module_image_refs(k)
+    refs = [r for r in module_image_refs(k) if r not in listed]
     if refs:
         y.line(f"# NOTE: this entry reads module-scope texture/surface references ({', '.join(refs)}); the probe")
         y.line("# binds parameters only, so what it reads through them is not set by this spec (rewrite them")
@@ -141,8 +144,9 @@ def _params(y, k, decl, text: str) -> list:
         y.line(f"# shapes, strides); which array each belongs to is not said here: {why}.")
     y.line("params:" if decl.params else "params: []                      # the entry has no .param")
     values = struct_value_reads(k)
-    facts = Facts(uses, own, params_read(k), values, tensor_map_params(k),
-                  prefix=_field_names_collide(decl, uses, values))
+    maps = tensor_map_uses(k)
+    facts = Facts(uses, own, params_read(k), values, {name: at[0][0] for name, at in maps.items()},
+                  prefix=_field_names_collide(decl, uses, values), accesses=maps)
     rows = []
     for pp in decl.params:
         if pp.index in labels:     # numba: the argument and member this parameter is

@@ -41,8 +41,9 @@ class Facts:
     skeletons: ``uses`` {(param, offset): Use}, ``own`` {(param, offset): [(space, where)]} of
     values that reach the kernel's own spaces, ``read`` the parameters read at all, ``values``
     {param: [(offset, dtype, statement, note)]} of struct bytes read as values, ``maps``
-    {parameter name: statement} of tensor-map parameters, ``accesses`` {parameter name: [how a
-    tensor-map instruction uses it]}, ``prefix``: struct fields named ``<param>_field_<offset>``."""
+    {parameter name: statement} of tensor-map parameters, ``accesses`` {parameter name:
+    [(statement, instruction)] reading a tensor map through it}, ``prefix``: struct fields named
+    ``<param>_field_<offset>``."""
     uses: dict
     own: dict
     read: set

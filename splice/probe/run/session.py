@@ -184,6 +184,10 @@ def plan_build(pair: Pair, spec, opt: ProbeOptions) -> BuildPlan:
 
 def _plan_build(pair: Pair, spec, opt: ProbeOptions) -> BuildPlan:
     items = [("original", pair.original), ("spliced", pair.spliced)]
+    for f in spec.fields:         # an optional dependency a kind needs: said now, not after the build
+        why = f.needs()
+        if why:
+            raise SpliceError(why, str(pair.spec_path))
     sp, hcases = None, ()
     if opt.ncu:     # a tool asked for and missing: said now, not as a note after the whole GPU run
 

@@ -164,7 +164,8 @@ def buffer_attrs(c: Ctx, d, where: str, legacy: bool) -> dict:
     element type, extent, alignment, fill, role and poison, each checked at its key."""
     t = dt.lookup(d.get("dtype", "u8"))
     if t is None or t.name not in dt.BUFFER_TYPES:
-        raise c.err(f"{where}.dtype", f"{d.get('dtype')!r} is not a buffer element type "
+        what = "null (a TODO left?)" if d.get("dtype", "u8") is None else repr(d.get("dtype"))
+        raise c.err(f"{where}.dtype", f"{what} is not a buffer element type "
                     f"({', '.join(dt.BUFFER_TYPES)})", d, "dtype")
     shape = _shape(c, d, where)
     elems = int(np.prod(shape, dtype=object)) if shape else 1

@@ -1,0 +1,294 @@
+"""``kind: tensor_map``: a Hopper TMA tensor map (``CUtensorMap``, 128 bytes) over a buffer of the
+spec -- what ``cp.async.bulk.tensor`` copies read through (CUTLASS 3.x, Triton's TMA kernels).
+
+The host encodes it (``cuTensorMapEncodeTiled`` / ``cuTensorMapEncodeIm2col``, through
+``cuda-bindings``) from the tensor's device address, its extents and strides, the box a copy
+moves, the element strides, the interleave, the swizzle of the shared tile, the L2 promotion
+and the out-of-bounds fill.  The tensor itself is a buffer the map owns (``tensor:``: dtype,
+shape, role, fill -- allocated, filled, poisoned and compared like any buffer; a TMA store makes
+it an output).  The map is passed as the ``.param`` declares it: by value (``.param .align 64
+.b8 map[128]``, a ``__grid_constant__`` or plain by-value ``CUtensorMap``: ``pass: value``) or as
+the address of a copy in device memory (a ``.u64`` parameter: ``pass: global``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Optional
+
+import numpy as np
+
+from ...errors import SpliceError
+from ..language import dtypes as dt
+from ..language.context import Ctx, position
+from ..language.skeleton import Slot, yaml_scalar
+from .base import Kind
+from .buffer import Buffer
+
+MAP_BYTES = 128
+MODES = ("tiled", "im2col")
+INTERLEAVES = {"none": "NONE", "16B": "16B", "32B": "32B"}
+SWIZZLES = {"none": "NONE", "32B": "32B", "64B": "64B", "128B": "128B", "128B_atom_32B": "128B_ATOM_32B",
+            "128B_atom_32B_flip_8B": "128B_ATOM_32B_FLIP_8B", "128B_atom_64B": "128B_ATOM_64B"}
+#: the bytes of a swizzle's span (a box's inner extent fits in it)
+SWIZZLE_SPAN = {"32B": 32, "64B": 64, "128B": 128, "128B_atom_32B": 128, "128B_atom_32B_flip_8B": 128,
+                "128B_atom_64B": 128}
+L2 = {"none": "NONE", "64B": "L2_64B", "128B": "L2_128B", "256B": "L2_256B"}
+OOB = {"none": "NONE", "nan": "NAN_REQUEST_ZERO_FMA"}
+#: the map's element type for a buffer's (fp8 travels as bytes)
+DATA_TYPES = {"u8": "UINT8", "s8": "UINT8", "e4m3": "UINT8", "e5m2": "UINT8", "u16": "UINT16", "s16": "UINT16",
+              "u32": "UINT32", "s32": "INT32", "u64": "UINT64", "s64": "INT64", "f16": "FLOAT16",
+              "f32": "FLOAT32", "f64": "FLOAT64", "bf16": "BFLOAT16", "tf32": "TFLOAT32"}
+MAP_KEYS = frozenset({"tensor", "mode", "dims", "strides", "box", "element_strides", "interleave", "swizzle",
+                      "l2_promotion", "oob_fill", "pass", "align", "lower_corner", "upper_corner",
+                      "channels_per_pixel", "pixels_per_column"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class TensorMap(Kind):
+    tensor: Buffer
+    mode: str = "tiled"
+    dims: tuple = ()              # globalDim, innermost first
+    strides: tuple = ()           # globalStrides in bytes of dims 1.. (rank - 1 of them)
+    box: tuple = ()               # boxDim (tiled) / channels, pixels (im2col: from the keys below)
+    element_strides: tuple = ()
+    interleave: str = "none"
+    swizzle: str = "none"
+    l2_promotion: str = "none"
+    oob_fill: str = "none"
+    passing: str = "value"        # value: the 128 bytes in the .param; global: their address
+    map_align: int = 64
+    lower_corner: tuple = ()      # im2col: the pixel box' corners, channels and pixels
+    upper_corner: tuple = ()
+    channels_per_pixel: int = 0
+    pixels_per_column: int = 0
+
+    kind: ClassVar[str] = "tensor_map"
+    order: ClassVar[int] = 80
+    keys: ClassVar[frozenset] = MAP_KEYS
+    claim_order: ClassVar[int] = 50
+    offset_align: ClassVar[int] = 64
+
+    @classmethod
+    def parse(cls, c: Ctx, d, where: str, name: str, offset: int, legacy: bool) -> "TensorMap":
+        tensor = _tensor(c, d, where, name)
+        t = dt.TYPES[tensor.dtype]
+        mode = _choice(c, d, where, "mode", MODES, "tiled")
+        shape = tuple(reversed(tensor.shape)) if tensor.shape else (tensor.bytes // t.size,)
+        dims = _ints(c, d, where, "dims", shape, 1, 1 << 32, lo_len=3 if mode == "im2col" else 1)
+        rank = len(dims)
+        dense = tuple(int(np.prod(dims[:i + 1], dtype=object)) * t.size for i in range(rank - 1))
+        strides = _ints(c, d, where, "strides", dense, 16, 1 << 40, n=rank - 1)
+        for i, s in enumerate(strides):
+            if s % 16:
+                raise c.err(f"{where}.strides[{i}]", f"{s} bytes: a TMA stride is a multiple of 16", d, "strides")
+        elem = _ints(c, d, where, "element_strides", (1,) * rank, 1, 8, n=rank)
+        attrs = dict(interleave=_choice(c, d, where, "interleave", tuple(INTERLEAVES), "none"),
+                     swizzle=_choice(c, d, where, "swizzle", tuple(SWIZZLES), "none"),
+                     l2_promotion=_choice(c, d, where, "l2_promotion", tuple(L2), "none"),
+                     oob_fill=_choice(c, d, where, "oob_fill", tuple(OOB), "none"),
+                     passing=_choice(c, d, where, "pass", ("value", "global"), "value"))
+        align = c.int(d, "align", f"{where}.align", 64, 64)
+        if align & (align - 1):
+            raise c.err(f"{where}.align", f"{align} is not a power of two", d, "align")
+        geo = _box(c, d, where, mode, rank, t, attrs["swizzle"])
+        _covers(c, d, where, tensor, dims, strides, t)
+        line, col = position(d)
+        return cls(name=name, offset=offset, tensor=tensor, mode=mode, dims=dims, strides=strides,
+                   element_strides=elem, map_align=align, line=line, column=col, **attrs, **geo)
+
+    @property
+    def size(self) -> int:
+        return MAP_BYTES if self.passing == "value" else 8
+
+    @property
+    def align(self) -> int:
+        return self.map_align if self.passing == "value" else 8
+
+    def children(self) -> tuple:
+        return (self.tensor,)
+
+    def declaration_mismatch(self, pp) -> Optional[str]:
+        if self.passing == "global":
+            if pp.size != 8:
+                return f"a tensor map passed by its address (pass: global, 8 bytes), but the PTX parameter is " \
+                       f"{pp.size} bytes (give pass: value for a by-value .b8 [128])"
+            return None
+        if pp.size != MAP_BYTES or not pp.is_array:
+            return f"a tensor map ({MAP_BYTES} bytes by value), but the PTX parameter is {pp.size} bytes " \
+                   f"({pp.type}{'' if pp.is_array else ', a scalar'}; a .u64 holding its address: pass: global)"
+        if pp.align > self.map_align:
+            return f"align {self.map_align}, but the PTX declares .align {pp.align}"
+        return None
+
+    # ------------------------------------------------------------------ the device
+
+    def needs(self) -> Optional[str]:
+        try:
+            import cuda.bindings.driver  # noqa: F401  (heavy optional dependency: cuda-bindings, kind tensor_map only)
+        except ImportError:
+            return (f"{self.name}: a tensor map is encoded by the CUDA driver through cuda-bindings, which is not "
+                    "installed (pip install cuda-bindings, or the tma extra: pip install -e '.[tma]')")
+        return None
+
+    def allocate(self, dev):
+        """The map encoded over its tensor's device address: its 128 bytes (``pass: value``), or
+        a device copy's address (``pass: global``)."""
+        raw = self.encode(int(dev.handles[self.tensor.name]), dev.spec.source)
+        if self.passing == "value":
+            return raw
+        holder = Buffer(name=self.name, dtype="u8", bytes=MAP_BYTES, align=64)
+        return dev.place(holder, np.frombuffer(raw, dtype=np.uint8), keep=True)
+
+    def prepare(self, dev, stream, alt: bool, module_name: str) -> None:
+        if self.passing == "global":         # a kernel may rewrite it (tensormap.replace)
+            dev.views[self.name].set(dev.host[self.name], stream=stream)
+
+    def blob(self, handles: dict, overrides: Optional[dict] = None) -> bytes:
+        h = handles[self.name]
+        return bytes(h) if isinstance(h, (bytes, bytearray)) else int(h).to_bytes(8, "little")
+
+    def encode(self, address: int, source: str) -> bytes:
+        """``cuTensorMapEncodeTiled`` / ``Im2col`` over ``address``: the map's 128 bytes, or a
+        SpliceError naming the field and the driver's CUresult."""
+        from cuda.bindings import driver as cu  # heavy optional dependency: cuda-bindings (checked by needs())
+
+        u64, u32 = cu.cuuint64_t, cu.cuuint32_t
+        enum = cu.CUtensorMapDataType, cu.CUtensorMapInterleave, cu.CUtensorMapSwizzle
+        dtype = getattr(enum[0], "CU_TENSOR_MAP_DATA_TYPE_" + DATA_TYPES[self.tensor.dtype])
+        common = (getattr(enum[1], "CU_TENSOR_MAP_INTERLEAVE_" + INTERLEAVES[self.interleave]),
+                  getattr(enum[2], "CU_TENSOR_MAP_SWIZZLE_" + SWIZZLES[self.swizzle]),
+                  getattr(cu.CUtensorMapL2promotion, "CU_TENSOR_MAP_L2_PROMOTION_" + L2[self.l2_promotion]),
+                  getattr(cu.CUtensorMapFloatOOBfill, "CU_TENSOR_MAP_FLOAT_OOB_FILL_" + OOB[self.oob_fill]))
+        dims, strides = [u64(x) for x in self.dims], [u64(x) for x in self.strides]
+        elem = [u32(x) for x in self.element_strides]
+        if self.mode == "tiled":
+            err, tmap = cu.cuTensorMapEncodeTiled(dtype, len(self.dims), address, dims, strides,
+                                                  [u32(x) for x in self.box], elem, *common)
+            call = "cuTensorMapEncodeTiled"
+        else:
+            err, tmap = cu.cuTensorMapEncodeIm2col(dtype, len(self.dims), address, dims, strides,
+                                                   list(self.lower_corner), list(self.upper_corner),
+                                                   self.channels_per_pixel, self.pixels_per_column, elem, *common)
+            call = "cuTensorMapEncodeIm2col"
+        if err != cu.CUresult.CUDA_SUCCESS:
+            raise SpliceError(f"tensor_map {self.name}: {call} refused the map ({err.name}): dims "
+                              f"{list(self.dims)}, strides {list(self.strides)}, box {list(self.box)}, "
+                              f"swizzle {self.swizzle}, over {self.tensor.name} ({self.tensor.bytes} bytes)",
+                              source, self.line or None)
+        return b"".join(int(w).to_bytes(8, "little") for w in tmap.opaque)
+
+    # ------------------------------------------------------------------ probe init
+
+    @classmethod
+    def claims(cls, slot: Slot) -> bool:
+        return slot.pp.is_array and slot.pp.size == MAP_BYTES and slot.tensor_map is not None
+
+    @classmethod
+    def skeleton(cls, y, slot: Slot) -> dict:
+        """What the PTX shows of the map -- its rank and mode (``.2d``, ``.tile``/``.im2col``),
+        whether copies load or store through it, the ``.param``'s alignment -- and TODOs for
+        what only the host knows: the tensor's extents and element type, the box, the swizzle."""
+        pp, short = slot.pp, slot.short
+        uses = slot.facts.accesses.get(pp.name, [])
+        rank = max((_rank(name) for _n, name in uses), default=0) or 2
+        mode = "im2col" if any(".im2col" in name for _n, name in uses) else "tiled"
+        stores = [n for n, name in uses if ".global.shared" in name or name.startswith("cp.reduce")]
+        loads = [n for n, name in uses if n not in stores]
+        role = "inout" if stores and loads else ("output" if stores else "input")
+        where = ", ".join(f"s{n}" for n, _name in uses[:3]) + (f" (+{len(uses) - 3})" if len(uses) > 3 else "")
+        nulls = "[" + ", ".join(["null"] * rank) + "]"
+        eg = "[" + ", ".join(["64"] * rank) + "]"
+        y.line(f"- name: {yaml_scalar(short)}")
+        y.line(f"  kind: tensor_map               # a CUtensorMap the host encodes (cuTensorMapEncode): {where}")
+        y.line(f"  align: {pp.align}                     # as the .param declares")
+        y.line(f"  mode: {mode}                   # the copies' {'.im2col' if mode == 'im2col' else '.tile'}")
+        y.line(f"  dims: {nulls}                # TODO: the tensor extents, innermost first, rank {rank} (e.g. {eg})")
+        y.line(f"  box: {nulls}                 # TODO: the box one copy moves, innermost first (e.g. {eg})")
+        y.line("  swizzle: null                  # TODO: none, 32B, 64B or 128B: the shared tile's layout (e.g. none)")
+        y.line("  tensor:                        # the memory the map describes (the probe allocates and fills it)")
+        y.line(f"    name: {yaml_scalar(short + '_tensor')}")
+        y.line("    dtype: null                  # TODO: its element type (e.g. f16)")
+        y.line(f"    shape: null                  # TODO: elements, outermost first: dims reversed (e.g. {eg})")
+        y.line(f"    role: {role}                   # {len(loads)} load(s), {len(stores)} store(s) through the map")
+        if role != "output":
+            y.line(f"    fill: {{rule: uniform, seed: {1 + pp.index * 1000}, range: [-1.0, 1.0]}}")
+        return slot.row("tensor_map", rank=rank, mode=mode, role=role)
+
+
+def _rank(name: str) -> int:
+    for part in name.split("."):
+        if len(part) == 2 and part[0] in "12345" and part[1] == "d":
+            return int(part[0])
+    return 0
+
+
+def _tensor(c: Ctx, d, where: str, name: str) -> Buffer:
+    raw = c.need(d, "tensor", where)
+    if not isinstance(raw, dict):
+        raise c.err(f"{where}.tensor", "expected a buffer mapping (name, dtype, shape, role, fill)", d, "tensor")
+    c.keys(raw, {"name", "dtype", "shape", "bytes", "align", "role", "fill", "poison", "what"}, f"{where}.tensor")
+    tname = raw.get("name", f"{name}_tensor")
+    if not isinstance(tname, str) or not tname:
+        raise c.err(f"{where}.tensor.name", "expected a non-empty string", raw, "name")
+    t = Buffer.parse(c, raw, f"{where}.tensor", tname, 0, False)
+    if t.dtype not in DATA_TYPES:
+        raise c.err(f"{where}.tensor.dtype", f"{t.dtype}: no tensor-map element type", raw, "dtype")
+    if t.align < 16:
+        raise c.err(f"{where}.tensor.align", f"{t.align}: a TMA tensor's address is 16-byte aligned", raw, "align")
+    return t
+
+
+def _choice(c: Ctx, d, where: str, key: str, allowed: tuple, default: str) -> str:
+    v = d.get(key, default)
+    if not isinstance(v, str) or v not in allowed:
+        what = "null (a TODO left?)" if v is None else repr(v)
+        raise c.err(f"{where}.{key}", f"{what} is not one of {', '.join(allowed)}", d, key)
+    return v
+
+
+def _ints(c: Ctx, d, where: str, key: str, default: tuple, lo: int, hi: int, n: Optional[int] = None,
+          lo_len: int = 1) -> tuple:
+    v = d.get(key, list(default))
+    if not isinstance(v, list) or (n is not None and len(v) != n) or (n is None and not lo_len <= len(v) <= 5):
+        want = f"{n} integer(s)" if n is not None else f"{lo_len} to 5 integers"
+        what = "null (a TODO left?)" if v is None else repr(v)
+        raise c.err(f"{where}.{key}", f"{what}: expected a list of {want}", d, key)
+    for i, x in enumerate(v):
+        if isinstance(x, bool) or not isinstance(x, int) or not lo <= x <= hi:
+            raise c.err(f"{where}.{key}[{i}]", f"{x!r}: expected an integer in {lo}..{hi}", d, key)
+    return tuple(v)
+
+
+def _box(c: Ctx, d, where: str, mode: str, rank: int, t, swizzle: str) -> dict:
+    """A tiled map's box (each extent 1..256; the inner one a multiple of 16 bytes, within the
+    swizzle's span), or an im2col map's pixel box corners, channels and pixels."""
+    if mode == "tiled":
+        box = _ints(c, d, where, "box", (), 1, 256, n=rank)
+        inner = box[0] * t.size
+        if inner % 16:
+            raise c.err(f"{where}.box[0]", f"{box[0]} x {t.size} bytes: a box's inner extent is a multiple of 16 "
+                        "bytes", d, "box")
+        if swizzle in SWIZZLE_SPAN and inner > SWIZZLE_SPAN[swizzle]:
+            raise c.err(f"{where}.box[0]", f"{inner} bytes: more than the {SWIZZLE_SPAN[swizzle]} a {swizzle} "
+                        "swizzle spans", d, "box")
+        return {"box": box}
+    corners = rank - 2
+    return {"lower_corner": _ints(c, d, where, "lower_corner", (0,) * corners, -(1 << 15), 1 << 15, n=corners),
+            "upper_corner": _ints(c, d, where, "upper_corner", (0,) * corners, -(1 << 15), 1 << 15, n=corners),
+            "channels_per_pixel": c.int(c.need(d, "channels_per_pixel", where) and d, "channels_per_pixel",
+                                        f"{where}.channels_per_pixel", 1),
+            "pixels_per_column": c.int(c.need(d, "pixels_per_column", where) and d, "pixels_per_column",
+                                       f"{where}.pixels_per_column", 1)}
+
+
+def _covers(c: Ctx, d, where: str, tensor: Buffer, dims: tuple, strides: tuple, t) -> None:
+    """The map stays inside its tensor: its last element's byte is within the buffer (a map
+    over more than the buffer would copy memory the probe does not own)."""
+    last = (dims[0] - 1) * t.size + sum((n - 1) * s for n, s in zip(dims[1:], strides)) + t.size
+    if last > tensor.bytes:
+        raise c.err(f"{where}.dims", f"dims {list(dims)} with strides {list(strides)} reach byte {last}, beyond "
+                    f"{tensor.name}'s {tensor.bytes}", d, "dims")
+    for i, (n, s) in enumerate(zip(dims, strides)):
+        if s < n * (t.size if i == 0 else strides[i - 1]):
+            raise c.err(f"{where}.strides[{i}]", f"{s} bytes: less than dimension {i}'s extent "
+                        f"({n} x {t.size if i == 0 else strides[i - 1]} bytes): rows overlap", d, "strides")

@@ -76,23 +76,23 @@ def _entries(path: str) -> list:
     return [f["name"] for f in r["stdout"].get("functions", []) if f.get("kind") == ".entry"]
 
 
-def cases(only: str = "") -> list:
-    """(case name, argv or a callable giving more cases) in a fixed order."""
+def cases(only: str = "", sections=("modules", "recipes", "specs")) -> list:
+    """(case name, argv, a module path whose entries give more cases, or a spec) in a fixed order."""
     out = []
     tmp = tempfile.mkdtemp(prefix="splice-snapshot-")
-    for path in modules():
+    for path in modules() if "modules" in sections else ():
         if only and only not in path:
             continue
         for cmd in (["stats"], ["index"], ["roundtrip"], ["canonical"], ["spec"]):
             out.append((f"{cmd[0]}:{path}", cmd + [path, "--json"]))
         out.append((f"entries:{path}", path))
-    for path in recipes():
+    for path in recipes() if "recipes" in sections else ():
         if only and only not in path:
             continue
         out.append((f"apply:{path}", ["apply", path, "--json", "--no-ptxas", "-o", f"{tmp}/{Path(path).stem}.ptx"]))
         out.append((f"verify:{path}", ["verify", path, "--json"]))
         out.append((f"probe:{path}", ["probe", path, "--json", "--report-dir", f"{tmp}/r"]))
-    for path in specs():
+    for path in specs() if "specs" in sections else ():
         if only and only not in path:
             continue
         out.append((f"probe-spec:{path}", ("spec", path)))
@@ -100,18 +100,18 @@ def cases(only: str = "") -> list:
 
 
 def _spec_module(path: str) -> str:
+    """The module a spec names (looked for next to it, above it, in the repository): probed
+    against itself."""
     import yaml
 
     try:
-        d = yaml.safe_load(Path(path).read_text())
-        ptx = d.get("ptx")
-    except Exception:  # noqa: BLE001
+        ptx = str(yaml.safe_load(Path(path).read_text()).get("ptx"))
+    except Exception:  # noqa: BLE001 - a spec that does not load: its own error is the case
         return "corpus/enc5.ptx"
-    for base in (Path(path).parent, Path(path).parent.parent, ROOT):
-        if (base / str(ptx)).is_file():
-            return str((base / str(ptx)).relative_to(ROOT)) if (base / str(ptx)).resolve().is_relative_to(ROOT) \
-                else str(base / str(ptx))
-    return str(ptx)
+    for base in (Path(path).parent, Path(path).parent.parent, Path(".")):
+        if (base / ptx).is_file():
+            return str(base / ptx)
+    return ptx
 
 
 def _entry_cases(path: str) -> list:
@@ -134,11 +134,11 @@ def _entry_cases(path: str) -> list:
     return out
 
 
-def take(dest: Path, only: str = "") -> None:
+def take(dest: Path, only: str = "", sections=("modules", "recipes", "specs")) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     os.chdir(ROOT)
     os.environ.setdefault("SPLICE_PROBE_CACHE", tempfile.mkdtemp(prefix="splice-snapshot-probe-"))
-    todo = cases(only)
+    todo = cases(only, sections)
     n = 0
     t0 = time.perf_counter()
     while todo:
@@ -196,14 +196,15 @@ def main() -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("take")
     t.add_argument("dest")
-    t.add_argument("--only", default="")
+    t.add_argument("--only", default="", help="only inputs whose path holds this")
+    t.add_argument("--sections", default="modules,recipes,specs", help="which inputs (comma-separated)")
     c = sub.add_parser("compare")
     c.add_argument("before")
     c.add_argument("after")
     c.add_argument("--ignore", nargs="*", default=[])
     args = ap.parse_args()
     if args.cmd == "take":
-        take(Path(args.dest).resolve(), args.only)
+        take(Path(args.dest).resolve(), args.only, tuple(args.sections.split(",")))
         return 0
     return compare(Path(args.before), Path(args.after), VOLATILE | set(args.ignore))
 

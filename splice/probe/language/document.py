@@ -97,7 +97,7 @@ def _global(c: Ctx, g, where: str, holder, i: int):
     known = kinds_of("globals")
     kind = g.get("kind", known[0].kind)
     cls = lookup(kind, "globals") if isinstance(kind, str) else None
-    c.keys(g, {"name", "kind", "what"} | (cls.keys if cls else frozenset()), where)
+    c.keys(g, {"name", "kind", "what"} | (cls.keys if cls else frozenset().union(*(k.keys for k in known))), where)
     name = c.need(g, "name", where)
     if not isinstance(name, str) or not name.strip():
         raise c.err(f"{where}.name", "expected the variable's PTX name", g, "name")

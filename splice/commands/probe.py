@@ -33,7 +33,7 @@ from ..report.plot_profile import print_perf, profile_chart
 from ..report.png import encode, heat
 from ..report.probe import RichUI, print_report
 from ..util import read_text, write_atomic
-from ..yamlsafe import DEFAULT_LIMITS
+from ..yamlsafe import DEFAULT_LIMITS, load_yaml_marked
 
 
 def _jsonable(o):
@@ -174,8 +174,6 @@ def cmd_probe_render(args) -> int:
 
 
 def _expect(path: str) -> dict:
-    from ..cut.recipe import load_yaml_marked
-
     return load_yaml_marked(read_text(Path(path)), path)
 
 

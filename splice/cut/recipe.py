@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import SpliceError
+from ..ptx import comments
 from ..util import DIRECTORY_NAME, home_dir, names_a_directory, not_a_file, read_input, read_utf8, user_path
 from ..yamlsafe import DEFAULT_LIMITS, YList, YMap, load_yaml_marked  # noqa: F401  (re-exported)
 
@@ -199,8 +200,6 @@ def _named_file(c: Path, spec: str, where: tuple) -> bool:
 MAX_CANDIDATES = 20
 
 
-#: PTX comments, as bytes (a block comment never closed runs to the end, matched once: linear)
-_COMMENTS = re.compile(rb"//[^\n]*|/\*.*?(?:\*/|\Z)", re.S)
 
 
 def _files_with_entry(directory: Path, entry: str) -> list:
@@ -213,7 +212,7 @@ def _files_with_entry(directory: Path, entry: str) -> list:
     for f in sorted(directory.glob("*.ptx")):
         try:   # only regular files: a FIFO or a device named *.ptx must not hang the scan
             raw = read_input(f) if f.is_file() else None
-            if raw is not None and pat.search(raw) and pat.search(_COMMENTS.sub(b" ", raw)):
+            if raw is not None and pat.search(raw) and pat.search(comments.strip_bytes(raw)):
                 hits.append(f)
         except OSError:
             continue

@@ -27,19 +27,9 @@ from . import model as m
 from . import top as _top
 from .errors import PtxSyntaxError, line_col, source_line
 from .shapes import ShapeCache
+from . import comments
+from .grammar_text import grammar_text
 from .tokens import INT_DIGITS, MAX_NESTING
-
-
-@lru_cache(maxsize=1)
-def _grammar_text() -> str:
-    from importlib import resources
-
-    try:  # installed wheel: shipped as splice/grammars/ptx.lark
-        return resources.files("splice.grammars").joinpath("ptx.lark").read_text()
-    except (ModuleNotFoundError, FileNotFoundError):
-        from pathlib import Path
-
-        return (Path(__file__).resolve().parents[2] / "grammars" / "ptx.lark").read_text()
 
 
 @lru_cache(maxsize=1)
@@ -57,7 +47,7 @@ def lark_parser():
 
     from .cache import grammar_cache    # not Lark's $TMPDIR default: it unpickles that file
 
-    return Lark(_grammar_text(), parser="lalr", lexer="contextual",
+    return Lark(grammar_text(), parser="lalr", lexer="contextual",
                 start=["module", "top_chunk", "body_items", "section_items"], propagate_positions=True,
                 maybe_placeholders=False, cache=grammar_cache())
 
@@ -179,18 +169,17 @@ def _lark(text: str, start: str, source: str, path: str, base_pos: int, keep_tok
 # module skeleton: find function bodies
 # --------------------------------------------------------------------------------------------
 
-#: a block comment that is never closed runs to the end of the text (``\Z``): matched as one,
-#: not looked for again from each of its ``/*`` (``/*x`` repeated 8000 times took a second,
-#: a megabyte of it half an hour); the grammar refuses the text at its first ``/*`` anyway
-_BLOCK = r'/\*.*?(?:\*/|\Z)'
-_BRACES = re.compile(r'//[^\n]*|' + _BLOCK + r'|"[^"\n]*"|[{}]', re.S)
+#: a block comment that is never closed runs to the end of the text (``comments.BLOCK_TO_END``):
+#: matched as one, not looked for again from each of its ``/*`` (``/*x`` repeated 8000 times took a
+#: second, a megabyte of it half an hour); the grammar refuses the text at its first ``/*`` anyway
+_BRACES = re.compile(comments.ANY + r'|"[^"\n]*"|[{}]')
 #: what the grammar ignores or reads whole, in the order its lexer meets them
-_COMMENTS = re.compile(r'//[^\n]*|' + _BLOCK + r'|"[^"\n]*"', re.S)
+_COMMENTS = re.compile(comments.ANY + r'|"[^"\n]*"')
 
 
 #: what nests: braces (blocks, vectors, initializers) and parentheses (call operand lists,
 #: which the grammar lets nest: ``call f, ((((%r1))));``)
-_NESTS = re.compile(r'//[^\n]*|' + _BLOCK + r'|"[^"\n]*"|[{}()]', re.S)
+_NESTS = re.compile(comments.ANY + r'|"[^"\n]*"|[{}()]')
 
 
 def _nesting_error(source: str, path: str, pos: int) -> PtxSyntaxError:

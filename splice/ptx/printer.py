@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from . import comments
 from . import model as m
 
 # --------------------------------------------------------------------------------------------
@@ -58,7 +59,7 @@ def _emit_seq(source, start, end, children, indent_hint):
 #: layout and comments only, each character matched one way only (a line comment runs to its
 #: line's end, a block comment to its first ``*/``): the lazy ``/\*.*?\*/`` could stretch over
 #: ``/* a */ b */`` and, like ``//…`` split anywhere, backtracked in 2^n ways on a failing gap
-_TRIVIA = re.compile(r"(?:[ \t\r\n]|//[^\n]*(?![^\n])|/\*(?:[^*]|\*(?!/))*\*/)*")
+_TRIVIA = re.compile(r"(?:[ \t\r\n]|" + comments.LINE_WHOLE + "|" + comments.BLOCK + r")*")
 
 
 def _strip_code(gap: str) -> str:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ...analysis.roles import NO_ACCESS, memory_op
+from ...ptx import comments
 from ...ptx import model as m
 from ...ptx.builder import Builder, addr
 
@@ -38,8 +39,7 @@ class HarnessCase:
 
 
 def _strip_comments(text: str) -> str:
-    text = re.sub(r"/\*.*?(?:\*/|\Z)", "", text, flags=re.S)   # one never closed: to the end, once
-    return re.sub(r"//[^\n]*", "", text)
+    return comments.strip(text)          # a block comment keeps its newlines: a statement after it stays first
 
 
 def memory_ops(text: str, allow_call_abi: bool = False) -> list:

@@ -18,10 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
-from ...cut.recipe import load_yaml_marked
 from ...ptx.sass import normalize_arch
 from ...util import home_dir, read_utf8
-from ...yamlsafe import DEFAULT_LIMITS
+from ...yamlsafe import DEFAULT_LIMITS, load_yaml_marked
 from ..kinds.base import COMMON_KEYS, kinds_of, lookup, registry
 from .context import GRID_MAX, MAX_BLOCK_THREADS, Ctx, SpecError, position
 from .records import Frame, Launch, Param, ProbeSpec, flatten

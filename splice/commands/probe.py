@@ -23,6 +23,7 @@ import numpy as np
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..errors import SpliceError, printable
+from ..probe.kinds.base import counted
 from ..probe.language.init import skeleton
 from ..probe.run.modules import resolve
 from ..probe.run.session import ProbeOptions, run_probe
@@ -236,11 +237,8 @@ def cmd_probe_init(args) -> int:
         print(jsonout.dumps({"module": args.module, "output": args.output, "params": params,
                              "globals": variables, **({} if args.output else {"spec": text})}))
     elif args.output:
-        tables = sum(1 for r in params if r["kind"] == "table")
         todo = text.count("TODO")
-        print(f"wrote {printable(args.output)}: {len(params)} parameters "
-              f"({sum(1 for r in params if r['kind'] == 'buffer')} buffers"
-              + (f", {tables} pointer tables" if tables else "") + ")"
+        print(f"wrote {printable(args.output)}: {len(params)} parameters ({counted(params)})"
               + (f", {len(variables)} module globals" if variables else "")
               + f"; fill in every null ({todo} TODO(s): what def-use could not decide)")
     else:

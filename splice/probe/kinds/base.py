@@ -54,6 +54,10 @@ class Kind:
     claim_order: ClassVar[int] = 100
     #: whether a ``launch.sequence`` step may set its value (one launch each)
     sequenced: ClassVar[bool] = False
+    #: its name in a count (``probe init``'s summary: "3 buffers"); None: not counted
+    noun: ClassVar[Optional[str]] = None
+    #: counted even when there are none ("0 buffers")
+    always_counted: ClassVar[bool] = False
     #: what the 8 bytes of a whole ``.param`` of it are (messages)
     handle: ClassVar[str] = "pointer"
     #: whether its mapping holds ``fields:`` of other kinds (a by-value struct: ``parse_param``)
@@ -286,3 +290,14 @@ def param_kind(slot) -> type:
 def field_kind(u) -> type:
     """The kind of what a pointer-sized value reaches (``u``, a ``param_trace.Use``)."""
     return next(k for k in by_claim() if k.claims_use(u))
+
+
+def counted(rows: list) -> str:
+    """``probe init``'s summary of its rows (each with a ``kind``): "3 buffers, 1 pointer table"
+    in registry order, the kinds with a noun."""
+    out = []
+    for k in registry():
+        n = sum(1 for r in rows if r.get("kind") == k.kind)
+        if k.noun and (n or k.always_counted):
+            out.append(f"{n} {k.noun}{'s' if n != 1 else ''}")
+    return ", ".join(out)

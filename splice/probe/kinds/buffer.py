@@ -30,6 +30,8 @@ class Buffer(Kind):
     poison_is_byte: bool = True
 
     kind: ClassVar[str] = "buffer"
+    noun: ClassVar[Optional[str]] = "buffer"
+    always_counted: ClassVar[bool] = True
     order: ClassVar[int] = 10
     keys: ClassVar[frozenset] = BUFFER_KEYS
     claim_order: ClassVar[int] = 800       # a pointer the kernel dereferences, when nothing else

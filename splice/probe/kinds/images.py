@@ -166,6 +166,7 @@ class Image(Kind):
 @dataclass(frozen=True, kw_only=True)
 class Texture(Image):
     kind: ClassVar[str] = "texture"
+    noun: ClassVar[Optional[str]] = "texture"
     order: ClassVar[int] = 20
     family: ClassVar[str] = "texture"
 
@@ -179,6 +180,7 @@ class Texture(Image):
 @dataclass(frozen=True, kw_only=True)
 class Surface(Image):
     kind: ClassVar[str] = "surface"
+    noun: ClassVar[Optional[str]] = "surface"
     order: ClassVar[int] = 30
     family: ClassVar[str] = "surface"
     stored: ClassVar[bool] = True

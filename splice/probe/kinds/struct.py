@@ -20,6 +20,7 @@ class Struct(Kind):
     """Only ever a whole ``.param``: ``parse_param`` reads it into a :class:`Param` of its
     fields; it has no field record of its own."""
     kind: ClassVar[str] = "struct"
+    noun: ClassVar[Optional[str]] = "by-value struct"
     order: ClassVar[int] = 70
     in_struct: ClassVar[bool] = False
     keys: ClassVar[frozenset] = STRUCT_KEYS

@@ -31,6 +31,7 @@ class Table(Buffer):
     entries: tuple = ()           # the buffers it points at, in order
 
     kind: ClassVar[str] = "table"
+    noun: ClassVar[Optional[str]] = "pointer table"
     order: ClassVar[int] = 50
     keys: ClassVar[frozenset] = frozenset({"entries", "count", "each", "align", "role"})
     claim_order: ClassVar[int] = 200

@@ -63,6 +63,7 @@ class TensorMap(Kind):
     pixels_per_column: int = 0
 
     kind: ClassVar[str] = "tensor_map"
+    noun: ClassVar[Optional[str]] = "tensor map"
     order: ClassVar[int] = 80
     keys: ClassVar[frozenset] = MAP_KEYS
     claim_order: ClassVar[int] = 50

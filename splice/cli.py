@@ -13,6 +13,12 @@ import errno
 import os
 import re
 import sys
+import importlib
+import io
+from .errors import SassToolError, SpliceError, printable
+from .ptx.errors import PtxSyntaxError
+from .util import Terminated, refuse_json_on_stdout, stop_on_signals
+import signal
 
 
 def _add_json(p):
@@ -215,7 +221,6 @@ def _refuse_dashdash_values(ap: "_Parser", args) -> None:
 
 def _lazy(module: str, name: str):
     def run(args):
-        import importlib
 
         return getattr(importlib.import_module(module), name)(args)
     return run
@@ -228,8 +233,6 @@ def _tell(text: str) -> None:
     (``splice … 2>&1 | head -1``) loses the message, not the status: the ``BrokenPipeError`` of
     this print escaped ``main`` from its own error handler (exit 120, and a traceback for a
     stderr that could still take one)."""
-    from .errors import printable
-
     try:
         print(printable(text), file=sys.stderr, flush=True)
     except (OSError, ValueError):
@@ -289,8 +292,6 @@ def _buffer_raw_streams() -> None:
     value, which the text layer ignores: a file size limit or a full pipe cut ``splice canonical
     m.ptx > out.ptx`` short with exit status 0.  A ``BufferedWriter`` over it writes the rest or
     raises; line buffering keeps the unbuffered mode's promptness."""
-    import io
-
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
         if stream is not getattr(sys, f"__{name}__") or not isinstance(getattr(stream, "buffer", None), io.RawIOBase):
@@ -320,8 +321,6 @@ def _stdout_keeps_bytes() -> None:
 def _refuse_json_beside_output(args) -> None:
     """``--json`` and an ``-o``/``--png`` that is standard output (``util.refuse_json_on_stdout``);
     the recipe's own ``output:`` is checked by ``apply`` once it is read."""
-    from .util import refuse_json_on_stdout
-
     if getattr(args, "json", False):
         for opt in ("output", "png"):
             value = getattr(args, opt, None)
@@ -330,8 +329,6 @@ def _refuse_json_beside_output(args) -> None:
 
 
 def main(argv=None) -> int:
-    from .errors import SpliceError
-    from .ptx.errors import PtxSyntaxError
 
     if sys.stderr is None:       # started with 2>&-: errors go nowhere rather than into a traceback
         sys.stderr = open(os.devnull, "w")
@@ -345,8 +342,6 @@ def main(argv=None) -> int:
         ap.print_help()
         return 0
     _refuse_dashdash_values(ap, args)
-    from .errors import SassToolError
-    from .util import Terminated, stop_on_signals
 
     try:
         _refuse_json_beside_output(args)
@@ -372,8 +367,6 @@ def main(argv=None) -> int:
         return _fail("out of memory: this run needs more memory than the process may use "
                      "(ulimit -v, a container's limit); the input is left as it was")
     except Terminated as exc:
-        import signal
-
         _tell(f"splice: stopped by {signal.Signals(exc.signum).name}")
         return 128 + exc.signum
     except KeyboardInterrupt:
@@ -389,8 +382,6 @@ def console_main() -> None:
     status.  Only here: tests and library users call ``main()`` and get a normal return.  A
     Ctrl-C that comes while ``main`` is still importing is the same quiet 130 as one during a
     command, never a traceback."""
-    import os
-
     try:
         status = main()
     except KeyboardInterrupt:   # Ctrl-C before main's own handler (its imports, the parser)

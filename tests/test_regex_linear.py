@@ -112,7 +112,7 @@ def test_scans_over_a_whole_text_are_linear_when_a_block_never_closes():
     """``match`` and ``fullmatch`` above start at one place; these patterns are searched
     through a whole module, where a lazy ``.*?`` to a closing that never comes is tried again
     from every opening: quadratic (``/*x`` 8000 times took a second, 100 000 times hours)."""
-    from splice.probe.instrument.harness_code import _strip_comments
+    from splice.probe.instrument.harness_code import strip_comments as _strip_comments
     from splice.verify.sides import _SECTION
 
     n = 200_000
@@ -144,7 +144,7 @@ def test_the_readers_that_scan_a_whole_text_are_linear():
     tail, ``[^;]*`` to a `;` that never comes, ``{{`` to a ``}}`` that never comes, every split
     of a long name).  Each took seconds at 5000 and hours at a megabyte."""
     from splice.analysis.calls import _callees
-    from splice.commands.roundtrip import ptxas_options
+    from splice.commands.roundtrip_check import ptxas_options
     from splice.cut.native import substitute
     from splice.cut.splice import _kept_locs
     from splice.probe.instrument.epilogue_harness import _single_exit

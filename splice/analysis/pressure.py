@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from ..ptx import model as m
 from . import mma_forms
 from . import roles as R
-from .liveness import _bits
+from .liveness import set_bits
+from ..ptx.operands import split_number
 
 ROLES = ("D", "C", "A", "B", "address", "temp")
 WIDE = (".b64", ".u64", ".s64", ".f64")
@@ -179,7 +180,7 @@ def pressure(k, top: int = 5) -> Pressure:
     per = [[0.0] * len(ROLES) for _ in range(n)]
     preds = [0] * n
     for b, start in enumerate(live.starts):
-        cur = {names[i] for i in _bits(live.live_out_block[b])}
+        cur = {names[i] for i in set_bits(live.live_out_block[b])}
         acc = [0.0] * len(ROLES)
         npred = 0
         for key in cur:
@@ -234,9 +235,7 @@ def _peaks(k, p: Pressure, keep: list, role_of: dict, top: int) -> list:
 def _natural(key: str):
     """(prefix, number, key): ``%r9`` before ``%r10``; a name without a (reasonable) trailing
     number sorts by its text (``isdigit`` took superscripts, and ``int`` refuses 4300 digits)."""
-    from .kernel import _split_number
-
     base = key.split("@", 1)[0]
-    prefix, number = _split_number(base) or (base, -1)
+    prefix, number = split_number(base) or (base, -1)
     return (prefix, number, key)
 

@@ -8,15 +8,23 @@ from pathlib import Path
 
 from ..errors import SpliceError
 from ..report import jsonout
+import itertools
+from . import checked_arch
+from ..analysis import Kernel
+from ..analysis import pressure as pressure_analysis  # its functions read at call time (a test stands in for them)
+from ..analysis.pressure import regions
+from ..cut.pipeline import run_apply
+from ..ptx import parse, parse_file
+from ..ptx.sass import compile_any
+from ..ptx.sass_lines import compile_marked, mix
+from ..report.plot_pressure import pressure_chart, print_pressure, print_sass_mix
+from ..util import check_output, name_part, write_atomic
+from .roundtrip_check import ptxas_options
+from collections import Counter
 
 
 def cmd_pressure(args, kernels) -> int:
     """Pressure curve and peaks of each kernel; ptxas -v next to it unless --no-ptxas."""
-    from ..analysis.pressure import pressure
-    from ..report.plot_pressure import pressure_chart, print_pressure
-    from ..util import check_output, name_part, write_atomic
-    from . import checked_arch
-
     args.arch = checked_arch(args.arch, args.file)
     inputs = [args.file, getattr(args, "profile", None)]
     if args.png not in (None, "none"):
@@ -24,7 +32,7 @@ def cmd_pressure(args, kernels) -> int:
     out = []
     usage = {}
     for k in _one_png_one_kernel(args, kernels):
-        d = pressure(k, top=args.top).as_dict(curve=True)
+        d = pressure_analysis.pressure(k, top=args.top).as_dict(curve=True)
         if not args.no_ptxas:
             if not usage:
                 usage = _all_usage(args.file, args.arch, k.module.source)
@@ -52,8 +60,6 @@ def _one_png_one_kernel(args, kernels):
     """The kernels, refusing before any PNG is written ``--png P`` for a module of several
     entries (each entry's curve replaced the one before in P; the JSON named P for every entry)
     and the default one-PNG-per-entry for a module of more than ``MAX_PNGS`` entries."""
-    import itertools
-
     it = iter(kernels)
     head = list(itertools.islice(it, MAX_PNGS + 1))
     if len(head) > 1 and args.png not in (None, "none"):
@@ -71,16 +77,12 @@ def module_target(text: str, arch=None) -> tuple:
     ``.target`` when it is sm_90 or newer (an ``sm_90a`` module's wgmma/setmaxnreg do not
     assemble for ``sm_90``), else sm_90; ``-O0`` for a ``debug`` target (ptxas refuses
     optimised debugging), as ``splice roundtrip --sass`` does."""
-    from .roundtrip import ptxas_options
-
     a, opt = ptxas_options(text, arch)
     return a, (0 if opt is None else opt)
 
 
 def _all_usage(path, arch, text) -> dict:
     """entry -> ptxas -v figures (one ptxas run for the whole module)."""
-    from ..ptx.sass import compile_any
-
     arch, opt = module_target(text, arch)
     c = compile_any(Path(path), arch, opt)
     return {name: {"arch": c.arch, "registers": r.registers, "spill_stores": r.spill_stores,
@@ -91,8 +93,6 @@ def _all_usage(path, arch, text) -> dict:
 def cmd_sass_mix(args) -> int:
     """``splice sass-mix RECIPE|FILE``: SASS instruction mix per cut (original vs spliced) or,
     for a plain module, per phase and epilogue."""
-    from . import checked_arch
-
     arch = checked_arch(args.arch, args.target)   # None: the recipe's or the module's own target
     if str(args.target).endswith((".yaml", ".yml")):
         if args.entry is not None:    # the recipe's entry: is what its cuts are of, --entry was dropped
@@ -105,7 +105,6 @@ def cmd_sass_mix(args) -> int:
         jsonout.dump(data, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
-    from ..report.plot_pressure import print_sass_mix
 
     print_sass_mix(data)
     return 0
@@ -122,10 +121,6 @@ def _region_lines(k, regions) -> list:
 
 
 def _module_mix(path, entry, arch) -> dict:
-    from ..analysis import Kernel
-    from ..analysis.pressure import regions
-    from ..ptx import parse_file
-    from ..ptx.sass_lines import compile_marked, mix
 
     mod = parse_file(path)
     k = Kernel(mod, entry)
@@ -146,10 +141,6 @@ def _module_mix(path, entry, arch) -> dict:
 def _recipe_mix(recipe_path, arch) -> dict:
     """Per cut: the mix of the original's cut lines and of the spliced module's cut site (plus
     its native ``.func`` when the cut is called)."""
-    from ..cut.pipeline import run_apply
-    from ..ptx import parse
-    from ..ptx.sass_lines import compile_marked, mix
-
     plan, _val, out, _t = run_apply(recipe_path, None, ptxas=False)
     orig = parse(plan.source, path=str(plan.recipe.module))
     spl = parse(plan.text, path=str(out))
@@ -177,7 +168,6 @@ def _recipe_mix(recipe_path, arch) -> dict:
 
 
 def _counter():
-    from collections import Counter
 
     return Counter()
 

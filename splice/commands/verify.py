@@ -5,6 +5,9 @@ from __future__ import annotations
 import time
 
 from ..report import jsonout
+from ..cut.pipeline import run_apply
+from ..report.verify import print_verify
+from ..verify.compare import EXIT, verify_plan
 
 
 def verify_json(results) -> list:
@@ -24,16 +27,11 @@ def verify_json(results) -> list:
 
 def exit_status(results) -> int:
     """0 every cut proved equal, 1 any proved different, 3 some only not proven."""
-    from ..verify.compare import EXIT
-
     codes = {EXIT[r.verdict] for r in results}
     return 1 if 1 in codes else (3 if 3 in codes else 0)
 
 
 def cmd_verify(args) -> int:
-    from ..cut.pipeline import run_apply
-    from ..report.verify import print_verify
-    from ..verify.compare import verify_plan
 
     t0 = time.perf_counter()
     plan, _val, _out, timings = run_apply(args.recipe, None, ptxas=False)
@@ -54,8 +52,6 @@ def cmd_verify(args) -> int:
 def apply_hook(plan, args, timings) -> tuple:
     """``splice apply`` verifies every cut it splices: (per-cut results, exit status).  The
     status is apply's own 0 unless ``--verify-strict`` asks for verify's."""
-    from ..verify.compare import verify_plan
-
     t0 = time.perf_counter()
     results = verify_plan(plan)
     timings["verify"] = time.perf_counter() - t0

@@ -12,10 +12,11 @@ import re
 
 from ..analysis.notes_facts import Facts, f16_of, offsets_text
 from .epilogue import epilogue_facts, literals_behind
+from ..analysis.provenance import render
+from ..ptx.model import Imm
 
 
 def _literal_text(lit: str) -> str:
-    from ..ptx.model import Imm
 
     try:
         v = float(Imm(lit).value)
@@ -57,7 +58,6 @@ def _output_lines(F, abi, b, sym_name) -> list:
 def _memory_lines(F, first, last) -> list:
     out = []
     for g in F.memory(first, last):
-        from ..analysis.provenance import render
 
         base = render(g["base"]) if g["base"] else "?"
         offs = offsets_text(g["offs"])

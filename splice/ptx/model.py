@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Optional, Union
+import struct
 
 Span = Optional[tuple]  # (start, end) character offsets into Module.source, or None when edited
 
@@ -407,8 +408,6 @@ def _functions_by_name(mod: "Module") -> dict:
 
 def parse_number(text: str) -> Union[int, float]:
     """The value of a PTX numeric literal (``0f3F800000`` -> 1.0, ``0x10U`` -> 16, ``-07`` -> -7)."""
-    import struct
-
     t = text
     neg = t.startswith("-")
     if neg:

@@ -30,6 +30,14 @@ from .shapes import ShapeCache
 from . import comments
 from .grammar_text import grammar_text
 from .tokens import INT_DIGITS, MAX_NESTING
+import dataclasses
+from ..util import read_text
+from .build import ModelBuilder
+from .cache import grammar_cache
+from bisect import bisect_right
+from pathlib import Path
+from ..util import encode, encoding_advice
+import hashlib
 
 
 @lru_cache(maxsize=1)
@@ -43,9 +51,8 @@ def lark_parser():
     :func:`build_grammar` compiles them all.  (lark-cython was tried: its tokens are not
     ``str`` subclasses, which the span bookkeeping relies on, and with the shape cache Lark
     sees few statements anyway.)"""
-    from lark import Lark
+    from lark import Lark  # heavy: lark is imported, and the grammar built, only when a statement needs it
 
-    from .cache import grammar_cache    # not Lark's $TMPDIR default: it unpickles that file
 
     return Lark(grammar_text(), parser="lalr", lexer="contextual",
                 start=["module", "top_chunk", "body_items", "section_items"], propagate_positions=True,
@@ -112,7 +119,7 @@ _LONG_INT = re.compile(r"-?0[xX]([0-9a-fA-F]{33,})|-?0[bB]([01]{129,})|-?([0-9]{
 
 def _syntax_error(exc, source: str, path: str, base_pos: int, text_len: int) -> PtxSyntaxError:
     """Lark's ``UnexpectedInput`` -> the error splice reports, at file coordinates."""
-    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken  # lark: only on its errors
 
     if isinstance(exc, UnexpectedEOF):
         pos = base_pos + text_len
@@ -138,17 +145,14 @@ def _syntax_error(exc, source: str, path: str, base_pos: int, text_len: int) -> 
                    "decimal, 32 hexadecimal or 128 binary digits (PTX integers are 64-bit)")
     line, col = line_col(source, pos)
     if line == 1:   # a UTF-16 file fails on its first character: say why
-        from ..util import encode, encoding_advice
-
         msg += encoding_advice(encode(source[:64]))
     return PtxSyntaxError(path, line, col, msg, source_line(source, line))
 
 
 def _lark(text: str, start: str, source: str, path: str, base_pos: int, keep_tokens=False,
           base_line: Optional[int] = None):
-    from lark.exceptions import UnexpectedInput, VisitError
+    from lark.exceptions import UnexpectedInput, VisitError  # lark: loaded only by a parse that needs it
 
-    from .build import ModelBuilder
 
     if text.count("(") > MAX_NESTING or text.count("{") > MAX_NESTING:
         check_nesting(source, path, text, base_pos)
@@ -282,8 +286,6 @@ def _numeric_inits(source: str, bodies) -> list:
     value is put back into the model (``_put_inits``): a list of 200k numbers costs Lark seconds
     and a split here milliseconds.  Anything else (symbols, comments, several declarators
     after the list, a malformed list) is left to Lark."""
-    from bisect import bisect_right
-
     opens = [o for o, _c, _k in bodies or ()]
     out = []
     for mt in _INIT_OPEN.finditer(source):
@@ -356,9 +358,6 @@ def _put_inits(items: list, inits) -> bool:
     """Give the declarations whose initializer was masked their values (always the last
     declarator: the list runs to the ``;``).  False when a masked list is not where a
     declaration's last initializer is (the caller then parses with plain Lark)."""
-    import dataclasses
-    from bisect import bisect_right
-
     spans = [(it.span[0], k) for k, it in enumerate(items)
              if isinstance(it, m.Decl) and it.span is not None]
     starts = [a for a, _ in spans]
@@ -628,8 +627,6 @@ def parse(text: str, path: str = "<string>", fast: bool = True, cache: bool = Tr
     process (a model is immutable, so handing out the same object is safe)."""
     key = None
     if cache:
-        import hashlib   # here: loading OpenSSL's hashes costs 2.5 ms a run that memoises nothing
-
         key = (hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest(), path, fast)
         hit = _MEMO.get(key)
         if hit is not None:
@@ -654,9 +651,7 @@ def parse(text: str, path: str = "<string>", fast: bool = True, cache: bool = Tr
 
 
 def parse_file(path, fast: bool = True, cache: bool = True) -> m.Module:
-    from pathlib import Path
 
-    from ..util import read_text
 
     p = Path(path)
     try:

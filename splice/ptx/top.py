@@ -22,6 +22,7 @@ from . import comments
 from . import model as m
 from .direct import IGNORED, scan
 from .tokens import INT_DIGITS, REG_PART
+from .printer import canonical_params
 
 _TOKEN = re.compile(
     # whitespace and comments (the grammar's WS, COMMENT and BLOCK_COMMENT, which ends at the
@@ -300,8 +301,6 @@ class _Reader:
         """``.callprototype param_list? IDENT param_list ";"`` (the grammar's rule), the
         parameter lists in their canonical spelling as ``ModelBuilder.callprototype`` writes
         them; ``base``/``line``: where the statement's text starts."""
-        from .printer import canonical_params
-
         first = self.expect("DOTNAME")
         at = self.line(first[2]) + line - 1
         args = []

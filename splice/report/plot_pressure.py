@@ -5,6 +5,8 @@ import sys
 
 from .plot import EPILOGUE, PHASE, LinePlot, render_line_plot
 from .png import encode
+from . import console
+from .console import Table, clip, esc, make_console, more_entries
 
 # occupancy thresholds for a 128-thread block on sm_90 (65 536 registers per SM)
 THRESHOLDS = ((168, "168: 3 BLOCKS/SM", (44, 160, 44)), (128, "128: 4 BLOCKS/SM", (148, 103, 189)))
@@ -31,12 +33,8 @@ def pressure_chart(d: dict) -> bytes:
 
 def print_pressure(results) -> None:
     """``results``: pressure dicts (one per entry) with ``ptxas`` and ``png`` added."""
-    from .console import Table
-
-    from .console import MAX_ENTRIES, clip, esc, make_console, more_entries
-
     con = make_console(width=None if sys.stdout.isatty() else 200)
-    for d in results[:MAX_ENTRIES]:
+    for d in results[:console.MAX_ENTRIES]:
         px = d.get("ptxas") or {}
         regs = px.get("registers")
         con.print(f"[bold]{esc(d['entry'])}[/bold]  peak {d['max']:g} live 32-bit registers"
@@ -52,7 +50,7 @@ def print_pressure(results) -> None:
                       *(f"{br.get(r, 0):g}" for r in ("D", "C", "A", "B", "address", "temp")),
                       esc(clip(p["text"])))
         con.print(t)
-    more_entries(con, len(results), MAX_ENTRIES)
+    more_entries(con, len(results), console.MAX_ENTRIES)
 
 
 MIX_COLUMNS = ("total", "HMMA", "conversion", "LDL", "STL", "LDG", "STG", "LDS", "STS", "SHFL",
@@ -61,10 +59,6 @@ MIX_COLUMNS = ("total", "HMMA", "conversion", "LDL", "STL", "LDG", "STG", "LDS",
 
 def print_sass_mix(d: dict) -> None:
     """``splice sass-mix``: one table per module (regions) or per recipe (cuts before/after)."""
-    from .console import Table
-
-    from .console import esc, make_console
-
     con = make_console(width=None if sys.stdout.isatty() else 220)
     if d["kind"] == "module":
         con.print(f"[bold]{esc(d['entry'])}[/bold] ({esc(d['arch'])}): {d['registers']} registers, spill "

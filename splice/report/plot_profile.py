@@ -4,6 +4,7 @@ from __future__ import annotations
 from .console import esc
 from .plot import BarChart, render_bar_chart
 from .png import encode
+from .console import Table
 
 
 def profile_chart(d: dict, side: str) -> bytes:
@@ -26,7 +27,6 @@ def print_perf(res: dict, con) -> None:
 
 
 def print_profile(prof: dict, con) -> None:
-    from .console import Table
 
     o, s = prof.get("original", {}), prof.get("spliced", {})
     for side, d in (("original", o), ("spliced", s)):
@@ -51,7 +51,6 @@ def print_profile(prof: dict, con) -> None:
 
 
 def print_ncu(n: dict, con) -> None:
-    from .console import Table
 
     if n.get("error"):
         con.print(f"[yellow]ncu[/yellow]: {esc(n['error'])}")

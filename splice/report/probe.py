@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .console import esc
+from .console import Table
 
 
 class RichUI:
@@ -44,7 +45,6 @@ def print_report(res: dict, con) -> None:
 
 
 def _print_outputs(res: dict, con) -> None:
-    from .console import Table
 
     fr, cmp = res["frames"], res["compare"]
     con.print(f"[dim]cubins built for {esc(res.get('build_arch'))}; frame = {esc(', '.join(cmp.get('frame', [])))}[/]")
@@ -80,7 +80,6 @@ def _print_outputs(res: dict, con) -> None:
 
 
 def _print_stages(res: dict, con) -> None:
-    from .console import Table
 
     st = res.get("stages")
     if st:
@@ -111,7 +110,6 @@ def _print_stages(res: dict, con) -> None:
 
 
 def _print_harness(res: dict, con) -> None:
-    from .console import Table
 
     h = res.get("harness")
     if h:
@@ -151,7 +149,6 @@ def _first_cell(f) -> str:
 
 
 def _print_timing(res: dict, con) -> None:
-    from .console import Table
 
     tm = res.get("timing")
     if tm:

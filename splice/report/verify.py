@@ -1,5 +1,7 @@
 """Rendering of ``splice verify`` (and the verify lines of ``splice apply``)."""
 from __future__ import annotations
+from .console import Table, esc, make_console
+import shlex
 
 STYLE = {"proved equal": "bold green", "proved different": "bold red", "not proven": "bold yellow"}
 MAX_ROWS = 12
@@ -9,15 +11,12 @@ def verdict_line(r) -> str:
     """One line per cut: ``cut 1 phase 8 s1186-s1209: proved equal (48 live-outs, memory)``."""
     s = STYLE.get(r.verdict, "bold")
     tail = f"{len(r.rows)} live-outs and memory" if r.verdict == "proved equal" else r.reason
-    from .console import esc
 
     return f"cut {r.cut} {esc(r.title)} [dim]({esc(r.abi)})[/]: [{s}]{r.verdict}[/] — {esc(tail)}"
 
 
 def print_verify(plan, results, timings):
-    from .console import Table
 
-    from .console import esc, make_console
 
     con = make_console()
     con.print(f"[bold]splice verify[/] {esc(plan.recipe.path)}: {esc(plan.recipe.module)} [dim]({esc(plan.entry)})[/]")
@@ -40,7 +39,6 @@ def print_verify(plan, results, timings):
             con.print(f"  {esc(d.message)}")
     con.print(f"[dim]plan {timings['plan']:.3f}s, verify {timings['verify']:.3f}s[/]")
     if any(r.verdict == "not proven" for r in results):
-        import shlex    # a line to copy into a shell: the path quoted (a recipe named `x;rm -r ~.yaml`)
 
         line = shlex.join(["splice", "probe", str(plan.recipe.path), "--harness"])
         con.print(f"[yellow]not proven cuts: run the GPU probe ({esc(line)})[/]")
@@ -48,8 +46,6 @@ def print_verify(plan, results, timings):
 
 def print_verify_lines(results):
     """``splice apply``'s verify section: one line per cut."""
-    from .console import make_console
-
     con = make_console()
     for r in results:
         con.print("verify: " + verdict_line(r))

@@ -28,7 +28,7 @@ import numpy as np
 
 from ...analysis.global_uses import reached_in
 from .epilogue_harness import epilogue_case
-from .harness_code import (ENTRY, HarnessCase, _header, _reg_decls, _strip_comments, enclosing_scopes,
+from .harness_code import (ENTRY, HarnessCase, module_header, reg_decls, strip_comments, enclosing_scopes,
                            expand_b128, harness_ptx, memory_ops, width)
 
 __all__ = ["ENTRY", "HarnessCase", "cases", "compare_outs", "harness_inputs", "memory_ops", "random_live_ins"]
@@ -39,8 +39,8 @@ def cases(pair, kernel, spec, blocks: int = 8) -> list:
     out = []
     if pair.plan is None:
         return out
-    header = _header(pair.original)
-    decls = _reg_decls(kernel)
+    header = module_header(pair.original)
+    decls = reg_decls(kernel)
     threads = spec.block[0] * spec.block[1] * spec.block[2] * blocks
     ecache = {}
     for c in pair.cuts:
@@ -79,7 +79,7 @@ def _reaches_globals(kernel, spec, c, texts) -> Optional[str]:
     names = {g.name for g in spec.globals if g.role != "input" or g.fill is None or g.fill.rule != "module"}
     if not names:
         return None
-    words = set(re.findall(r"[A-Za-z_$%][\w$]*", _strip_comments("\n".join(texts))))
+    words = set(re.findall(r"[A-Za-z_$%][\w$]*", strip_comments("\n".join(texts))))
     i, j = kernel.first_pos_of(c.first), kernel.pos_of(c.last)
     hit = sorted(set(reached_in(kernel, names, i, j, [r.reg for r in c.abi.live_in])) | (words & names))
     if not hit:

@@ -38,7 +38,7 @@ class HarnessCase:
     notes: list = field(default_factory=list)
 
 
-def _strip_comments(text: str) -> str:
+def strip_comments(text: str) -> str:
     return comments.strip(text)          # a block comment keeps its newlines: a statement after it stays first
 
 
@@ -48,7 +48,7 @@ def memory_ops(text: str, allow_call_abi: bool = False) -> list:
     wmma fragments, mbarriers, multimem, prefetch, discard, tensormaps), and control flow and
     barriers.  Anything else (arithmetic, conversions, mma, shuffles) replays on any inputs."""
     bad = []
-    for mt in _OPCODE.finditer(_strip_comments(text)):
+    for mt in _OPCODE.finditer(strip_comments(text)):
         op, suffix = mt.group(1), mt.group(2)
         row = memory_op(op + suffix)
         if op not in _CONTROL and row.effect == NO_ACCESS and row.addr is None and not row.kind:
@@ -66,7 +66,7 @@ def memory_ops(text: str, allow_call_abi: bool = False) -> list:
     return bad
 
 
-def _header(source: str) -> str:
+def module_header(source: str) -> str:
     out = []
     for ln in source.splitlines():
         out.append(ln)
@@ -75,7 +75,7 @@ def _header(source: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def _reg_decls(kernel) -> list:
+def reg_decls(kernel) -> list:
     """The entry's own top-level ``.reg`` declarations (a nested scope's declarations stay in
     their block: hoisting them would declare a name twice; ``enclosing_scopes`` gives those of
     the scopes around a cut)."""

@@ -36,7 +36,7 @@ def import_cupy(where=None):
     naming ``where`` (the recipe or spec the user asked to run)."""
     w = str(where) if where is not None else None
     try:
-        import cupy  # noqa: PLC0415
+        import cupy  # noqa: PLC0415  (heavy optional dependency: cupy, only on a GPU run)
     except ImportError:
         raise SpliceError("splice probe needs cupy and a CUDA GPU: cupy is not installed "
                           "(pip install -e '.[gpu]', or cupy-cuda13x)", w) from None

@@ -12,9 +12,9 @@ from pathlib import Path
 @lru_cache(maxsize=1)
 def grammar_text() -> str:
     try:  # installed wheel: shipped as splice/grammars/ptx.lark
-        return resources.files("splice.grammars").joinpath("ptx.lark").read_text()
+        return resources.files("splice.grammars").joinpath("ptx.lark").read_text(encoding="utf-8")
     except (ModuleNotFoundError, FileNotFoundError):
-        return (Path(__file__).resolve().parents[2] / "grammars" / "ptx.lark").read_text()
+        return (Path(__file__).resolve().parents[2] / "grammars" / "ptx.lark").read_text(encoding="utf-8")
 
 
 #: a terminal defined by a regular expression: ``NAME: /regex/`` on a line of its own

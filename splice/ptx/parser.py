@@ -32,7 +32,6 @@ from .grammar_text import grammar_text
 from .tokens import INT_DIGITS, MAX_NESTING
 import dataclasses
 from ..util import read_text
-from .build import ModelBuilder
 from .cache import grammar_cache
 from bisect import bisect_right
 from pathlib import Path
@@ -162,6 +161,7 @@ def _lark(text: str, start: str, source: str, path: str, base_pos: int, keep_tok
         raise _syntax_error(exc, source, path, base_pos, len(text)) from None
     if base_line is None:
         base_line = source.count("\n", 0, base_pos) + 1
+    from .build import ModelBuilder  # lark: build.py is Lark's transformer, loaded with it
     builder = ModelBuilder(base_pos, base_line, keep_tokens)
     try:
         return builder.transform(tree)

@@ -487,7 +487,7 @@ def test_init_writes_tables_from_def_use(tmp_path, capsys):
     with pytest.raises(SpecError, match=r"params\[0\].count: expected an integer") as e:
         load_spec(out)                                   # refuses until the counts are given
     assert e.value.line == text.splitlines().index("  count: null                # TODO: how many pointers it "
-                                                   "reads (a run-time bound: not decided here)") + 1
+                                                   "reads (a run-time bound: not decided here) (e.g. 2)") + 1
     out.write_text(_filled(text, {"grid": ["[4]"], "block": ["[64]"], "count": [3, 3], "shape": ["[256]"] * 3,
                                   "value": [3, 256]}))
     spec = load_spec(out)

@@ -45,11 +45,14 @@ def struct_value_reads(kernel) -> dict:
         i = index.get(param)
         if t is None or i is None or t.name not in dt.SCALAR_TYPES:
             continue
-        if t.kind == "bits" and len(a.regs) <= 1:       # Triton's fp16/bf16 scalar: .b8 p[2] read .b16
+        if t.kind in ("bits", "uint") and len(a.regs) <= 1:   # Triton's fp16/bf16 scalar: .b8 p[2] read .b16
             consumers = consumers if consumers is not None else consumer_index(kernel)
             told = {ty for _k, ty, _w in value_uses(kernel, a.pos, consumers)
                     if dt.lookup(ty) is not None and dt.lookup(ty).size == t.size}
-            t = dt.lookup(told.pop()) if len(told) == 1 else t
+            # a .u16 read used by mul.f16 only is an f16 (CUTLASS's half alpha): an unsigned
+            # read is re-typed by a float use, plain bits by any
+            if len(told) == 1 and (t.kind == "bits" or dt.lookup(next(iter(told))).is_float):
+                t = dt.lookup(told.pop())
         for j in range(max(1, len(a.regs))):
             out.setdefault(i, {}).setdefault(off + j * t.size, (t.name, a.n, None))
         if t.size == 1 and len(a.regs) <= 1:
@@ -85,15 +88,17 @@ def tensor_map_params(k) -> dict:
     instruction that reads a tensor map (through ``mov``/``cvta`` copies).  Such a parameter is
     a ``CUtensorMap`` the host encodes (a global address, the tensor's shape, its box): no
     ``ld.param`` reads it, so the skeleton had ``fields: []`` and no word of why."""
-    return {name: uses[0][0] for name, uses in tensor_map_uses(k).items()}
+    return {name: uses[0][0] for (name, off), uses in tensor_map_uses(k).items() if off == 0}
 
 
 def tensor_map_uses(k) -> dict:
-    """{parameter name: [(statement number, instruction name)]} of every instruction that reads
-    a tensor map through a by-value parameter's address (``tensor_map_params`` gives the first):
-    the copies' rank, mode and direction are what ``probe init`` can say of the map."""
+    """{(parameter name, byte offset): [(statement number, instruction name)]} of every
+    instruction that reads a tensor map at that offset of a by-value parameter (through ``mov``,
+    ``cvta`` and the addition of a constant: CUTLASS keeps its maps inside one Params struct, at
+    ``param+128``): the copies' rank, mode and direction are what ``probe init`` can say of the
+    map."""
     names = {p.name for p in k.fn.params or ()}
-    holder: dict = {}
+    holder: dict = {}             # register key holding a parameter's address -> (name, offset)
     out: dict = {}
     for pos, st in enumerate(k.stmts):
         node = st.node
@@ -102,12 +107,25 @@ def tensor_map_uses(k) -> dict:
         defs, uses = k.defs_uses(node, pos)
         held = [holder[key] for key in uses if key in holder]
         if held and roles.reads_tensor_map(node.name):
-            for name in dict.fromkeys(held):
-                out.setdefault(name, []).append((st.n, node.name))
-        taken = [o.name for o in node.operands[1:] if type(o) is m.Sym and o.name in names]
-        copies = node.opcode in ("mov", "cvta", "cvt") and len(held) == 1
+            for at in dict.fromkeys(held):
+                out.setdefault(at, []).append((st.n, node.name))
+        taken = [(o.name, 0) for o in node.operands[1:] if type(o) is m.Sym and o.name in names]
+        moved = _moved(node, held)
         for d in defs:
             holder.pop(d, None)
-            if taken or copies:
-                holder[d] = taken[0] if taken else held[0]
+            if taken or moved is not None:
+                holder[d] = taken[0] if taken else moved
     return out
+
+
+def _moved(node, held: list):
+    """Where a copy (``mov``, ``cvta``, ``cvt``) or the addition of a constant puts one held
+    parameter address, or None."""
+    if len(held) != 1:
+        return None
+    if node.opcode in ("mov", "cvta", "cvt"):
+        return held[0]
+    imm = getattr(node.operands[-1], "value", None) if node.operands else None
+    if node.opcode == "add" and isinstance(imm, int) and len(node.operands) == 3:
+        return held[0][0], held[0][1] + imm
+    return None

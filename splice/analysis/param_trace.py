@@ -86,6 +86,9 @@ class Use:
         by_use = self._by_use(names)
         if by_use is not None:
             return by_use
+        signed = {dt.lookup(t).name for t in names if dt.lookup(t) is not None and dt.lookup(t).kind == "int"}
+        if len(signed) == 1:            # ld.global.s32: no copy or bit move is written signed
+            return signed.pop(), False
         sizes = sorted(x for x in self.scales if x in (1, 2, 4, 8))
         if sizes:                       # the index is scaled by the element size
             return {1: "u8", 2: "f16", 4: "f32", 8: "f64"}[sizes[0]], True
@@ -175,6 +178,7 @@ def _frame_keys(kernel) -> dict:
         node = kernel.stmts[pos].node
         if type(node) is not m.Instruction or node.opcode not in ("mov", "cvta", "add") or not defs_all[pos]:
             return ()
+        value: Optional[int]
         if node.opcode == "mov" and any(getattr(o, "name", None) in local_syms for o in node.operands[1:]):
             value = 0
         else:

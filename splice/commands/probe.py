@@ -229,13 +229,15 @@ def cmd_probe_init(args) -> int:
     if not mod.exists():
         raise SpliceError("no such module", args.module)
     variables: list = []
-    text, params = skeleton(read_text(mod), args.module, args.entry, variables)
+    unprobeable: list = []
+    text, params = skeleton(read_text(mod), args.module, args.entry, variables, unprobeable)
     _readable_back(text, params, args.module)
     if args.output:
         write_atomic(args.output, text, inputs=[mod])   # never the module itself, by any path
     if args.json:
         print(jsonout.dumps({"module": args.module, "output": args.output, "params": params,
-                             "globals": variables, **({} if args.output else {"spec": text})}))
+                             "globals": variables, **({"not_probeable": unprobeable} if unprobeable else {}),
+                             **({} if args.output else {"spec": text})}))
     elif args.output:
         todo = text.count("TODO")
         print(f"wrote {printable(args.output)}: {len(params)} parameters ({counted(params)})"

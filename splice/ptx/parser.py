@@ -671,16 +671,17 @@ _SHAPES = ShapeCache(lambda text, start, source, path, base, line: _lark(
     text, start, source, path, base, keep_tokens=True, base_line=line))
 
 
-def parse_entry(text: str, path: str, choose) -> m.Module:
+def parse_entry(text: str, path: str, choose, callees: bool = False) -> m.Module:
     """A module in which only the body of the entry ``choose`` picks is parsed: the skeleton
     (every declaration, every function's signature) is parsed as usual, then
     ``choose(entry names)`` names the one entry whose body is cut into statements; every other
     function keeps the skeleton's empty body (its span still covers the source).  For analysing
     one entry of a module of hundreds (``splice spec --entry``): the cost is the skeleton plus
-    that entry, not the whole file.  The result is for analysis only — it is not memoised and is
-    never emitted (its other bodies are empty)."""
+    that entry, not the whole file.  With ``callees`` the bodies of the functions it calls,
+    however deep, are parsed too (what a def-use that follows calls reads).  The result is for
+    analysis only — it is not memoised and is never emitted (its other bodies are empty)."""
     with _gc_paused(len(text) >= PROMOTE_AT):
-        return _parse_fast(text, path, choose)
+        return _parse_fast(text, path, choose, callees)
 
 
 #: the text size (~1000 lines) from which a parse promotes its model past the young generation
@@ -725,7 +726,7 @@ def _promote_young() -> None:
         gc.unfreeze()
 
 
-def _parse_fast(text: str, path: str, choose=None) -> m.Module:
+def _parse_fast(text: str, path: str, choose=None, callees: bool = False) -> m.Module:
     source = text
     if "/*" in text:
         text = _blank_block_comments(text)
@@ -750,6 +751,8 @@ def _parse_fast(text: str, path: str, choose=None) -> m.Module:
         if choose is not None:
             keep = {choose([it.name for it in items if isinstance(it, m.Function) and it.is_entry
                             and it.body is not None])}
+            if callees:
+                keep = _callee_closure(text, items, keep)
         try:
             _parse_bodies(text, path, bodies, items, keep)
         except PtxSyntaxError:
@@ -757,6 +760,28 @@ def _parse_fast(text: str, path: str, choose=None) -> m.Module:
             # next token: plain Lark gives the error exactly as the whole file has it
             return _parse_slow(source, path)
     return m.Module(tuple(items), source, path)
+
+
+#: the target of a direct call: ``call f, …`` or ``call (ret), f, …`` (``.uni`` or not)
+_CALLED = re.compile(r"\bcall(?:\.uni)?\s+(?:\([^()]*\)\s*,\s*)?([A-Za-z_$][\w$]*)")
+
+
+def _callee_closure(text: str, items, keep: set) -> set:
+    """``keep`` and every function with a body that its functions call directly, however deep:
+    read from each function's own text (comments skipped), before any body is parsed."""
+    funcs = {it.name: it for it in items if isinstance(it, m.Function) and it.body is not None
+             and it.span is not None}
+    todo, out = list(keep), set(keep)
+    while todo:
+        fn = funcs.get(todo.pop())
+        if fn is None:
+            continue
+        start, end = fn.span or (0, 0)
+        for name in _CALLED.findall(comments.strip(text[start:end])):
+            if name in funcs and name not in out:
+                out.add(name)
+                todo.append(name)
+    return out
 
 
 def _blank_block_comments(text: str) -> str:

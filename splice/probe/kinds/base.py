@@ -75,6 +75,12 @@ class Kind:
         raise NotImplementedError(cls.__name__)
 
     @classmethod
+    def parse_param(cls, c: Ctx, d, i: int, parse_field) -> Any:
+        """A whole ``.param`` of a grouping kind (``groups``): a ``records.Param`` of the fields
+        ``parse_field(mapping, where, legacy)`` reads."""
+        raise NotImplementedError(cls.__name__)
+
+    @classmethod
     def declaration_of(cls, p, pp) -> Optional[str]:
         """Why the spec's parameter ``p`` (a ``records.Param`` of this kind) does not fit the
         declared ``pp``, or None."""
@@ -236,14 +242,15 @@ class Kind:
 
     @classmethod
     def skeleton(cls, y, slot) -> dict:
-        """The skeleton's lines for the whole ``.param`` (``y``: ``skeleton.Lines``); its row."""
-        cls.object_lines(y, slot.short, slot.use, 0, None)
-        return slot.row(cls.kind, **cls.object_row(slot.use))
+        """The skeleton's lines for the whole ``.param`` (``y``: ``skeleton.Lines``); its row,
+        with ``probeable: false`` and the reason when no filled TODO can make it probeable."""
+        why = cls.object_lines(y, slot.short, slot.use, 0, None)
+        return stuck(slot.row(cls.kind, **cls.object_row(slot.use)), why)
 
     @classmethod
-    def object_lines(cls, y, name: str, u, indent: int, offset) -> None:
+    def object_lines(cls, y, name: str, u, indent: int, offset) -> Optional[str]:
         """The lines of a pointer-sized value ``u`` (a whole parameter, or a struct's field at
-        ``offset``) as one of these."""
+        ``offset``) as one of these; why the entry cannot be probed as it is, or None."""
         raise NotImplementedError(cls.__name__)
 
     @classmethod
@@ -273,7 +280,7 @@ def kinds_of(section: str, in_struct: bool = False) -> tuple:
     return tuple(k for k in registry() if k.section == section and (k.in_struct or not in_struct))
 
 
-def lookup(name, section: str = "params") -> Optional[type]:
+def lookup(name, section: str = "params") -> Optional[type[Kind]]:
     """The kind named ``name`` in ``section``, or None."""
     return next((k for k in kinds_of(section) if k.kind == name), None)
 
@@ -282,12 +289,12 @@ def by_claim() -> tuple:
     return tuple(sorted(registry(), key=lambda k: (k.claim_order, k.order)))
 
 
-def param_kind(slot) -> type:
+def param_kind(slot) -> type[Kind]:
     """The kind ``probe init`` writes a ``.param`` as: the first, in claim order, to claim it."""
     return next(k for k in by_claim() if k.claims(slot))
 
 
-def field_kind(u) -> type:
+def field_kind(u) -> type[Kind]:
     """The kind of what a pointer-sized value reaches (``u``, a ``param_trace.Use``)."""
     return next(k for k in by_claim() if k.claims_use(u))
 
@@ -301,3 +308,10 @@ def counted(rows: list) -> str:
         if k.noun and (n or k.always_counted):
             out.append(f"{n} {k.noun}{'s' if n != 1 else ''}")
     return ", ".join(out)
+
+
+def stuck(row: dict, why: Optional[str]) -> dict:
+    """``row`` marked as a parameter no filled TODO makes probeable (``why``), when there is one."""
+    if why:
+        row.update(probeable=False, why=why)
+    return row

@@ -13,7 +13,7 @@ from ..language.context import MAX_ALIGN, MAX_BUFFER_BYTES, MAX_DIMS, ROLES, Ctx
 from ..language.fill_data import buffer_bytes, output_poison, poison_value
 from ..language.fills import Fill, check_fill, parse_fill, parse_poison
 from ..language.skeleton import yaml_scalar
-from .base import Kind
+from .base import Kind, field_kind
 
 BUFFER_KEYS = frozenset({"dtype", "bytes", "image_bytes", "shape", "align", "role", "fill", "poison"})
 
@@ -118,7 +118,22 @@ class Buffer(Kind):
         return True
 
     @classmethod
-    def object_lines(cls, y, name: str, u, indent: int, offset) -> None:
+    def struct_members(cls, y, slot, stem: str, taken: list) -> tuple:
+        """The pointers a by-value struct holds, by offset, each of the kind its accesses say
+        (a table, an image handle, a buffer): (how many, why the entry cannot be probed or None)."""
+        whys = []
+        n = 0
+        for off, u in slot.fields:
+            if any(lo < off + 8 and off < hi for lo, hi in taken):
+                continue
+            taken.append((off, off + 8))
+            why = field_kind(u).object_lines(y, f"{stem}{off}", u, 2, off)
+            whys += [why] if why else []
+            n += 1
+        return n, "; ".join(whys) or None
+
+    @classmethod
+    def object_lines(cls, y, name: str, u, indent: int, offset) -> Optional[str]:
         """The lines of a pointer ``u`` dereferences as a buffer: element type from its accesses
         (and the uses of what it loads), role from loads and stores, a seeded fill."""
         pad = "  " * indent
@@ -133,7 +148,7 @@ class Buffer(Kind):
         y.line(f"{pad}  kind: buffer")
         y.line(f"{pad}  dtype: {dtype}" + (f"                # guessed (accessed as {seen})" if guessed
                                               else f"                # accessed as {seen}"))
-        y.line(f"{pad}  shape: null                # TODO: elements, e.g. [rows, cols]")
+        y.line(f"{pad}  shape: null                # TODO: elements, e.g. [rows, cols] (e.g. [1024])")
         y.line(f"{pad}  role: {u.role}                # {u.reads} load(s), {u.writes} store(s)")
         if not u.alone and u.partners and offset is not None and not u.parked:
             with_ = ", ".join(f"field_{o}" if i == u.param else f"param_{i}+{o}" for i, o in sorted(u.partners)[:3])
@@ -148,6 +163,7 @@ class Buffer(Kind):
         if u.role != "output":
             rule = "uniform, range: [-1.0, 1.0]" if dt.TYPES[dtype].is_float else "integers, range: [0, 7]"
             y.line(f"{pad}  fill: {{rule: {rule}, seed: {u.seed}}}")
+        return None
 
 
 def accessed(u) -> str:

@@ -17,6 +17,7 @@ from ..language.context import Ctx, SpecError
 from ..language.fill_data import buffer_bytes, output_poison
 from ..language.fills import Fill
 from ..language.skeleton import yaml_scalar
+from .base import stuck
 from .buffer import Buffer, buffer_attrs
 
 GLOBAL_KEYS = frozenset({"dtype", "shape", "bytes", "role", "fill", "poison"})
@@ -68,7 +69,7 @@ class Global(Buffer):
     def kernel_checks(self, spec, facts, key: str) -> list:
         out = [(0, lambda: self._declared(spec, facts))]
         if self.role == "input":
-            out.append((1, lambda: self._not_written(spec, facts)))
+            out.append((1, lambda: self._not_written(spec, facts, key)))
         return out
 
     def _declared(self, spec, facts) -> None:
@@ -90,7 +91,7 @@ class Global(Buffer):
             raise self._bad(spec, "role output, but a .const variable cannot be written by the kernel (poisoned, "
                             "it would compare the poison): give role input", where)
 
-    def _not_written(self, spec, facts) -> None:
+    def _not_written(self, spec, facts, key: str = "") -> None:
         """``role: input`` only on a global the entry is seen not to write: one it stores to is
         refused, and so is one whose accesses the entry's def-use cannot see all of (its address
         escapes, it is named in a function the entry calls, or another variable's initialiser
@@ -188,7 +189,7 @@ def _global_lines(y, v, u, escapes, seed: int) -> dict:
         y.line(f"  shape: [{v.size // t.size}]")
     else:
         y.line("  shape: null                # TODO: an unsized array: the probe cannot size it (and get_global")
-        y.line("  # reports the linked size only)")
+        y.line("  # reports the linked size only): the entry cannot be probed as it is")
     reads, writes = (u.reads, u.writes) if u is not None else (0, 0)
     y.line(f"  role: {role}                # {reads} load(s), {writes} store(s)"
            + ("; .const: the kernel cannot write it" if v.space == ".const" else ""))
@@ -203,7 +204,10 @@ def _global_lines(y, v, u, escapes, seed: int) -> dict:
         y.line("  # variable (__device__ T* p); the probe fills globals with numbers, not device addresses,")
         y.line("  # so this entry cannot be probed as it is")
         y.line("  fill: null")
-        return _row(v, dtype, role, "pointer")
+        return stuck(_row(v, dtype, role, "pointer"), f"{v.name}: a pointer variable (the probe fills globals "
+                     "with numbers, not device addresses)")
+    if not v.size:
+        return stuck(_row(v, dtype, role, "unsized"), f"{v.name}: an unsized array the probe cannot size")
     if role == "output":
         return _row(v, dtype, role, "poisoned")
     if v.initialised:

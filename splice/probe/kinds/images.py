@@ -150,17 +150,19 @@ class Image(Kind):
         return u.image == cls.kind
 
     @classmethod
-    def object_lines(cls, y, name: str, u, indent: int, offset) -> None:
+    def object_lines(cls, y, name: str, u, indent: int, offset) -> Optional[str]:
         pad = "  " * indent
         y.line(f"{pad}- name: {yaml_scalar(name)}")
         if offset is not None:
             y.line(f"{pad}  offset: {offset}")
         y.line(f"{pad}  kind: {cls.kind}")
-        for ln in skeleton_lines(cls.kind, u.geometries):
+        lines, why = skeleton_lines(cls.kind, u.geometries)
+        for ln in lines:
             y.line(f"{pad}  {ln}")
         y.line(f"{pad}  format: rgba16f            # check: r32f, rg16f, rgba8, rgba32f")
         if not cls.stored:
             y.line(f"{pad}  fill: {{rule: uniform, seed: 1, range: [0.0, 1.0]}}")
+        return why
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -222,7 +224,7 @@ class Surface(Image):
         return a
 
     def pixels(self, hit: np.ndarray) -> np.ndarray:
-        return hit.all(axis=-1)
+        return np.asarray(hit.all(axis=-1))
 
     def finite_part(self, e: np.ndarray) -> np.ndarray:
         return e[..., :3] if e.shape[-1] == 4 else e
@@ -285,12 +287,14 @@ def _image_bytes(c: Ctx, d, where: str, kind: str, ext: dict, fmt: str) -> None:
                     f"{MAX_BUFFER_BYTES} a {kind} (as a buffer) may hold", d)
 
 
-def skeleton_lines(kind: str, geometries: list) -> list:
-    """The skeleton's lines for an image used with ``geometries`` (PTX modifiers in the order
-    seen: ``['.a2d']``).  One geometry the probe makes: ``geometry:`` and its extents as
-    ``null`` TODOs.  Several, or one it does not make: ``geometry: null`` with a TODO saying
-    which, so the spec refuses to load there until a person decides."""
+def skeleton_lines(kind: str, geometries: list) -> tuple:
+    """(the skeleton's lines, why it cannot be probed or None) for an image used with
+    ``geometries`` (PTX modifiers in the order seen: ``['.a2d']``).  One geometry the probe
+    makes: ``geometry:`` and its extents as ``null`` TODOs.  Several, or one it does not make:
+    ``geometry: null`` with a TODO saying which, so the spec refuses to load there until a
+    person decides (the example: the first the probe makes; none: it cannot be probed)."""
     seen = [g.lstrip(".") for g in geometries]
+    stuck = None
     words = {**ia.WORDS, **ia.REFUSED}
     named = ", ".join(f"{g} ({words[g]})" for g in seen)
     if len(seen) == 1 and seen[0] in ia.EXTENTS:
@@ -306,7 +310,11 @@ def skeleton_lines(kind: str, geometries: list) -> list:
                f"binds one of them (the kernel picks at run time? give the one the launch takes)"
                if len(seen) > 1 else
                f"used as {named}, which the probe does not make (it binds {', '.join(ia.GEOMETRIES)} {kind}s)")
-        out = [f"# TODO: {why}", "geometry: null              # TODO"]
+        made = [x for x in seen if x in ia.EXTENTS]
+        g = made[0] if made else "2d"
+        out = [f"# TODO: {why}", f"geometry: null              # TODO (e.g. {g})"]
+        if not made:
+            stuck = f"a {kind} used as {named}, which the probe does not make"
     for key in ia.EXTENTS[g]:
-        out.append(f"{key}: null" + " " * max(1, 22 - len(key)) + "# TODO")
-    return out
+        out.append(f"{key}: null" + " " * max(1, 22 - len(key)) + "# TODO (e.g. 16)")
+    return out, stuck

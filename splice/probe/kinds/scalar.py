@@ -104,31 +104,31 @@ class Scalar(Kind):
         elif any(sp == "call" for sp, _w in own):
             callees = ", ".join(dict.fromkeys(w for sp, w in own if sp == "call"))
             y.line(f"- {{name: {short}, kind: scalar, dtype: {tname}, value: null}}   # TODO: passed to "
-                   f"{callees}, whose body is not in this module (not followed): it may be a pointer or handle")
+                   f"{callees}, whose body is not in this module (not followed): it may be a pointer or "
+                   "handle (e.g. 0)")
         elif own:
             spaces = "/".join(dict.fromkeys("." + sp for sp, _w in own))
             y.line(f"- {{name: {short}, kind: scalar, dtype: {tname}, value: null}}   # TODO: an address in the "
                    f"kernel's own {spaces} space ({own[0][1]}), not a buffer: the probe cannot fill that "
-                   "memory from the host; give the address the kernel expects")
+                   "memory from the host; give the address the kernel expects (e.g. 0)")
         elif pp.size == 8 and not pp.is_array and not (t is not None and t.is_float):
             y.line(f"- {{name: {yaml_scalar(short)}, kind: scalar, dtype: {tname}, value: null}}   "
-                   "# TODO: read as a value, never dereferenced here")
+                   "# TODO: read as a value, never dereferenced here (e.g. 1)")
         else:
-            y.line(f"- {{name: {yaml_scalar(short)}, kind: scalar, dtype: {tname}, value: null}}   # TODO")
+            y.line(f"- {{name: {yaml_scalar(short)}, kind: scalar, dtype: {tname}, value: null}}   # TODO (e.g. 1)")
         return slot.row("scalar", dtype=tname)
 
-    @staticmethod
-    def struct_lines(y, values, pointer_offsets, stem: str = "field_") -> int:
-        """A by-value struct's bytes read as values (not inside a pointer field): scalar fields
-        to fill in; how many were written."""
-        taken = [(o, o + 8) for o in pointer_offsets]
+    @classmethod
+    def struct_members(cls, y, slot, stem: str, taken: list) -> tuple:
+        """A by-value struct's bytes read as values (not inside a pointer or a map): scalar
+        fields to fill in: (how many, None)."""
         shown = 0
-        for off, tname, n, note in values:
+        for off, tname, n, note in slot.value_reads:
             size = dt.TYPES[tname].size
             if any(lo < off + size and off < hi for lo, hi in taken) or off % size:
                 continue
             taken.append((off, off + size))
             y.line(f"    - {{name: {yaml_scalar(stem + str(off))}, offset: {off}, kind: scalar, dtype: {tname}, "
-                   f"value: null}}   # TODO: {note or f'read as a value (ld.param s{n})'}")
+                   f"value: null}}   # TODO: {note or f'read as a value (ld.param s{n})'} (e.g. 1)")
             shown += 1
-        return shown
+        return shown, None

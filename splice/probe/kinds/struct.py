@@ -9,8 +9,7 @@ from typing import ClassVar, Optional
 from ..language.context import Ctx, position
 from ..language.records import Param
 from ..language.skeleton import Slot, yaml_scalar
-from .base import Kind, field_kind
-from .scalar import Scalar
+from .base import Kind, by_claim, stuck
 
 STRUCT_KEYS = frozenset({"size", "align", "fields"})
 
@@ -84,27 +83,33 @@ class Struct(Kind):
 
     @classmethod
     def claims(cls, slot: Slot) -> bool:
-        return slot.pp.is_array and slot.pp.size != 8
+        """A byte array some of which the entry reads: pointers, values, tensor maps (an array
+        of 8 bytes read as one pointer is that pointer's kind; one nothing reads is opaque)."""
+        pp = slot.pp
+        if not pp.is_array:
+            return False
+        return bool(slot.fields or slot.value_reads or slot.maps_at()) and \
+            (pp.size != 8 or not (slot.use is not None and slot.use.role is not None))
 
     @classmethod
     def skeleton(cls, y, slot: Slot) -> dict:
-        """The pointers it dereferences (each of the kind its accesses say), then the bytes it
-        reads as values (scalar fields to fill in)."""
+        """Its members, each written by the kind that claims it (``struct_members``: tensor
+        maps at their offsets, the pointers it dereferences, then the bytes it reads as
+        values), none overlapping another."""
         pp, short = slot.pp, slot.short
-        fields = slot.fields
         y.line(f"- name: {yaml_scalar(short)}")
         y.line("  kind: struct")
         y.line(f"  size: {pp.size}")
         y.line(f"  align: {pp.align}")
         y.line("  fields:                      # pointers it dereferences, then bytes it reads as values")
         stem = f"{short}_field_" if slot.facts.prefix else "field_"
-        for off, u in fields:
-            field_kind(u).object_lines(y, f"{stem}{off}", u, 2, off)
-        scalars = Scalar.struct_lines(y, slot.value_reads, [off for off, _u in fields], stem)
-        if not fields and not scalars and slot.tensor_map is not None:
-            y.line(f"    []                         # a TMA tensor map (its address goes to s{slot.tensor_map}): the "
-                   "probe cannot build one (the host encodes it: cuTensorMapEncode), so a whole-entry probe cannot run")
-        elif not fields and not scalars:
-            y.line("    []                         # no ld.param reads a byte of it at a constant offset")
-        return slot.row("struct", fields=len(fields), scalars=scalars)
-
+        taken: list = []
+        counts, whys = {}, []
+        for k in by_claim():
+            if "struct_members" in k.__dict__:
+                counts[k.kind], why = k.struct_members(y, slot, stem, taken)
+                whys += [why] if why else []
+        row = slot.row("struct", fields=counts.get("buffer", 0), scalars=counts.get("scalar", 0))
+        if counts.get("tensor_map"):
+            row["tensor_maps"] = counts["tensor_map"]
+        return stuck(row, "; ".join(whys))

@@ -127,7 +127,7 @@ class Table(Buffer):
         return {"role": u.role, "dtype": "u64", "pointer_table": True}
 
     @classmethod
-    def object_lines(cls, y, name: str, u, indent: int, offset) -> None:
+    def object_lines(cls, y, name: str, u, indent: int, offset) -> Optional[str]:
         """A buffer the kernel loads pointers from and dereferences (batched / grouped kernels):
         entries typed and roled by the accesses through them; how many pointers it reads and how
         big each buffer is are run-time values def-use cannot decide (``null`` with a TODO)."""
@@ -144,18 +144,18 @@ class Table(Buffer):
             y.line(f"{pad}  # check: the kernel also stores to the table itself ({u.writes} store(s)); the probe")
             y.line(f"{pad}  # rewrites the addresses before every launch and does not compare the table")
         y.line(f"{pad}  count: null                # TODO: how many pointers it reads "
-               "(a run-time bound: not decided here)")
+               "(a run-time bound: not decided here) (e.g. 2)")
         mixed = _not_a_table(u)
         if mixed:
             y.line(f"{pad}  # TODO: {mixed}: an array of structs holding pointers? A table holds")
             y.line(f"{pad}  # one 8-byte pointer per entry, so this entry cannot be probed as one")
             y.line(f"{pad}  each: null")
-            return
+            return f"{name}: {mixed}, not a table of pointers"
         if t is not None and t.image:
             y.line(f"{pad}  # TODO: the loaded values are {t.image} handles, not buffer addresses: the probe's tables")
             y.line(f"{pad}  # hold buffers only, so this entry cannot be probed as it is")
             y.line(f"{pad}  each: null")
-            return
+            return f"{name}: a table of {t.image} handles (the probe's tables hold buffers)"
         dtype, guessed = t.element() if t is not None else ("u8", True)
         kinds = ", ".join(sorted({f"{x}{f' x{v}' if v > 1 else ''}" for x, v in t.types})) if t is not None else ""
         kinds = kinds or "untyped copies only"
@@ -163,12 +163,13 @@ class Table(Buffer):
         y.line(f"{pad}  each:                      # every pointed-to buffer alike (or list them as entries: [...])")
         y.line(f"{pad}    dtype: {dtype}" + (f"              # guessed (accessed as {kinds})" if guessed
                                               else f"              # accessed as {kinds}"))
-        y.line(f"{pad}    shape: null              # TODO: elements of each buffer")
+        y.line(f"{pad}    shape: null              # TODO: elements of each buffer (e.g. [1024])")
         reads, writes = (t.reads, t.writes) if t is not None else (0, 0)
         y.line(f"{pad}    role: {role}              # {reads} load(s), {writes} store(s) through its pointers")
         if role != "output":
             rule = "uniform, range: [-1.0, 1.0]" if dt.TYPES[dtype].is_float else "integers, range: [0, 7]"
             y.line(f"{pad}    fill: {{rule: {rule}, seed: {u.seed}}}   # entry i gets seed + i")
+        return None
 
 
 def _entry(c, e, where: str, default: str, holder, i: int) -> Buffer:

@@ -189,31 +189,64 @@ class TensorMap(Kind):
         """What the PTX shows of the map -- its rank and mode (``.2d``, ``.tile``/``.im2col``),
         whether copies load or store through it, the ``.param``'s alignment -- and TODOs for
         what only the host knows: the tensor's extents and element type, the box, the swizzle."""
-        pp, short = slot.pp, slot.short
-        uses = slot.facts.accesses.get(pp.name, [])
-        rank = max((_rank(name) for _n, name in uses), default=0) or 2
-        mode = "im2col" if any(".im2col" in name for _n, name in uses) else "tiled"
-        stores = [n for n, name in uses if ".global.shared" in name or name.startswith("cp.reduce")]
-        loads = [n for n, name in uses if n not in stores]
+        row = cls.map_lines(y, slot.short, slot.maps_at().get(0, []), 0, None, slot.pp.align,
+                            1 + slot.pp.index * 1000)
+        return slot.row("tensor_map", **row)
+
+    @classmethod
+    def struct_members(cls, y, slot: Slot, stem: str, taken: list) -> tuple:
+        """The tensor maps inside a by-value struct (CUTLASS's Params: ``param+128``), at their
+        offsets: (how many, why the entry cannot be probed or None)."""
+        n = 0
+        for off, uses in sorted(slot.maps_at().items()):
+            if off % 64 or any(lo < off + MAP_BYTES and off < hi for lo, hi in taken):
+                continue
+            taken.append((off, off + MAP_BYTES))
+            cls.map_lines(y, f"{stem}{off}", uses, 2, off, 64, 1 + slot.pp.index * 1000 + off)
+            n += 1
+        return n, None
+
+    @staticmethod
+    def map_lines(y, name: str, uses: list, indent: int, offset, align: int, seed: int) -> dict:
+        pad = "  " * indent
+        rank = max((_rank(op) for _n, op in uses), default=0) or 2
+        mode = "im2col" if any(".im2col" in op for _n, op in uses) else "tiled"
+        stores = [n for n, op in uses if ".global.shared" in op or op.startswith("cp.reduce")]
+        loads = [n for n, _op in uses if n not in stores]
         role = "inout" if stores and loads else ("output" if stores else "input")
-        where = ", ".join(f"s{n}" for n, _name in uses[:3]) + (f" (+{len(uses) - 3})" if len(uses) > 3 else "")
+        where = ", ".join(f"s{n}" for n, _op in uses[:3]) + (f" (+{len(uses) - 3})" if len(uses) > 3 else "")
         nulls = "[" + ", ".join(["null"] * rank) + "]"
         eg = "[" + ", ".join(["64"] * rank) + "]"
-        y.line(f"- name: {yaml_scalar(short)}")
-        y.line(f"  kind: tensor_map               # a CUtensorMap the host encodes (cuTensorMapEncode): {where}")
-        y.line(f"  align: {pp.align}                     # as the .param declares")
-        y.line(f"  mode: {mode}                   # the copies' {'.im2col' if mode == 'im2col' else '.tile'}")
-        y.line(f"  dims: {nulls}                # TODO: the tensor extents, innermost first, rank {rank} (e.g. {eg})")
-        y.line(f"  box: {nulls}                 # TODO: the box one copy moves, innermost first (e.g. {eg})")
-        y.line("  swizzle: null                  # TODO: none, 32B, 64B or 128B: the shared tile's layout (e.g. none)")
-        y.line("  tensor:                        # the memory the map describes (the probe allocates and fills it)")
-        y.line(f"    name: {yaml_scalar(short + '_tensor')}")
-        y.line("    dtype: null                  # TODO: its element type (e.g. f16)")
-        y.line(f"    shape: null                  # TODO: elements, outermost first: dims reversed (e.g. {eg})")
-        y.line(f"    role: {role}                   # {len(loads)} load(s), {len(stores)} store(s) through the map")
+        y.line(f"{pad}- name: {yaml_scalar(name)}")
+        if offset is not None:
+            y.line(f"{pad}  offset: {offset}")
+        y.line(f"{pad}  kind: tensor_map               # a TMA tensor map (its address goes to {where}): the host "
+               "encodes it (cuTensorMapEncode)")
+        y.line(f"{pad}  align: {align}                     # as the .param declares")
+        y.line(f"{pad}  mode: {mode}                   # the copies' {'.im2col' if mode == 'im2col' else '.tile'}")
+        y.line(f"{pad}  dims: {nulls}                # TODO: the tensor extents, innermost first, rank {rank} "
+               f"(e.g. {eg})")
+        if mode == "tiled":
+            y.line(f"{pad}  box: {nulls}                 # TODO: the box one copy moves, innermost first (e.g. {eg})")
+        else:
+            corner = "[" + ", ".join(["null"] * (rank - 2)) + "]"
+            zeros = "[" + ", ".join(["0"] * (rank - 2)) + "]"
+            for key in ("lower_corner", "upper_corner"):
+                y.line(f"{pad}  {key}: {corner}           # TODO: the im2col pixel box' {key.split('_')[0]} corner "
+                       f"(e.g. {zeros})")
+            for key in ("channels_per_pixel", "pixels_per_column"):
+                y.line(f"{pad}  {key}: null           # TODO: (e.g. 8)")
+        y.line(f"{pad}  swizzle: null                  # TODO: none, 32B, 64B or 128B: the shared tile's layout "
+               "(e.g. none)")
+        y.line(f"{pad}  tensor:                        # the memory the map describes (allocated, filled by the probe)")
+        y.line(f"{pad}    name: {yaml_scalar(name + '_tensor')}")
+        y.line(f"{pad}    dtype: null                  # TODO: its element type (e.g. f16)")
+        y.line(f"{pad}    shape: null                  # TODO: elements, outermost first: dims reversed (e.g. {eg})")
+        y.line(f"{pad}    role: {role}                   # {len(loads)} load(s), {len(stores)} store(s) "
+               "through the map")
         if role != "output":
-            y.line(f"    fill: {{rule: uniform, seed: {1 + pp.index * 1000}, range: [-1.0, 1.0]}}")
-        return slot.row("tensor_map", rank=rank, mode=mode, role=role)
+            y.line(f"{pad}    fill: {{rule: uniform, seed: {seed}, range: [-1.0, 1.0]}}")
+        return {"rank": rank, "mode": mode, "role": role}
 
 
 def _rank(name: str) -> int:

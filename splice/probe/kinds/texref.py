@@ -20,6 +20,7 @@ from ...analysis.global_uses import image_ref_uses
 from ...errors import SpliceError
 from ..language.context import SpecError
 from . import image_arrays as ia
+from .base import stuck
 from .images import Surface, Texture, skeleton_lines
 
 #: the geometries a reference is bound with here (a layered array needs cuTexRefSetFlags' layered
@@ -29,6 +30,14 @@ REF_GEOMETRIES = ("1d", "2d", "3d")
 
 class _Reference:
     """What a texture and a surface reference share: a module variable bound per module."""
+    # the Texture / Surface record's fields this mixin reads (declared for the type check only:
+    # a plain class's annotations are no dataclass fields)
+    name: str
+    line: int
+    column: int
+    geometry: str
+    role: str
+    stored: ClassVar[bool]
     section: ClassVar[str] = "globals"
     per_module: ClassVar[bool] = True
     in_struct: ClassVar[bool] = False
@@ -159,10 +168,11 @@ def _reference_lines(cls, y, kernel, named: set) -> list:
         geometries, writes = image_ref_uses(kernel, name)
         y.line(f"- name: {name}")
         y.line(f"  kind: {cls.kind}                # a module {cls.ptx_type[1:]}, bound in each module (cuda-bindings)")
-        for ln in skeleton_lines(cls.kind, geometries):
+        lines, why = skeleton_lines(cls.kind, geometries)
+        for ln in lines:
             y.line(f"  {ln}")
         y.line("  format: rgba16f            # check: r32f, rg16f, rgba8, rgba32f")
         if not cls.stored:
             y.line("  fill: {rule: uniform, seed: 1, range: [0.0, 1.0]}")
-        rows.append({"name": name, "kind": cls.kind, "writes": writes})
+        rows.append(stuck({"name": name, "kind": cls.kind, "writes": writes}, why))
     return rows

@@ -39,7 +39,7 @@ def _field(c: Ctx, d: Any, where: str, offset: Optional[int], legacy: bool):
     known = kinds_of("params", in_struct=True)
     cls = lookup(d.get("kind")) if isinstance(d.get("kind"), str) else None
     cls = cls if cls in known else None
-    c.keys(d, COMMON_KEYS | (cls.keys if cls else frozenset().union(*(k.keys for k in known))), where)
+    c.keys(d, set(COMMON_KEYS) | set(cls.keys if cls else frozenset().union(*(k.keys for k in known))), where)
     name = c.need(d, "name", where)
     if not isinstance(name, str) or not name:
         raise c.err(f"{where}.name", "expected a non-empty string", d, "name")

@@ -72,7 +72,7 @@ def _ptx_param(i: int, p, lines: dict, fn_line: int) -> PtxParam:
     attrs = list(p.attrs)
     if ".align" in attrs and ".ptr" not in attrs:     # .ptr .align N is the pointee's alignment
         align = int(attrs[attrs.index(".align") + 1])
-    dims = "".join(f"[{d}]" for d in p.declarator.dims)
+    dims = "".join(f"[{d if d is not None else ''}]" for d in p.declarator.dims)
     text = f".param {' '.join(p.attrs)} {p.declarator.name}{dims}"
     line = lines.get(p.declarator.name, fn_line)
     return PtxParam(i, p.declarator.name, t, size, max(align, 1), bool(p.declarator.dims), text, line)
@@ -106,12 +106,17 @@ def _params_once(params: tuple, entry: str, path: str) -> None:
 
 def entry_decl(text: str, entry: str, path: str = "<module>") -> Optional[EntryDecl]:
     """The entry's ``.param`` list and directives, or None when the module has no such entry."""
-    mod = parse(text, path)
+    return entry_decl_of(parse(text, path), entry, path)
+
+
+def entry_decl_of(mod, entry: str, path: str = "<module>") -> Optional[EntryDecl]:
+    """``entry_decl`` of a module already parsed (only its entry's body need be: the ``.param``
+    list and directives are the skeleton's)."""
     target = ""
     for it in mod.items:
         if isinstance(it, m.Directive) and it.name == ".target":
             target = next((a for a in it.args if a != ","), "")
-    lines = text.splitlines()
+    lines = mod.source.splitlines()
     for it in mod.items:
         if isinstance(it, m.Function) and it.is_entry and it.name == entry and it.body is not None:
             defined_once(mod, it)     # the first of two .entry k was probed, whichever CUDA loads

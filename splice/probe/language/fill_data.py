@@ -82,6 +82,7 @@ def element_values(t: dt.DType, count: int, fill: Fill, spec_seed: int) -> np.nd
 
 
 def _draw(t: dt.DType, n: int, fill: Fill, rng: np.random.Generator) -> np.ndarray:
+    v: np.ndarray
     if fill.rule == "normal":
         v = rng.normal(fill.mean, fill.std, n)
     elif fill.rule == "integers" or (fill.rule == "uniform" and not t.is_float):

@@ -19,16 +19,17 @@ import stat
 from typing import Optional
 
 from ...analysis.global_uses import extern_shared, module_image_refs, named_symbols
+from ...analysis.entries import resolve_name
 from ...analysis.kernel import Kernel
 from ...analysis.param_reads import params_read, struct_value_reads, tensor_map_uses
 from ...analysis.param_trace import trace
 from ...errors import SpliceError, printable
-from ...ptx.parser import parse
+from ...ptx.parser import parse_entry
 from ..kinds.base import kinds_of, param_kind
 from . import numba_args
 from .context import MAX_BLOCK_THREADS
-from .entry import entry_decl
-from .skeleton import Facts, Lines, Slot
+from .entry import entry_decl_of
+from .skeleton import Facts, Lines, Slot, yaml_scalar
 
 
 def _refuse_32_bit(mod, path: str) -> None:
@@ -49,16 +50,31 @@ def _stream(path: str) -> bool:
         return False
 
 
-def skeleton(text: str, path: str, entry: Optional[str] = None, variables: Optional[list] = None) -> tuple:
+def _parse_entry(text: str, path: str, entry: Optional[str]):
+    """The module with only the entry's body parsed (and those of the functions it calls, which
+    def-use follows): a module of thousands of kernels costs its skeleton and one entry, as
+    ``spec --entry`` does, not every body."""
+    def choose(names: list) -> str:
+        if entry is None:
+            return names[0] if names else ""
+        return resolve_name(names, entry, path)
+
+    return parse_entry(text, path, choose, callees=True)
+
+
+def skeleton(text: str, path: str, entry: Optional[str] = None, variables: Optional[list] = None,
+             unprobeable: Optional[list] = None) -> tuple:
     """(YAML text, summary rows: one per parameter) for ``entry`` of the module ``text``;
-    ``variables``, when given, gets one row per module global the skeleton lists."""
+    ``variables``, when given, gets one row per module global the skeleton lists, and
+    ``unprobeable`` why no filled TODO can make the entry probeable (it writes nothing the probe
+    compares), when that is so."""
     if any("\udc80" <= ch <= "\udcff" for ch in path):    # an undecodable byte, read with surrogateescape
         raise SpliceError("the module's file name is not UTF-8: a probe spec (UTF-8 YAML) cannot name it in "
                           "its ptx: key; rename the file", path)
-    mod = parse(text, path)
+    mod = _parse_entry(text, path, entry)
     _refuse_32_bit(mod, path)
     k = Kernel(mod, entry)
-    decl = entry_decl(text, k.name, path)
+    decl = entry_decl_of(mod, k.name, path)
     y = Lines()
     glob = Lines()
     listed = _globals(glob, k)
@@ -73,6 +89,12 @@ def skeleton(text: str, path: str, entry: Optional[str] = None, variables: Optio
     _launch(y, k, decl, text, path)
     rows = _params(y, k, decl, text)
     y.lines += glob.lines
+    if not _writes_something(k, rows, listed):
+        why = ("the entry writes nothing the probe can compare: no store reaches a parameter's memory, a "
+               "surface, a tensor map's tensor or a module variable")
+        y.line(f"# NOTE: {why}")
+        if unprobeable is not None:
+            unprobeable.append(why)
     if variables is not None:
         variables += listed
     y.line("frame: all                      # every output is compared bit for bit")
@@ -88,8 +110,13 @@ def _header(y, k, decl, path: str, listed: set) -> None:
     y.line(f"# Probe spec skeleton for {k.name} ({shown}), written by `splice probe init`.")
     y.line("# Fill in every `null` (sizes, scalar values, grid); check each buffer's dtype and role.")
     y.line("# Format: docs/probe-spec.md.  Run: splice probe THIS.yaml MODULE.ptx")
-    refs = [r for r in module_image_refs(k) if r not in listed]
-    if refs:
+    refs = module_image_refs(k)
+    unlisted = [r for r in refs if r not in listed]
+    if refs and not unlisted:
+        y.line(f"# NOTE: this entry reads module-scope texture/surface references ({', '.join(refs)}): listed")
+        y.line("# under globals: (kind texref / surfref), bound in each module through the driver API, where the")
+        y.line("# driver still binds them (else the probe says why it cannot run the entry).")
+    elif refs:
         y.line(f"# NOTE: this entry reads module-scope texture/surface references ({', '.join(refs)}); the probe")
         y.line("# binds parameters only, so what it reads through them is not set by this spec (rewrite them")
         y.line("# as texture/surface object parameters to probe them).")
@@ -105,7 +132,9 @@ def _launch(y, k, decl, text: str, path: str) -> None:
     """``launch:``: the grid to fill in, the block from ``.reqntid`` (else to fill in, with
     ``.maxntid`` as a hint), the dynamic shared memory the entry names."""
     y.line("launch:")
-    y.kv("grid", None, 1, "TODO: blocks, e.g. [64, 1, 1]")
+    cl = decl.directive(".reqnctapercluster")
+    cluster = list(cl) + [1] * (3 - len(cl)) if cl else [1, 1, 1]
+    y.kv("grid", None, 1, f"TODO: blocks (e.g. {_flow([cluster[0] * 8, cluster[1], cluster[2]])})")
     req = decl.directive(".reqntid")
     if req and not all(isinstance(v, int) and v >= 1 for v in req):
         # no launch has a block of zero threads, and ptxas refuses the module: a skeleton saying
@@ -120,12 +149,14 @@ def _launch(y, k, decl, text: str, path: str) -> None:
         y.kv("block", list(req) + [1] * (3 - len(req)), 1, "from .reqntid")
     else:
         mx = decl.directive(".maxntid")
-        y.kv("block", None, 1, "TODO: threads per block" + (f" (.maxntid {', '.join(map(str, mx))})" if mx
-                                                           else ", e.g. [128, 1, 1]"))
+        y.kv("block", None, 1, "TODO: threads per block" + (f", .maxntid {', '.join(map(str, mx))}" if mx else "")
+             + f" (e.g. {_flow(_block_example(mx))})")
+    if decl.directive(".explicitcluster") is not None and not cl:
+        y.kv("cluster", None, 1, "TODO: CTAs per cluster: the entry declares .explicitcluster (e.g. [1, 1, 1])")
     smem = extern_shared(k.module, named_symbols(k))
     y.line("  shared:")
     if smem:
-        y.kv("dynamic", None, 2, f"TODO: bytes of the dynamic .extern .shared {smem}[]")
+        y.kv("dynamic", None, 2, f"TODO: bytes of the dynamic .extern .shared {smem}[] (e.g. 1024)")
     elif extern_shared(k.module):
         y.kv("dynamic", 0, 2, f"the module's .extern .shared {extern_shared(k.module)}[] is not named by this "
              "entry (check: a .func it calls may use it)")
@@ -145,7 +176,7 @@ def _params(y, k, decl, text: str) -> list:
     y.line("params:" if decl.params else "params: []                      # the entry has no .param")
     values = struct_value_reads(k)
     maps = tensor_map_uses(k)
-    facts = Facts(uses, own, params_read(k), values, {name: at[0][0] for name, at in maps.items()},
+    facts = Facts(uses, own, params_read(k), values, {name: at[0][0] for (name, off), at in maps.items() if off == 0},
                   prefix=_field_names_collide(decl, uses, values), accesses=maps)
     rows = []
     for pp in decl.params:
@@ -184,3 +215,30 @@ def _field_names_collide(decl, uses: dict, values: dict) -> bool:
 def _short(name: str, decl) -> str:
     """A parameter's name without the entry's name in front (``<entry>_param_3`` -> ``param_3``)."""
     return name[len(decl.name) + 1:] if name.startswith(decl.name + "_") else name
+
+
+def _flow(value) -> str:
+    """``value`` as YAML flow text (what a TODO's ``(e.g. …)`` names)."""
+    return yaml_scalar(value)
+
+
+def _block_example(mx) -> list:
+    """A block a launch may have: ``.maxntid``'s when it is one, else 128 threads."""
+    if mx:
+        dims = list(mx) + [1] * (3 - len(mx))
+        if math.prod(dims) <= MAX_BLOCK_THREADS and dims[2] <= 64 and all(v >= 1 for v in dims):
+            return dims
+    return [128, 1, 1]
+
+
+def _writes_something(k, rows: list, listed: list) -> bool:
+    """Whether the skeleton has an output: a store through a parameter's pointer (or a pointer
+    loaded from it, or a struct's field), a surface, a store through a tensor map, or a module
+    variable listed as an output or inout."""
+    uses = trace(k, {})
+    if any(u.writes or (u.target is not None and u.target.writes) for u in uses.values()):
+        return True
+    if any(r.get("role") in ("output", "inout") for r in rows + listed):
+        return True
+    return any(".global.shared" in op or op.startswith("cp.reduce")
+               for at in tensor_map_uses(k).values() for _n, op in at)

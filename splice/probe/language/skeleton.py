@@ -4,7 +4,7 @@ spells them.  Each kind writes its own lines (``Kind.skeleton``) through :class:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 import yaml
 
@@ -41,9 +41,9 @@ class Facts:
     skeletons: ``uses`` {(param, offset): Use}, ``own`` {(param, offset): [(space, where)]} of
     values that reach the kernel's own spaces, ``read`` the parameters read at all, ``values``
     {param: [(offset, dtype, statement, note)]} of struct bytes read as values, ``maps``
-    {parameter name: statement} of tensor-map parameters, ``accesses`` {parameter name:
-    [(statement, instruction)] reading a tensor map through it}, ``prefix``: struct fields named
-    ``<param>_field_<offset>``."""
+    {parameter name: statement} of tensor-map parameters, ``accesses`` {(parameter name, byte
+    offset): [(statement, instruction)] reading a tensor map there}, ``prefix``: struct fields
+    named ``<param>_field_<offset>``."""
     uses: dict
     own: dict
     read: set
@@ -57,7 +57,7 @@ class Facts:
 class Slot:
     """One ``.param`` a skeleton describes: its declaration (``entry.PtxParam``), its name as
     the spec writes it, what was found about it."""
-    pp: object
+    pp: Any        # entry.PtxParam (entry imports the kinds, which read slots)
     short: str
     facts: Facts
 
@@ -77,6 +77,10 @@ class Slot:
     @property
     def tensor_map(self) -> Optional[int]:
         return self.facts.maps.get(self.pp.name)
+
+    def maps_at(self) -> dict:
+        """{byte offset: [(statement, instruction)]} of the tensor maps read in this parameter."""
+        return {off: at for (name, off), at in self.facts.accesses.items() if name == self.pp.name}
 
     @property
     def read(self) -> bool:

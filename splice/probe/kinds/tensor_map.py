@@ -13,7 +13,7 @@ the address of a copy in device memory (a ``.u64`` parameter: ``pass: global``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Optional
+from typing import Any, ClassVar, Optional
 
 import numpy as np
 
@@ -38,7 +38,7 @@ OOB = {"none": "NONE", "nan": "NAN_REQUEST_ZERO_FMA"}
 DATA_TYPES = {"u8": "UINT8", "s8": "UINT8", "e4m3": "UINT8", "e5m2": "UINT8", "u16": "UINT16", "s16": "UINT16",
               "u32": "UINT32", "s32": "INT32", "u64": "UINT64", "s64": "INT64", "f16": "FLOAT16",
               "f32": "FLOAT32", "f64": "FLOAT64", "bf16": "BFLOAT16", "tf32": "TFLOAT32"}
-MAP_KEYS = frozenset({"tensor", "mode", "dims", "strides", "box", "element_strides", "interleave", "swizzle",
+MAP_KEYS = frozenset({"tensor", "dtype", "mode", "dims", "strides", "box", "element_strides", "interleave", "swizzle",
                       "l2_promotion", "oob_fill", "pass", "align", "lower_corner", "upper_corner",
                       "channels_per_pixel", "pixels_per_column"})
 
@@ -46,6 +46,7 @@ MAP_KEYS = frozenset({"tensor", "mode", "dims", "strides", "box", "element_strid
 @dataclass(frozen=True, kw_only=True)
 class TensorMap(Kind):
     tensor: Buffer
+    dtype: str = ""               # the map's element type: the tensor's, or another of its size
     mode: str = "tiled"
     dims: tuple = ()              # globalDim, innermost first
     strides: tuple = ()           # globalStrides in bytes of dims 1.. (rank - 1 of them)
@@ -78,12 +79,12 @@ class TensorMap(Kind):
         dims = _ints(c, d, where, "dims", shape, 1, 1 << 32, lo_len=3 if mode == "im2col" else 1)
         rank = len(dims)
         dense = tuple(int(np.prod(dims[:i + 1], dtype=object)) * t.size for i in range(rank - 1))
-        strides = _ints(c, d, where, "strides", dense, 16, 1 << 40, n=rank - 1)
+        strides = _ints(c, d, where, "strides", dense, 0, 1 << 40, n=rank - 1)
         for i, s in enumerate(strides):
             if s % 16:
                 raise c.err(f"{where}.strides[{i}]", f"{s} bytes: a TMA stride is a multiple of 16", d, "strides")
         elem = _ints(c, d, where, "element_strides", (1,) * rank, 1, 8, n=rank)
-        attrs = dict(interleave=_choice(c, d, where, "interleave", tuple(INTERLEAVES), "none"),
+        attrs: dict[str, Any] = dict(interleave=_choice(c, d, where, "interleave", tuple(INTERLEAVES), "none"),
                      swizzle=_choice(c, d, where, "swizzle", tuple(SWIZZLES), "none"),
                      l2_promotion=_choice(c, d, where, "l2_promotion", tuple(L2), "none"),
                      oob_fill=_choice(c, d, where, "oob_fill", tuple(OOB), "none"),
@@ -94,7 +95,8 @@ class TensorMap(Kind):
         geo = _box(c, d, where, mode, rank, t, attrs["swizzle"])
         _covers(c, d, where, tensor, dims, strides, t)
         line, col = position(d)
-        return cls(name=name, offset=offset, tensor=tensor, mode=mode, dims=dims, strides=strides,
+        return cls(name=name, offset=offset, tensor=tensor, dtype=_map_dtype(c, d, where, tensor), mode=mode,
+                   dims=dims, strides=strides,
                    element_strides=elem, map_align=align, line=line, column=col, **attrs, **geo)
 
     @property
@@ -155,7 +157,7 @@ class TensorMap(Kind):
 
         u64, u32 = cu.cuuint64_t, cu.cuuint32_t
         enum = cu.CUtensorMapDataType, cu.CUtensorMapInterleave, cu.CUtensorMapSwizzle
-        dtype = getattr(enum[0], "CU_TENSOR_MAP_DATA_TYPE_" + DATA_TYPES[self.tensor.dtype])
+        dtype = getattr(enum[0], "CU_TENSOR_MAP_DATA_TYPE_" + DATA_TYPES[self.dtype or self.tensor.dtype])
         common = (getattr(enum[1], "CU_TENSOR_MAP_INTERLEAVE_" + INTERLEAVES[self.interleave]),
                   getattr(enum[2], "CU_TENSOR_MAP_SWIZZLE_" + SWIZZLES[self.swizzle]),
                   getattr(cu.CUtensorMapL2promotion, "CU_TENSOR_MAP_L2_PROMOTION_" + L2[self.l2_promotion]),
@@ -272,6 +274,20 @@ def _tensor(c: Ctx, d, where: str, name: str) -> Buffer:
     return t
 
 
+def _map_dtype(c: Ctx, d, where: str, tensor: Buffer) -> str:
+    """The map's element type: the tensor's unless ``dtype:`` names another of the same size
+    (CUTLASS encodes its half_t maps as UINT16: a copy moves the same bytes either way)."""
+    v = d.get("dtype", tensor.dtype)
+    if not isinstance(v, str) or v not in DATA_TYPES:
+        what = "null (a TODO left?)" if v is None else repr(v)
+        raise c.err(f"{where}.dtype", f"{what}: no tensor-map element type (one of {', '.join(DATA_TYPES)})",
+                    d, "dtype")
+    if dt.TYPES[v].size != dt.TYPES[tensor.dtype].size:
+        raise c.err(f"{where}.dtype", f"{v} is {dt.TYPES[v].size} bytes, the tensor's {tensor.dtype} "
+                    f"{dt.TYPES[tensor.dtype].size}: a map's element is the tensor's size", d, "dtype")
+    return v
+
+
 def _choice(c: Ctx, d, where: str, key: str, allowed: tuple, default: str) -> str:
     v = d.get(key, default)
     if not isinstance(v, str) or v not in allowed:
@@ -323,6 +339,8 @@ def _covers(c: Ctx, d, where: str, tensor: Buffer, dims: tuple, strides: tuple, 
         raise c.err(f"{where}.dims", f"dims {list(dims)} with strides {list(strides)} reach byte {last}, beyond "
                     f"{tensor.name}'s {tensor.bytes}", d, "dims")
     for i, (n, s) in enumerate(zip(dims, strides)):
+        if dims[i + 1] == 1:      # a dimension of extent 1 is never stepped: CUTLASS gives it stride 0
+            continue
         if s < n * (t.size if i == 0 else strides[i - 1]):
             raise c.err(f"{where}.strides[{i}]", f"{s} bytes: less than dimension {i}'s extent "
                         f"({n} x {t.size if i == 0 else strides[i - 1]} bytes): rows overlap", d, "strides")

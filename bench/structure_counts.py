@@ -9,7 +9,8 @@ fixpoint loops (``while changed:`` and ``for _round in range(...)``), comment re
 hand (a pattern literal with ``//[^\\n]`` or a ``/\\*`` opener, outside the comment lexer and
 the SASS readers), function-level imports, import cycles between modules (strongly connected
 components of the module graph, every import counted), imports of another module's ``_private``
-name, and modules over 500 lines.
+name, modules over 500 lines, and the regular expressions of splice/probe/ (timing.py, another
+change's, aside): PTX text is read and edited through the model there.
 """
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ _KIND_CMP = re.compile(r"""(?:\bkind\b|\[["']kind["']\]|\.get\(["']kind["']\))\s
 _KIND_VALUE = re.compile(r"""["'](?:""" + "|".join(KIND_NAMES) + r""")["']""")
 _FIXPOINT = re.compile(r"^\s*(?:while changed\b|for _round in range\()", re.M)
 _HAND_COMMENT = re.compile(r"""r?b?["'][^"'\n]*(?://\[\^\\n\]|/\\\*)""")
+#: a regular expression used in the probe's code (``re.sub(``, ``re.compile(`` ...)
+_REGEX_CALL = re.compile(r"\bre\.(?:sub|subn|compile|match|fullmatch|search|findall|finditer|split)\(")
 
 
 def modules(root: Path) -> dict:
@@ -123,7 +126,7 @@ def counts(root: Path) -> dict:
         for t, n, in_func, line in edges:
             if n and n.startswith("_") and not n.startswith("__") and t in mods and t != name:
                 private.append(f"{path.relative_to(root)}:{line}: {t}.{n}")
-    kind_checks, fixpoints, comment_res, big = [], [], [], []
+    kind_checks, fixpoints, comment_res, big, probe_res = [], [], [], [], []
     for name, path in mods.items():
         text = path.read_text()
         rel = str(path.relative_to(root))
@@ -134,13 +137,15 @@ def counts(root: Path) -> dict:
                     path.name not in ("comments.py", "grammar_text.py") and not path.name.startswith("sass"):
                 comment_res.append(f"{rel}:{n}")
         fixpoints += [f"{rel}:{text.count(chr(10), 0, mt.start()) + 1}" for mt in _FIXPOINT.finditer(text)]
+        if name.startswith("splice.probe.") and name != "splice.probe.timing":
+            probe_res += [f"{rel}:{n}" for n, line in enumerate(text.splitlines(), 1) if _REGEX_CALL.search(line)]
         lines = text.count("\n")
         if lines > 500:
             big.append(f"{rel} ({lines})")
     cyc = cycles(graph)
     return {"kind_checks": kind_checks, "fixpoint_loops": fixpoints, "comment_regexes": comment_res,
             "function_level_imports": fn_imports, "cycles": cyc, "private_imports": private,
-            "modules_over_500_lines": big}
+            "modules_over_500_lines": big, "probe_regex_sites": probe_res}
 
 
 def main() -> int:

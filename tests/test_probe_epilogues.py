@@ -119,7 +119,9 @@ def test_e61_is_bound_to_the_entry_parameters(all_epilogue_cases):
     assert forms["%r7"] == {"ctaid.x": 32, "param_0+80": -1}
     assert sorted(kd for _r, _t, kd in e61.loaded) == ["act"] * 4       # P61's D only
     head = e61.orig_ptx[e61.orig_ptx.index(".visible .entry splice_harness("):]
-    assert head.split("\n")[1].strip() == ".param .align 8 .b8 cuda_dldn_engine_swin_enc5_kernel_param_0[144],"
+    params = [p.strip() for p in head[head.index("(") + 1:head.index(")")].split(",")]
+    assert params == [".param .align 8 .b8 cuda_dldn_engine_swin_enc5_kernel_param_0[144]",
+                      ".param .u64 splice_harness_in", ".param .u64 splice_harness_out"]
     assert "ld.param.u16 %sphe_h0, [cuda_dldn_engine_swin_enc5_kernel_param_0+80];" in e61.orig_ptx
     assert "sust.b.2d" in e61.orig_ptx and "sust.b.2d" in e61.spl_ptx
 

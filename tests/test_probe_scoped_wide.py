@@ -63,7 +63,7 @@ def test_b128_live_outs_travel_as_two_rows_inside_the_cuts_scope(tmp_path):
     assert hc.skipped is None
     assert [t for _r, t, _role in hc.live_out] == [".b128.lo", ".b128.hi"] * 2
     body = hc.orig_ptx
-    assert "\t{\n\t.reg .b128 c, s, r;\n" in body          # the cut's own scope, around it
+    assert "{ .reg .b128 c, s, r;" in " ".join(body.split())     # the cut's own scope, around it
     assert "mov.b128 {%sphx_w0, %sphx_w1}, c;" in body
     assert "st.global.b64 [%sphx_rd1+2048], %sphx_w1;" in body   # the high half, its own row
     assert "st.global.b32" not in body
@@ -75,7 +75,8 @@ def test_a_b128_live_in_is_joined_from_its_two_rows(tmp_path):
     pair, k, spec = _recipe(tmp_path, "s16-s16")      # mov.b128 {%rd1, %rd2}, r;
     (hc,) = cases(pair, k, spec)
     assert [t for _r, t, _role in hc.live_in] == [".b128.lo", ".b128.hi"]
-    assert "ld.global.b64 %sphx_w1, [%sphx_rd0+2048];\n\tmov.b128 r, {%sphx_w0, %sphx_w1};" in hc.orig_ptx
+    assert "ld.global.b64 %sphx_w1, [%sphx_rd0+2048]; mov.b128 r, {%sphx_w0, %sphx_w1};" in " ".join(
+        hc.orig_ptx.split())
 
 
 @pytest.mark.needs("ptxas")
@@ -184,6 +185,18 @@ def test_a_module_already_instrumented_is_refused_before_the_gpu():
 
     text = ".version 8.0\n.target sm_90\n.address_size 64\n.global .align 8 .u64 " + PTR + ";\n"
     with pytest.raises(SpliceError, match="line 4 of the module already names __splice_stage_ptr"):
-        insert_code(text.splitlines(keepends=True), {}, {}, PTR, "debug-stage buffer")
-    ok = insert_code(text.replace(PTR, PTR + "_x").splitlines(keepends=True), {}, {}, PTR, "debug-stage buffer")
+        insert_code(text, {}, {}, PTR, "debug-stage buffer")
+    ok = insert_code(text.replace(PTR, PTR + "_x"), {}, {}, PTR, "debug-stage buffer")
     assert ok.count(PTR + ";") == 1
+    # an instruction naming it is found through the model too, and code goes only where a
+    # statement ends (a statement written over two lines is not split)
+    body = text.replace(".global .align 8 .u64 " + PTR + ";\n", "") + (
+        ".visible .entry k()\n{\n\tmov.u64 %rd1,\n\t\t" + PTR + ";\n\tret;\n}\n")
+    with pytest.raises(SpliceError, match="line 6 of the module already names"):
+        insert_code(body, {}, {}, PTR, "debug-stage buffer")
+    two = body.replace(PTR, "x")
+    with pytest.raises(SpliceError, match="line 6: inside the statement at line 6"):
+        insert_code(two, {}, {6: ["\t// code\n"]}, PTR, "debug-stage buffer")
+    done = insert_code(two, {}, {7: ["\t// code\n"]}, PTR, "debug-stage buffer")
+    assert done.replace("\t// code\n", "").replace(f"\n// splice probe: debug-stage buffer (set by the host)\n"
+                                                   f".global .align 8 .u64 {PTR};\n", "") == two

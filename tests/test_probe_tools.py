@@ -198,8 +198,12 @@ def test_harness_binds_memory_cuts():
         word = stmt.split()[1 if stmt.startswith("@") else 0]
         assert memory_ops("\t" + stmt + "\n") == [word], stmt
     fine = ("shfl.sync.bfly.b32 %r1, %r2, 1, 31, -1;", "cvta.to.global.u64 %rd1, %rd2;", "L1:",
-            "mov.u32 %r1, %tid.x;", "\tparam0,", "isspacep.shared %p1, %rd1;", "@!%p2 add.s32 %r1, %r1, 1;")
+            "mov.u32 %r1, %tid.x;", "isspacep.shared %p1, %rd1;", "@!%p2 add.s32 %r1, %r1, 1;")
     assert memory_ops("\n".join(fine)) == []
+    # a prelude is module-level: its functions' instructions count, its parameter lists do not
+    prelude = ".func (.param .b32 r) f(.param .b32 param0)\n{\n\tst.param.b32 [r], 1;\n\tret;\n}\n"
+    assert memory_ops(prelude, allow_call_abi=True, module=True) == []
+    assert memory_ops(prelude, module=True) == ["st.param.b32", "ret"]
     pair = resolve(str(ROOT / "recipes/enc5_qkv_wave.yaml"))
     k = Kernel.load(str(pair.original_path), pair.entry)
     cs = cases(pair, k, load_spec(pair.spec_path))

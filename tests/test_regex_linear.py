@@ -112,11 +112,11 @@ def test_scans_over_a_whole_text_are_linear_when_a_block_never_closes():
     """``match`` and ``fullmatch`` above start at one place; these patterns are searched
     through a whole module, where a lazy ``.*?`` to a closing that never comes is tried again
     from every opening: quadratic (``/*x`` 8000 times took a second, 100 000 times hours)."""
-    from splice.probe.instrument.harness_code import strip_comments as _strip_comments
+    from splice.ptx.comments import strip as _strip_comments
     from splice.verify.sides import _SECTION
 
     n = 200_000
-    _bounded(lambda: _strip_comments("/*x" * n), "the harness's comment strip")
+    _bounded(lambda: _strip_comments("/*x" * n), "the comment strip")
     _bounded(lambda: list(_SECTION.finditer(".section .a {\n" * n)), "the checker's section scan")
     _bounded(lambda: list(parser._BRACES.finditer("/*x" * n)), "the parser's brace scan")
     _bounded(lambda: list(parser._NESTS.finditer("/*x" * n)), "the parser's nesting scan")

@@ -34,21 +34,21 @@ wgmma, branches to labels outside the cut, values whose provenance the analysis 
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
 
+from ...analysis.global_uses import own_symbols
 from ...analysis.provenance import CONST
 from ...ptx.builder import Builder, NameScope, addr, linear_id
 from .harness_code import HarnessCase, enclosing_scopes, harness_ptx, memory_ops, width
 from ...analysis.slices import replay_slice
 from ...analysis.taint import address_taints
 from ...cut.epilogue import literals_behind
+from ...ptx import edit
 from ...ptx import model as m
 from ...ptx.model import Imm
-from ...ptx.printer import canonical_param
 import struct
 
 SPECIAL = {"laneid": "%laneid", "tid.x": "%tid.x", "tid.y": "%tid.y", "tid.z": "%tid.z",
@@ -238,7 +238,7 @@ def epilogue_case(pair, kernel, c, hc, header: str, decls: list, spec, blocks: i
     cache = {} if cache is None else cache
     orig = pair.original[c.region[0]:c.region[1]]
     spl = "\n".join(c.binding.site)
-    why = _unsupported(orig) or _unsupported(spl) or _unsupported("\n\n".join(c.binding.prelude))
+    why = _unsupported(orig) or _unsupported(spl) or _unsupported("\n\n".join(c.binding.prelude), module=True)
     if why:
         hc.skipped = why
         return hc
@@ -261,7 +261,7 @@ def epilogue_case(pair, kernel, c, hc, header: str, decls: list, spec, blocks: i
     if "ctx" not in cache:
         cache["ctx"], cache["arrays"] = _context(kernel, spec), module_arrays(kernel)
     ctx, arrays = cache["ctx"], cache["arrays"]
-    touches_smem = bool(re.search(r"\.shared\b|\bbar\.sync|\bbarrier\.sync", orig + spl))
+    touches_smem = any(_touches_shared(s) for text in (orig, spl) for s in edit.instructions(text))
     layout, dyn = _shared_layout(arrays, spec.shared_dynamic) if touches_smem else ([], 0)
     smem_bytes = sum(-(-n // 8) * 8 for _sym, _s, n in layout)
     threads_blk = spec.block[0] * spec.block[1] * spec.block[2]
@@ -281,6 +281,14 @@ def epilogue_case(pair, kernel, c, hc, header: str, decls: list, spec, blocks: i
     return ec
 
 
+def _touches_shared(ins: m.Instruction) -> bool:
+    """An instruction that addresses shared memory (a ``.shared`` state space) or waits at a
+    block barrier (``bar.sync``, ``barrier.sync``): the cut needs the block's shared image."""
+    if any(x.startswith(".shared") for x in ins.modifiers):
+        return True
+    return ins.opcode in ("bar", "barrier") and ins.modifiers[:1] == (".sync",)
+
+
 def _b128_loaded(loaded: list) -> "str | None":
     """Why a bound harness cannot run: a ``.b128`` live-in drawn at random (its input rows are
     made per register, 64 bits each; the plain harness splits such a register in two rows)."""
@@ -295,12 +303,12 @@ def _build(ec, pair, c, kernel, header, decls, arrays, ctx, bodies, tb) -> None:
 
     threads = tb * ec.blocks
     hdr = header + "".join(f"\n{a[4]}" for a in arrays)
-    params = [canonical_param(p) for p in kernel.fn.params or ()]
+    params = list(kernel.fn.params or ())
     for side, body in zip(("orig", "spl"), bodies):
         scope, regs = NameScope(H), {}
         pro = _prologue(ec, threads, tb, ctx, scope, regs)
         epi = _epilogue(ec, threads, tb, len(ec.live_out) - _dump_rows(ec, tb), scope, regs)
-        ptx = harness_ptx(hdr, decls + scope.decls(), pro + _single_exit(body) + epi,
+        ptx = harness_ptx(hdr, decls + scope.decl_nodes(), pro + _single_exit(body) + epi,
                           ec.live_in, ec.live_out[:len(ec.live_out) - _dump_rows(ec, tb)], threads,
                           "\n\n".join(c.binding.prelude) if side == "spl" else "",
                           c.binding.shared_bytes if side == "spl" else 0, entry_params=params,
@@ -311,11 +319,6 @@ def _build(ec, pair, c, kernel, header, decls, arrays, ctx, bodies, tb) -> None:
             ec.spl_ptx = ptx
 
 
-# a line's own indent (``[ \t]*``, not ``\s*``: from each of n blank lines ``\s*`` ran over the
-# rest of the run, quadratic; what replaces a match keeps the text around it as it was)
-_RET = re.compile(r"^([ \t\r\f\v]*(?:@!?%[\w$]+\s+)?)(?:ret|exit)(?:\.uni)?\s*;", re.M)
-_BRA = re.compile(r"^([ \t\r\f\v]*(?:@!?%[\w$]+\s+)?)bra(?:\.uni)?(\s+)([\w$]+)\s*;", re.M)
-_LABEL = re.compile(r"^[ \t\r\f\v]*([\w$]+):", re.M)
 END = "$__splice_harness_end"
 
 
@@ -324,12 +327,23 @@ def _single_exit(body: str) -> str:
     cut (a K loop's back edge, the jump past a tail) goes to the harness's end label, where
     the live-outs are stored.  The last epilogue of a kernel ends in ``ret``, and a thread that
     returned would skip the shared dump and the live-out stores; a loop's back edge leaves the
-    cut with the values the loop head receives, which are live-outs too."""
-    inside = set(_LABEL.findall(body))
-    out = _RET.sub(lambda mm: f"{mm.group(1)}bra {END};", body)
-    out = _BRA.sub(lambda mm: mm.group(0) if mm.group(3) in inside else f"{mm.group(1)}bra {END};", out)
-    out = out.rstrip("\n")
-    return out + (f"\n{END}:\n" if out != body.rstrip("\n") else "\n")
+    cut with the values the loop head receives, which are live-outs too.  The statements are
+    the parsed model's: each one rewritten is a new ``bra`` node (its guard kept) in its place."""
+    inside = {s.name for s in edit.fragment(body).statements() if isinstance(s, m.Label)}
+
+    def leaves(s):
+        if not isinstance(s, m.Instruction):
+            return None
+        target = s.operands[0] if s.operands else None
+        if s.opcode in ("ret", "exit") or (s.opcode == "bra" and isinstance(target, m.Sym)
+                                          and target.name not in inside):
+            return (m.Instruction(s.guard, "bra", (), (m.Sym(END),)),)
+        return None
+
+    out = edit.rewrite(body, leaves)
+    if out == body:
+        return body
+    return out.rstrip("\n") + f"\n{edit.render(m.Label(END))}\n"
 
 
 def _rows(nbytes: int, tb: int) -> int:
@@ -378,8 +392,8 @@ def _random_address(kernel, c, loaded) -> Optional[str]:
     return hits[0].text() + ": a random value would be a random address"
 
 
-def _unsupported(text: str):
-    bad = [op for op in memory_ops(text, allow_call_abi=True)
+def _unsupported(text: str, module: bool = False):
+    bad = [op for op in memory_ops(text, allow_call_abi=True, module=module)
            if not _bound_op(op) and not op.startswith("bra")]     # branches: _single_exit
     if bad:
         return ("the cut " + ", ".join(sorted(set(bad))[:5]) + ": the frame and the stages cover it "
@@ -409,18 +423,17 @@ def module_arrays(kernel) -> list:
     ``.const`` arrays the entry names (its own and the module's), declared at module scope in
     the harness.  ``bytes`` is 0 for an ``.extern`` (dynamic) array."""
     src = kernel.module.source
-    fn = kernel.fn
-    body = src[fn.span[0]:fn.span[1]] if fn.span else ""
+    named = own_symbols(kernel)
     prov = kernel.provenance
     out = []
-    nodes = [it for it in kernel.module.items if isinstance(it, m.Decl)]
+    # the module's arrays the entry's statements name, and every array the entry declares
+    nodes = [it for it in kernel.module.items if isinstance(it, m.Decl) and it.declarators
+             and it.declarators[0].name in named]
     nodes += [st.node for st in kernel.stmts if isinstance(st.node, m.Decl)]
     for n in nodes:
         if n.space not in (".shared", ".global", ".const") or n.span is None:
             continue
         name = n.declarators[0].name
-        if not re.search(r"(?<![\w$.])" + re.escape(name) + r"(?![\w$])", body):
-            continue
         el = {".b8": 1, ".u8": 1, ".s8": 1, ".b16": 2, ".u16": 2, ".b32": 4, ".u32": 4, ".s32": 4,
               ".f32": 4, ".b64": 8, ".u64": 8, ".f64": 8}.get(n.type or "", 1)
         size = sum((dim or 0) * el for d in n.declarators for dim in (d.dims or ()))

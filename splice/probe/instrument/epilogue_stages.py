@@ -118,9 +118,9 @@ def memory_writers(pair) -> list:
     (E61's nine-tap gather ends in a ``sust`` and has no live-outs, so no register stage can)."""
     out = []
     for c in pair.cuts:
-        texts = (pair.original[c.region[0]:c.region[1]], "\n".join(c.binding.site),
-                 "\n\n".join(c.binding.prelude))
-        ops = [op for t in texts for op in memory_ops(t, allow_call_abi=True)]
+        texts = ((pair.original[c.region[0]:c.region[1]], False), ("\n".join(c.binding.site), False),
+                 ("\n\n".join(c.binding.prelude), True))
+        ops = [op for t, module in texts for op in memory_ops(t, allow_call_abi=True, module=module)]
         if any(not is_shared(sp) for op in ops for sp in written_spaces(op)):
             out.append((c.cut.index, c.title))
     return out

@@ -21,15 +21,15 @@ entry's parameters to the spec's arguments and computes addresses by provenance.
 """
 from __future__ import annotations
 
-import re
 from typing import Optional
 
 import numpy as np
 
-from ...analysis.global_uses import reached_in
+from ...analysis.global_uses import operand_symbols, reached_in
+from ...ptx import edit
 from .epilogue_harness import epilogue_case
-from .harness_code import (ENTRY, HarnessCase, module_header, reg_decls, strip_comments, enclosing_scopes,
-                           expand_b128, harness_ptx, memory_ops, width)
+from .harness_code import (ENTRY, HarnessCase, module_header, reg_decls, enclosing_scopes, expand_b128,
+                           harness_ptx, memory_ops, width)
 
 __all__ = ["ENTRY", "HarnessCase", "cases", "compare_outs", "harness_inputs", "memory_ops", "random_live_ins"]
 
@@ -39,7 +39,7 @@ def cases(pair, kernel, spec, blocks: int = 8) -> list:
     out = []
     if pair.plan is None:
         return out
-    header = module_header(pair.original)
+    header = module_header(kernel.module)
     decls = reg_decls(kernel)
     threads = spec.block[0] * spec.block[1] * spec.block[2] * blocks
     ecache = {}
@@ -51,7 +51,7 @@ def cases(pair, kernel, spec, blocks: int = 8) -> list:
         spl_body = "\n".join(c.binding.site)
         prelude = "\n\n".join(c.binding.prelude)
         bad_o = memory_ops(orig_body)
-        bad_s = memory_ops(spl_body, allow_call_abi=True) + memory_ops(prelude, allow_call_abi=True)
+        bad_s = memory_ops(spl_body, allow_call_abi=True) + memory_ops(prelude, allow_call_abi=True, module=True)
         if bad_o or bad_s or c.cut.select in ("epilogue", "epilogues", "phase+epilogue"):
 
             case = epilogue_case(pair, kernel, c, hc, header, decls, spec, blocks, ecache)
@@ -79,13 +79,22 @@ def _reaches_globals(kernel, spec, c, texts) -> Optional[str]:
     names = {g.name for g in spec.globals if g.role != "input" or g.fill is None or g.fill.rule != "module"}
     if not names:
         return None
-    words = set(re.findall(r"[A-Za-z_$%][\w$]*", strip_comments("\n".join(texts))))
+    words = _named(texts)
     i, j = kernel.first_pos_of(c.first), kernel.pos_of(c.last)
     hit = sorted(set(reached_in(kernel, names, i, j, [r.reg for r in c.abi.live_in])) | (words & names))
     if not hit:
         return None
     return (f"the cut reaches the spec's module global(s) {', '.join(hit)}: the bound harness runs it in a module "
             "of its own, where globals are neither set from the spec nor compared (the frame run does both)")
+
+
+def _named(texts) -> set:
+    """The symbols the instructions of a cut's texts name (the original's statements, the site,
+    the prelude's functions), as the parsed model gives them."""
+    orig, site, prelude = texts
+    nodes = edit.instructions(orig) + edit.instructions(site)
+    nodes += edit.instructions(prelude, module=True) if prelude.strip() else []
+    return {name for _n, name in operand_symbols(nodes)}
 
 
 def harness_inputs(case: HarnessCase, threads: int, seed: int = 0) -> np.ndarray:

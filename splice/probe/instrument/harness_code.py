@@ -4,20 +4,15 @@ live-in loads and live-out stores (one 8-byte row per register and thread), the 
 the scopes a cut sits in, and which opcodes random live-ins cannot replay."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Optional
 
 from ...analysis.roles import NO_ACCESS, memory_op
-from ...ptx import comments
+from ...ptx import edit
 from ...ptx import model as m
-from ...ptx.builder import Builder, addr
+from ...ptx.builder import Builder, addr, function, module_text, param, reg_decl
 
 ENTRY = "splice_harness"
-
-
-#: a statement's opcode word and modifiers, after an optional guard, at the start of a line
-_OPCODE = re.compile(r"^[ \t]*(?:@!?%[\w$]+[ \t]+)?([A-Za-z_]\w*)((?:\.[\w:]+)*)", re.M)
 
 
 #: what random live-ins cannot replay besides memory (``roles.memory_op``): control flow leaves
@@ -38,18 +33,16 @@ class HarnessCase:
     notes: list = field(default_factory=list)
 
 
-def strip_comments(text: str) -> str:
-    return comments.strip(text)          # a block comment keeps its newlines: a statement after it stays first
-
-
-def memory_ops(text: str, allow_call_abi: bool = False) -> list:
-    """Opcodes in ``text`` a harness cannot run on random inputs: every one that addresses
-    memory by the roles memory table (loads, stores, atomics, copies, textures and surfaces,
-    wmma fragments, mbarriers, multimem, prefetch, discard, tensormaps), and control flow and
-    barriers.  Anything else (arithmetic, conversions, mma, shuffles) replays on any inputs."""
+def memory_ops(text: str, allow_call_abi: bool = False, module: bool = False) -> list:
+    """Opcodes in ``text`` (statements; ``module``: module-level items, a splice's prelude) a
+    harness cannot run on random inputs: every one that addresses memory by the roles memory
+    table (loads, stores, atomics, copies, textures and surfaces, wmma fragments, mbarriers,
+    multimem, prefetch, discard, tensormaps), and control flow and barriers.  Anything else
+    (arithmetic, conversions, mma, shuffles) replays on any inputs.  The instructions are the
+    parsed model's (``ptx.edit.instructions``): a comment or a parameter list holds none."""
     bad = []
-    for mt in _OPCODE.finditer(strip_comments(text)):
-        op, suffix = mt.group(1), mt.group(2)
+    for ins in edit.instructions(text, module=module) if text.strip() else ():
+        op, suffix = ins.opcode, "".join(ins.modifiers)
         row = memory_op(op + suffix)
         if op not in _CONTROL and row.effect == NO_ACCESS and row.addr is None and not row.kind:
             continue
@@ -66,25 +59,23 @@ def memory_ops(text: str, allow_call_abi: bool = False) -> list:
     return bad
 
 
-def module_header(source: str) -> str:
-    out = []
-    for ln in source.splitlines():
-        out.append(ln)
-        if re.match(r"\s*\.address_size\b", ln):
-            break
-    return "\n".join(out) + "\n"
+def module_header(module: m.Module) -> str:
+    """The module's text up to its ``.address_size`` directive (``.version``, ``.target`` and
+    what comes between, as written): the harness module's own header."""
+    d = module.directive(".address_size")
+    if d is None or d.span is None:
+        raise ValueError(f"{module.path}: no .address_size directive")
+    return module.source[:d.span[1]] + "\n"
 
 
 def reg_decls(kernel) -> list:
     """The entry's own top-level ``.reg`` declarations (a nested scope's declarations stay in
     their block: hoisting them would declare a name twice; ``enclosing_scopes`` gives those of
-    the scopes around a cut)."""
-    src = kernel.module.source
+    the scopes around a cut), as nodes."""
     body = kernel.fn.body
     if body is None:
         return []
-    return [src[d.span[0]:d.span[1]].strip() for d in body.items
-            if isinstance(d, m.Decl) and d.space == ".reg" and d.span is not None]
+    return [d for d in body.items if isinstance(d, m.Decl) and d.space == ".reg"]
 
 
 def enclosing_scopes(kernel, first: int) -> list:
@@ -92,7 +83,6 @@ def enclosing_scopes(kernel, first: int) -> list:
     outermost first: a cut inside a scope (an inline-asm block's ``.reg .b128 c, s, r;``)
     reads and writes registers only its scope declares, so the harness opens the same scopes
     around it (without them ptxas said "Unknown symbol")."""
-    src = kernel.module.source
     at = kernel.stmt(first).node.span[0]
     out = []
     block = kernel.fn.body
@@ -100,8 +90,7 @@ def enclosing_scopes(kernel, first: int) -> list:
         block = next((it for it in block.items if isinstance(it, m.Block) and it.span is not None
                       and it.span[0] < at < it.span[1]), None)
         if block is not None:
-            out.append([src[d.span[0]:d.span[1]].strip() for d in block.items
-                        if isinstance(d, m.Decl) and d.space == ".reg" and d.span is not None])
+            out.append([d for d in block.items if isinstance(d, m.Decl) and d.space == ".reg"])
     return out
 
 
@@ -187,44 +176,55 @@ def _harness_prologue(b: Builder) -> None:
     b.ins("add.s64", "%sphx_rd1", "%sphx_rd1", "%sphx_rd2")
 
 
-#: ``.loc`` lines of the cut: the harness has no ``.file`` table nor ``.debug_str`` section, and
-#: LLVM's ``.loc … function_name $L__info_stringN, inlined_at …`` names a label of that section
-#: (ptxas: "Unresolved label"); the line stays, empty, so the harness keeps the cut's line count
-_LOC = re.compile(r"^[ \t]*\.loc\b[^\n]*$", re.M)
+def without_locs(body: str) -> str:
+    """The cut without its ``.loc`` directives: the harness has no ``.file`` table nor
+    ``.debug_str`` section, and LLVM's ``.loc … function_name $L__info_stringN, inlined_at …``
+    names a label of that section (ptxas: "Unresolved label"); each line stays, empty, so the
+    harness keeps the cut's line count."""
+    return edit.rewrite(body, lambda s: () if isinstance(s, m.Directive) and s.name == ".loc" else None)
+
+
+#: the harness's own registers: the thread's in/out slots and offsets, a predicate's word
+_OWN_REGS = ((".b64", "%sphx_rd", 4), (".b32", "%sphx_r", 8), (".b32", "%sphx_q", None))
 
 
 def harness_ptx(header: str, decls: list, body: str, live_in, live_out, threads: int,
                 prelude: str = "", shared_bytes: int = 0, entry_params: tuple | list = (),
                 scopes: tuple | list = ()) -> str:
-    """The harness entry: ``entry_params`` (a bound case: the kernel's own ``.param`` list,
-    launched with the spec's arguments) and then the in/out buffers.  ``scopes``: the
-    declarations of the scopes around the cut (``enclosing_scopes``), opened around the
-    live-ins' loads, the cut and the live-outs' stores."""
-    lines = [header.rstrip("\n"), ""]
-    if shared_bytes:
-        lines.append(f".shared .align 8 .b8 __splice_ret[{shared_bytes}];")
-    if prelude:
-        lines.append(prelude)
-    lines += [f".visible .entry {ENTRY}("] + [f"\t{p}," for p in entry_params]
-    lines += ["\t.param .u64 splice_harness_in,",
-              "\t.param .u64 splice_harness_out", ")", "{"]
-    lines += ["\t" + d for d in decls]
-    lines += ["\t.reg .b64 %sphx_rd<4>;", "\t.reg .b32 %sphx_r<8>;", "\t.reg .b32 %sphx_q;"]
-    if has_b128_half(list(live_in) + list(live_out)):
-        lines.append("\t.reg .b64 %sphx_w<2>;")
+    """The harness module: ``header`` (the kernel module's, ``module_header``), the call-shared
+    slots and ``prelude`` of a spliced side, then the harness entry -- ``entry_params`` (a bound
+    case: the kernel's own ``.param`` nodes, launched with the spec's arguments) and the in/out
+    buffers, ``decls`` (``.reg`` nodes, or their text), the thread's slots, and the live-ins'
+    loads, the cut and the live-outs' stores inside the ``scopes`` around the cut
+    (``enclosing_scopes``: each a ``{ }`` of its ``.reg`` declarations)."""
     b = Builder()
-    _harness_prologue(b)
-    for scope in scopes:
-        b.raw("\t{")
-        for d in scope:
+    for d in decls:
+        if isinstance(d, m.Decl):
+            b.decl(d)
+        else:
             b.raw("\t" + d)
-    _io(b, live_in, "%sphx_rd0", threads, True)
-    b.comment("---- the cut ----")
-    b.raw(_LOC.sub("", body.rstrip("\n")))
-    b.comment("---- end of the cut ----")
-    _io(b, live_out, "%sphx_rd1", threads, False)
-    for _scope in scopes:
-        b.raw("\t}")
+    for t, name, n in _OWN_REGS:
+        b.decl(reg_decl(t, name, n))
+    if has_b128_half(list(live_in) + list(live_out)):
+        b.decl(reg_decl(".b64", "%sphx_w", 2))
+    _harness_prologue(b)
+    inner = Builder()
+    _io(inner, live_in, "%sphx_rd0", threads, True)
+    inner.comment("---- the cut ----")
+    inner.raw(without_locs(body.rstrip("\n")))
+    inner.comment("---- end of the cut ----")
+    _io(inner, live_out, "%sphx_rd1", threads, False)
+    items = inner.nodes
+    for scope in reversed(list(scopes)):
+        items = [m.Block(tuple(scope) + tuple(items))]
+    for it in items:
+        b.add(it)
     b.ins("ret")
-    lines += b.lines + ["}", ""]
-    return "\n".join(lines)
+    params = list(entry_params) + [param(".u64", "splice_harness_in"), param(".u64", "splice_harness_out")]
+    module: list = []
+    if shared_bytes:
+        module.append(m.Decl((), ".shared", (".align", "8", ".b8"), (m.Declarator("__splice_ret", None,
+                                                                                    (shared_bytes,)),)))
+    if prelude:
+        module.append(prelude)
+    return module_text(header, module + [function(ENTRY, params, b.nodes)])

@@ -136,13 +136,12 @@ def _stamp(bd: Boundary, plan: ProfilePlan) -> str:
 
 def instrument(text: str, plan: ProfilePlan) -> str:
     """``text`` with every stamp inserted and the buffer pointer declared."""
-    lines = text.splitlines(keepends=True)
     before: dict = {}
     after: dict = {}
     for b in plan.boundaries:
         (after if b.after else before).setdefault(b.line, []).append(_stamp(b, plan))
 
-    return insert_code(lines, before, after, PTR, "profile stamps")
+    return insert_code(text, before, after, PTR, "profile stamps")
 
 
 def analyse(plan: ProfilePlan, stamps) -> dict:

@@ -24,12 +24,15 @@ module's call site); a phase outside every cut dumps its D registers after its l
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ...analysis.global_uses import operand_symbols
 from ...errors import SpliceError
+from ...ptx import edit
+from ...ptx import model as m
 from ...ptx.builder import Builder, NameScope, addr, linear_id
+from ...ptx.parser import parse
 from .epilogue_stages import epilogue_stages, phases_around_cuts, split_selection
 import numpy as np
 
@@ -279,41 +282,50 @@ def _stage_code(s: Stage, regs: list, types: list, sp: StagePlan) -> str:
 
 def instrument(text: str, sp: StagePlan, which: str) -> str:
     """The module ``text`` with every stage's dump inserted (``which``: 'orig' or 'spl')."""
-    lines = text.splitlines(keepends=True)
     inserts: dict = {}
     for s in sp.stages:
         ln = s.line_orig if which == "orig" else s.line_spl
         regs = s.regs_spl if (which == "spl" and s.regs_spl) else s.regs
         types = s.types
         inserts.setdefault(ln, []).append(_stage_code(s, regs, types, sp))
-    return insert_code(lines, {}, inserts, PTR, "debug-stage buffer")
+    return insert_code(text, {}, inserts, PTR, "debug-stage buffer")
 
 
-def insert_code(lines: list, before: dict, after: dict, ptr: str, what: str) -> str:
-    """``lines`` (with their ends) with ``before[n]``/``after[n]`` code inserted around line n
-    (1-based), and a host-set ``.u64`` pointer global ``ptr`` declared after ``.address_size``:
-    the one way the probe's instrumented modules (stages, profile) get their buffer."""
-    decl = next((i for i, ln in enumerate(lines, start=1) if re.match(r"\s*\.address_size\b", ln)), None)
-    if decl is None:
+def insert_code(text: str, before: dict, after: dict, ptr: str, what: str) -> str:
+    """The module ``text`` with ``before[n]``/``after[n]`` code inserted around line n (1-based:
+    each a statement boundary of a function body, ``ptx.edit.line_edits``), and a host-set
+    ``.u64`` pointer global ``ptr`` declared after the ``.address_size`` directive: the one way
+    the probe's instrumented modules (stages, profile) get their buffer.  The rest of the text
+    is kept byte for byte."""
+    module = parse(text, "<instrumented>")
+    decl = module.directive(".address_size")
+    if decl is None or decl.span is None:
         raise SpliceError(f"module has no .address_size directive; cannot add the {what} pointer")
-    named = re.compile(r"(?<![\w$])" + re.escape(ptr) + r"(?![\w$])")
-    again = next((i for i, ln in enumerate(lines, start=1) if named.search(ln)), None)
+    again = _naming(module, ptr)
     if again is not None:     # ptxas: duplicate definition, on the GPU run, after the whole build
         raise SpliceError(f"line {again} of the module already names {ptr}, the {what} pointer the probe adds "
                           "(a module the probe instrumented, saved and probed again?): probe the module "
                           "it was made from")
-    after = {k: list(v) for k, v in after.items()}
-    after.setdefault(decl, []).insert(0, f"\n// splice probe: {what} (set by the host)\n"
-                                         f".global .align 8 .u64 {ptr};\n")
-    out = []
-    for i, ln in enumerate(lines, start=1):
-        out.extend(before.get(i, ()))
-        out.append(ln)
-        if i in after:
-            if not ln.endswith("\n"):
-                out.append("\n")
-            out.extend(after[i])
-    return "".join(out)
+    pointer = m.Decl((), ".global", (".align", "8", ".u64"), (m.Declarator(ptr),))
+    head = edit.Edit(decl, after=("", f"// splice probe: {what} (set by the host)", pointer))
+    try:
+        lines = edit.line_edits(module, before, after)
+    except ValueError as exc:
+        raise SpliceError(f"the {what}: {exc}") from None
+    return edit.apply_all(text, [head, *lines])
+
+
+def _naming(module, name: str) -> Optional[int]:
+    """The line of the first declaration or instruction of ``module`` that names ``name``."""
+    for it in module.items:
+        if isinstance(it, m.Decl) and any(d.name == name for d in it.declarators):
+            return it.line
+    for f in module.functions():
+        stmts = list(m.walk(f.body.items)) if f.body is not None else []
+        hit = next((node for node, sym in operand_symbols(stmts) if sym == name), None)
+        if hit is not None:
+            return hit.line
+    return None
 
 
 # --------------------------------------------------------------------------------------------

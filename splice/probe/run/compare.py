@@ -27,7 +27,7 @@ def coverage(px: np.ndarray, poison: int) -> dict:
     uncovered = (px == np.uint16(poison)).all(axis=-1)
     f = px[..., :3].view(np.float16)
     nonfinite = int((~np.isfinite(f)).sum())
-    out = {"uncovered": int(uncovered.sum()), "nonfinite": nonfinite}
+    out: dict = {"uncovered": int(uncovered.sum()), "nonfinite": nonfinite}
     if out["uncovered"]:
         ys, xs = np.nonzero(uncovered)
         out["first_uncovered"] = [int(xs[0]), int(ys[0])]
@@ -171,6 +171,6 @@ def compare_output(field, a: np.ndarray, b: np.ndarray) -> tuple:
     return res, heat
 
 
-def _val(x) -> float | None:
+def _val(x) -> float | str | None:
     x = float(x)
     return x if np.isfinite(x) else (None if np.isnan(x) else ("inf" if x > 0 else "-inf"))

@@ -81,7 +81,7 @@ class BuildStage:
     stage_plan: Any = None
     harness_cases: tuple = ()
     seconds: float = 0.0
-    profiling: object = None     # profile.Profiling (--profile)
+    profiling: Any = None        # profile.Profiling (--profile)
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,7 @@ class BuildPlan:
     items: list                  # (name, PTX text)
     stage_plan: Any = None
     harness_cases: tuple = ()
-    profiling: object = None
+    profiling: Any = None
 
 
 def plan_build(pair: Pair, spec, opt: ProbeOptions) -> BuildPlan:
@@ -388,12 +388,13 @@ def _plain_side(spec, build, dev, name: str, hc, ins, blocks: int, threads: int,
     return cp.asnumpy(o)
 
 
-def _bound_side(spec, build, dev, name: str, hc, ins, blocks: int, threads: int, mem: dict) -> np.ndarray:
+def _bound_side(spec, build, dev, name: str, hc, ins, blocks: int, threads: int, mem: Optional[dict]) -> np.ndarray:
     """A bound harness kernel, once per launch of the spec's sequence with that launch's
     arguments, in order (a launch sees what the one before it wrote, as in the frame run): its
     live-outs are the launches' side by side, (n_out, threads × launches).  The original side
     snapshots the device state before; the spliced side starts from that snapshot."""
     cp, st = dev.cp, dev.stream
+    assert mem is not None, "a bound side keeps the device states"
     dev.load(name, build.modules[name].path, entry=ENTRY)
     dev.prepare(st)
     if name.endswith(":original"):
@@ -432,7 +433,7 @@ def timing_stage(spec, dev, opt: ProbeOptions, ui) -> TimingStage:
     with gpu_errors("timing the original and spliced modules", spec.source):
         tm = time_interleaved(dev.cp, dev.stream, {n: dev.launcher(n) for n in ("original", "spliced")},
                               opt.runs, opt.warmup, opt.graph, progress=step)
-    res = {n: {k: v for k, v in d.items() if k != "times_ms"} for n, d in tm.items()}
+    res: dict = {n: {k: v for k, v in d.items() if k != "times_ms"} for n, d in tm.items()}
     for n in tm:
         res[n]["times_ms"] = [round(x, 5) for x in tm[n]["times_ms"]]
     eo, es = tm["original"]["events"], tm["spliced"]["events"]
@@ -450,7 +451,7 @@ def roofline_stage(spec, pair: Pair, dev, timing: TimingStage, arch: str) -> Roo
     """Measured once per device (cached); a failure here is reported, never fatal."""
     try:
         devinfo = measure_device(dev.cp, probe_cache(), arch if arch.startswith("sm_9") else "sm_90")
-        res = {"device": devinfo}
+        res: dict = {"device": devinfo}
         for n, text in (("original", pair.original), ("spliced", pair.spliced)):
             w = kernel_work(text, pair.entry, spec)
             res[n] = {"work": w, **roofline(timing.result[n]["events"]["median_ms"], w, devinfo)}

@@ -143,7 +143,7 @@ def perturb_run(probe: "Probe", expect: dict, base: Render) -> list[dict]:
     dev = probe.dev.views[wf.name]
     h, w = probe.frame_field.height, probe.frame_field.width
     basepx = np.frombuffer(base.frame, dtype=np.uint16).reshape(h, w, 4)
-    rows = []
+    rows: list = []
     for index, ranges in perturbations(expect):
         if not ranges:
             rows.append({"phase": index, "perturbed": None})
@@ -204,4 +204,5 @@ def summary(probe: "Probe", res: ProbeResult, expect: Optional[dict] = None) -> 
 def render(spec_path, ptx=None, cubin=None, repeat: int = 2, runs: int = 20, expect: Optional[dict] = None) -> dict:
     """Load the spec, render its module (or ``ptx``; a ``cubin`` instead of compiling)
     ``repeat`` times, time ``runs`` launches: the report (``summary``)."""
-    return summary(*_renders(spec_path, ptx, cubin, repeat, runs), expect)
+    probe, res = _renders(spec_path, ptx, cubin, repeat, runs)
+    return summary(probe, res, expect)

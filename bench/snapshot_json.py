@@ -46,6 +46,8 @@ def _run(argv: list) -> dict:
         except SystemExit as exc:        # argparse usage errors
             rc = exc.code if isinstance(exc.code, int) else 2
         except Exception as exc:  # noqa: BLE001 - a traceback is an outcome to record
+            if type(exc).__name__ == "Terminated":      # splice's SIGTERM: the snapshot is being stopped
+                raise
             rc, err = "traceback", io.StringIO(f"{type(exc).__name__}: {exc}")
     text = out.getvalue()
     try:

@@ -1,22 +1,18 @@
 """Identity round trip of the cut engine on a sample: extract every phase (and every epilogue as a
 ``statements:`` cut), apply it unchanged, and ptxas must give the original's SASS.
 
-The sweep over every corpus is ``bench/roundtrip_cuts.py`` (docs/results/cut-roundtrip.md)."""
+The scan over every corpus is ``bench/roundtrip_cuts.py`` (docs/results/cut-roundtrip.md)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from splice.ptx.sass import find_tool
-
 ROOT = Path(__file__).resolve().parents[1]
 MODERN = ROOT / "tests" / "data" / "ptx" / "modern"
 TC = ROOT / "tests" / "data" / "ptx" / "tensor_core"
 
-needs_sass = pytest.mark.skipif(
-    not (find_tool("ptxas") and (find_tool("cuobjdump") or find_tool("nvdisasm"))),
-    reason="needs ptxas and cuobjdump or nvdisasm (pip install -e '.[ptxas,sass]')")
+needs_sass = pytest.mark.needs("ptxas", "disassembler")
 
 SAMPLE = [
     (TC / "mma_k_loop.ptx", "sm_90"),            # in-place accumulator in a counted loop

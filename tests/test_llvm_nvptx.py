@@ -52,7 +52,7 @@ def test_extracted_phase_applies_and_is_proved_equal(tmp_path, capsys):
     assert verdicts == ["proved equal"]
 
 
-@pytest.mark.skipif(missing_tool("ptxas") is not None, reason="needs ptxas")
+@pytest.mark.needs("ptxas", "disassembler")
 def test_canonical_print_compiles_to_the_same_sass(capsys):
     assert main(["roundtrip", str(LLVM), "--sass", "--json", "--no-cache"]) == 0
     assert json.loads(capsys.readouterr().out)["sass_identical"] is True

@@ -1,5 +1,4 @@
 """Epilogue-granularity debug stages (no GPU: planning and instrumentation; ptxas when present)."""
-import shutil
 from pathlib import Path
 
 import pytest
@@ -8,7 +7,7 @@ from splice.errors import SpliceError
 from splice.probe.instrument.epilogue_stages import split_selection
 
 ROOT = Path(__file__).resolve().parents[1]
-needs_ptxas = pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
+needs_ptxas = pytest.mark.needs("ptxas")
 
 
 def test_split_selection():

@@ -2,7 +2,6 @@
 the analysis of a stamp buffer; ncu output parsing; GPU end to end (gpu marker)."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -56,7 +55,7 @@ def test_instrument_keeps_the_module_text():
     assert [len(ph.mma) for ph in k2.phases] == [len(ph.mma) for ph in k.phases]
 
 
-@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
+@pytest.mark.needs("ptxas")
 def test_instrumented_enc5_assembles():
     from splice.ptx.sass import compile_ptx
 
@@ -131,7 +130,7 @@ def test_probe_profile_gpu(tmp_path):
 def test_profile_run_on_a_fake_device(tmp_path):
     """The host side of --profile end to end on test_probe_device's fake cupy: the buffer pointer
     reaches the module's global, the stamps come back per warp, the instrumented frame is
-    compared with the plain one, and the four modules are timed interleaved."""
+    compared with the plain one, and the plain and stamped modules are timed with the A/A control."""
     import ctypes
 
     from splice.probe.run.device import Device, digest
@@ -176,18 +175,20 @@ def test_profile_run_on_a_fake_device(tmp_path):
                 t[:, r + 1] = t[:, r] + c
         return k
 
-    cp = ProfCupy([gemm_kernel(), gemm_kernel(), stamped(2), stamped(3)])
+    cp = ProfCupy([gemm_kernel(), gemm_kernel(), stamped(2), stamped(3), gemm_kernel()])   # + the A/A control
     dev = Device(spec, cp)
     dev.load("original", "o.cubin")
     dev.load("spliced", "s.cubin")
     plain = {n: digest(dev.render(n)) for n in ("original", "spliced")}
     built = {f"profile:{s}": SimpleNamespace(path=f"p{s}.cubin", resources={}) for s in ("original", "spliced")}
+    built["original"] = SimpleNamespace(path="o.cubin", resources={})     # the control loads it again
     res = run(Profiling({"original": plan, "spliced": plan}, []), dev, built, "k", 3, 1, plain)
     for side in ("original", "spliced"):
         d = res[side]
         assert [r["median_cycles"] for r in d["regions"]] == cycles
         assert d["whole_median_cycles"] == sum(cycles) and d["agrees"]
         assert d["frame_equal_plain"] and d["warps_complete"] == 16
-        assert d["overhead"] == pytest.approx(0.0)
+        assert d["overhead"] == pytest.approx(0.0) and d["overhead_interval"] == pytest.approx([0.0, 0.0])
         assert d["top"][0] == "phase 1"
         assert profile_chart(d, side).startswith(b"\x89PNG\r\n")       # the command writes it
+    assert res["timing"]["rounds"] == 3 and "control" in dev.modules

@@ -1,4 +1,4 @@
-"""Modules ptxas refuses, refused by splice first, at their line (sweep 6's leftovers).
+"""Modules ptxas refuses, refused by splice first, at their line (left open 2026-12-01).
 
 A register declared twice in one scope: ptxas says "Duplicate definition of variable", and the
 analysis kept one of the two declarations' types in silence.  Each form ptxas refuses is refused
@@ -7,14 +7,13 @@ range are legal.  A ``.reqntid`` of zero threads: probe init wrote a skeleton th
 the compile."""
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from splice.analysis import Kernel
 from splice.cli import main
 from splice.errors import SpliceError
 from splice.ptx import parse
+from splice.ptx.sass import find_tool
 
 HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
 
@@ -53,7 +52,7 @@ def test_ptxas_agrees_on_each_form(tmp_path):
     """Every refused form is one ptxas refuses, every legal one it takes."""
     import subprocess
 
-    ptxas = shutil.which("ptxas")
+    ptxas = find_tool("ptxas")
     for body, ok in ((".reg .b32 %r<4>;\n.reg .b32 %r03;", False), (".reg .b32 %r2;\n.reg .f32 %r<4>;", False),
                      (".reg .b32 %r1;\n{\n.reg .b32 %r1;\n}", True), (".reg .b32 %r<4>;\n.reg .b32 %r4;", True)):
         f = tmp_path / "k.ptx"

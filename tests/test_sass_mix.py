@@ -8,14 +8,12 @@ import pytest
 
 from splice.cli import main
 from splice.ptx import parse, parse_file
-from splice.ptx.sass import find_tool
 from splice.ptx.sass_lines import (MARK_FILE, compile_marked, mark_lines, marking_is_neutral,
                                    mix, sass_class)
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "recipes" / "tiny.ptx"
-needs_tools = pytest.mark.skipif(not (find_tool("ptxas") and find_tool("nvdisasm")),
-                                 reason="ptxas and nvdisasm needed (pip install nvidia-cuda-nvdisasm)")
+needs_tools = pytest.mark.needs("ptxas", "nvdisasm")
 
 
 def test_classes():

@@ -2,20 +2,17 @@
 splice.report for rendering."""
 from __future__ import annotations
 
-from ..report import jsonout
 from ..cut.extract import extract
 from ..cut.kernel import load_kernel
 from ..cut.pipeline import recipe_inputs, run_apply, unified_diff
 from ..cut.recipe import statement_range
-from ..errors import SpliceError
+from ..errors import SpliceError, printable
 from ..ptx.cache import default_cache
+from ..report import jsonout
 from ..report.apply import print_report
-from ..report.verify import print_verify_lines
-from ..util import check_output, write_atomic, write_stdout
-from .verify import apply_hook
-from ..errors import printable
-from ..util import refuse_json_on_stdout
-from .verify import verify_json
+from ..report.verify import print_verify_lines, print_verify_status
+from ..util import check_output, refuse_json_on_stdout, write_atomic, write_stdout
+from .verify import apply_hook, verify_json
 
 
 def to_json(plan, val, out, timings, diff_lines=None) -> dict:
@@ -30,6 +27,7 @@ def to_json(plan, val, out, timings, diff_lines=None) -> dict:
         })
     data = {"recipe": plan.recipe.path, "module": str(plan.recipe.module), "entry": plan.entry,
             "output": str(out), "cuts": cuts, "shared_scratch_bytes": plan.added_shared,
+            "directives": {k: list(v) if isinstance(v, tuple) else v for k, v in plan.recipe.directives.items()},
             "timings": {k: round(v, 4) for k, v in timings.items()}}
     if val is not None:
         data["ptxas"] = {"arch": val.arch, **val.usage(plan.entry),
@@ -40,33 +38,50 @@ def to_json(plan, val, out, timings, diff_lines=None) -> dict:
 
 
 def cmd_apply(args) -> int:
-
-    if args.no_cache and args.no_ptxas:     # --no-cache forces compiles --no-ptxas does not run
-
-        raise SpliceError("--no-cache makes ptxas run and --no-ptxas runs none: drop one", args.recipe)
+    _refuse_dropped_options(args)
     cache = default_cache(not args.no_cache)
     p, val, out, timings = run_apply(args.recipe, args.output, not args.no_ptxas, cache=cache)
     if args.json and args.output is None:      # -o is checked by cli before anything runs
-
         refuse_json_on_stdout(f"output: {out}", out)
     write_atomic(out, p.text, inputs=recipe_inputs(p.recipe))
-
-    verified, status = apply_hook(p, args, timings)
-    if args.json:
-
-        # the diff is only computed when it is printed: on a big module it costs as much as the plan
-        diff = unified_diff(p, str(out)) if args.diff else None
-        data = to_json(p, val, out, timings, diff)
-        print(jsonout.dumps({**data, "verify": verify_json(verified)}, indent=1))
-        return status
-
-    print_report(p, val, out, timings, unified_diff(p, str(out)), args.diff)
-    print_verify_lines(verified)
+    try:
+        verified, status = apply_hook(p, args, timings)
+    except KeyboardInterrupt:
+        # Ctrl-C (or SIGTERM) while verifying: the output is written and stays; say so, then
+        # stop as an interrupted command does
+        _report(p, val, out, timings, args, None, "interrupted")
+        raise
+    _report(p, val, out, timings, args, verified, "skipped" if verified is None else "done")
     return status
 
 
-def cmd_extract(args) -> int:
+def _refuse_dropped_options(args) -> None:
+    if args.no_cache and args.no_ptxas:     # --no-cache forces compiles --no-ptxas does not run
+        raise SpliceError("--no-cache makes ptxas run and --no-ptxas runs none: drop one", args.recipe)
+    if getattr(args, "no_verify", False):
+        for flag, given in (("--verify-strict", args.verify_strict), ("--timeout", args.timeout is not None)):
+            if given:
+                raise SpliceError(f"{flag} is about the verify --no-verify skips: drop one", args.recipe)
 
+
+def _report(p, val, out, timings, args, verified, verify_status: str) -> None:
+    """apply's report; ``verify_status``: done, skipped (--no-verify) or interrupted (Ctrl-C
+    while verifying, after the output was written)."""
+    if args.json:
+        # the diff is only computed when it is printed: on a big module it costs as much as the plan
+        diff = unified_diff(p, str(out)) if args.diff else None
+        data = to_json(p, val, out, timings, diff)
+        print(jsonout.dumps({**data, "verify": verify_json(verified) if verified is not None else None,
+                             "verify_status": verify_status}, indent=1))
+        return
+    print_report(p, val, out, timings, unified_diff(p, str(out)), args.diff)
+    if verified is not None:
+        print_verify_lines(verified)
+    else:
+        print_verify_status(verify_status, str(p.recipe.path))
+
+
+def cmd_extract(args) -> int:
     epi = getattr(args, "epilogue", None)
     if sum(x is not None for x in (args.phase, args.statements, epi)) != 1:
         raise SpliceError("extract needs exactly one of --phase N, --epilogue N or --statements sA-sB",
@@ -86,7 +101,6 @@ def cmd_extract(args) -> int:
     elif not args.output:
         write_stdout(r["text"])
     else:
-
         print(f"wrote {printable(args.output)}: s{r['first']}-s{r['last']}, {r['facts'].get('mma')} mma, "
               f"{r['facts']['live_in']} live-in, {r['facts']['live_out']} live-out")
     return 0

@@ -3,21 +3,22 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import SpliceError
-from ..report import jsonout
 from ..analysis import Kernel
 from ..analysis.abi import parse_abi_spec
+from ..analysis.calls import describe
 from ..analysis.entries import demangle_all, short
-from ..analysis.notes import notes_markdown
+from ..analysis.notes import notes_document
+from ..analysis.notes_claims import evidence_markdown
 from ..analysis.spec import build_spec
 from ..analysis.vocab import find_profile, load_profile, load_profiles
+from ..errors import SpliceError
 from ..ptx import parse_file
 from ..ptx.index import SourceLines
+from ..report import jsonout
 from ..report.spec import print_spec
 from ..util import check_output, collector_paused, heap_frozen, write_atomic
 from .frontend import module_of
 from .perf import cmd_pressure
-from ..analysis.calls import describe
 
 
 def _kernels(args):
@@ -27,7 +28,6 @@ def _kernels(args):
     entries are analysed (``util.collector_paused`` / ``heap_frozen``: on CuPy's thrust
     module the collector re-walking the model cost more CPU than the analyses)."""
     if args.entry:   # only that entry's body is parsed: one kernel of a huge module is cheap
-
         with collector_paused(freeze=True):
             mod, name = module_of(args)
         yield Kernel(mod, name)
@@ -67,7 +67,8 @@ def _mode_options(args) -> None:
     pressure = getattr(args, "pressure", False)
     if not pressure:
         given = [f for f, v in (("--png", args.png), ("--no-ptxas", args.no_ptxas), ("--arch", args.arch),
-                                ("--top", args.top is not None)) if v]
+                                ("--top", args.top is not None), ("--live", getattr(args, "live", None)))
+                 if v]
         if given:
             raise SpliceError(f"{given[0]} is an option of --pressure: add --pressure", args.file)
         return
@@ -87,15 +88,15 @@ PRESSURE_TOP = 8
 
 
 def _spec(args) -> int:
-
     has_abi = args.abi is not None      # `--abi ''` is a bad range, not "no --abi"
     show_all = not (args.phases or args.epilogues or has_abi)
     if getattr(args, "pressure", False):       # splice spec --pressure (commands/perf.py)
-
-        return cmd_pressure(args, _kernels(args))
+        return cmd_pressure(args, lambda: _kernels(args))
+    if str(args.file).endswith((".yaml", ".yml")):
+        raise SpliceError("a recipe is read by --pressure (the module it splices); spec's other views "
+                          "take a PTX module", args.file)
     want_ph = show_all or args.phases
     want_ep = show_all or args.epilogues
-
     prof = load_profile(args.profile) if getattr(args, "profile", None) else None
     known = None if prof else load_profiles()     # read once, matched per entry
     out = []
@@ -113,26 +114,29 @@ def _spec(args) -> int:
         jsonout.dump({"path": args.file, "entries": [d for _, d in out]}, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
-
     print_spec(out, want_ph, want_ep, has_abi, {name: describe(d.get("mma_in_calls") or {}) for name, d in out})
     return 0
 
 
 def cmd_notes(args) -> int:
-
+    """The draft, its claims with their evidence (``--json``: ``claims``; ``--evidence``: a
+    section listing them), in the words of the entry's profile where their rules hold."""
     if args.output:
         check_output(args.output, [args.file])
+    prof = load_profile(args.profile) if getattr(args, "profile", None) else None
     mod = parse_file(args.file)
     k = Kernel(mod, args.entry)
-    text = notes_markdown(k)
+    text, claims = notes_document(k, prof or find_profile(k.name) or False)
+    if getattr(args, "evidence", False):
+        text += evidence_markdown(claims)
     if args.output:
         write_atomic(args.output, text, inputs=[args.file])
         if args.json:
-            print(jsonout.dumps({"entry": k.name, "output": args.output,
-                              "epilogues": len(k.epilogues), "phases": len(k.phases)}))
+            print(jsonout.dumps({"entry": k.name, "output": args.output, "epilogues": len(k.epilogues),
+                                 "phases": len(k.phases), "claims": claims}))
         return 0
     if args.json:
-        print(jsonout.dumps({"entry": k.name, "markdown": text}))
+        print(jsonout.dumps({"entry": k.name, "markdown": text, "claims": claims}))
         return 0
     sys.stdout.write(text)
     return 0

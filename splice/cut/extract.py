@@ -5,19 +5,17 @@ from __future__ import annotations
 
 from typing import Optional
 
+from ..analysis.calls import describe, mma_in_calls
+from ..analysis.roles import raw_defs_uses
+from ..analysis.vocab import find_profile, vocabulary
 from ..errors import SpliceError
 from ..ptx import model as m
-from .kernel import defs_uses
-from .native import render, rename_node
-from ..analysis.roles import raw_defs_uses
 from .binding.abi import sym_name
-from .kernel import exact_phase_abi, phase_by_index, refuse_split_carry, refuse_vector_registers
-from .native import REG_WIDTH
-from .splice import cut_facts, splits_scope
-from ..analysis.calls import describe, mma_in_calls
 from .epilogue import epilogue_abi, epilogue_by_index, epilogue_facts
 from .epilogue_extract import epilogue_header
-
+from .kernel import defs_uses, exact_phase_abi, phase_by_index, refuse_split_carry, refuse_vector_registers
+from .native import REG_WIDTH, rename_node, render
+from .splice import cut_facts, splits_scope
 
 #: directives a native holds only inside a ``{ }`` scope: a range at the function's top level
 #: that holds one (LLVM's ``$L_tbl: .branchtargets …; brx.idx``) is written wrapped in one (it was
@@ -39,7 +37,6 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
         body = [m.Block(tuple(body))]     # a native keeps these only inside a { } scope (native.py)
     facts = cut_facts(kernel, i, j, abi, ph)
     if epi is not None:
-
         head = epilogue_header(kernel, epi, abi, i, j, sym_name, source_name)
         facts.update(epilogue_facts(kernel, i, j, abi, epi))
     else:
@@ -63,7 +60,6 @@ def _target(kernel, phase, statements, source_name: str, epilogue, fused: bool) 
     """(phase or None, epilogue or None, first, last, ABI) of what extract was asked for: an
     epilogue (with its phase when ``fused``), a phase, or a statement range."""
     if epilogue is not None:
-
         ph = phase_by_index(kernel, epilogue) if fused else None
         epi = epilogue_by_index(kernel, epilogue)
         if epi is None:
@@ -76,7 +72,6 @@ def _target(kernel, phase, statements, source_name: str, epilogue, fused: bool) 
     if phase is not None:
         ph = phase_by_index(kernel, phase)
         if ph is None:
-
             note = describe(mma_in_calls(kernel), indirect=True)
             raise SpliceError(f"phase {phase} does not exist (the kernel has {len(kernel.phases)} phases)"
                               + (f"; {note}" if note else ""), source_name)
@@ -101,19 +96,23 @@ def _refuse_split_scope(kernel, i: int, j: int, first: int, last: int, source_na
 
 
 def _phase_head(kernel, abi, ph, facts, first, last, source_name) -> list:
-
+    """The header's facts in the kernel's vocabulary: ``weight_bytes`` and ``W`` only where a
+    profile asks for the weight-image words and their rule holds (``analysis.vocab``), else the
+    bytes of B loaded off the field, named by the field."""
+    V = vocabulary(kernel, find_profile(kernel.name))
     source_name = " ".join(str(source_name).splitlines())   # one comment line, whatever the path holds
     head = [f"// splice native phase extracted from {source_name} "
             f"s{first}-s{last}" + (f" (phase {ph.index})" if ph is not None else "")]
     for k in ("mma", "shape", "weight_bytes", "live_in", "live_out"):
         if facts.get(k) is not None:
-            head.append(f"//   {k}: {facts[k]}")
+            label = k if k != "weight_bytes" or V.weight else f"B bytes off {V.text('W')}"
+            head.append(f"//   {label}: {facts[k]}")
     head.append("//   live-in:  " + "  ".join(f"{sym_name(r)[1:]}={r.reg}" for r in abi.live_in))
     head.append("//   live-out: " + "  ".join(f"{sym_name(r, True)[1:]}={r.reg}" for r in abi.live_out))
     vals = getattr(abi, "values", None) or {}
     for r in abi.live_in:
         if isinstance(vals, dict) and r.reg in vals and vals[r.reg] != "?":
-            head.append(f"//     {sym_name(r)[1:]} = {vals[r.reg]}")
+            head.append(f"//     {sym_name(r)[1:]} = {V.text(vals[r.reg])}")
     return head
 
 
@@ -287,5 +286,4 @@ def _written_live_ins(kernel, abi, nodes, where, site, scratch, types) -> tuple:
 
 
 def _bits(ty: str) -> str:
-
     return {16: ".b16", 32: ".b32", 64: ".b64", 8: ".b16"}.get(REG_WIDTH.get(ty, 32), ".b32")

@@ -31,19 +31,19 @@ import dataclasses
 import importlib.util
 import os
 import re
+import selectors
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Iterable, Sequence, Union
 
 from ..errors import SassToolError  # defined there: the CLI catches it without loading this module
-import selectors
-import time
-from ..util import signals_deferred, stoppable_child
-import signal
-from ..util import read_text
+from ..util import read_text, signals_deferred, stoppable_child
+import struct
 
 __all__ = [
     "Compiled",
@@ -765,3 +765,20 @@ def sass_equal(ptx_a: PtxInput, ptx_b: PtxInput, arch: str | int, *, opt_level: 
                 return False, f"line {i}: {la!r} != {lb!r}"
             return False, f"function {func}, instruction {idx}: {la!r} != {lb!r}"
     return False, "outputs differ"  # unreachable: lists differ but no index found
+
+
+def elf_sections(cubin: bytes) -> dict[str, bytes]:
+    """A cubin's sections by name (ELF64, little-endian, as ptxas writes them): the code of a
+    function is ``.text.<function>``, so two cubins' machine code compares byte for byte where no
+    disassembler is installed (the debug sections differ with the PTX's line info, the code
+    need not)."""
+    if cubin[:4] != b"\x7fELF" or cubin[4] != 2 or cubin[5] != 1:
+        raise ValueError("not a 64-bit little-endian ELF file")
+    shoff = struct.unpack_from("<Q", cubin, 0x28)[0]
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
+    heads = [struct.unpack_from("<IIQQQQIIQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
+    names = heads[shstrndx][4]
+
+    def name(off: int) -> str:
+        return cubin[names + off:cubin.index(b"\0", names + off)].decode("latin-1")
+    return {name(h[0]): (cubin[h[4]:h[4] + h[5]] if h[1] != 8 else b"") for h in heads}   # 8: SHT_NOBITS

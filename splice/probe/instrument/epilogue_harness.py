@@ -2,7 +2,7 @@
 ``tex``/``sust``, parameter reads or shared memory) run outside the frame, against the probe's
 own buffers, textures and surfaces.
 
-The plain harness (``splice.probe.harness``) runs register-only cuts on random live-ins.  Random
+The plain harness (``splice.probe.instrument.harness``) runs register-only cuts on random live-ins.  Random
 live-ins would be random addresses here, so a *bound* case reproduces every value an address
 is made of and binds memory to the probe:
 

@@ -71,7 +71,7 @@ def phases_around_cuts(kernel, cuts) -> set:
 def epilogue_stages(kernel, pair, epis, seen_cuts: set, stage_cls, end_line, out_line,
                     notes: list) -> list:
     """Stages for non-phase cuts and for the selected epilogues (``epis``: a set, 'all' or
-    None).  ``stage_cls``/``end_line``/``out_line`` are ``splice.probe.stages``' own, passed in
+    None).  ``stage_cls``/``end_line``/``out_line`` are ``splice.probe.instrument.stages``' own, passed in
     so this module stays a plug-in of that one."""
     src = pair.original
     out = []

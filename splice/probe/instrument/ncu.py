@@ -1,7 +1,7 @@
 """Nsight Compute on the probe's modules: one profiled launch of each, side by side.
 
 ``ncu`` profiles a process, so each module is launched by a small launcher process
-(``python -m splice.probe.ncu launch SPEC CUBIN ENTRY``) that builds the probe spec's inputs
+(``python -m splice.probe.instrument.ncu launch SPEC CUBIN ENTRY``) that builds the probe spec's inputs
 through cupy (the same seeded buffers, textures and surface as the probe) and launches the
 cubin once.  ncu runs it with
 

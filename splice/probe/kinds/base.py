@@ -186,6 +186,18 @@ class Kind:
 
     def restore(self, dev, state, stream) -> None:
         """Put back ``state`` (a ``snapshot``) when it is an input a cut may have written."""
+
+    def moved_bytes(self) -> int:
+        """The bytes a frame moves through it, for the roofline: an input read once, an output
+        written once, an inout both (0: it holds no frame data)."""
+        return 0
+
+    def timed_restores(self, dev) -> list:
+        """What a timed sample puts back first because a launch may change it
+        (``timing_cupy.Restorer``): ``[(label, module name or None for every module,
+        callable(stream))]``, each callable enqueueing device-to-device copies (or zero fills)
+        from pristine copies made here, so that nothing crosses the host between samples."""
+        return []
     # ------------------------------------------------------------------ comparison
 
     def elements(self, raw: np.ndarray) -> np.ndarray:
@@ -315,3 +327,17 @@ def stuck(row: dict, why: Optional[str]) -> dict:
     if why:
         row.update(probeable=False, why=why)
     return row
+
+
+def device_restore(dev, view, host: Optional[np.ndarray]):
+    """callable(stream): ``view`` (a cupy array) set again to ``host``'s bytes from a device copy
+    made now (None: zeros), on the stream, device to device."""
+    rt = dev.cp.cuda.runtime
+    ptr, n = int(view.data.ptr), int(view.nbytes)
+    if host is None:
+        return lambda stream: rt.memsetAsync(ptr, 0, n, stream.ptr)
+    src = dev.cp.asarray(host)
+
+    def restore(stream) -> None:
+        rt.memcpyAsync(ptr, int(src.data.ptr), int(src.nbytes), rt.memcpyDeviceToDevice, stream.ptr)
+    return restore

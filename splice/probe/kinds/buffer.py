@@ -13,7 +13,7 @@ from ..language.context import MAX_ALIGN, MAX_BUFFER_BYTES, MAX_DIMS, ROLES, Ctx
 from ..language.fill_data import buffer_bytes, output_poison, poison_value
 from ..language.fills import Fill, check_fill, parse_fill, parse_poison
 from ..language.skeleton import yaml_scalar
-from .base import Kind, field_kind
+from .base import Kind, device_restore, field_kind
 
 BUFFER_KEYS = frozenset({"dtype", "bytes", "image_bytes", "shape", "align", "role", "fill", "poison"})
 
@@ -102,6 +102,15 @@ class Buffer(Kind):
         if self.role == "input":
             with stream:
                 dev.cp.copyto(dev.views[self.name], state)
+
+    def moved_bytes(self) -> int:
+        return (self.image_bytes or self.bytes) * (2 if self.role == "inout" else 1)
+
+    def timed_restores(self, dev) -> list:
+        """An inout buffer: its initial bytes (zeros when its fill keeps no host copy)."""
+        if self.role != "inout":
+            return []
+        return [(self.name, None, device_restore(dev, dev.views[self.name], dev.host.get(self.name)))]
 
     def elements(self, raw: np.ndarray) -> np.ndarray:
         e = super().elements(raw)

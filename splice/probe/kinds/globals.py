@@ -17,7 +17,7 @@ from ..language.context import Ctx, SpecError
 from ..language.fill_data import buffer_bytes, output_poison
 from ..language.fills import Fill
 from ..language.skeleton import yaml_scalar
-from .base import stuck
+from .base import device_restore, stuck
 from .buffer import Buffer, buffer_attrs
 
 GLOBAL_KEYS = frozenset({"dtype", "shape", "bytes", "role", "fill", "poison"})
@@ -147,6 +147,17 @@ class Global(Buffer):
 
     def read(self, dev, stream, module_name: str) -> Optional[np.ndarray]:
         return dev.bound[module_name][self.name][0].get(stream=stream) if self.is_output else None
+
+    def moved_bytes(self) -> int:
+        """0: module state, not the frame's data."""
+        return 0
+
+    def timed_restores(self, dev) -> list:
+        """An inout global, in each module it was bound in: its initial bytes there."""
+        if self.role != "inout":
+            return []
+        return [(f"{name}:{self.name}", name, device_restore(dev, *bound[self.name]))
+                for name, bound in dev.bound.items() if self.name in bound and bound[self.name][1] is not None]
 
     # ------------------------------------------------------------------ probe init
 

@@ -164,6 +164,9 @@ class Image(Kind):
             y.line(f"{pad}  fill: {{rule: uniform, seed: 1, range: [0.0, 1.0]}}")
         return why
 
+    def moved_bytes(self) -> int:
+        return ia.texels(self) * ia.FORMATS[self.format][1] * self.element.size
+
 
 @dataclass(frozen=True, kw_only=True)
 class Texture(Image):
@@ -222,6 +225,13 @@ class Surface(Image):
         a = dev.cp.empty(ia.host_shape(self, self.channels), dtype=self.element.storage)
         dev.arrays[self.name].copy_to(a, stream)
         return a
+
+    def timed_restores(self, dev) -> list:
+        """An inout surface: its texels, from a device copy."""
+        if self.role != "inout":
+            return []
+        arr, src = dev.arrays[self.name], dev.cp.asarray(np.ascontiguousarray(self.texels(dev.spec.seed)))
+        return [(self.name, None, lambda stream: arr.copy_from(src, stream))]
 
     def pixels(self, hit: np.ndarray) -> np.ndarray:
         return np.asarray(hit.all(axis=-1))

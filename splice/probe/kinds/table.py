@@ -16,6 +16,7 @@ from ..language import dtypes as dt
 from ..language.context import MAX_ALIGN, MAX_BUFFER_BYTES, Ctx, position
 from ..language.fills import Fill
 from ..language.skeleton import yaml_scalar
+from .base import device_restore
 from .buffer import Buffer, written_input
 
 #: the keys a table's mapping may hold (a table's own role is refused with a reason, not as unknown)
@@ -117,6 +118,15 @@ class Table(Buffer):
 
     def read(self, dev, stream, module_name: str):
         return None
+
+    def moved_bytes(self) -> int:
+        """0: addresses, not frame data."""
+        return 0
+
+    def timed_restores(self, dev) -> list:
+        """Its entries' addresses, whatever its role (a kernel that wrote into the table would
+        send the next sample elsewhere)."""
+        return [(self.name, None, device_restore(dev, dev.views[self.name], dev.host[self.name]))]
 
     @classmethod
     def claims_use(cls, u) -> bool:

@@ -21,7 +21,7 @@ from ...errors import SpliceError
 from ..language import dtypes as dt
 from ..language.context import Ctx, position
 from ..language.skeleton import Slot, yaml_scalar
-from .base import Kind
+from .base import Kind, device_restore
 from .buffer import Buffer
 
 MAP_BYTES = 128
@@ -145,6 +145,12 @@ class TensorMap(Kind):
     def prepare(self, dev, stream, alt: bool, module_name: str) -> None:
         if self.passing == "global":         # a kernel may rewrite it (tensormap.replace)
             dev.views[self.name].set(dev.host[self.name], stream=stream)
+
+    def timed_restores(self, dev) -> list:
+        """A map in global memory: its 128 bytes (a kernel may rewrite it: tensormap.replace)."""
+        if self.passing != "global":
+            return []
+        return [(self.name, None, device_restore(dev, dev.views[self.name], dev.host[self.name]))]
 
     def blob(self, handles: dict, overrides: Optional[dict] = None) -> bytes:
         h = handles[self.name]

@@ -122,7 +122,7 @@ class Device:
         dyn = self.spec.shared_dynamic
         if dyn > BIG_SHARED:
             k.max_dynamic_shared_size_bytes = dyn
-        fn = _function_ptr(k)
+        fn = function_ptr(k)
         self.modules[name] = Loaded(name, fn, k)
         if self.per_module and entry == self.spec.entry:   # not the harness' own entry
             for f in self.per_module:
@@ -218,7 +218,7 @@ def set_pointer(cp, module, symbol: str, address: int) -> None:
     cp.cuda.runtime.memcpy(int(g.ptr), int(host.ctypes.data), 8, cp.cuda.runtime.memcpyHostToDevice)
 
 
-def _function_ptr(k) -> int:
+def function_ptr(k) -> int:
     """CUfunction of a cupy RawKernel (``.kernel`` is the loaded cupy Function)."""
     for obj in (getattr(k, "kernel", None), k):
         ptr = getattr(obj, "ptr", None) if obj is not None else None

@@ -12,13 +12,13 @@ Stages, each a function returning a small frozen dataclass:
     outputs    per module: poison, launch sequence, read back, coverage; bit-for-bit compare
     stages     debug stages: first diverging phase / cut (``stages.py``)
     harness    per-cut micro-kernels on random live-ins (``harness.py``)
-    timing     interleaved CUDA-event timing (+ graph replay)
+    timing     original, its A/A control and spliced, interleaved (timing.py: verdict, interval)
     roofline   achieved TFLOP/s and GB/s against the ceilings measured once per device
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -36,7 +36,8 @@ from ..instrument.profile import prepare, run as run_profile
 from ..instrument.stages import PTR, compare as stage_compare, first_divergence, instrument, plan_stages
 from ..language.document import load_spec
 from ..language.entry import check, cluster_dims
-from ..timing import kernel_work, measure_device, roofline, time_interleaved
+from ..timing import TimingOptions, kernel_work, measure_device, roofline, time_device
+from ..timing_cupy import GRAPH_ON_DEFAULT_STREAM
 from .compare import compare_output, elements, output_coverage
 from .device import Device, device_arch, digest, gpu_errors, import_cupy, set_pointer
 
@@ -56,6 +57,9 @@ class ProbeOptions:
     compile_cache: bool = True     # False: --no-cache
     profile: bool = False          # per-phase %clock64 profile (profile.py)
     ncu: bool = False              # Nsight Compute side by side (ncu.py)
+    # --cache, --ci-width, --time-budget, --confidence, --min-sample-ms, --timing-seed; its runs,
+    # warmup and graph are the three above (timing_options)
+    timing: TimingOptions = field(default_factory=TimingOptions)
 
 
 class _NullUI:
@@ -189,6 +193,8 @@ def _plan_build(pair: Pair, spec, opt: ProbeOptions) -> BuildPlan:
         if why:
             raise SpliceError(why, str(pair.spec_path))
     sp, hcases = None, ()
+    if opt.graph and opt.runs and spec.launch.stream == "default":    # known now, not after the renders
+        raise SpliceError(GRAPH_ON_DEFAULT_STREAM, pair.spec_path, *spec.where("launch.stream"))
     if opt.ncu:     # a tool asked for and missing: said now, not as a note after the whole GPU run
 
         if find_ncu() is None:
@@ -424,23 +430,29 @@ def _compare_memory(spec, row: dict, mem: dict, xp) -> None:
     row["memory"] = report
 
 
-def timing_stage(spec, dev, opt: ProbeOptions, ui) -> TimingStage:
+def timing_options(opt: ProbeOptions) -> TimingOptions:
+    """The timing's options: ``opt.timing`` with the probe's --runs (the cap), --warmup, --graph."""
+    return replace(opt.timing, runs=opt.runs, warmup=opt.warmup, graph=opt.graph)
 
+
+def timing_stage(spec, dev, opt: ProbeOptions, ui, original_cubin, original_sha: Optional[str] = None) -> TimingStage:
+    """Original, control (a second RawModule of the original's cubin: the A/A) and spliced in
+    the same interleaved rounds (timing.time_device).  The control renders once first: that
+    sets its module globals as the original's were set, and its frame must be the original's."""
     t0 = time.perf_counter()
-    step = ui.task(f"timing ({opt.runs} runs{' + graph replay' if opt.graph else ''})",
-                   opt.runs * (2 if opt.graph else 1))
-
+    topt = timing_options(opt)
+    step = ui.task(f"timing ({topt.cache} cache, A/A control, at most {topt.runs} rounds or "
+                   f"{topt.budget_s:g} s{', graph replay' if topt.graph else ''})", topt.runs)
     with gpu_errors("timing the original and spliced modules", spec.source):
-        tm = time_interleaved(dev.cp, dev.stream, {n: dev.launcher(n) for n in ("original", "spliced")},
-                              opt.runs, opt.warmup, opt.graph, progress=step)
-    res: dict = {n: {k: v for k, v in d.items() if k != "times_ms"} for n, d in tm.items()}
-    for n in tm:
-        res[n]["times_ms"] = [round(x, 5) for x in tm[n]["times_ms"]]
-    eo, es = tm["original"]["events"], tm["spliced"]["events"]
-    res["ratio"] = es["median_ms"] / eo["median_ms"]
-    res["ratio_min"] = es["min_ms"] / eo["min_ms"]
-    if opt.graph:
-        res["graph_ratio"] = tm["spliced"]["graph"]["median_ms"] / tm["original"]["graph"]["median_ms"]
+        dev.load("control", original_cubin)
+        control_sha = digest(dev.render("control"))
+        tm = time_device(dev, ["original", "control", "spliced"], "original", "control", topt, progress=step)
+    res: dict = {k: v for k, v in tm.items() if k != "modules"}
+    res["control_frame_equal"] = None if original_sha is None else control_sha == original_sha
+    res.update(tm["modules"])             # timing.{original,control,spliced}.{events,samples_ms}
+    sp = tm["ratios"]["spliced"]
+    res["ratio"], res["interval"], res["verdict"] = sp["ratio"], [sp["lo"], sp["hi"]], sp["verdict"]
+    res["ratio_min"] = tm["modules"]["spliced"]["events"]["min_ms"] / tm["modules"]["original"]["events"]["min_ms"]
     fr = spec.frame
     res["resolution"] = [fr.width, fr.height] if fr is not None else None
     res["launches_per_frame"] = spec.launch.launches
@@ -468,7 +480,7 @@ def _header(pair: Pair, opt: ProbeOptions) -> dict:
             "cuts": [{"cut": c.cut.index, "title": c.title, "phase": c.phase, "abi": c.binding.abi,
                       "statements": [c.first, c.last], "function": c.binding.func} for c in pair.cuts],
             "options": {"runs": opt.runs, "warmup": opt.warmup, "graph": opt.graph,
-                        "stages": opt.stages, "harness": opt.harness},
+                        "stages": opt.stages, "harness": opt.harness, "cache": opt.timing.cache},
             "timings_s": {}}
 
 
@@ -522,13 +534,15 @@ def run_probe(pair: Pair, opt: ProbeOptions, ui=None, cp=None) -> ProbeRun:
         res["harness"], res["timings_s"]["harness"] = h.result, h.seconds
         ok = ok and h.ok
     if opt.runs > 0:
-        tm = timing_stage(spec, inp.device, opt, ui)
+        tm = timing_stage(spec, inp.device, opt, ui, build.modules["original"].path,
+                          digest(out.renders["original"]))
         res["timing"], res["timings_s"]["timing"] = tm.result, tm.seconds
         if opt.roofline:
             res["roofline"] = roofline_stage(spec, pair, inp.device, tm, arch).result
     if opt.profile and build.profiling is not None:
         res["profile"] = run_profile(build.profiling, inp.device, build.modules, pair.entry, max(opt.runs, 10),
-                                     opt.warmup, {n: digest(out.renders[n]) for n in ("original", "spliced")})
+                                     opt.warmup, {n: digest(out.renders[n]) for n in ("original", "spliced")},
+                                     options=timing_options(opt))
     if opt.ncu:
         res["ncu"] = run_ncu(pair, build.modules)
     res["timings_s"]["total"] = time.perf_counter() - t_start

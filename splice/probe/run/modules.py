@@ -34,7 +34,7 @@ import json
 import time
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]      # the repository (splice/probe/run/modules.py)
 
 
 def probe_cache() -> Path:

@@ -1,14 +1,22 @@
-"""The probe's new parameter kinds on the GPU, in one command: tensor maps (the TMA + wgmma GEMM of
-corpus/tma with a correct and a wrong wgmma phase cut; the CUTLASS 3.x TMA GEMM of corpus/cutlass
-with its filled spec), module texture/surface references (bound, or refused by the driver with
-its call and CUresult), and the GPU tests of both.
+"""The probe's new parameter kinds on the GPU, in one command: splice's tensor-map encoder against
+cuda-bindings' wrapper, the soundness bed's mutants again (its asynchronous-proxy mutants encode
+their maps with that encoder), tensor maps in the probe (the TMA + wgmma GEMM of corpus/tma with
+a correct and a wrong wgmma phase cut; the CUTLASS 3.x TMA GEMM of corpus/cutlass with its
+filled spec), module texture/surface references (bound, or refused by the driver with its call
+and CUresult), and the GPU tests of both.
 
     PYTHONPATH=/tmp/site:. python3 bench/gpu_probe_kinds.py "$OUT"
 
-Each row is ``splice probe … --json`` (or pytest) in its own process with its own time limit;
-OUT gets <row>.json (the probe's JSON), <row>.err (its stderr), results.jsonl and summary.md.
-Expected on an H200 (under 3 minutes):
+Each row runs in its own process with its own time limit, cut to what is left of the whole
+run's budget (``--budget``, 230 s: a row the budget cannot reach says so); OUT gets
+<row>.json (the probe's JSON), <row>.err / <row>.log, mutants/ (the bed's tables),
+results.jsonl and summary.md.  Expected on an H200 (about 3 minutes):
 
+  tmap_encode       exit 0: splice's encoder encodes every map (the mutants' rank-1 map among
+                    them), byte for byte what cuda-bindings' wrapper writes wherever the wrapper
+                    succeeds, its enum values cuda.h's; the row shows the wrapper's CUresult per map
+  mutants           exit 0 (bench/verify_mutants.py: OK, errors (expected 0) none): every
+                    asynchronous-proxy/TMA mutant has a GPU outcome instead of an encode error
   tma_p1            exit 0, identical
   tma_p1_wrong      exit 1, C differs, first diverging stage "cut 1 (phase 1)"
   cutlass_spec      exit 0, identical (the CUTLASS GEMM probed with its filled spec, against itself)
@@ -28,6 +36,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
+#: the whole run's seconds (a row gets what is left, at most its own limit)
+BUDGET_S = 230
 # (name, probe arguments, expected exit statuses, time limit s)
 ROWS = [
     ("tma_p1", ["recipes/tma_wgmma_gemm_p1.yaml", "--runs", "5", "--stages", "cut"], (0,), 60),
@@ -44,7 +54,7 @@ DRIVER_CALLS = ("cuFuncGetModule", "cuModuleGetTexRef", "cuModuleGetSurfRef", "c
 GPU_TESTS = ["tests/test_probe_tensor_map_gpu.py", "tests/test_probe_texref_gpu.py", "tests/test_probe_cutlass_gpu.py"]
 
 
-def probe(name: str, args: list, limit: int, out: Path) -> tuple:
+def probe(name: str, args: list, limit: float, out: Path) -> tuple:
     """(exit status, the probe's JSON or None, stderr, seconds)."""
     cmd = [sys.executable, "-m", "splice.cli", "probe", *args, "--json", "--report-dir", str(out / name)]
     t0 = time.monotonic()
@@ -52,7 +62,7 @@ def probe(name: str, args: list, limit: int, out: Path) -> tuple:
         r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=limit)
         rc, stdout, stderr = r.returncode, r.stdout, r.stderr
     except subprocess.TimeoutExpired as exc:
-        rc, stdout, stderr = 124, "", f"timed out after {limit} s\n{exc.stderr or ''}"
+        rc, stdout, stderr = 124, "", f"timed out after {limit:.0f} s\n{exc.stderr or ''}"
     secs = time.monotonic() - t0
     (out / f"{name}.err").write_text(stderr if isinstance(stderr, str) else stderr.decode(errors="replace"))
     res = None
@@ -81,20 +91,58 @@ def facts(name: str, rc: int, res, err: str) -> str:
     return "; ".join(words)
 
 
+def script(name: str, argv: list, limit: float, out: Path) -> tuple:
+    """(exit status, the output's last lines, seconds) of a bench script run in its own process."""
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=limit)
+        rc, log = r.returncode, r.stdout + r.stderr
+    except subprocess.TimeoutExpired as exc:
+        got = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        rc, log = 124, f"timed out after {limit:.0f} s\n{got}"
+    (out / f"{name}.log").write_text(log)
+    return rc, [ln for ln in log.strip().splitlines() if ln.strip()], round(time.monotonic() - t0, 1)
+
+
+def encoder_rows(out: Path, left) -> list:
+    """tmap_encode (splice's encoder against cuda-bindings') and mutants (the soundness bed)."""
+    rc, lines, secs = script("tmap_encode", ["bench/tmap_encode_check.py"], min(60, left()), out)
+    maps = [json.loads(ln) for ln in lines if ln.startswith("{")]
+    words = "; ".join(f"{m['map'].split(' (')[0]}: splice {m['splice'][:60]}, cuda-bindings {m['cuda_bindings']}"
+                      for m in maps)
+    rows = [{"name": "tmap_encode", "rc": rc, "ok": rc == 0, "seconds": secs,
+             "facts": (words + "; " if words else "") + (lines[-1][:160] if lines else "no output")}]
+    rc, lines, secs = script("mutants", ["bench/verify_mutants.py", "--out", str(out / "mutants")],
+                             min(120, left()), out)
+    shown = [ln for ln in lines if ln.startswith(("errors (expected 0)", "unsound", "OK", "FAILED"))]
+    rows.append({"name": "mutants", "rc": rc, "ok": rc == 0, "seconds": secs,
+                 "facts": "; ".join(shown)[:300] or (lines[-1][:200] if lines else "no output")})
+    return rows
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", type=Path)
+    ap.add_argument("--budget", type=float, default=BUDGET_S, help="seconds for the whole run")
     args = ap.parse_args(argv)
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
-    rows = []
+    deadline = time.monotonic() + args.budget
+
+    def left() -> float:
+        return max(1.0, deadline - time.monotonic())
+
+    rows = encoder_rows(out, left)
     texref_bound = None
     for name, pargs, want, limit in ROWS:
+        if left() <= 5:
+            rows.append({"name": name, "rc": None, "ok": False, "seconds": 0, "facts": "not run: budget spent"})
+            continue
         if name == "texref_wrong" and texref_bound is False:
             rows.append({"name": name, "rc": None, "ok": True, "seconds": 0,
                          "facts": "not run: the driver refused module references (row texref)"})
             continue
-        rc, res, err, secs = probe(name, pargs, limit, out)
+        rc, res, err, secs = probe(name, pargs, min(limit, left()), out)
         if name == "texref":
             texref_bound = rc == 0
         ok = rc in want and (name != "texref_wrong" or rc == 1)
@@ -102,18 +150,27 @@ def main(argv=None) -> int:
             ok = ok and any(call in err for call in DRIVER_CALLS)
         rows.append({"name": name, "rc": rc, "ok": ok, "seconds": round(secs, 1), "facts": facts(name, rc, res, err)})
     t0 = time.monotonic()
+    if left() <= 5:
+        rows.append({"name": "pytest_gpu", "rc": None, "ok": False, "seconds": 0, "facts": "not run: budget spent"})
+        return _write(rows, out)
     try:
         r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "-m", "gpu",
-                            *GPU_TESTS], cwd=ROOT, capture_output=True, text=True, timeout=150)
+                            *GPU_TESTS], cwd=ROOT, capture_output=True, text=True, timeout=min(150, left()))
         rc, log = r.returncode, r.stdout + r.stderr
     except subprocess.TimeoutExpired:
-        rc, log = 124, "timed out after 150 s"
+        rc, log = 124, f"timed out (the run's budget of {args.budget:.0f} s)"
     (out / "pytest_gpu.log").write_text(log)
     tail = [ln for ln in log.strip().splitlines() if ln.strip()]
     driver = [ln.strip() for ln in log.splitlines() if ln.strip().startswith("DRIVER ")]
     skipped = any("skipped" in ln for ln in tail[-1:])
-    rows.append({"name": "pytest_gpu", "rc": rc, "ok": rc == 0 and not skipped, "seconds": round(time.monotonic() - t0, 1),
+    rows.append({"name": "pytest_gpu", "rc": rc, "ok": rc == 0 and not skipped,
+                 "seconds": round(time.monotonic() - t0, 1),
                  "facts": (tail[-1] if tail else "") + (f"; {driver[0]}" if driver else "")})
+    return _write(rows, out)
+
+
+def _write(rows: list, out: Path) -> int:
+    """results.jsonl and summary.md; the table printed last; 0 when every row is as expected."""
     with (out / "results.jsonl").open("w") as fh:
         for row in rows:
             fh.write(json.dumps(row) + "\n")

@@ -1,5 +1,5 @@
 """GPU: the bundled CUTLASS 3.x TMA GEMM probed with its filled spec -- CUTLASS's own tensor-map
-arguments encoded by cuda-bindings, the Params struct as CUTLASS builds it.  D is A B^T of the
+arguments encoded by libcuda (tma_encoding), the Params struct as CUTLASS builds it.  D is A B^T of the
 maps' tensors (B is stored N x K), and the module probed against itself is identical."""
 from __future__ import annotations
 

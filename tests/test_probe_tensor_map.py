@@ -1,12 +1,10 @@
 """kind: tensor_map -- a TMA tensor map over a buffer of the spec: its keys and checks, its check
-against the PTX .param, probe init's lines for it, its encoding (cuda-bindings, faked here: the
+against the PTX .param, probe init's lines for it, its encoding (libcuda through tma_encoding, faked here: the
 driver is on the GPU machine) and its place in the argument pack, without a GPU."""
 from __future__ import annotations
 
 import ctypes
-import sys
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
 
 import numpy as np
 import pytest
@@ -81,7 +79,8 @@ def test_against_the_ptx_param_by_value_or_by_address(tmp_path):
     spec = _parse(_doc(**{"pass": "global"}))
     with pytest.raises(SpecError, match=r"pass: global, 8 bytes.*128 bytes"):
         check(spec, text, str(TMA))
-    u64 = text.replace(".param .align 128 .b8 splice_tma_wgmma_gemm_param_0[128]", ".param .u64 splice_tma_wgmma_gemm_param_0")
+    u64 = text.replace(".param .align 128 .b8 splice_tma_wgmma_gemm_param_0[128]",
+                       ".param .u64 splice_tma_wgmma_gemm_param_0")
     with pytest.raises(SpecError, match=r"128 bytes by value.*8 bytes"):
         check(_parse(_doc()), u64, "u64.ptx")
     assert check(_parse(_doc(**{"pass": "global"})), u64, "u64.ptx").name == "splice_tma_wgmma_gemm"
@@ -112,66 +111,61 @@ def test_tma_kernels_of_the_corpus_get_tensor_maps():
 
 # ---------------------------------------------------------------------------- encoding, faked
 
-class _FakeDriver(ModuleType):
-    """cuda.bindings.driver as far as the kind uses it; records each encode."""
+class _FakeDriver:
+    """libcuda as far as the encoder calls it: each call's C arguments read back, the map's 128
+    bytes written where the encoder asked (the tensor's address in its first word)."""
 
-    def __init__(self):
-        super().__init__("cuda.bindings.driver")
+    def __init__(self, result: int = 0):
         self.calls: list = []
-        self.cuuint64_t = self.cuuint32_t = int
-        names = {"CUtensorMapDataType": "DATA_TYPE", "CUtensorMapInterleave": "INTERLEAVE",
-                 "CUtensorMapSwizzle": "SWIZZLE", "CUtensorMapL2promotion": "L2_PROMOTION",
-                 "CUtensorMapFloatOOBfill": "FLOAT_OOB_FILL"}
-        for cls, _stem in names.items():
-            setattr(self, cls, _Enum())
-        self.CUresult = SimpleNamespace(CUDA_SUCCESS="ok")
+        self.result = result
 
     def cuTensorMapEncodeTiled(self, *args):
-        self.calls.append(args)
-        return "ok", SimpleNamespace(opaque=[args[2] + i for i in range(16)])
-
-
-class _Enum:
-    def __getattr__(self, name):
-        return name
+        tmap, dtype, rank, address, dims, strides, box, elem = args[:8]
+        self.calls.append({"map": tmap.value, "dtype": dtype.value, "rank": rank.value, "address": address.value,
+                           "dims": list(dims), "strides": list(strides), "box": list(box), "elem": list(elem),
+                           "enums": [a.value for a in args[8:]]})
+        words = (ctypes.c_uint64 * 16)(*(address.value + i for i in range(16)))
+        ctypes.memmove(tmap.value, words, 128)
+        return self.result
 
 
 @pytest.fixture
 def fake_driver(monkeypatch):
+    from splice.probe.kinds import tma_encoding
+
     drv = _FakeDriver()
-    pkg = ModuleType("cuda.bindings")
-    pkg.driver = drv
-    top = ModuleType("cuda")
-    top.bindings = pkg
-    monkeypatch.setitem(sys.modules, "cuda", top)
-    monkeypatch.setitem(sys.modules, "cuda.bindings", pkg)
-    monkeypatch.setitem(sys.modules, "cuda.bindings.driver", drv)
+    monkeypatch.setattr(tma_encoding, "driver_library", lambda: drv)
     return drv
 
 
 def test_encode_passes_every_key_to_the_driver(fake_driver):
     m = load_spec(SPEC).field("map_a")
     raw = m.encode(0x7000_0000_0000, "s.yaml")
-    (args,) = fake_driver.calls
-    assert args[:7] == ("CU_TENSOR_MAP_DATA_TYPE_FLOAT16", 2, 0x7000_0000_0000, [256, 256], [512], [64, 64], [1, 1])
-    assert args[7:] == ("CU_TENSOR_MAP_INTERLEAVE_NONE", "CU_TENSOR_MAP_SWIZZLE_128B",
-                        "CU_TENSOR_MAP_L2_PROMOTION_L2_128B", "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE")
+    (c,) = fake_driver.calls
+    assert (c["dtype"], c["rank"], c["address"]) == (6, 2, 0x7000_0000_0000)          # FLOAT16
+    assert (c["dims"], c["strides"], c["box"], c["elem"]) == ([256, 256], [512], [64, 64], [1, 1])
+    assert c["enums"] == [0, 3, 2, 0]        # interleave NONE, swizzle 128B, L2 128B, OOB fill NONE (cuda.h)
+    assert c["map"] % 64 == 0                # the driver's rule on the map's own address
     assert len(raw) == 128 and int.from_bytes(raw[:8], "little") == 0x7000_0000_0000
 
 
 def test_a_refused_encode_names_the_field_and_the_cuesult(fake_driver):
     from splice.errors import SpliceError
 
-    fake_driver.cuTensorMapEncodeTiled = lambda *a: (SimpleNamespace(name="CUDA_ERROR_INVALID_VALUE"), None)
-    with pytest.raises(SpliceError, match="tensor_map map_a: cuTensorMapEncodeTiled refused the map "
-                                          r"\(CUDA_ERROR_INVALID_VALUE\)"):
+    fake_driver.result = 1                   # CUDA_ERROR_INVALID_VALUE
+    with pytest.raises(SpliceError, match="tensor_map map_a over A: cuTensorMapEncodeTiled refused the map "
+                                          r"\(CUresult 1\)"):
         load_spec(SPEC).field("map_a").encode(0x1000, "s.yaml")
 
 
-def test_without_cuda_bindings_the_run_is_refused_before_the_gpu(monkeypatch):
-    monkeypatch.setitem(sys.modules, "cuda.bindings.driver", None)      # import fails
-    why = load_spec(SPEC).field("map_a").needs()
-    assert why and "pip install cuda-bindings" in why
+def test_a_map_the_driver_would_refuse_names_the_rule_before_the_driver(fake_driver):
+    """An address off the 16-byte grid (a tensor buffer the spec placed there) is refused on the
+    CPU, naming the driver's rule; the driver is never called."""
+    from splice.probe.kinds.tma_encoding import MapRefused
+
+    with pytest.raises(MapRefused, match="globalAddress") as e:
+        load_spec(SPEC).field("map_a").encode(0x1008, "s.yaml")
+    assert e.value.rule == "globalAddress" and not fake_driver.calls
 
 
 def test_the_map_reaches_the_kernel_by_value_over_its_tensor(fake_driver):

@@ -1,5 +1,5 @@
 """GPU: the TMA + wgmma GEMM of corpus/tma probed through its tensor maps (kind: tensor_map,
-encoded by cuda-bindings on the device's driver).  The kernel computes A x B^T from the maps'
+encoded by libcuda through splice.probe.kinds.tma_encoding).  The kernel computes A x B^T from the maps'
 tensors; the correct wgmma phase cut is bit-identical, the wrong one (k-step 1 reading A's
 k-slice 0) is caught, C named and the cut named by the debug stages."""
 from __future__ import annotations

@@ -1,14 +1,15 @@
 """``kind: tensor_map``: a Hopper TMA tensor map (``CUtensorMap``, 128 bytes) over a buffer of the
 spec -- what ``cp.async.bulk.tensor`` copies read through (CUTLASS 3.x, Triton's TMA kernels).
 
-The host encodes it (``cuTensorMapEncodeTiled`` / ``cuTensorMapEncodeIm2col``, through
-``cuda-bindings``) from the tensor's device address, its extents and strides, the box a copy
-moves, the element strides, the interleave, the swizzle of the shared tile, the L2 promotion
-and the out-of-bounds fill.  The tensor itself is a buffer the map owns (``tensor:``: dtype,
-shape, role, fill -- allocated, filled, poisoned and compared like any buffer; a TMA store makes
-it an output).  The map is passed as the ``.param`` declares it: by value (``.param .align 64
-.b8 map[128]``, a ``__grid_constant__`` or plain by-value ``CUtensorMap``: ``pass: value``) or as
-the address of a copy in device memory (a ``.u64`` parameter: ``pass: global``).
+The host encodes it (``cuTensorMapEncodeTiled`` / ``cuTensorMapEncodeIm2col`` in libcuda, the
+driver's rules checked on the CPU first: ``tma_encoding``) from the tensor's device address, its
+extents and strides, the box a copy moves, the element strides, the interleave, the swizzle of
+the shared tile, the L2 promotion and the out-of-bounds fill.  The tensor itself is a buffer the
+map owns (``tensor:``: dtype, shape, role, fill -- allocated, filled, poisoned and compared like
+any buffer; a TMA store makes it an output).  The map is passed as the ``.param`` declares it: by
+value (``.param .align 64 .b8 map[128]``, a ``__grid_constant__`` or plain by-value
+``CUtensorMap``: ``pass: value``) or as the address of a copy in device memory (a ``.u64``
+parameter: ``pass: global``).
 """
 from __future__ import annotations
 
@@ -17,12 +18,12 @@ from typing import Any, ClassVar, Optional
 
 import numpy as np
 
-from ...errors import SpliceError
 from ..language import dtypes as dt
 from ..language.context import Ctx, position
 from ..language.skeleton import Slot, yaml_scalar
 from .base import Kind, device_restore
 from .buffer import Buffer
+from .tma_encoding import MapRequest, encode
 
 MAP_BYTES = 128
 MODES = ("tiled", "im2col")
@@ -125,14 +126,6 @@ class TensorMap(Kind):
 
     # ------------------------------------------------------------------ the device
 
-    def needs(self) -> Optional[str]:
-        try:
-            import cuda.bindings.driver  # noqa: F401  (heavy optional dependency: cuda-bindings, kind tensor_map only)
-        except ImportError:
-            return (f"{self.name}: a tensor map is encoded by the CUDA driver through cuda-bindings, which is not "
-                    "installed (pip install cuda-bindings, or the tma extra: pip install -e '.[tma]')")
-        return None
-
     def allocate(self, dev):
         """The map encoded over its tensor's device address: its 128 bytes (``pass: value``), or
         a device copy's address (``pass: global``)."""
@@ -156,35 +149,20 @@ class TensorMap(Kind):
         h = handles[self.name]
         return bytes(h) if isinstance(h, (bytes, bytearray)) else int(h).to_bytes(8, "little")
 
-    def encode(self, address: int, source: str) -> bytes:
-        """``cuTensorMapEncodeTiled`` / ``Im2col`` over ``address``: the map's 128 bytes, or a
-        SpliceError naming the field and the driver's CUresult."""
-        from cuda.bindings import driver as cu  # heavy optional dependency: cuda-bindings (checked by needs())
+    def request(self, address: int) -> MapRequest:
+        """The map in the driver's terms, over the tensor at ``address``."""
+        return MapRequest(data_type=DATA_TYPES[self.dtype or self.tensor.dtype], address=address, dims=self.dims,
+                          strides=self.strides, element_strides=self.element_strides, box=self.box, mode=self.mode,
+                          lower_corner=self.lower_corner, upper_corner=self.upper_corner,
+                          channels_per_pixel=self.channels_per_pixel, pixels_per_column=self.pixels_per_column,
+                          interleave=INTERLEAVES[self.interleave], swizzle=SWIZZLES[self.swizzle],
+                          l2_promotion=L2[self.l2_promotion], oob_fill=OOB[self.oob_fill])
 
-        u64, u32 = cu.cuuint64_t, cu.cuuint32_t
-        enum = cu.CUtensorMapDataType, cu.CUtensorMapInterleave, cu.CUtensorMapSwizzle
-        dtype = getattr(enum[0], "CU_TENSOR_MAP_DATA_TYPE_" + DATA_TYPES[self.dtype or self.tensor.dtype])
-        common = (getattr(enum[1], "CU_TENSOR_MAP_INTERLEAVE_" + INTERLEAVES[self.interleave]),
-                  getattr(enum[2], "CU_TENSOR_MAP_SWIZZLE_" + SWIZZLES[self.swizzle]),
-                  getattr(cu.CUtensorMapL2promotion, "CU_TENSOR_MAP_L2_PROMOTION_" + L2[self.l2_promotion]),
-                  getattr(cu.CUtensorMapFloatOOBfill, "CU_TENSOR_MAP_FLOAT_OOB_FILL_" + OOB[self.oob_fill]))
-        dims, strides = [u64(x) for x in self.dims], [u64(x) for x in self.strides]
-        elem = [u32(x) for x in self.element_strides]
-        if self.mode == "tiled":
-            err, tmap = cu.cuTensorMapEncodeTiled(dtype, len(self.dims), address, dims, strides,
-                                                  [u32(x) for x in self.box], elem, *common)
-            call = "cuTensorMapEncodeTiled"
-        else:
-            err, tmap = cu.cuTensorMapEncodeIm2col(dtype, len(self.dims), address, dims, strides,
-                                                   list(self.lower_corner), list(self.upper_corner),
-                                                   self.channels_per_pixel, self.pixels_per_column, elem, *common)
-            call = "cuTensorMapEncodeIm2col"
-        if err != cu.CUresult.CUDA_SUCCESS:
-            raise SpliceError(f"tensor_map {self.name}: {call} refused the map ({err.name}): dims "
-                              f"{list(self.dims)}, strides {list(self.strides)}, box {list(self.box)}, "
-                              f"swizzle {self.swizzle}, over {self.tensor.name} ({self.tensor.bytes} bytes)",
-                              source, self.line or None)
-        return b"".join(int(w).to_bytes(8, "little") for w in tmap.opaque)
+    def encode(self, address: int, source: str, lib=None) -> bytes:
+        """The map's 128 bytes over ``address`` (``tma_encoding.encode``: the driver's rules
+        checked first, each refusal naming its rule; ``lib``: libcuda, for tests)."""
+        return encode(self.request(address), f"tensor_map {self.name} over {self.tensor.name}", source,
+                      self.line or None, lib)
 
     # ------------------------------------------------------------------ probe init
 

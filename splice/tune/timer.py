@@ -286,16 +286,14 @@ class ProbeBench(TimingBench):
         """The device state one render of ``name`` leaves: inputs restored, outputs poisoned,
         the launch sequence, then every writable field copied on the device (and the module's
         spec globals, read back)."""
-        st = self.dev.stream
-        restore(self.dev, self.before, st)          # a variant that wrote an input leaves no trace
-        self.dev.prepare(st)
-        g = self.dev.globals.get(name)
-        if g is not None:
-            g.prepare(self.spec, st, False)
-        self.dev.launcher(name)(st)
-        state = snapshot(self.dev, st)
-        if g is not None:
-            state.update({f"global {k}": v for k, v in g.read(self.spec, st).items()})
+        dev, st = self.dev, self.dev.stream
+        restore(dev, self.before, st)               # a variant that wrote an input leaves no trace
+        dev.prepare(st, module=name)                # each field by its kind: module globals in that module
+        dev.launcher(name)(st)
+        state = snapshot(dev, st)
+        if name in dev.bound:                       # what lives in the module and no snapshot holds
+            state.update({f"global {f.name}": v for f in dev.per_module if not f.writable
+                          for v in [f.read(dev, st, name)] if v is not None})
         st.synchronize()
         return state
 

@@ -13,5 +13,8 @@ run        -- the device run: argument packs, the ``Device``, modules and cubins
               the harness' memory states, ``session.run_probe`` and its stages
 instrument -- code generation and tools around a run: debug stages, the phase harnesses, the
               per-phase profile, Nsight Compute
-timing     -- interleaved timing and the roofline
+timing     -- the timing method (``timing``: ``time_device``/``time_launchers`` and the roofline;
+              ``timing_engine``: rounds, the A/A control and the verdict over an injectable
+              device; ``timing_stats``; ``timing_cupy``: the cupy device, its restorer asking
+              each field's kind what a sample puts back; ``device_state``: NVML)
 """

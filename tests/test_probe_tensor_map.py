@@ -53,6 +53,8 @@ def test_the_bundled_spec_reads_two_maps_each_after_its_tensor():
     ({"element_strides": [1, 9]}, "element_strides[1]", "1..8"),
     ({"pass": "pointer"}, "pass", "is not one of value, global"),
     ({"mode": "im2col", "dims": [256, 256]}, "dims", "3 to 5 integers"),
+    ({"interleave": "16B", "swizzle": "none"}, "dims", "rank 2: a map has 3 to 5 dimensions with an interleave"),
+    ({"oob_fill": "nan", "dtype": "u16"}, "oob_fill", "for floating-point types only (the driver's rule: oobFill)"),
 ])
 def test_a_map_that_cannot_be_encoded_is_refused_at_its_key(keys, key, says):
     with pytest.raises(SpecError) as e:

@@ -23,7 +23,7 @@ from ..language.context import Ctx, position
 from ..language.skeleton import Slot, yaml_scalar
 from .base import Kind, device_restore
 from .buffer import Buffer
-from .tma_encoding import MapRequest, encode
+from .tma_encoding import MapRequest, encode, refusal
 
 MAP_BYTES = 128
 MODES = ("tiled", "im2col")
@@ -39,6 +39,11 @@ OOB = {"none": "NONE", "nan": "NAN_REQUEST_ZERO_FMA"}
 DATA_TYPES = {"u8": "UINT8", "s8": "UINT8", "e4m3": "UINT8", "e5m2": "UINT8", "u16": "UINT16", "s16": "UINT16",
               "u32": "UINT32", "s32": "INT32", "u64": "UINT64", "s64": "INT64", "f16": "FLOAT16",
               "f32": "FLOAT32", "f64": "FLOAT64", "bf16": "BFLOAT16", "tf32": "TFLOAT32"}
+#: the spec key a driver rule's refusal is said at
+RULE_KEYS = {"tensorRank": "dims", "globalDim": "dims", "globalStrides": "strides", "globalAddress": "tensor",
+             "boxDim": "box", "swizzle": "swizzle", "elementStrides": "element_strides", "oobFill": "oob_fill",
+             "interleave": "interleave", "tensorDataType": "dtype", "channelsPerPixel": "channels_per_pixel",
+             "pixelsPerColumn": "pixels_per_column", "pixelBoxLowerCorner": "lower_corner"}
 MAP_KEYS = frozenset({"tensor", "dtype", "mode", "dims", "strides", "box", "element_strides", "interleave", "swizzle",
                       "l2_promotion", "oob_fill", "pass", "align", "lower_corner", "upper_corner",
                       "channels_per_pixel", "pixels_per_column"})
@@ -96,9 +101,14 @@ class TensorMap(Kind):
         geo = _box(c, d, where, mode, rank, t, attrs["swizzle"])
         _covers(c, d, where, tensor, dims, strides, t)
         line, col = position(d)
-        return cls(name=name, offset=offset, tensor=tensor, dtype=_map_dtype(c, d, where, tensor), mode=mode,
-                   dims=dims, strides=strides,
-                   element_strides=elem, map_align=align, line=line, column=col, **attrs, **geo)
+        m = cls(name=name, offset=offset, tensor=tensor, dtype=_map_dtype(c, d, where, tensor), mode=mode,
+                dims=dims, strides=strides, element_strides=elem, map_align=align, line=line, column=col,
+                **attrs, **geo)
+        why = refusal(m.request(tensor.align))      # the tensor's alignment stands for its address
+        if why is not None:                          # a rule the keys' own checks leave to the encoder
+            key = RULE_KEYS.get(why[0], "dims")
+            raise c.err(f"{where}.{key}", f"{why[1]} (the driver's rule: {why[0]})", d, key)
+        return m
 
     @property
     def size(self) -> int:

@@ -19,7 +19,7 @@ import stat
 from typing import Optional
 
 from ...analysis.global_uses import extern_shared, module_image_refs, named_symbols
-from ...analysis.entries import resolve_name
+from ...analysis.entries import resolve_entry, resolve_name
 from ...analysis.kernel import Kernel
 from ...analysis.param_reads import params_read, struct_value_reads, tensor_map_uses
 from ...analysis.param_trace import trace
@@ -54,12 +54,21 @@ def _parse_entry(text: str, path: str, entry: Optional[str]):
     """The module with only the entry's body parsed (and those of the functions it calls, which
     def-use follows): a module of thousands of kernels costs its skeleton and one entry, as
     ``spec --entry`` does, not every body."""
+    missed: list = []
+
     def choose(names: list) -> str:
         if entry is None:
             return names[0] if names else ""
-        return resolve_name(names, entry, path)
+        try:
+            return resolve_name(names, entry, path)
+        except SpliceError:          # said once the skeleton is read: it may name a .func
+            missed.append(entry)
+            return ""
 
-    return parse_entry(text, path, choose, callees=True)
+    mod = parse_entry(text, path, choose, callees=True)
+    if missed:
+        resolve_entry(mod, entry)    # "names a .func, not an .entry", or no entry by that name
+    return mod
 
 
 def skeleton(text: str, path: str, entry: Optional[str] = None, variables: Optional[list] = None,

@@ -157,7 +157,7 @@ class Buffer(Kind):
         y.line(f"{pad}  kind: buffer")
         y.line(f"{pad}  dtype: {dtype}" + (f"                # guessed (accessed as {seen})" if guessed
                                               else f"                # accessed as {seen}"))
-        y.line(f"{pad}  shape: null                # TODO: elements, e.g. [rows, cols] (e.g. [1024])")
+        y.line(f"{pad}  shape: null                # TODO: elements, [rows, cols] or [n] (e.g. [1024])")
         y.line(f"{pad}  role: {u.role}                # {u.reads} load(s), {u.writes} store(s)")
         if not u.alone and u.partners and offset is not None and not u.parked:
             with_ = ", ".join(f"field_{o}" if i == u.param else f"param_{i}+{o}" for i, o in sorted(u.partners)[:3])

@@ -67,7 +67,7 @@ def _parse_entry(text: str, path: str, entry: Optional[str]):
 
     mod = parse_entry(text, path, choose, callees=True)
     if missed:
-        resolve_entry(mod, entry)    # "names a .func, not an .entry", or no entry by that name
+        resolve_entry(mod, missed[0])    # "names a .func, not an .entry", or no entry by that name
     return mod
 
 

@@ -21,6 +21,8 @@ NVLink domain) that the bench does not set up: those mutants get a CPU verdict a
 """
 from __future__ import annotations
 
+from splice.probe.kinds.tma_encoding import MapRequest, encode
+
 TMAP_OFFSET = 12288                    # bytes into the input buffer: the tensor map (128 bytes)
 TENSOR_OFFSET, TENSOR_ELEMS, BOX = 8192, 1024, 4
 MBAR = "[%rd10+3136]"
@@ -110,29 +112,18 @@ def multicast() -> list:
     ]
 
 
-def encode_tensor_map(g_address: int) -> bytes:
-    """The 128 bytes of the tensor map over the scratch buffer at ``g_address`` (host side,
-    cuda-bindings' ``cuTensorMapEncodeTiled``); raises RuntimeError with the CUDA result.
+def tensor_map_request(g_address: int):
+    """The map over the scratch buffer at ``g_address``: a 1-D tensor of ``TENSOR_ELEMS`` u32 at
+    ``TENSOR_OFFSET``, boxes of ``BOX`` elements (16 bytes: the driver's multiple of 16)."""
+    return MapRequest(data_type="UINT32", address=g_address + TENSOR_OFFSET, dims=(TENSOR_ELEMS,), strides=(),
+                      element_strides=(1,), box=(BOX,))
 
-    ``globalStrides`` holds ``tensorRank - 1`` elements, none for rank 1, but cuda-bindings turns
-    an empty list into a NULL pointer and the driver refuses a NULL ``globalStrides`` whatever the
-    rank (H200, driver 13.0, cuda-bindings 13.3.1, 2026-12-02: ``[]`` and None
-    CUDA_ERROR_INVALID_VALUE, a one-element list CUDA_SUCCESS; libcuda called directly: NULL
-    refused, a non-NULL empty array accepted).  The one element is the tensor's size in bytes;
-    the driver reads none of it for rank 1."""
-    try:
-        from cuda.bindings import driver
-    except ImportError:                      # cuda-python before 12.6 names the module cuda.cuda
-        from cuda import cuda as driver      # type: ignore[no-redef]
-    u32, u64 = driver.cuuint32_t, driver.cuuint64_t
-    err, tmap = driver.cuTensorMapEncodeTiled(
-        driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_UINT32, 1, g_address + TENSOR_OFFSET,
-        [u64(TENSOR_ELEMS)], [u64(TENSOR_ELEMS * 4)], [u32(BOX)], [u32(1)],   # see below
-        driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
-        driver.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_NONE,
-        driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE,
-        driver.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
-    if int(err) != 0:
-        raise RuntimeError(f"cuTensorMapEncodeTiled: {err}")
-    words = [int(w) for w in tmap.opaque]
-    return b"".join(w.to_bytes(8, "little") for w in words)
+
+def encode_tensor_map(g_address: int) -> bytes:
+    """The 128 bytes of the tensor map over the scratch buffer at ``g_address``, through splice's
+    one encoder (``splice.probe.kinds.tma_encoding``: the driver's rules checked first, a
+    refusal naming its rule; libcuda called with a 64-byte-aligned map and no NULL array: cuda-bindings passed NULL for a
+    rank-1 map's empty stride list and the H200's driver refused it, docs/results/
+    tensor-map-encode-h200-2026-12-02)."""
+    return encode(tensor_map_request(g_address), "the asynchronous-proxy mutants' tensor map",
+                  "bench/mutants_async.py")

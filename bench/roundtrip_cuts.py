@@ -41,7 +41,7 @@ def default_files(standins: bool = True) -> list:
 
 
 def options(path: Path, manifest: dict):
-    from splice.commands.roundtrip import ptxas_options
+    from splice.commands.roundtrip_check import ptxas_options
 
     m = manifest.get(path.name)
     if m is not None and path.parent.name == "modern":

@@ -78,11 +78,11 @@ def old_method(cp, stream, launchers: dict, runs: int, warmup: int) -> dict:
 def load(cp, recipes: dict) -> tuple:
     """One Device with the original, its control copy and every recipe's spliced module:
     (device, {name: Built}, {name: frame sha256}, spec)."""
-    from splice.probe.check import check, cluster_dims
-    from splice.probe.device import Device, device_arch, digest
-    from splice.probe.modules import compile_many, resolve
-    from splice.probe.session import probe_arch
-    from splice.probe.spec import load_spec
+    from splice.probe.language.entry import check, cluster_dims
+    from splice.probe.run.device import Device, device_arch, digest
+    from splice.probe.run.modules import compile_many, resolve
+    from splice.probe.run.session import probe_arch
+    from splice.probe.language.document import load_spec
 
     pairs = {n: resolve(str(ROOT / r)) for n, r in recipes.items()}
     first = next(iter(pairs.values()))

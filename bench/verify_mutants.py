@@ -50,6 +50,7 @@ sys.path.insert(0, str(HERE))
 import mutants_async as ma  # noqa: E402
 import mutants_layout as ml  # noqa: E402
 import mutants_memory as mm  # noqa: E402
+from splice.probe.kinds.tma_encoding import refusal  # noqa: E402
 
 SEEDS = (1, 2)
 
@@ -354,6 +355,14 @@ def write(table: list, out_dir: Path, meta: dict) -> None:
                  "retries alone:\n\n" + "\n".join(notes) + "\n\n" + summary(table, meta["dry_run"]) + "\n")
 
 
+def tensor_map_refusal() -> str:
+    """Why the driver would refuse the asynchronous-proxy mutants' tensor map, checked on the CPU
+    before any GPU work ("" when it keeps every rule).  The scratch buffer is a cupy allocation,
+    512-byte aligned: that address stands in for it."""
+    why = refusal(ma.tensor_map_request(512))
+    return f"the mutants' tensor map breaks the driver's rule on {why[0]}: {why[1]}" if why else ""
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dry-run", action="store_true",
@@ -366,6 +375,10 @@ def main() -> int:
     args = ap.parse_args()
     if args.worker:
         return worker(args.worker)
+    refused = tensor_map_refusal()
+    if refused:
+        print(f"verify_mutants: {refused}", file=sys.stderr)
+        return 2
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

@@ -13,6 +13,12 @@ import errno
 import os
 import re
 import sys
+import importlib
+import io
+from .errors import SassToolError, SpliceError, printable
+from .ptx.errors import PtxSyntaxError
+from .util import Terminated, refuse_json_on_stdout, stop_on_signals
+import signal
 
 
 def _add_json(p):
@@ -167,8 +173,9 @@ def _cut_commands(sub) -> None:
 def _probe_command(sub) -> None:
     """probe: the GPU runs (and ``probe init``, the spec skeleton)."""
     p = _add_json(sub.add_parser("probe", help="run original and spliced modules on the GPU and compare frames"))
-    p.add_argument("target", help="a recipe YAML, a probe spec YAML followed by a module, or init")
-    p.add_argument("module", nargs="?", help="PTX module (with a probe spec)")
+    p.add_argument("target", help="a recipe YAML, a probe spec YAML followed by a module, init, or render")
+    p.add_argument("module", nargs="?", help="PTX module (with a probe spec); init: the module; render: the spec")
+    p.add_argument("extra", nargs="?", help="render: the module (default: the spec's own)")
     p.add_argument("--runs", type=int, default=200, help="the most timing rounds (the run stops earlier when "
                                                           "every interval is narrower than --ci-width)")
     p.add_argument("--warmup", type=int, default=5)
@@ -192,6 +199,9 @@ def _probe_command(sub) -> None:
     _add_no_cache(p)
     p.add_argument("--entry", help="probe init: the entry (default: the first)")
     p.add_argument("-o", "--output", help="probe init: where to write the spec skeleton")
+    p.add_argument("--cubin", help="probe render: load this cubin instead of compiling the module")
+    p.add_argument("--repeat", type=int, default=2, help="probe render: renders of the module (default 2)")
+    p.add_argument("--perturb", help="probe render: a stand-in's expect YAML; flip each phase's weights in turn")
     p.set_defaults(func=_lazy("splice.commands.probe", "cmd_probe"))
 
 
@@ -291,7 +301,6 @@ def _refuse_dashdash_values(ap: "_Parser", args) -> None:
 
 def _lazy(module: str, name: str):
     def run(args):
-        import importlib
 
         return getattr(importlib.import_module(module), name)(args)
     return run
@@ -304,8 +313,6 @@ def _tell(text: str) -> None:
     (``splice … 2>&1 | head -1``) loses the message, not the status: the ``BrokenPipeError`` of
     this print escaped ``main`` from its own error handler (exit 120, and a traceback for a
     stderr that could still take one)."""
-    from .errors import printable
-
     try:
         print(printable(text), file=sys.stderr, flush=True)
     except (OSError, ValueError):
@@ -365,8 +372,6 @@ def _buffer_raw_streams() -> None:
     value, which the text layer ignores: a file size limit or a full pipe cut ``splice canonical
     m.ptx > out.ptx`` short with exit status 0.  A ``BufferedWriter`` over it writes the rest or
     raises; line buffering keeps the unbuffered mode's promptness."""
-    import io
-
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
         if stream is not getattr(sys, f"__{name}__") or not isinstance(getattr(stream, "buffer", None), io.RawIOBase):
@@ -396,8 +401,6 @@ def _stdout_keeps_bytes() -> None:
 def _refuse_json_beside_output(args) -> None:
     """``--json`` and an ``-o``/``--png`` that is standard output (``util.refuse_json_on_stdout``);
     the recipe's own ``output:`` is checked by ``apply`` once it is read."""
-    from .util import refuse_json_on_stdout
-
     if getattr(args, "json", False):
         for opt in ("output", "png"):
             value = getattr(args, opt, None)
@@ -406,8 +409,6 @@ def _refuse_json_beside_output(args) -> None:
 
 
 def main(argv=None) -> int:
-    from .errors import SpliceError
-    from .ptx.errors import PtxSyntaxError
 
     if sys.stderr is None:       # started with 2>&-: errors go nowhere rather than into a traceback
         sys.stderr = open(os.devnull, "w")
@@ -421,8 +422,6 @@ def main(argv=None) -> int:
         ap.print_help()
         return 0
     _refuse_dashdash_values(ap, args)
-    from .errors import SassToolError
-    from .util import Terminated, stop_on_signals
 
     try:
         _refuse_json_beside_output(args)
@@ -448,8 +447,6 @@ def main(argv=None) -> int:
         return _fail("out of memory: this run needs more memory than the process may use "
                      "(ulimit -v, a container's limit); the input is left as it was")
     except Terminated as exc:
-        import signal
-
         _tell(f"splice: stopped by {signal.Signals(exc.signum).name}")
         return 128 + exc.signum
     except KeyboardInterrupt:
@@ -465,8 +462,6 @@ def console_main() -> None:
     status.  Only here: tests and library users call ``main()`` and get a normal return.  A
     Ctrl-C that comes while ``main`` is still importing is the same quiet 130 as one during a
     command, never a traceback."""
-    import os
-
     try:
         status = main()
     except KeyboardInterrupt:   # Ctrl-C before main's own handler (its imports, the parser)

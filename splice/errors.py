@@ -23,6 +23,23 @@ def printable(text: str) -> str:
     return _UNPRINTABLE.sub("\ufffd", text)
 
 
+SHOWN_WIDTH = 160   # a 10 MB one-line module shows the error's neighbourhood, not the line
+
+
+def caret_lines(line: str, column: int) -> str:
+    """``\n  <source line>\n  <spaces>^`` with the caret under ``column`` (1-based); a long
+    line is cut to a window around the column, marked with ``…``."""
+    shown = line.rstrip("\r\n").expandtabs(1)
+    col = max(column or 1, 1) - 1
+    if len(shown) > SHOWN_WIDTH:
+        start = max(0, min(col - SHOWN_WIDTH // 2, len(shown) - SHOWN_WIDTH))
+        head = "…" if start > 0 else ""
+        tail = "…" if start + SHOWN_WIDTH < len(shown) else ""
+        col = col - start + len(head)
+        shown = head + shown[start:start + SHOWN_WIDTH] + tail
+    return "\n  " + shown + "\n  " + " " * col + "^"
+
+
 class SpliceError(Exception):
     def __init__(self, message: str, path: "Optional[str | os.PathLike[str]]" = None, line: Optional[int] = None,
                  column: Optional[int] = None, detail: str = ""):
@@ -52,8 +69,6 @@ class SpliceError(Exception):
         text = self._headline()
         shown = self._source_line()
         if shown is not None:
-            from .ptx.errors import caret_lines
-
             text += caret_lines(shown, self.column or 1)
         if self.detail:
             text += "\n" + self.detail

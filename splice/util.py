@@ -30,6 +30,11 @@ if TYPE_CHECKING:   # at run time only the commands that start a child import su
     import subprocess
 
 from .errors import SpliceError
+import gc
+import hashlib
+import select
+import time
+import tempfile
 
 ENCODING = "utf-8"
 ERRORS = "surrogateescape"
@@ -94,8 +99,6 @@ def _await_writer(fd: int, path: PathLike) -> bytes:
     non-blocking read fail with EAGAIN: then the read may block as long as the writer takes, as
     ``cat`` would.  Without one the read sees end of file, and the FIFO is polled for
     :data:`FIFO_WAIT_S` (Linux reports nothing until a writer connects)."""
-    import select
-
     try:
         first = os.read(fd, 1)
     except BlockingIOError:
@@ -199,7 +202,6 @@ def name_part(text: str) -> str:
     raw = text.encode("utf-8", "surrogateescape")
     if len(raw) <= NAME_PART_BYTES:
         return text
-    import hashlib
 
     head = raw[:NAME_PART_BYTES - 13].decode("utf-8", "ignore")
     return f"{head}-{hashlib.sha256(raw).hexdigest()[:12]}"
@@ -448,8 +450,6 @@ def _write_through(path: PathLike, target: Path, raw: bytes) -> Path:
 def _open_for_writing(path: PathLike, target: Path) -> int:
     """A blocking descriptor on ``target``; a FIFO no process reads is waited for
     :data:`FIFO_WAIT_S`, then refused (``open()`` would block for ever)."""
-    import time
-
     if not stat.S_ISFIFO(os.stat(target).st_mode):
         return os.open(target, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
     deadline = time.monotonic() + FIFO_WAIT_S
@@ -472,8 +472,6 @@ def _replace(path: PathLike, target: Path, raw: bytes, old: "os.stat_result | No
     # the temp file's name stays short enough for the file system even when the output's is not
     prefix = "." + target.name[:64] + "."
     try:
-        import tempfile
-
         fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=target.parent)
     except OSError as exc:
         raise _fail(path, "", exc) from None
@@ -647,8 +645,6 @@ def collector_paused(freeze: bool = False) -> Iterator[None]:
     collector's view (``gc.freeze``) before the collector comes back -- otherwise its first
     collection walks the whole model, still in the youngest generation (0.7 s on thrust);
     use it inside :func:`heap_frozen`, which gives the objects back."""
-    import gc
-
     was = gc.isenabled()
     gc.disable()
     try:
@@ -668,8 +664,6 @@ def heap_frozen() -> Iterator[None]:
     model again and again (``gc.freeze``; ``gc.unfreeze`` on exit, so a library caller's later
     collections see it again -- the block should hold the output too: a command's process
     then exits before any collection walks the model)."""
-    import gc
-
     gc.freeze()
     try:
         yield

@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass
 
 from .errors import SpliceError
+import yaml
+from .util import encode, encoding_advice
 
 _NOT_TEXT = re.compile("[\x00\ud800-\udfff]")    # what a YAML escape can make that no file name may hold
 #: an integer YAML 1.1 reads as octal: a leading zero and more digits
@@ -88,7 +90,6 @@ def _pos(mark) -> tuple:
 
 
 def _loader_class():
-    import yaml
 
     class BoundedLoader(yaml.SafeLoader):
         """SafeLoader whose composer counts depth and aliases as it goes."""
@@ -123,15 +124,11 @@ def _loader_class():
 def load_yaml_marked(text: str, path: str, limits: Limits = DEFAULT_LIMITS):
     """The document in ``text`` as YMap/YList/scalars (an empty document is an empty YMap).
     Every problem is a ``SpliceError`` at ``path:line:col``."""
-    import yaml
-
     if len(text) > limits.max_bytes:
         raise SpliceError(f"YAML: file is larger than {limits.max_bytes} bytes", path)
     try:
         loader = _loader_class()(text, limits)
     except yaml.reader.ReaderError as exc:     # a byte that is not UTF-8, a control character
-        from .util import encode, encoding_advice
-
         raise SpliceError(f"YAML: {_reader_problem(exc)}{encoding_advice(encode(text[:64]))}", path,
                           *_offset_pos(text, exc.position)) from None
     try:
@@ -162,7 +159,6 @@ class _Converter:
         return SpliceError(f"YAML: {message}", self.path, *_pos(node.start_mark))
 
     def convert(self, node, depth: int = 0):
-        import yaml
 
         self.visited += 1
         if self.visited > self.limits.max_nodes:
@@ -183,7 +179,6 @@ class _Converter:
         return self._scalar(node)
 
     def _scalar(self, node):
-        import yaml
 
         try:
             value = self.loader.construct_object(node, deep=True)
@@ -217,7 +212,6 @@ class _Converter:
                              "or quote it for text", node)
 
     def _mapping(self, node, depth: int) -> YMap:
-        import yaml
 
         if node.tag != MAP_TAG:
             raise self.error(f"unsupported tag {node.tag!r} on a mapping", node)

@@ -137,7 +137,7 @@ def test_no_cupy_is_said_before_any_cubin(monkeypatch, capsys):
     """Without cupy (or a GPU) the probe stops after the spec check, before ptxas runs."""
     import importlib.util
 
-    import splice.probe.session as session
+    import splice.probe.run.session as session
     from splice.cli import main
 
     if importlib.util.find_spec("cupy") is not None:
@@ -157,7 +157,7 @@ def test_missing_cupy_names_the_file_even_where_cupy_exists(monkeypatch):
     import sys
 
     from splice.errors import SpliceError
-    from splice.probe.device import import_cupy
+    from splice.probe.run.device import import_cupy
 
     monkeypatch.setitem(sys.modules, "cupy", None)          # `import cupy` raises ImportError
     with pytest.raises(SpliceError) as e:

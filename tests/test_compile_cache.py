@@ -287,7 +287,7 @@ def test_a_damaged_probe_cubin_is_recompiled(damage, fake_ptxas, tmp_path, monke
     """The probe's own cubin cache (build/probe/cubins) trusted any file with the right name:
     a truncated or swapped cubin would have been loaded onto the GPU as the module under test."""
     from splice import util
-    from splice.probe.modules import compile_one
+    from splice.probe.run.modules import compile_one
 
     monkeypatch.setattr(util, "FIFO_WAIT_S", 0.1)
     first = compile_one("k", PTX, "sm_90", tmp_path / "probe")
@@ -352,7 +352,7 @@ def test_a_ptxas_cache_entry_of_another_user_is_not_trusted(fake, tmp_path):
 @pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
 @pytest.mark.parametrize("which", ["cubin", "json"])
 def test_a_probe_cubin_of_another_user_is_not_trusted(which, fake, tmp_path):
-    from splice.probe.modules import compile_one
+    from splice.probe.run.modules import compile_one
 
     first = compile_one("k", PTX, "sm_90", tmp_path / "probe")
     assert compile_one("k", PTX, "sm_90", tmp_path / "probe").cached
@@ -436,11 +436,11 @@ def test_no_grammar_cache_in_a_folder_others_may_write(tmp_path, monkeypatch):
 @pytest.mark.parametrize("value, where", [("{tmp}/pc", "{tmp}/pc"), ("", "{cwd}/build/probe")],
                          ids=["set-late", "empty"])
 def test_the_probe_cache_is_the_variable_as_set_when_the_probe_runs(value, where, work, monkeypatch):
-    """regression: ``$SPLICE_PROBE_CACHE`` was read once, when splice.probe.modules was first
+    """regression: ``$SPLICE_PROBE_CACHE`` was read once, when splice.probe.run.modules was first
     imported: a value set later in the process (as every test sets it) was never seen and the
     cubins went into ./build/probe; ``SPLICE_PROBE_CACHE=`` (an unset shell variable) was
     ``Path('')``, the working directory, and the cubins were written there."""
-    import splice.probe.modules as modules
+    import splice.probe.run.modules as modules
 
     tmp = str(work.parent / (work.name + "-late"))
     monkeypatch.setenv("SPLICE_PROBE_CACHE", value.format(tmp=tmp))

@@ -99,7 +99,7 @@ def test_a_probe_of_a_long_spec_name_makes_report_names_that_fit(work):
     """regression: the probe's reports are ``build/probe/reports/<spec name>-<module stem>/
     <same>.spliced.ptx``: ``probe init`` names a spec after its entry, so a long mangled name
     failed to make its report directory after the whole GPU run."""
-    from splice.probe.modules import resolve
+    from splice.probe.run.modules import resolve
 
     long_stem = "m" * 200
     (work / f"{long_stem}.ptx").write_text(TINY)

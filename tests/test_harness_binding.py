@@ -89,13 +89,14 @@ def test_param_reads_are_the_specs_not_tainted(tiny):
 
 
 def _spec(buffers):
-    fields = [SimpleNamespace(name=n, kind="buffer", role=r, element=SimpleNamespace(size=4))
-              for n, r in buffers]
+    from splice.probe.kinds.buffer import Buffer
+
+    fields = [Buffer(name=n, role=r, dtype="u32", bytes=32) for n, r in buffers]
     return SimpleNamespace(fields=fields)
 
 
 def test_memory_compare_names_the_first_differing_element():
-    from splice.probe.memory import compare
+    from splice.probe.run.memory import compare
 
     spec = _spec([("out", "output"), ("inp", "input")])
     before = {"out": np.full(8, 0xFFFFFFFF, np.uint32), "inp": np.arange(8, dtype=np.uint32)}
@@ -111,7 +112,7 @@ def test_memory_compare_names_the_first_differing_element():
 
 
 def test_memory_compare_identical_when_both_wrote_the_same():
-    from splice.probe.memory import compare
+    from splice.probe.run.memory import compare
 
     spec = _spec([("out", "output")])
     before = {"out": np.zeros(4, np.uint32)}
@@ -121,12 +122,12 @@ def test_memory_compare_identical_when_both_wrote_the_same():
 
 
 def test_surface_index_is_x_y_channel():
-    from splice.probe.memory import _index
+    from splice.probe.kinds.images import Surface
 
-    f = SimpleNamespace(kind="surface", format="rgba16f", width=10, height=4, geometry="2d")
-    assert _index(f, 4 * (2 * 10 + 3) + 1) == [3, 2, 1]
-    f3 = SimpleNamespace(kind="surface", format="rgba16f", width=10, height=4, depth=3, geometry="3d")
-    assert _index(f3, 4 * (2 * 40 + 2 * 10 + 3) + 1) == [3, 2, 2, 1]      # x, y, z, channel
+    f = Surface(name="s", format="rgba16f", width=10, height=4, geometry="2d")
+    assert f.place_flat(4 * (2 * 10 + 3) + 1) == [3, 2, 1]
+    f3 = Surface(name="s", format="rgba16f", width=10, height=4, depth=3, geometry="3d")
+    assert f3.place_flat(4 * (2 * 40 + 2 * 10 + 3) + 1) == [3, 2, 2, 1]      # x, y, z, channel
 
 
 def test_launch_bound_passes_the_entrys_arguments_then_in_out(tmp_path):
@@ -134,8 +135,8 @@ def test_launch_bound_passes_the_entrys_arguments_then_in_out(tmp_path):
     argument pack) and then one per extra value."""
     import ctypes
 
-    from splice.probe.device import Device
-    from splice.probe.spec import load_spec
+    from splice.probe.run.device import Device
+    from splice.probe.language.document import load_spec
     from tests.test_probe_device import FakeCupy, _small_gemm
 
     seen = {}
@@ -157,7 +158,7 @@ def test_launch_bound_passes_the_entrys_arguments_then_in_out(tmp_path):
 
 
 def test_a_cut_with_a_random_address_is_refused_with_the_statement(tiny):
-    from splice.probe.epilogue_harness import _random_address
+    from splice.probe.instrument.epilogue_harness import _random_address
 
     last = max(st.n for st in tiny.stmts if st.n is not None)
     cut = SimpleNamespace(first=tiny.stmts[0].n or 1, last=last)
@@ -172,9 +173,9 @@ def _extract_case(tmp_path, module: str, spec: str, arch: str):
 
     from splice.analysis import Kernel
     from splice.cli import main
-    from splice.probe.harness import cases
-    from splice.probe.modules import resolve
-    from splice.probe.spec import load_spec
+    from splice.probe.instrument.harness import cases
+    from splice.probe.run.modules import resolve
+    from splice.probe.language.document import load_spec
 
     root = Path(__file__).resolve().parents[1]
     assert main(["extract", str(root / module), "--epilogue", "1", "-o", str(tmp_path / "e1.ptx")]) == 0
@@ -210,7 +211,7 @@ def test_triton_epilogue_refused_for_its_pipeline_stage_index(tmp_path):
 
 
 def test_single_exit_keeps_inner_branches_and_redirects_the_rest():
-    from splice.probe.epilogue_harness import END, _single_exit
+    from splice.probe.instrument.epilogue_harness import END, _single_exit
 
     body = "$Lin:\n\tadd.s32 %r1, %r1, 1;\n\t@%p1 bra $Lin;\n\t@!%p2 bra.uni $Lout;\n\tret;\n"
     out = _single_exit(body)
@@ -220,7 +221,7 @@ def test_single_exit_keeps_inner_branches_and_redirects_the_rest():
 
 
 def test_shared_layout_fills_every_array_and_one_dynamic_region():
-    from splice.probe.epilogue_harness import EpilogueCase, _dump_rows, _prologue, _shared_layout
+    from splice.probe.instrument.epilogue_harness import EpilogueCase, _dump_rows, _prologue, _shared_layout
     from splice.ptx.builder import NameScope
 
     arrays = [("a_smem", 100, "a_smem", ".shared", ""), ("tbl", 64, "tbl", ".global", ""),
@@ -254,9 +255,9 @@ def test_a_bound_case_runs_every_launch_of_the_sequence(tmp_path):
     harness to each launch in turn, in order, and names the launch of the first difference."""
     import ctypes
 
-    from splice.probe.device import Device
-    from splice.probe.session import _bound_side, _per_launch
-    from splice.probe.spec import load_spec
+    from splice.probe.run.device import Device
+    from splice.probe.run.session import _bound_side, _per_launch
+    from splice.probe.language.document import load_spec
     from tests.test_probe_device import FakeCupy, _small_gemm
 
     path = _small_gemm(tmp_path)

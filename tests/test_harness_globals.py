@@ -15,9 +15,9 @@ def _harness_cases(tmp_path, spec_name: str, entry: str, ranges: list, edit=lamb
     import shutil
 
     from splice.analysis import Kernel
-    from splice.probe.harness import cases
-    from splice.probe.modules import resolve
-    from splice.probe.spec import load_spec
+    from splice.probe.instrument.harness import cases
+    from splice.probe.run.modules import resolve
+    from splice.probe.language.document import load_spec
 
     shutil.copy(TABLES, tmp_path / "m.ptx")
     (tmp_path / "probes").mkdir()

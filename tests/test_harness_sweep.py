@@ -25,7 +25,7 @@ def _quiet(argv) -> int:
 
 def _spec(tmp: Path, f: Path, entry: str):
     from splice.errors import SpliceError
-    from splice.probe.spec import load_spec
+    from splice.probe.language.document import load_spec
 
     p = tmp / f"{f.stem}-{abs(hash(entry))}.yaml"
     if _quiet(["probe", "init", str(f), "--entry", entry, "-o", str(p)]) != 0:
@@ -43,8 +43,8 @@ def _cases(tmp: Path):
     from splice.analysis import Kernel
     from splice.commands.perf import module_target
     from splice.cut.pipeline import run_apply
-    from splice.probe.harness import cases
-    from splice.probe.modules import Pair
+    from splice.probe.instrument.harness import cases
+    from splice.probe.run.modules import Pair
     from splice.ptx import parse
 
     for f in KERNELS:

@@ -72,7 +72,7 @@ def test_direct_reader_accepts_the_common_forms():
     for s in ("tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tex0, {%f5, %f6}];",
               "sust.b.3d.v2.b64.trap [surf_A, {%r0, %r1, %r2, %r3}], {%rl0, %rl1};",
               "call.uni (%fd2), _Z_f, (%rl1, %fd1);", "call.uni _Z_g, ();"):
-        assert direct._plain(plain, s, (0, len(s)), 1) == _lark_items(s)[0]   # by regex, not tokens
+        assert direct.read_plain(plain, s, (0, len(s)), 1) == _lark_items(s)[0]   # by regex, not tokens
 
 
 @pytest.mark.corpus

@@ -12,7 +12,7 @@ KIT = ROOT / "tests/data/ptx/probe/launch_kit.ptx"
 
 
 def _spec(d):
-    from splice.probe.spec import parse_spec
+    from splice.probe.language.document import parse_spec
 
     return parse_spec({"name": "t", "ptx": str(KIT), **d}, "t.yaml")
 
@@ -25,7 +25,7 @@ KIT_PARAMS = [{"name": "out", "kind": "buffer", "dtype": "u32", "shape": [8], "r
 
 def test_cluster_directives():
     from splice.errors import SpliceError
-    from splice.probe.check import check, cluster_dims
+    from splice.probe.language.entry import check, cluster_dims
 
     text = KIT.read_text()
     s = _spec({"entry": "kit_cluster", "launch": {"grid": [4], "block": [32]}, "params": KIT_PARAMS})
@@ -43,7 +43,7 @@ def test_cluster_directives():
 
 def test_struct_alignment_must_match():
     from splice.errors import SpliceError
-    from splice.probe.check import check
+    from splice.probe.language.entry import check
 
     params = [dict(p) for p in KIT_PARAMS]
     params[2] = {**params[2], "align": 16}
@@ -97,7 +97,7 @@ def test_roofline_counts_static_loops_and_never_guesses():
     ("tests/data/ptx/modern/wmma_gemm.ptx", {0: ("input", "f16"), 1: ("input", "f16"), 2: ("output", "f32")}),
 ])
 def test_init_roles_and_element_types(module, roles):
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, rows = skeleton((ROOT / module).read_text(), module)
     got = {r["param"]: (r["role"], r["dtype"]) for r in rows if r["kind"] == "buffer"}
@@ -111,9 +111,9 @@ def test_init_roles_and_element_types(module, roles):
                                     "tests/data/recipes/triton_matmul_p1_wrong.yaml"])
 def test_corpus_recipes_apply_and_keep_the_param_list(recipe, tmp_path):
     from splice.cli import main
-    from splice.probe.check import check
-    from splice.probe.modules import resolve
-    from splice.probe.spec import load_spec
+    from splice.probe.language.entry import check
+    from splice.probe.run.modules import resolve
+    from splice.probe.language.document import load_spec
 
     assert main(["apply", str(ROOT / recipe), "-o", str(tmp_path / "out.ptx")]) == 0
     pair = resolve(str(ROOT / recipe))
@@ -127,7 +127,7 @@ def test_init_finds_the_struct_fields_of_the_stand_in():
     same scalars (extents u32 x2 at 0, blockoff u16 x2 at 80) as fields to fill in."""
     import yaml
 
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, rows = skeleton((ROOT / "corpus/enc5.ptx").read_text(), "corpus/enc5.ptx")
     (struct,) = yaml.safe_load(text)["params"]

@@ -16,10 +16,10 @@ pytestmark = pytest.mark.gpu
 
 
 def _device(spec_dict, tmp_path, entry):
-    from splice.probe.check import check, cluster_dims
-    from splice.probe.device import Device, device_arch, import_cupy
-    from splice.probe.modules import compile_one
-    from splice.probe.spec import parse_spec
+    from splice.probe.language.entry import check, cluster_dims
+    from splice.probe.run.device import Device, device_arch, import_cupy
+    from splice.probe.run.modules import compile_one
+    from splice.probe.language.document import parse_spec
 
     spec = parse_spec({"name": entry, "ptx": str(KIT), "entry": entry, **spec_dict}, str(tmp_path / "s.yaml"))
     decl = check(spec, KIT.read_text(), str(KIT))

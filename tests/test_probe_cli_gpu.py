@@ -16,8 +16,8 @@ pytestmark = pytest.mark.gpu
 
 
 def _run(recipe, tmp_path, **kw):
-    from splice.probe.modules import resolve
-    from splice.probe.session import ProbeOptions, run_probe
+    from splice.probe.run.modules import resolve
+    from splice.probe.run.session import ProbeOptions, run_probe
 
     opt = ProbeOptions(runs=5, warmup=1, report_dir=tmp_path, **kw)
     return run_probe(resolve(str(ROOT / recipe)), opt).result
@@ -37,8 +37,8 @@ def test_inline_recipe_identical(tmp_path):
 
 def test_wrong_recipe_caught(tmp_path):
     from splice.commands.probe import write_maps
-    from splice.probe.modules import resolve
-    from splice.probe.session import ProbeOptions, run_probe
+    from splice.probe.run.modules import resolve
+    from splice.probe.run.session import ProbeOptions, run_probe
 
     run = run_probe(resolve(str(ROOT / "tests/data/recipes/enc5_p8_wrong.yaml")),
                     ProbeOptions(runs=5, warmup=1, stages="all", harness=True))
@@ -100,8 +100,8 @@ def test_bound_harness_runs_every_launch_of_a_sequence(tmp_path):
     swapped-columns mutant caught."""
     from dataclasses import replace
 
-    from splice.probe.modules import resolve
-    from splice.probe.session import ProbeOptions, run_probe
+    from splice.probe.run.modules import resolve
+    from splice.probe.run.session import ProbeOptions, run_probe
 
     spec = tmp_path / "gemm_seq.yaml"
     spec.write_text((ROOT / "probes/gemm_sm80.yaml").read_text()

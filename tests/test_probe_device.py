@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _spec(name):
-    from splice.probe.spec import load_spec
+    from splice.probe.language.document import load_spec
 
     return load_spec(ROOT / "probes" / name)
 
@@ -30,7 +30,7 @@ def _args(kernel_params: int, sizes: list) -> list:
 
 
 def test_triton_14_params_get_14_pointers():
-    from splice.probe.inputs import ArgPack
+    from splice.probe.run.args import ArgPack
 
     spec = _spec("matmul_sm80.yaml")
     handles = {"a": 0x7000_0000_0000, "b": 0x7000_0010_0000, "c": 0x7000_0020_0000}
@@ -45,7 +45,7 @@ def test_triton_14_params_get_14_pointers():
 
 
 def test_legacy_struct_is_one_pointer_to_its_bytes():
-    from splice.probe.inputs import ArgPack, param_bytes
+    from splice.probe.run.args import ArgPack, param_bytes
 
     spec = _spec("enc5.yaml")
     handles = {f.name: 0x7F00_0000_0000 + 0x100 * f.offset for f in spec.fields if f.kind != "scalar"}
@@ -55,8 +55,8 @@ def test_legacy_struct_is_one_pointer_to_its_bytes():
 
 
 def test_sequence_overrides_scalars_per_launch():
-    from splice.probe.inputs import ArgPack
-    from splice.probe.spec import parse_spec
+    from splice.probe.run.args import ArgPack
+    from splice.probe.language.document import parse_spec
 
     d = {"name": "t", "ptx": "x.ptx", "entry": "k", "launch": {"grid": [2], "block": [32],
          "sequence": [{"kt": 0}, {"kt": 1}]},
@@ -88,9 +88,9 @@ def test_sequence_overrides_scalars_per_launch():
     ("f64", {"rule": "constant", "value": 3.5}, lambda v: (v == 3.5).all()),
 ])
 def test_fills_per_element_type(dtype, fill, check):
-    from splice.probe import dtypes as dt
-    from splice.probe.inputs import buffer_bytes
-    from splice.probe.spec import parse_spec
+    from splice.probe.language import dtypes as dt
+    from splice.probe.language.fill_data import buffer_bytes
+    from splice.probe.language.document import parse_spec
 
     d = {"name": "t", "ptx": "x.ptx", "entry": "k", "launch": {"grid": [1], "block": [1]},
          "params": [{"name": "x", "kind": "buffer", "dtype": dtype, "shape": [300], "role": "inout",
@@ -104,8 +104,8 @@ def test_fills_per_element_type(dtype, fill, check):
 
 
 def test_fill_from_npy(tmp_path):
-    from splice.probe.inputs import buffer_bytes
-    from splice.probe.spec import parse_spec
+    from splice.probe.language.fill_data import buffer_bytes
+    from splice.probe.language.document import parse_spec
 
     arr = np.arange(12, dtype=np.float32).reshape(3, 4)
     np.save(tmp_path / "x.npy", arr)
@@ -245,9 +245,9 @@ def _small_gemm(tmp_path) -> Path:
 
 
 def test_outputs_stage_with_a_fake_device(tmp_path):
-    from splice.probe.device import Device
-    from splice.probe.session import outputs_stage, _NullUI
-    from splice.probe.spec import load_spec
+    from splice.probe.run.device import Device
+    from splice.probe.run.session import outputs_stage, _NullUI
+    from splice.probe.language.document import load_spec
 
     spec = load_spec(_small_gemm(tmp_path))
     cp = FakeCupy([gemm_kernel(), gemm_kernel(wrong=True)])
@@ -268,9 +268,9 @@ def test_outputs_stage_with_a_fake_device(tmp_path):
 
 
 def test_uncovered_output_is_reported(tmp_path):
-    from splice.probe.device import Device
-    from splice.probe.session import outputs_stage, _NullUI
-    from splice.probe.spec import load_spec
+    from splice.probe.run.device import Device
+    from splice.probe.run.session import outputs_stage, _NullUI
+    from splice.probe.language.document import load_spec
 
     spec = load_spec(_small_gemm(tmp_path))
     lazy = lambda kp: None      # noqa: E731 - writes nothing
@@ -288,8 +288,8 @@ def test_run_probe_end_to_end_with_a_fake_device(tmp_path):
     """Recipe -> check -> build (real ptxas, sm_90 from the 'device') -> inputs -> outputs ->
     timing, and the command layer's PNG for the 2-D output that differs."""
     from splice.commands.probe import write_maps
-    from splice.probe.modules import resolve
-    from splice.probe.session import ProbeOptions, run_probe
+    from splice.probe.run.modules import resolve
+    from splice.probe.run.session import ProbeOptions, run_probe
 
     spec = _small_gemm(tmp_path)
     pair = resolve(str(ROOT / "tests/data/recipes/gemm_f16f32_p1_wrong.yaml"))
@@ -320,7 +320,7 @@ def test_run_probe_end_to_end_with_a_fake_device(tmp_path):
 
 def test_probe_arch_builds_for_the_device():
     from splice.errors import SpliceError
-    from splice.probe.session import probe_arch
+    from splice.probe.run.session import probe_arch
 
     spec = _spec("matmul_sm80.yaml")
     assert probe_arch(spec, "sm_90", "sm_80") == "sm_90"          # an sm_80 recipe on Hopper
@@ -330,7 +330,7 @@ def test_probe_arch_builds_for_the_device():
 
 
 def test_cluster_launch_config_layout():
-    from splice.probe.device import _Attr, _Config, launch_config
+    from splice.probe.run.device import _Attr, _Config, launch_config
 
     assert ctypes.sizeof(_Attr) == 72                       # CUlaunchAttribute
     cfg, attr = launch_config((4, 2, 1), (128, 1, 1), 65536, 0, (2, 1, 1))
@@ -343,8 +343,8 @@ def test_probe_init_writes_a_spec_that_loads_after_sizes(tmp_path, capsys):
     """The skeleton for the Triton kernel: roles and element types from the analysis; after
     filling in only the nulls it loads and passes the .param check."""
     from splice.cli import main
-    from splice.probe.check import check
-    from splice.probe.spec import load_spec
+    from splice.probe.language.entry import check
+    from splice.probe.language.document import load_spec
 
     out = tmp_path / "t.yaml"
     ptx = ROOT / "corpus/triton/matmul_sm80.ptx"
@@ -373,9 +373,9 @@ def test_probe_init_writes_a_spec_that_loads_after_sizes(tmp_path, capsys):
 def test_written_poison_value_is_not_uncovered(tmp_path):
     """A kernel that writes the poison's own bit pattern has still written it: the coverage
     render with the complement poison tells the two apart."""
-    from splice.probe.device import Device
-    from splice.probe.session import outputs_stage, _NullUI
-    from splice.probe.spec import load_spec
+    from splice.probe.run.device import Device
+    from splice.probe.run.session import outputs_stage, _NullUI
+    from splice.probe.language.document import load_spec
 
     spec = load_spec(_small_gemm(tmp_path))
 
@@ -396,8 +396,8 @@ def test_a_kernel_that_faults_on_the_gpu_is_a_message_not_a_traceback(tmp_path):
     """An illegal address in the spliced module (a native that writes out of bounds) raises
     cupy's CUDADriverError: the probe stops with the module named (exit 2 through the CLI)."""
     from splice.errors import SpliceError
-    from splice.probe.device import Device
-    from splice.probe.spec import load_spec
+    from splice.probe.run.device import Device
+    from splice.probe.language.document import load_spec
 
     class CUDADriverError(Exception):
         pass
@@ -428,9 +428,9 @@ def test_an_inout_buffer_that_starts_all_zeros_is_restored_each_render(tmp_path)
     """A zeros fill keeps no host copy (the buffer is allocated zeroed), and the render's
     restore of every inout looked for that copy: a KeyError traceback on the GPU for any spec
     with an inout buffer and no fill (found by a probe of nvcc's 128-bit atomics)."""
-    from splice.probe.device import Device
-    from splice.probe.session import outputs_stage, _NullUI
-    from splice.probe.spec import load_spec
+    from splice.probe.run.device import Device
+    from splice.probe.run.session import outputs_stage, _NullUI
+    from splice.probe.language.document import load_spec
 
     (tmp_path / "m.ptx").write_text(".version 8.0\n.target sm_90\n.address_size 64\n"
                                     ".visible .entry k(.param .u64 k_param_0)\n{\n\tret;\n}\n")

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from splice.errors import SpliceError
-from splice.probe.epilogue_stages import split_selection
+from splice.probe.instrument.epilogue_stages import split_selection
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_ptxas = pytest.mark.needs("ptxas")
@@ -22,15 +22,15 @@ def test_split_selection():
 @pytest.fixture(scope="module")
 def wrong_e9():
     from splice.analysis import Kernel
-    from splice.probe.modules import resolve
-    from splice.probe.spec import load_spec
+    from splice.probe.run.modules import resolve
+    from splice.probe.language.document import load_spec
 
     pair = resolve(str(ROOT / "tests/data/recipes/dec1_e9_wrong_rounding.yaml"))
     return pair, Kernel.load(str(pair.original_path), pair.entry), load_spec(pair.spec_path)
 
 
 def test_epilogue_cut_is_a_stage_in_program_order(wrong_e9):
-    from splice.probe.stages import plan_stages
+    from splice.probe.instrument.stages import plan_stages
 
     pair, k, spec = wrong_e9
     sp = plan_stages(k, pair, "8-10", spec)
@@ -42,7 +42,7 @@ def test_epilogue_cut_is_a_stage_in_program_order(wrong_e9):
 
 
 def test_uncut_epilogues_staged_by_selection(wrong_e9):
-    from splice.probe.stages import plan_stages
+    from splice.probe.instrument.stages import plan_stages
 
     pair, k, spec = wrong_e9
     sp = plan_stages(k, pair, "E8-E10,E26", spec)
@@ -56,7 +56,7 @@ def test_uncut_epilogues_staged_by_selection(wrong_e9):
 
 @needs_ptxas
 def test_instrumented_epilogue_stages_compile(wrong_e9):
-    from splice.probe.stages import instrument, plan_stages
+    from splice.probe.instrument.stages import instrument, plan_stages
     from splice.ptx.sass import compile_ptx
 
     pair, k, spec = wrong_e9
@@ -69,9 +69,9 @@ def test_instrumented_epilogue_stages_compile(wrong_e9):
 @pytest.fixture(scope="module")
 def all_epilogue_cases():
     from splice.analysis import Kernel
-    from splice.probe.harness import cases
-    from splice.probe.modules import resolve
-    from splice.probe.spec import load_spec
+    from splice.probe.instrument.harness import cases
+    from splice.probe.run.modules import resolve
+    from splice.probe.language.document import load_spec
 
     pair = resolve(str(ROOT / "recipes/enc5_all_epilogues.yaml"))
     k = Kernel.load(str(pair.original_path), pair.entry)
@@ -82,7 +82,7 @@ def all_epilogue_cases():
 def test_epilogue_cases_bind_memory_and_constants(all_epilogue_cases):
     import numpy as np
 
-    from splice.probe.harness import harness_inputs
+    from splice.probe.instrument.harness import harness_inputs
 
     cs, spec = all_epilogue_cases
     assert len(cs) == 57 and all(c.skipped is None and c.bound for c in cs.values())
@@ -118,7 +118,9 @@ def test_e61_is_bound_to_the_entry_parameters(all_epilogue_cases):
     assert forms["%r7"] == {"ctaid.x": 32, "param_0+80": -1}
     assert sorted(kd for _r, _t, kd in e61.loaded) == ["act"] * 4       # P61's D only
     head = e61.orig_ptx[e61.orig_ptx.index(".visible .entry splice_harness("):]
-    assert head.split("\n")[1].strip() == ".param .align 8 .b8 cuda_dldn_engine_swin_enc5_kernel_param_0[144],"
+    params = [p.strip() for p in head[head.index("(") + 1:head.index(")")].split(",")]
+    assert params == [".param .align 8 .b8 cuda_dldn_engine_swin_enc5_kernel_param_0[144]",
+                      ".param .u64 splice_harness_in", ".param .u64 splice_harness_out"]
     assert "ld.param.u16 %sphe_h0, [cuda_dldn_engine_swin_enc5_kernel_param_0+80];" in e61.orig_ptx
     assert "sust.b.2d" in e61.orig_ptx and "sust.b.2d" in e61.spl_ptx
 
@@ -126,7 +128,7 @@ def test_e61_is_bound_to_the_entry_parameters(all_epilogue_cases):
 @needs_ptxas
 @pytest.mark.parametrize("which", ["E13", "E21", "E61"])
 def test_epilogue_harness_modules_compile(all_epilogue_cases, which):
-    from splice.probe.harness import ENTRY
+    from splice.probe.instrument.harness import ENTRY
     from splice.ptx.sass import compile_ptx
 
     c = all_epilogue_cases[0][which]
@@ -135,7 +137,7 @@ def test_epilogue_harness_modules_compile(all_epilogue_cases, which):
 
 
 def test_unsupported_epilogue_named():
-    from splice.probe.epilogue_harness import _unsupported
+    from splice.probe.instrument.epilogue_harness import _unsupported
 
     assert _unsupported("ld.weak.global.ca.v4.u32 {%r1,%r2,%r3,%r4}, [%rd1];\nbar.sync 0;") is None
     assert _unsupported("sust.b.2d.v4.b16.zero [%rd1, {%r1, %r2}], {%rs1,%rs2,%rs3,%rs4};") is None
@@ -154,7 +156,7 @@ def test_unsupported_epilogue_named():
 
 
 def test_stages_cut_around_an_epilogue_cut(wrong_e9):
-    from splice.probe.stages import plan_stages
+    from splice.probe.instrument.stages import plan_stages
 
     pair, k, spec = wrong_e9
     names = [s.name for s in plan_stages(k, pair, "cut", spec).stages]
@@ -165,9 +167,9 @@ def test_e11_shuffle_masks_are_exact_not_random():
     """E11 touches no memory, but its shuffle lane masks are live-ins (1, 2): random values
     would make the original shuffle from random lanes; the epilogue case gives them exactly."""
     from splice.analysis import Kernel
-    from splice.probe.harness import cases
-    from splice.probe.modules import resolve
-    from splice.probe.spec import load_spec
+    from splice.probe.instrument.harness import cases
+    from splice.probe.run.modules import resolve
+    from splice.probe.language.document import load_spec
 
     pair = resolve(str(ROOT / "recipes/enc5_e11.yaml"))
     k = Kernel.load(str(pair.original_path), pair.entry)
@@ -185,9 +187,9 @@ def test_e60_scatter_is_harnessed_against_the_arena(tmp_path):
     from ctaid/tid and the blockoff fields), so the harness writes the spec's arena."""
     from splice.analysis import Kernel
     from splice.cli import main
-    from splice.probe.harness import cases
-    from splice.probe.modules import resolve
-    from splice.probe.spec import load_spec
+    from splice.probe.instrument.harness import cases
+    from splice.probe.run.modules import resolve
+    from splice.probe.language.document import load_spec
     from splice.ptx.sass import compile_ptx
 
     assert main(["extract", str(ROOT / "corpus/enc5.ptx"), "--epilogue", "60", "-o", str(tmp_path / "e60.ptx")]) == 0
@@ -208,9 +210,9 @@ def test_loaded_live_ins_are_read_again_from_the_specs_memory():
     harness must give the original's B live-ins the same words (read again from the spec's
     weight image at the load's computed address), not random bits."""
     from splice.analysis import Kernel
-    from splice.probe.harness import cases
-    from splice.probe.modules import resolve
-    from splice.probe.spec import load_spec
+    from splice.probe.instrument.harness import cases
+    from splice.probe.run.modules import resolve
+    from splice.probe.language.document import load_spec
 
     pair = resolve(str(ROOT / "recipes/enc5_qkv_wave.yaml"))
     k = Kernel.load(str(pair.original_path), pair.entry)
@@ -234,8 +236,8 @@ def test_a_cut_ending_in_ret_still_reaches_the_dump(all_epilogue_cases):
 def test_stages_name_the_only_cut_that_writes_memory():
     """E61 has no live-outs (it ends in a surface write): when every register stage agrees and
     the frame differs, the stages name the one cut that writes memory."""
-    from splice.probe.epilogue_stages import memory_divergence, memory_writers
-    from splice.probe.modules import resolve
+    from splice.probe.instrument.epilogue_stages import memory_divergence, memory_writers
+    from splice.probe.run.modules import resolve
 
     wrong = resolve(str(ROOT / "tests/data/recipes/enc5_e61_wrong_tap.yaml"))
     assert memory_writers(wrong) == [(1, "E61 s10618-s10859")]

@@ -27,7 +27,7 @@ def _cuda_ok() -> str | None:
 @pytest.mark.skipif(_cuda_ok() is not None, reason=str(_cuda_ok()))
 @pytest.mark.parametrize("name", ["enc5", "dec1"])
 def test_frame_renders_twice_identically(name):
-    from splice.probe.runner import run
+    from splice.probe.run.single import run
 
     cubin = ROOT / "build" / "probe" / f"{name}.cubin"
     res = run(ROOT / "probes" / f"{name}.yaml", cubin=cubin if cubin.exists() else None,

@@ -1,4 +1,4 @@
-"""Texture and surface geometries of the probe (1d, 2d, 3d, a1d, a2d; splice/probe/images.py):
+"""Texture and surface geometries of the probe (1d, 2d, 3d, a1d, a2d; splice/probe/kinds/image_arrays.py):
 the spec's keys and their validation, the check against the kernel's instructions, `probe init`
 filling in the geometry, host layouts and report indices, and the device path through a fake
 cupy (the 1-D layered array's own CUDA structs).  No GPU: tests/test_probe_images_gpu.py runs
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from splice.cli import main
-from splice.probe.spec import parse_spec
+from splice.probe.language.document import parse_spec
 
 from pathlib import Path
 
@@ -51,8 +51,7 @@ def _spec(params: list, tmp_path):
     ("a2d", {"height": 3, "layers": 4}, (16, 3, 4), (4, 3, 16)),
 ])
 def test_each_geometry_reads_its_extents_and_host_layout(geometry, extra, extents, shape, tmp_path):
-    from splice.probe import images
-    from splice.probe.inputs import surface_poison, texture_texels
+    from splice.probe.kinds import image_arrays as images
 
     s = _spec([{"name": "t", "kind": "texture", "geometry": geometry, "width": 16, "format": "r32f",
                 "fill": {"rule": "arange"}, **extra},
@@ -60,9 +59,9 @@ def test_each_geometry_reads_its_extents_and_host_layout(geometry, extra, extent
               tmp_path)
     t, o = s.field("t"), s.field("s")
     assert t.geometry == o.geometry == geometry and images.extents(t) == extents
-    tx = texture_texels(t, 0)
+    tx = t.texels(0)
     assert tx.shape == shape and np.array_equal(tx.reshape(-1), np.arange(tx.size, dtype=np.float32))
-    assert surface_poison(o).shape == shape[:-1] + (2 * 16,)        # two channels per texel
+    assert o.poisoned().shape == shape[:-1] + (2 * 16,)        # two channels per texel
 
 
 def test_a_2d_image_without_geometry_is_as_before(tmp_path):
@@ -117,7 +116,7 @@ def test_wrong_geometry_combinations_exit_2_at_the_key(kind, keys, where, says, 
 
 
 def test_the_2d_limits_message_is_unchanged(tmp_path):
-    from splice.probe.spec import SpecError
+    from splice.probe.language.context import SpecError
 
     with pytest.raises(SpecError, match="65537: more than the 65536 CUDA allows a 2-D surface"):
         _spec([{"name": "s", "kind": "surface", "width": 8, "height": 65537, "format": "r32f"}], tmp_path)
@@ -125,7 +124,7 @@ def test_the_2d_limits_message_is_unchanged(tmp_path):
 
 def test_a_1d_surface_has_the_surface_limit_not_the_texture_one(tmp_path):
     """maxSurface1D is 32768, maxTexture1D 131072: one table per kind."""
-    from splice.probe.spec import SpecError
+    from splice.probe.language.context import SpecError
 
     _spec([{"name": "t", "kind": "texture", "geometry": "1d", "width": 131072, "format": "r32f",
             "fill": {"rule": "zeros"}}, {"name": "s", "kind": "surface", "geometry": "1d", "width": 32768,
@@ -154,8 +153,8 @@ def test_a_geometry_the_kernel_does_not_use_is_refused_at_the_field(tmp_path, mo
 
 
 def test_the_right_geometries_pass_the_check(tmp_path):
-    from splice.probe.check import check
-    from splice.probe.spec import load_spec
+    from splice.probe.language.entry import check
+    from splice.probe.language.document import load_spec
 
     spec = load_spec(_write(tmp_path, LAYERED.format(ptx=IMAGES)))
     check(spec, IMAGES.read_text(), str(IMAGES))
@@ -163,7 +162,7 @@ def test_the_right_geometries_pass_the_check(tmp_path):
 
 def test_an_image_only_queried_passes_with_any_geometry(tmp_path):
     """txq/suq name no geometry: the check has nothing to hold the spec to."""
-    from splice.probe.check import check
+    from splice.probe.language.entry import check
 
     s = parse_spec({"name": "q", "ptx": str(QUERY), "entry": "img_query", "launch": {"grid": [1], "block": [1]},
                     "params": [{"name": "t", "kind": "texture", "geometry": "3d", "width": 4, "height": 3, "depth": 5,
@@ -180,7 +179,7 @@ def test_an_image_only_queried_passes_with_any_geometry(tmp_path):
 def test_init_fills_in_each_geometry(tmp_path):
     import yaml
 
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, rows = skeleton(IMAGES.read_text(), str(IMAGES), "img_layered")
     params = yaml.safe_load(text)["params"]
@@ -197,7 +196,7 @@ def test_init_fills_in_each_geometry(tmp_path):
 
 
 def test_init_says_when_an_image_has_two_geometries_and_refuses_cubes():
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     path = ROOT / "tests/data/ptx/modern/tex_layered_cube.ptx"
     text, _ = skeleton(path.read_text(), str(path))
@@ -228,7 +227,7 @@ def test_an_init_skeleton_with_geometry_null_refuses_to_load(tmp_path, capsys):
 
 
 def test_init_of_a_query_only_image_says_so():
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, rows = skeleton(QUERY.read_text(), str(QUERY))
     assert "geometry: 3d" in text and "geometry: a1d" in text       # tex.3d and sust.p.a1d name them
@@ -237,8 +236,7 @@ def test_init_of_a_query_only_image_says_so():
 # ---------------------------------------------------------------- reports
 
 def test_surface_indices_and_difference_maps_per_geometry(tmp_path):
-    from splice.probe.compare import compare_output, elements
-    from splice.probe.memory import _index
+    from splice.probe.run.compare import compare_output, elements
 
     s = _spec([{"name": "s", "kind": "surface", "geometry": "a2d", "width": 4, "height": 3, "layers": 2,
                 "format": "rg16f"}], tmp_path)
@@ -253,7 +251,7 @@ def test_surface_indices_and_difference_maps_per_geometry(tmp_path):
     assert res["layers_differ"] == {1: 1} and res["pixels_differ"] == 1
     assert heat.shape == (6, 4) and heat[3 + 2, 3] > 0 and "layers 0..1 stacked" in res["map"]
     flat = (1 * 3 * 4 + 2 * 4 + 3) * 2 + 1
-    assert _index(f, flat) == [3, 2, 1, 1]
+    assert f.place_flat(flat) == [3, 2, 1, 1]
 
 
 @pytest.mark.parametrize("geometry, extra, at, want, key", [
@@ -262,11 +260,11 @@ def test_surface_indices_and_difference_maps_per_geometry(tmp_path):
     ("a1d", {"layers": 3}, (2, 5), [5, 2], "layers_differ"),
 ])
 def test_other_geometries_report_their_first_texel(geometry, extra, at, want, key, tmp_path):
-    from splice.probe.compare import compare_output, elements, output_coverage
+    from splice.probe.run.compare import compare_output, elements, output_coverage
 
     f = _spec([{"name": "s", "kind": "surface", "geometry": geometry, "width": 8, "format": "r32f", **extra}],
               tmp_path).field("s")
-    from splice.probe.images import host_shape
+    from splice.probe.kinds.image_arrays import host_shape
 
     a = np.zeros(host_shape(f, 1), dtype=np.float32)
     b = a.copy()
@@ -298,7 +296,7 @@ class _Rt:
         return ptr
 
     def memcpy3DAsync(self, at, stream):
-        from splice.probe.images import _Memcpy3DParms
+        from splice.probe.kinds.image_arrays import _Memcpy3DParms
 
         p = _Memcpy3DParms.from_address(at)
         assert tuple(p.extent) == (self.arrays[p.dstArray or p.srcArray][0], 1,
@@ -336,8 +334,7 @@ class _Rt:
 def test_a_layered_1d_surface_goes_through_its_own_array_and_object(tmp_path):
     """cupy's CUDAarray refuses {width, 0, layers}; images.Layered1D makes it with
     malloc3DArray and copies with a cudaMemcpy3DParms of extent {width, 1, layers}."""
-    from splice.probe import images
-    from splice.probe.inputs import surface_poison
+    from splice.probe.kinds import image_arrays as images
 
     rt = _Rt()
     tex = SimpleNamespace(ChannelFormatDescriptor=lambda *a: SimpleNamespace(ptr=1),
@@ -345,16 +342,14 @@ def test_a_layered_1d_surface_goes_through_its_own_array_and_object(tmp_path):
     cp = SimpleNamespace(cuda=SimpleNamespace(runtime=rt, texture=tex))
     f = _spec([{"name": "s", "kind": "surface", "geometry": "a1d", "width": 5, "layers": 3, "format": "r32f",
                 "role": "inout", "fill": {"rule": "arange"}}], tmp_path).field("s")
-    from splice.probe.inputs import texture_texels
-
-    handle, arr, keep = images.create(cp, f, texture_texels(f, 0))
+    handle, arr, keep = images.create(cp, f, f.texels(0), sampled=False)
     (ptr,) = rt.arrays
     assert rt.arrays[ptr][:4] == (5, 0, 3, 1 | rt.cudaArraySurfaceLoadStore)
     assert rt.objects[handle] == ptr
     back = np.empty(images.host_shape(f, 1), dtype=np.float32)
     arr.copy_to(back)
     assert np.array_equal(back, np.arange(15, dtype=np.float32).reshape(3, 5))
-    arr.copy_from(surface_poison(f))
+    arr.copy_from(f.poisoned())
     arr.copy_to(back)
     assert (back.view(np.uint32) == 0xFFFFFFFF).all()
     del keep, arr
@@ -367,7 +362,7 @@ def test_a_layered_1d_surface_goes_through_its_own_array_and_object(tmp_path):
 def test_the_gpu_tests_specs_pass_every_check_before_the_gpu(tmp_path):
     """The specs of tests/test_probe_images_gpu.py, against images.ptx and images_wrong.ptx: the
     GPU run fails only on the GPU side."""
-    from splice.probe.check import check
+    from splice.probe.language.entry import check
     from tests.test_probe_images_gpu import SPECS, WRONG, _query_spec, _spec_dict
 
     for entry in SPECS:
@@ -381,7 +376,7 @@ def test_a_module_the_driver_refuses_to_load_is_an_error_naming_it(tmp_path):
     cubin with CUDA_ERROR_NOT_SUPPORTED when cupy first asks for the kernel: that was a
     CUDADriverError traceback out of the probe's inputs stage."""
     from splice.errors import SpliceError
-    from splice.probe.device import Device
+    from splice.probe.run.device import Device
 
     class CUDADriverError(Exception):
         pass

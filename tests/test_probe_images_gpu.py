@@ -54,10 +54,10 @@ def _spec_dict(entry, ptx=GOOD):
 
 
 def _render(entry, tmp_path, ptx=GOOD, extra=None):
-    from splice.probe.check import check
-    from splice.probe.device import Device, device_arch, import_cupy
-    from splice.probe.modules import compile_one
-    from splice.probe.spec import parse_spec
+    from splice.probe.language.entry import check
+    from splice.probe.run.device import Device, device_arch, import_cupy
+    from splice.probe.run.modules import compile_one
+    from splice.probe.language.document import parse_spec
 
     spec = parse_spec({**_spec_dict(entry, ptx), **(extra or {})}, str(tmp_path / "s.yaml"))
     check(spec, ptx.read_text(), str(ptx))
@@ -100,10 +100,10 @@ def test_inout_3d_rgba32f_surface(tmp_path):
 def test_txq_suq_see_the_geometry(tmp_path):
     """txq.depth of a 3-D texture and suq.height of a 1-D layered surface (its layers) report the spec's
     extents."""
-    from splice.probe.check import check
-    from splice.probe.device import Device, device_arch, import_cupy
-    from splice.probe.modules import compile_one
-    from splice.probe.spec import parse_spec
+    from splice.probe.language.entry import check
+    from splice.probe.run.device import Device, device_arch, import_cupy
+    from splice.probe.run.modules import compile_one
+    from splice.probe.language.document import parse_spec
 
     spec = parse_spec(_query_spec(), str(tmp_path / "q.yaml"))
     check(spec, QUERY.read_text(), str(QUERY))

@@ -48,39 +48,40 @@ def _recipe(tmp_path, statements: str, native_edit=None):
     (tmp_path / "r.yaml").write_text(f"name: b128\nmodule: m.ptx\nentry: cas128\ncuts:\n"
                                      f"  - statements: {statements}\n    native: n.ptx\n")
     from splice.analysis import Kernel
-    from splice.probe.modules import resolve
-    from splice.probe.spec import load_spec
+    from splice.probe.run.modules import resolve
+    from splice.probe.language.document import load_spec
 
     pair = resolve(str(tmp_path / "r.yaml"))
     return pair, Kernel.load(str(pair.original_path), pair.entry), load_spec(pair.spec_path)
 
 
 def test_b128_live_outs_travel_as_two_rows_inside_the_cuts_scope(tmp_path):
-    from splice.probe.harness import cases
+    from splice.probe.instrument.harness import cases
 
     pair, k, spec = _recipe(tmp_path, "s13-s14")      # mov.b128 c, {..}; mov.b128 s, {..}
     (hc,) = cases(pair, k, spec)
     assert hc.skipped is None
     assert [t for _r, t, _role in hc.live_out] == [".b128.lo", ".b128.hi"] * 2
     body = hc.orig_ptx
-    assert "\t{\n\t.reg .b128 c, s, r;\n" in body          # the cut's own scope, around it
+    assert "{ .reg .b128 c, s, r;" in " ".join(body.split())     # the cut's own scope, around it
     assert "mov.b128 {%sphx_w0, %sphx_w1}, c;" in body
     assert "st.global.b64 [%sphx_rd1+2048], %sphx_w1;" in body   # the high half, its own row
     assert "st.global.b32" not in body
 
 
 def test_a_b128_live_in_is_joined_from_its_two_rows(tmp_path):
-    from splice.probe.harness import cases
+    from splice.probe.instrument.harness import cases
 
     pair, k, spec = _recipe(tmp_path, "s16-s16")      # mov.b128 {%rd1, %rd2}, r;
     (hc,) = cases(pair, k, spec)
     assert [t for _r, t, _role in hc.live_in] == [".b128.lo", ".b128.hi"]
-    assert "ld.global.b64 %sphx_w1, [%sphx_rd0+2048];\n\tmov.b128 r, {%sphx_w0, %sphx_w1};" in hc.orig_ptx
+    assert "ld.global.b64 %sphx_w1, [%sphx_rd0+2048]; mov.b128 r, {%sphx_w0, %sphx_w1};" in " ".join(
+        hc.orig_ptx.split())
 
 
 @pytest.mark.needs("ptxas")
 def test_the_scoped_b128_harness_compiles(tmp_path):
-    from splice.probe.harness import cases
+    from splice.probe.instrument.harness import cases
     from splice.ptx.sass import compile_ptx
 
     for rng in ("s13-s14", "s16-s16"):
@@ -93,7 +94,7 @@ def test_the_scoped_b128_harness_compiles(tmp_path):
 
 
 def test_harness_compare_names_the_half_that_differs(tmp_path):
-    from splice.probe.harness import cases, compare_outs
+    from splice.probe.instrument.harness import cases, compare_outs
 
     pair, k, spec = _recipe(tmp_path, "s13-s14")
     (hc,) = cases(pair, k, spec)
@@ -106,7 +107,7 @@ def test_harness_compare_names_the_half_that_differs(tmp_path):
 
 
 def test_a_b128_stage_is_stored_whole_and_compared_whole(tmp_path):
-    from splice.probe.stages import _stage_code, compare, plan_stages
+    from splice.probe.instrument.stages import _stage_code, compare, plan_stages
 
     pair, k, spec = _recipe(tmp_path, "s13-s14")
     sp = plan_stages(k, pair, "cut", spec)            # no mma phase: the cut's own stage
@@ -124,7 +125,7 @@ def test_a_b128_stage_is_stored_whole_and_compared_whole(tmp_path):
 
 def test_stages_cut_without_phases_and_without_a_cut_is_still_refused():
     from splice.errors import SpliceError
-    from splice.probe.stages import parse_selection
+    from splice.probe.instrument.stages import parse_selection
 
     assert parse_selection("cut", 0, set(), has_cuts=True) == []
     with pytest.raises(SpliceError, match="no cut is known"):
@@ -132,7 +133,7 @@ def test_stages_cut_without_phases_and_without_a_cut_is_still_refused():
 
 
 def _probe(tmp_path, statements, native_edit=None):
-    from splice.probe.session import ProbeOptions, run_probe
+    from splice.probe.run.session import ProbeOptions, run_probe
 
     pair, _k, _spec = _recipe(tmp_path, statements, native_edit)
     return run_probe(pair, ProbeOptions(runs=3, warmup=1, stages="cut", harness=True,
@@ -168,7 +169,7 @@ def test_probe_init_sizes_a_buffer_of_128_bit_atomics(tmp_path):
     "accessed as -"; it is two 64-bit words an access."""
     import yaml
 
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, _rows = skeleton(MODULE.read_text(), str(MODULE), "cas128")
     (p0,) = [p for p in yaml.safe_load(text)["params"] if p["name"] == "param_0"]
@@ -180,10 +181,22 @@ def test_a_module_already_instrumented_is_refused_before_the_gpu():
     """The stage and profile pointers are declared by the probe; a module that already names one
     (instrumented, saved, probed again) was refused by ptxas on the GPU run only."""
     from splice.errors import SpliceError
-    from splice.probe.stages import PTR, insert_code
+    from splice.probe.instrument.stages import PTR, insert_code
 
     text = ".version 8.0\n.target sm_90\n.address_size 64\n.global .align 8 .u64 " + PTR + ";\n"
     with pytest.raises(SpliceError, match="line 4 of the module already names __splice_stage_ptr"):
-        insert_code(text.splitlines(keepends=True), {}, {}, PTR, "debug-stage buffer")
-    ok = insert_code(text.replace(PTR, PTR + "_x").splitlines(keepends=True), {}, {}, PTR, "debug-stage buffer")
+        insert_code(text, {}, {}, PTR, "debug-stage buffer")
+    ok = insert_code(text.replace(PTR, PTR + "_x"), {}, {}, PTR, "debug-stage buffer")
     assert ok.count(PTR + ";") == 1
+    # an instruction naming it is found through the model too, and code goes only where a
+    # statement ends (a statement written over two lines is not split)
+    body = text.replace(".global .align 8 .u64 " + PTR + ";\n", "") + (
+        ".visible .entry k()\n{\n\tmov.u64 %rd1,\n\t\t" + PTR + ";\n\tret;\n}\n")
+    with pytest.raises(SpliceError, match="line 6 of the module already names"):
+        insert_code(body, {}, {}, PTR, "debug-stage buffer")
+    two = body.replace(PTR, "x")
+    with pytest.raises(SpliceError, match="line 6: inside the statement at line 6"):
+        insert_code(two, {}, {6: ["\t// code\n"]}, PTR, "debug-stage buffer")
+    done = insert_code(two, {}, {7: ["\t// code\n"]}, PTR, "debug-stage buffer")
+    assert done.replace("\t// code\n", "").replace(f"\n// splice probe: debug-stage buffer (set by the host)\n"
+                                                   f".global .align 8 .u64 {PTR};\n", "") == two

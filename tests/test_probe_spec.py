@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 import yaml
 
-from splice.probe.inputs import (CHUNK, buffer_bytes, pack_params, param_bytes, param_dtype,
-                                 texture_texels, weight_image)
-from splice.probe.spec import SpecError, load_spec, parse_spec
+from splice.probe.language.fill_data import CHUNK, buffer_bytes, weight_image
+from splice.probe.run.args import pack_params, param_bytes, param_dtype
+from splice.probe.language.context import SpecError
+from splice.probe.language.document import load_spec, parse_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ("enc5", "dec1")
@@ -99,7 +100,7 @@ def test_textures_are_finite_rgba16f(spec):
         if f.kind == "texture":
             # regenerate only the first rows cheaply through a shrunken copy of the field
             small = type(f)(**{**f.__dict__, "width": 64, "height": 4})
-            t = texture_texels(small, spec.seed)
+            t = small.texels(spec.seed)
             assert t.shape == (4, 256) and t.dtype == np.float16 and np.isfinite(t).all()
 
 
@@ -124,5 +125,5 @@ def test_param_struct_packing(spec):
 
 
 def test_runner_imports_without_cupy():
-    import splice.probe.runner as r  # noqa: F401  (cupy is imported lazily)
+    import splice.probe.run.single as r  # noqa: F401  (cupy is imported lazily)
     assert callable(r.run)

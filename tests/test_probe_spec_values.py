@@ -26,7 +26,7 @@ globals:
 
 
 def test_a_build_arch_is_normalised_as_arch_is():
-    from splice.probe.spec import load_spec
+    from splice.probe.language.document import load_spec
 
     text = (ROOT / "probes" / "gemm_sm80.yaml").read_text() + "build_arch: 90a\n"
     import tempfile
@@ -43,7 +43,7 @@ def test_a_build_arch_is_normalised_as_arch_is():
     ("e5m2", ".inf", 0x7C), ("f32", ".inf", 0x7F800000),
 ])
 def test_element_poisons_of_the_type_keep_their_bits(tmp_path, dtype, value, bits):
-    from splice.probe.spec import load_spec
+    from splice.probe.language.document import load_spec
 
     p = tmp_path / "s.yaml"
     p.write_text(GLOBALS_ONLY.replace("DTYPE", dtype).replace("VALUE", value).replace("PTX", str(TABLES)))
@@ -82,10 +82,11 @@ def test_a_shape_of_more_dimensions_than_numpy_has_is_refused_at_its_key(tmp_pat
     ValueError traceback (``compare.elements``)."""
     import numpy as np
 
-    from splice.probe.compare import elements
-    from splice.probe.spec import MAX_DIMS, Field
+    from splice.probe.run.compare import elements
+    from splice.probe.kinds.buffer import Buffer
+    from splice.probe.language.context import MAX_DIMS
 
-    ok = Field("o", 0, "buffer", 8, dtype="u8", bytes=4, shape=(1,) * (MAX_DIMS - 2) + (2, 2), role="output")
+    ok = Buffer(name="o", dtype="u8", bytes=4, shape=(1,) * (MAX_DIMS - 2) + (2, 2), role="output")
     assert elements(ok, np.zeros(4, dtype=np.uint8)).ndim == MAX_DIMS
     text = SUM.replace("ALIGN_T", "").replace("ALIGN_E", "").replace(
         "{name: out, kind: buffer, dtype: f32, shape: [64], role: output}",

@@ -19,7 +19,7 @@ WRONG = ROOT / "tests/data/ptx/probe/tables_wrong.ptx"
 
 
 def _load(tmp_path, text: str, name: str = "s.yaml"):
-    from splice.probe.spec import load_spec
+    from splice.probe.language.document import load_spec
 
     p = tmp_path / name
     p.write_text(text.replace("PTX", str(PTX)))
@@ -27,7 +27,7 @@ def _load(tmp_path, text: str, name: str = "s.yaml"):
 
 
 def _refused(tmp_path, text: str, *needles, line=None):
-    from splice.probe.spec import SpecError
+    from splice.probe.language.context import SpecError
 
     with pytest.raises(SpecError) as e:
         _load(tmp_path, text)
@@ -77,7 +77,7 @@ def test_table_entries_and_each_parse(tmp_path):
 
 
 def test_each_entry_gets_its_own_seed(tmp_path):
-    from splice.probe.inputs import buffer_bytes
+    from splice.probe.language.fill_data import buffer_bytes
 
     s = _load(tmp_path, _sum_spec("""- name: srcs
   kind: table
@@ -135,8 +135,8 @@ params:
 
 
 def test_table_against_a_4_byte_parameter(tmp_path):
-    from splice.probe.check import check
-    from splice.probe.spec import SpecError
+    from splice.probe.language.entry import check
+    from splice.probe.language.context import SpecError
 
     bad = _sum_spec("- {name: srcs, kind: table, entries: [{dtype: f32, shape: [64]}]}\n").replace(
         "- {name: nsrc, kind: scalar", "- {name: nsrc, kind: table, entries: [{dtype: f32, shape: [4]}]}\n#", 1)
@@ -195,8 +195,8 @@ def test_bad_globals_refused_at_their_line(tmp_path, body, needles, line):
     ("- {name: counter, dtype: u32, shape: [1], role: input}\n", ("role input, but lut_count writes it",)),
 ])
 def test_globals_checked_against_the_module(tmp_path, body, needles):
-    from splice.probe.check import check
-    from splice.probe.spec import SpecError
+    from splice.probe.language.entry import check
+    from splice.probe.language.context import SpecError
 
     s = _load(tmp_path, LUT + body)
     with pytest.raises(SpecError) as e:
@@ -209,8 +209,8 @@ def test_globals_checked_against_the_module(tmp_path, body, needles):
 
 
 def test_global_in_shared_space_refused(tmp_path):
-    from splice.probe.check import check
-    from splice.probe.spec import SpecError
+    from splice.probe.language.entry import check
+    from splice.probe.language.context import SpecError
 
     text = PTX.read_text().replace(".global .align 4 .u32 counter;", ".shared .align 4 .u32 counter;")
     s = _load(tmp_path, LUT + "- {name: counter, dtype: u32, shape: [1]}\n")
@@ -220,7 +220,7 @@ def test_global_in_shared_space_refused(tmp_path):
 
 def test_global_uses_follow_the_symbol():
     from splice.analysis import Kernel
-    from splice.probe.tables import global_uses
+    from splice.analysis.global_uses import global_uses
 
     k = Kernel.load(str(PTX), "lut_count")
     uses, escapes = global_uses(k, ["lut", "gains", "counter"])
@@ -324,8 +324,8 @@ def _fake(behaviours):
 
 
 def _outputs(spec, behaviours, repeat=2):
-    from splice.probe.device import Device
-    from splice.probe.session import _NullUI, outputs_stage
+    from splice.probe.run.device import Device
+    from splice.probe.run.session import _NullUI, outputs_stage
 
     cp = _fake(behaviours)
     dev = Device(spec, cp)
@@ -335,7 +335,7 @@ def _outputs(spec, behaviours, repeat=2):
 
 
 def test_table_sum_through_the_device_path():
-    from splice.probe.spec import load_spec
+    from splice.probe.language.document import load_spec
 
     spec = load_spec(DATA / "tables_sum.yaml")
     dev, _cp, out = _outputs(spec, [table_sum(), table_sum()])
@@ -350,7 +350,7 @@ def test_table_sum_through_the_device_path():
 
 
 def test_table_sum_wrong_splice_names_the_entry():
-    from splice.probe.spec import load_spec
+    from splice.probe.language.document import load_spec
 
     spec = load_spec(DATA / "tables_sum.yaml")
     _dev, _cp, out = _outputs(spec, [table_sum(), table_sum(wrong=True)])
@@ -362,13 +362,13 @@ def test_table_sum_wrong_splice_names_the_entry():
 
 
 def test_lut_count_globals_set_per_module_and_compared():
-    from splice.probe.spec import load_spec
+    from splice.probe.language.document import load_spec
 
     spec = load_spec(DATA / "tables_lut.yaml")
     dev, cp, out = _outputs(spec, [lut_count(), lut_count()])
-    lut = dev.globals["original"].host["lut"].view(np.float32)
-    assert lut.min() < 0 < lut.max() and np.array_equal(dev.globals["spliced"].host["lut"].view(np.float32), lut)
-    assert [float(x) for x in dev.globals["original"].host["gains"].view(np.float32)] == [1, 2, 0.5, 4]
+    lut = dev.bound["original"]["lut"][1].view(np.float32)
+    assert lut.min() < 0 < lut.max() and np.array_equal(dev.bound["spliced"]["lut"][1].view(np.float32), lut)
+    assert [float(x) for x in dev.bound["original"]["gains"][1].view(np.float32)] == [1, 2, 0.5, 4]
     for var in cp.variables:      # each module's own copy was set (not only the first one's)
         assert np.array_equal(var["lut"].view(np.float32), lut)
     idx = dev.views["idx"].a.view(np.int32)[:256] & 15
@@ -380,7 +380,7 @@ def test_lut_count_globals_set_per_module_and_compared():
 
 
 def test_lut_count_wrong_counter_is_named():
-    from splice.probe.spec import load_spec
+    from splice.probe.language.document import load_spec
 
     spec = load_spec(DATA / "tables_lut.yaml")
     _dev, _cp, out = _outputs(spec, [lut_count(), lut_count(wrong=True)])
@@ -389,8 +389,9 @@ def test_lut_count_wrong_counter_is_named():
 
 
 def test_global_size_from_the_loaded_module_checked():
-    from splice.probe.device import Device
-    from splice.probe.spec import SpecError, load_spec
+    from splice.probe.run.device import Device
+    from splice.probe.language.context import SpecError
+    from splice.probe.language.document import load_spec
 
     spec = load_spec(DATA / "tables_lut.yaml")
     cp = _fake([lut_count()])
@@ -410,8 +411,8 @@ def test_global_size_from_the_loaded_module_checked():
 def test_global_of_size_0_from_cupy_is_accepted():
     """cupy 14's get_global wraps the symbol as UnownedMemory of size 0 (seen on an H200): 0 is
     "unknown", not a mismatch (the declared size was checked against the PTX)."""
-    from splice.probe.device import Device
-    from splice.probe.spec import load_spec
+    from splice.probe.run.device import Device
+    from splice.probe.language.document import load_spec
 
     spec = load_spec(DATA / "tables_lut.yaml")
     cp = _fake([lut_count()])
@@ -430,8 +431,9 @@ def test_global_of_size_0_from_cupy_is_accepted():
 
 
 def test_global_missing_from_the_loaded_module_is_a_user_error():
-    from splice.probe.device import Device
-    from splice.probe.spec import SpecError, load_spec
+    from splice.probe.run.device import Device
+    from splice.probe.language.context import SpecError
+    from splice.probe.language.document import load_spec
 
     class CUDADriverError(Exception):
         pass
@@ -468,8 +470,9 @@ def _filled(text: str, fills: dict) -> str:
 
 def test_init_writes_tables_from_def_use(tmp_path, capsys):
     from splice.cli import main
-    from splice.probe.check import check
-    from splice.probe.spec import SpecError, load_spec
+    from splice.probe.language.entry import check
+    from splice.probe.language.context import SpecError
+    from splice.probe.language.document import load_spec
 
     out = tmp_path / "t.yaml"
     assert main(["probe", "init", str(PTX), "--entry", "table_sum", "-o", str(out)]) == 0
@@ -484,7 +487,7 @@ def test_init_writes_tables_from_def_use(tmp_path, capsys):
     with pytest.raises(SpecError, match=r"params\[0\].count: expected an integer") as e:
         load_spec(out)                                   # refuses until the counts are given
     assert e.value.line == text.splitlines().index("  count: null                # TODO: how many pointers it "
-                                                   "reads (a run-time bound: not decided here)") + 1
+                                                   "reads (a run-time bound: not decided here) (e.g. 2)") + 1
     out.write_text(_filled(text, {"grid": ["[4]"], "block": ["[64]"], "count": [3, 3], "shape": ["[256]"] * 3,
                                   "value": [3, 256]}))
     spec = load_spec(out)
@@ -496,8 +499,8 @@ def test_init_writes_tables_from_def_use(tmp_path, capsys):
 
 def test_init_writes_globals_from_def_use(tmp_path, capsys):
     from splice.cli import main
-    from splice.probe.check import check
-    from splice.probe.spec import load_spec
+    from splice.probe.language.entry import check
+    from splice.probe.language.document import load_spec
 
     out = tmp_path / "g.yaml"
     assert main(["probe", "init", str(PTX), "--entry", "lut_count", "-o", str(out)]) == 0
@@ -526,7 +529,7 @@ def test_init_writes_globals_from_def_use(tmp_path, capsys):
 def test_init_global_whose_address_escapes_is_compared(tmp_path):
     """A variable whose address is stored (or passed on) is not followed there: the skeleton says
     so and makes it inout (compared) rather than an input whose writes would go unseen."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     src = """.version 8.0
 .target sm_80
@@ -552,14 +555,14 @@ def test_init_global_whose_address_escapes_is_compared(tmp_path):
 
 def test_globals_only_entry_without_parameters():
     """params: [] with globals: the output is a __device__ array, poisoned then compared."""
-    from splice.probe.check import check
-    from splice.probe.spec import load_spec
+    from splice.probe.language.entry import check
+    from splice.probe.language.document import load_spec
 
     spec = load_spec(DATA / "tables_globals_only.yaml")
     check(spec, PTX.read_text(), str(PTX))
     assert spec.params == () and spec.frames == ("g_out",)
     dev, cp, out = _outputs(spec, [globals_only(), globals_only()])
-    g_in = dev.globals["original"].host["g_in"].view(np.float32)
+    g_in = dev.bound["original"]["g_in"][1].view(np.float32)
     want = g_in * np.arange(1, 5, dtype=np.float32)[np.arange(256) & 3]
     assert np.array_equal(out.renders["original"]["g_out"].view(np.float32), want)
     assert out.identical and out.covered
@@ -569,7 +572,7 @@ def test_globals_only_entry_without_parameters():
 
 def test_globals_only_uncovered_output_is_reported():
     """A global output the kernel does not write holds the poison: uncovered, not "identical"."""
-    from splice.probe.spec import load_spec
+    from splice.probe.language.document import load_spec
 
     spec = load_spec(DATA / "tables_globals_only.yaml")
     lazy = lambda kp, var: None      # noqa: E731 - writes nothing
@@ -586,8 +589,9 @@ def test_init_global_holding_a_pointer_is_said_and_refused(tmp_path):
     """``__device__ float* g_ptr``: the kernel loads a device address from the variable and
     follows it; a seeded fill would be a wild address, so the skeleton says so and leaves
     ``fill: null`` (the spec refuses to load there)."""
-    from splice.probe.init import skeleton
-    from splice.probe.spec import SpecError, load_spec
+    from splice.probe.language.init import skeleton
+    from splice.probe.language.context import SpecError
+    from splice.probe.language.document import load_spec
 
     src = """.version 8.0
 .target sm_80
@@ -635,7 +639,7 @@ def test_global_role_null_is_the_default(tmp_path):
 def test_a_table_the_kernel_overwrites_is_restored_before_each_render():
     """A (wrong) kernel that stores into its own pointer table: the next render still sends the
     kernel to the entries' buffers, not to whatever the last launch left there."""
-    from splice.probe.spec import load_spec
+    from splice.probe.language.document import load_spec
 
     def clobber(kp, var):
         table_sum()(kp, var)

@@ -90,8 +90,8 @@ def test_lut_count_globals_set_and_read_back(tmp_path):
     dev, spec = _device(DATA / "tables_lut.yaml", tmp_path)
     for _ in range(2):                      # the second render starts from 5 again, not from the first's count
         out = dev.render("main")
-        lut = dev.globals["main"].views["lut"].get().view(np.float32)
-        gains = dev.globals["main"].views["gains"].get().view(np.float32)
+        lut = dev.bound["main"]["lut"][0].get().view(np.float32)
+        gains = dev.bound["main"]["gains"][0].get().view(np.float32)
         assert list(gains) == [1.0, 2.0, 0.5, 4.0], f"gains (fill: module): {gains}"
         assert lut.min() < 0 < lut.max(), f"lut (seeded uniform [-1, 1]): {lut}"
         k = dev.views["idx"].get().view(np.int32)[:256] & 15
@@ -133,10 +133,10 @@ def test_init_skeleton_of_lut_count_runs(tmp_path, capsys):
 
 
 def _device(spec_path, tmp_path):
-    from splice.probe.check import check
-    from splice.probe.device import Device, device_arch, import_cupy
-    from splice.probe.modules import compile_one
-    from splice.probe.spec import load_spec
+    from splice.probe.language.entry import check
+    from splice.probe.run.device import Device, device_arch, import_cupy
+    from splice.probe.run.modules import compile_one
+    from splice.probe.language.document import load_spec
 
     spec = load_spec(spec_path)
     check(spec, PTX.read_text(), str(PTX))

@@ -30,7 +30,7 @@ def test_png_roundtrip_and_heat():
 
 
 def test_f16_ulp_distance():
-    from splice.probe.compare import ulp_distance
+    from splice.probe.run.compare import ulp_distance
 
     f = np.array([1.0, -0.0, 0.0, 65504.0], dtype=np.float16).view(np.uint16)
     g = np.array([np.nextafter(np.float16(1.0), np.float16(2.0)), 0.0, -0.0, 65504.0],
@@ -43,7 +43,7 @@ def test_f16_ulp_distance():
 
 def test_compare_frames_reports_first_xy_and_bytes(tmp_path):
     from splice.commands.probe import write_maps
-    from splice.probe.compare import compare_frames, coverage
+    from splice.probe.run.compare import compare_frames, coverage
 
     rng = np.random.default_rng(2)
     a = rng.uniform(0, 1, (8, 16, 4)).astype(np.float16).view(np.uint16)
@@ -67,8 +67,8 @@ def test_compare_frames_reports_first_xy_and_bytes(tmp_path):
 @pytest.fixture(scope="module")
 def enc5_pair():
     from splice.analysis import Kernel
-    from splice.probe.modules import resolve
-    from splice.probe.spec import load_spec
+    from splice.probe.run.modules import resolve
+    from splice.probe.language.document import load_spec
 
     pair = resolve(str(ROOT / "tests/data/recipes/enc5_p8_call.yaml"))
     return pair, Kernel.load(str(pair.original_path), pair.entry), load_spec(pair.spec_path)
@@ -81,7 +81,7 @@ def test_resolve_recipe_finds_spec(enc5_pair):
 
 
 def test_stage_plan_layout_is_aligned_and_injective(enc5_pair):
-    from splice.probe.stages import ALIGN, parse_selection, plan_stages
+    from splice.probe.instrument.stages import ALIGN, parse_selection, plan_stages
 
     pair, k, spec = enc5_pair
     assert parse_selection("cut", 61, {8}) == [7, 8, 9]
@@ -109,7 +109,7 @@ def test_stage_plan_layout_is_aligned_and_injective(enc5_pair):
 
 
 def test_instrument_keeps_every_original_line(enc5_pair):
-    from splice.probe.stages import PTR, instrument, plan_stages
+    from splice.probe.instrument.stages import PTR, instrument, plan_stages
 
     pair, k, spec = enc5_pair
     sp = plan_stages(k, pair, "7,8,9", spec)
@@ -126,9 +126,9 @@ def test_instrument_keeps_every_original_line(enc5_pair):
 @pytest.mark.needs("ptxas")
 def test_instrumented_dec1_compiles():
     from splice.analysis import Kernel
-    from splice.probe.modules import resolve
-    from splice.probe.spec import load_spec
-    from splice.probe.stages import instrument, plan_stages
+    from splice.probe.run.modules import resolve
+    from splice.probe.language.document import load_spec
+    from splice.probe.instrument.stages import instrument, plan_stages
     from splice.ptx.sass import compile_ptx
 
     pair = resolve(str(ROOT / "recipes/dec1_p8.yaml"))
@@ -141,7 +141,7 @@ def test_instrumented_dec1_compiles():
 
 
 def test_stage_compare_names_first_divergence():
-    from splice.probe.stages import Stage, StagePlan, compare, first_divergence
+    from splice.probe.instrument.stages import Stage, StagePlan, compare, first_divergence
 
     s1 = Stage(1, "phase 1", 1, ["%r1", "%r2"], [".b32"] * 2, 10, 10, offset=0, size=2 * 64 * 8)
     s2 = Stage(2, "cut 1 (phase 2)", 2, ["%r3"], [".b32"], 20, 20, offset=1024, size=2 * 64 * 4, cut=1)
@@ -163,9 +163,9 @@ def test_stage_compare_names_first_divergence():
                                     "tests/data/recipes/enc5_p8_wrong.yaml"])
 def test_harness_modules_compile(recipe):
     from splice.analysis import Kernel
-    from splice.probe.harness import ENTRY, cases
-    from splice.probe.modules import resolve
-    from splice.probe.spec import load_spec
+    from splice.probe.instrument.harness import ENTRY, cases
+    from splice.probe.run.modules import resolve
+    from splice.probe.language.document import load_spec
     from splice.ptx.sass import compile_ptx
 
     pair = resolve(str(ROOT / recipe))
@@ -181,9 +181,10 @@ def test_harness_binds_memory_cuts():
     """Cuts that touch memory (the qkv wave loads its own B) used to be skipped; they run in the
     bound harness now, with the original's loaded B live-ins read again from W."""
     from splice.analysis import Kernel
-    from splice.probe.harness import cases, memory_ops
-    from splice.probe.modules import resolve
-    from splice.probe.spec import load_spec
+    from splice.probe.instrument.harness import cases
+    from splice.probe.instrument.harness_code import memory_ops
+    from splice.probe.run.modules import resolve
+    from splice.probe.language.document import load_spec
 
     assert memory_ops("\tld.global.u32 %r1, [%rd1];\n\tmma.sync.x {%r2};") == ["ld.global.u32"]
     assert memory_ops("st.param.b32 [p], %r1;\n// ld.global in a comment\n", allow_call_abi=True) == []
@@ -197,8 +198,12 @@ def test_harness_binds_memory_cuts():
         word = stmt.split()[1 if stmt.startswith("@") else 0]
         assert memory_ops("\t" + stmt + "\n") == [word], stmt
     fine = ("shfl.sync.bfly.b32 %r1, %r2, 1, 31, -1;", "cvta.to.global.u64 %rd1, %rd2;", "L1:",
-            "mov.u32 %r1, %tid.x;", "\tparam0,", "isspacep.shared %p1, %rd1;", "@!%p2 add.s32 %r1, %r1, 1;")
+            "mov.u32 %r1, %tid.x;", "isspacep.shared %p1, %rd1;", "@!%p2 add.s32 %r1, %r1, 1;")
     assert memory_ops("\n".join(fine)) == []
+    # a prelude is module-level: its functions' instructions count, its parameter lists do not
+    prelude = ".func (.param .b32 r) f(.param .b32 param0)\n{\n\tst.param.b32 [r], 1;\n\tret;\n}\n"
+    assert memory_ops(prelude, allow_call_abi=True, module=True) == []
+    assert memory_ops(prelude, module=True) == ["st.param.b32", "ret"]
     pair = resolve(str(ROOT / "recipes/enc5_qkv_wave.yaml"))
     k = Kernel.load(str(pair.original_path), pair.entry)
     cs = cases(pair, k, load_spec(pair.spec_path))
@@ -206,7 +211,7 @@ def test_harness_binds_memory_cuts():
 
 
 def test_harness_live_ins_are_finite_and_compare():
-    from splice.probe.harness import HarnessCase, compare_outs, random_live_ins
+    from splice.probe.instrument.harness import HarnessCase, compare_outs, random_live_ins
 
     li = [("%r1", ".b32", "a"), ("%r2", ".b32", "c"), ("%f1", ".f32", "v"), ("%p1", ".pred", "v")]
     x = random_live_ins(li, 64, seed=4)
@@ -228,7 +233,7 @@ def test_harness_live_ins_are_finite_and_compare():
 
 def test_stats_and_roofline():
     from splice.probe.timing import frame_work, roofline, stats
-    from splice.probe.spec import load_spec
+    from splice.probe.language.document import load_spec
 
     s = stats([2.0, 1.0, 3.0, 2.0])
     assert s["median_ms"] == 2.0 and s["min_ms"] == 1.0 and s["spread"] == 1.0 and s["fps"] == 500.0
@@ -263,7 +268,7 @@ def test_cli_user_errors(capsys):
 
 def test_stage_selection_errors():
     from splice.errors import SpliceError
-    from splice.probe.stages import parse_selection
+    from splice.probe.instrument.stages import parse_selection
 
     with pytest.raises(SpliceError):
         parse_selection("cut", 10, set())

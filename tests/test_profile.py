@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from splice.analysis import Kernel
-from splice.probe.ncu import parse_raw_csv, summarise
-from splice.probe.profile import END, PTR, analyse, instrument, plan_profile
+from splice.probe.instrument.ncu import parse_raw_csv, summarise
+from splice.probe.instrument.profile import END, PTR, analyse, instrument, plan_profile
 from splice.ptx import parse
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,7 +107,7 @@ def test_ncu_raw_csv():
 
 
 def test_ncu_absent_is_a_message(monkeypatch):
-    from splice.probe import ncu
+    from splice.probe.instrument import ncu
 
     monkeypatch.setattr(ncu, "find_ncu", lambda: None)
     assert "not on PATH" in ncu.run(None, {})["error"]
@@ -115,8 +115,8 @@ def test_ncu_absent_is_a_message(monkeypatch):
 
 @pytest.mark.gpu
 def test_probe_profile_gpu(tmp_path):
-    from splice.probe.modules import resolve
-    from splice.probe.session import ProbeOptions, run_probe
+    from splice.probe.run.modules import resolve
+    from splice.probe.run.session import ProbeOptions, run_probe
 
     r = run_probe(resolve(str(ROOT / "recipes/enc5_p8.yaml")),
                   ProbeOptions(runs=10, warmup=1, report_dir=tmp_path, profile=True)).result
@@ -133,9 +133,10 @@ def test_profile_run_on_a_fake_device(tmp_path):
     compared with the plain one, and the plain and stamped modules are timed with the A/A control."""
     import ctypes
 
-    from splice.probe.device import Device, digest
-    from splice.probe.profile import Boundary, Profiling, ProfilePlan, run
-    from splice.probe.spec import load_spec
+    from splice.probe.run.device import Device, digest
+    from splice.probe.instrument.profile import Boundary, Profiling, ProfilePlan, run
+    from splice.report.plot_profile import profile_chart
+    from splice.probe.language.document import load_spec
     from tests.test_probe_device import FakeCupy, _small_gemm, gemm_kernel
 
     class ProfCupy(FakeCupy):
@@ -181,7 +182,7 @@ def test_profile_run_on_a_fake_device(tmp_path):
     plain = {n: digest(dev.render(n)) for n in ("original", "spliced")}
     built = {f"profile:{s}": SimpleNamespace(path=f"p{s}.cubin", resources={}) for s in ("original", "spliced")}
     built["original"] = SimpleNamespace(path="o.cubin", resources={})     # the control loads it again
-    res = run(Profiling({"original": plan, "spliced": plan}, []), dev, built, "k", 3, 1, tmp_path, plain)
+    res = run(Profiling({"original": plan, "spliced": plan}, []), dev, built, "k", 3, 1, plain)
     for side in ("original", "spliced"):
         d = res[side]
         assert [r["median_cycles"] for r in d["regions"]] == cycles
@@ -189,5 +190,5 @@ def test_profile_run_on_a_fake_device(tmp_path):
         assert d["frame_equal_plain"] and d["warps_complete"] == 16
         assert d["overhead"] == pytest.approx(0.0) and d["overhead_interval"] == pytest.approx([0.0, 0.0])
         assert d["top"][0] == "phase 1"
-        assert Path(d["png"]).exists()
+        assert profile_chart(d, side).startswith(b"\x89PNG\r\n")       # the command writes it
     assert res["timing"]["rounds"] == 3 and "control" in dev.modules

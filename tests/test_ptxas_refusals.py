@@ -106,9 +106,10 @@ def test_a_hexadecimal_reqntid_is_the_block_it_names(tmp_path):
     the block, and a spec's launch was not checked against it."""
     import yaml
 
-    from splice.probe.check import check
-    from splice.probe.init import skeleton
-    from splice.probe.spec import SpecError, parse_spec
+    from splice.probe.language.entry import check
+    from splice.probe.language.init import skeleton
+    from splice.probe.language.context import SpecError
+    from splice.probe.language.document import parse_spec
 
     text = (".version 8.0\n.target sm_90\n.address_size 64\n"
             ".visible .entry k(.param .u64 p) .reqntid 0x40\n{\nret;\n}\n")

@@ -112,11 +112,11 @@ def test_scans_over_a_whole_text_are_linear_when_a_block_never_closes():
     """``match`` and ``fullmatch`` above start at one place; these patterns are searched
     through a whole module, where a lazy ``.*?`` to a closing that never comes is tried again
     from every opening: quadratic (``/*x`` 8000 times took a second, 100 000 times hours)."""
-    from splice.probe.harness import _strip_comments
+    from splice.ptx.comments import strip as _strip_comments
     from splice.verify.sides import _SECTION
 
     n = 200_000
-    _bounded(lambda: _strip_comments("/*x" * n), "the harness's comment strip")
+    _bounded(lambda: _strip_comments("/*x" * n), "the comment strip")
     _bounded(lambda: list(_SECTION.finditer(".section .a {\n" * n)), "the checker's section scan")
     _bounded(lambda: list(parser._BRACES.finditer("/*x" * n)), "the parser's brace scan")
     _bounded(lambda: list(parser._NESTS.finditer("/*x" * n)), "the parser's nesting scan")
@@ -144,11 +144,15 @@ def test_the_readers_that_scan_a_whole_text_are_linear():
     tail, ``[^;]*`` to a `;` that never comes, ``{{`` to a ``}}`` that never comes, every split
     of a long name).  Each took seconds at 5000 and hours at a megabyte."""
     from splice.analysis.calls import _callees
-    from splice.commands.roundtrip import ptxas_options
+    from splice.commands.roundtrip_check import ptxas_options
     from splice.cut.native import substitute
     from splice.cut.splice import _kept_locs
-    from splice.probe.epilogue_harness import _single_exit
-    from splice.probe.init import _shared_note
+    from splice.probe.instrument.epilogue_harness import _single_exit
+    from splice.analysis.global_uses import extern_shared
+
+    def _shared_note(text):
+        return extern_shared(parser.parse(".version 8.0\n.target sm_90\n.address_size 64\n" + text, "m.ptx",
+                                          cache=False))
 
     n = 200_000
     _bounded(lambda: parser._number_list("1" + " " * n), "an initializer's blank tail")
@@ -158,7 +162,7 @@ def test_the_readers_that_scan_a_whole_text_are_linear():
     _bounded(lambda: _single_exit("\n" * n + "ret;\n"), "the epilogue harness's exits")
     _bounded(lambda: ptxas_options("\n" * n), "the module's target line")
     _bounded(lambda: _callees("call " * n, {}, set()), "the call table")
-    _bounded(lambda: _shared_note(".extern .shared .b8 " + "a" * n), "probe init's dynamic shared array")
+    _bounded(lambda: _shared_note(".extern .shared .b8 " + "a" * n + "[];"), "probe init's dynamic shared array")
     # and what they read is unchanged
     assert parser._number_list("{1, 2}, {3,  4 } ") == (("1", "2"), ("3", "4"))
     assert substitute("a {{x}} b {{ x+1 }} {{ no close\n{{x}}", {"x": 3}, "n.ptx") == "a 3 b 4 {{ no close\n3"

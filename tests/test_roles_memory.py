@@ -245,7 +245,7 @@ def test_written_spaces(name, spaces):
 # --- the passes read the table and nothing else -------------------------------------------------
 
 USERS = ["splice/analysis/taint.py", "splice/analysis/slices.py", "splice/analysis/provenance.py",
-         "splice/probe/init.py", "splice/probe/param_trace.py", "splice/probe/epilogue_stages.py"]
+         "splice/probe/language/init.py", "splice/analysis/param_trace.py", "splice/probe/instrument/epilogue_stages.py"]
 DOC = ('"' * 3, "'" * 3)
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -279,7 +279,7 @@ def _pair(texts: list):
 def test_epilogue_stages_writers_from_the_table():
     """Fixes: ``cp.async.wait_group`` was a memory writer (``cp`` minus ``.shared``) and a TMA
     store ``cp.async.bulk.tensor….global.shared::cta`` was not (its name mentions ``.shared``)."""
-    from splice.probe.epilogue_stages import memory_writers
+    from splice.probe.instrument.epilogue_stages import memory_writers
 
     pair = _pair(["\tcp.async.wait_group 0;", "\tcp.async.bulk.tensor.2d.global.shared::cta.bulk_group "
                   "[%rd1, {%r2, %r3}], [%r1];", "\tst.shared.u32 [%r1], %r2;", "\tsust.b.1d.b32.trap [%rd1, {%r2}], {%r1};",
@@ -301,7 +301,7 @@ COPY = """  ld.param.u64 %rd1, [k_param_0];
 def test_probe_init_reads_a_copy_source():
     """Fix: the parameter a ``cp.async`` copies from is an input (the old trace skipped every
     name mentioning ``.shared``, so the global source of a copy to shared was never seen)."""
-    from splice.probe.init import trace
+    from splice.analysis.param_trace import trace
 
     uses = trace(kernel_of(COPY))
     assert {lab: (u.reads, u.writes) for lab, u in uses.items()} == {(0, 0): (1, 0), (1, 0): (0, 1)}
@@ -415,7 +415,7 @@ def test_probe_init_agrees_with_the_table(line):
     """A parameter pointer that reaches a statement's caller-visible address is read, written
     or both exactly as the table's effect says (a copy's source is read); any other use of it
     gives the parameter no role."""
-    from splice.probe.init import trace
+    from splice.analysis.param_trace import trace
 
     node = instr(line)
     acc = roles.memory_access(node)

@@ -7,6 +7,8 @@ import shutil
 
 import pytest
 
+from splice.commands.roundtrip_check import check_file
+
 from splice.cli import main
 
 from .conftest import MODERN, THIRDPARTY
@@ -51,7 +53,7 @@ def test_canonical_print_gives_identical_sass(name, capsys):
 def test_sass_check_can_fail(tmp_path, monkeypatch):
     """The SASS comparison is real: a canonical printer that changed an opcode is caught."""
     from splice.ptx import printer
-    from splice.commands import roundtrip as rt
+    from splice.commands import roundtrip_check as rt
 
     real = printer.canonical
 
@@ -59,7 +61,7 @@ def test_sass_check_can_fail(tmp_path, monkeypatch):
         return real(mod).replace("add.s32", "sub.s32", 1)
 
     monkeypatch.setattr(rt, "canonical", wrong)
-    r = rt.check_file(MODERN / "warp_atomics_preds.ptx", sass=True)
+    r = check_file(MODERN / "warp_atomics_preds.ptx", sass=True)
     assert r.parsed and r.identical and r.sass_identical is False
     assert r.note and "instruction" in r.note
 
@@ -156,7 +158,7 @@ def test_split_results_equal_whole_file_results(tmp_path):
     d = tmp_path / "d"
     _corpus_with_big_files(d)
     files = rt.collect([d])
-    assert list(rt.check_files(files, False, jobs=2)) == [rt.check_file(f, False) for f in files]
+    assert list(rt.check_files(files, False, jobs=2)) == [check_file(f, False) for f in files]
 
 
 def test_a_failing_piece_hands_the_file_to_the_whole_check(tmp_path, monkeypatch):
@@ -185,7 +187,7 @@ def test_a_failing_piece_hands_the_file_to_the_whole_check(tmp_path, monkeypatch
     sk = S.skeleton_job(big, 0, d / "a_big.ptx")
     assert not S.bodies_job(big, 0, d / "a_big.ptx", _pieces(sk, 2000)[0], sk.crc) and calls
     files = rt.collect([d])   # the forked workers inherit the broken body parser
-    assert list(rt.check_files(files, False, jobs=2)) == [rt.check_file(f, False) for f in files]
+    assert list(rt.check_files(files, False, jobs=2)) == [check_file(f, False) for f in files]
 
 
 def test_split_refuses_what_it_cannot_decide(tmp_path):
@@ -200,10 +202,10 @@ def test_split_refuses_what_it_cannot_decide(tmp_path):
 
     sec = tmp_path / "sec.ptx"
     sec.write_text(_big_module(20) + ".section .debug_str\n{\n$L1:\n.b8 65\n}\n")
-    assert job(sec) == rt.check_file(sec, False)
+    assert job(sec) == check_file(sec, False)
     head = tmp_path / "head.ptx"
     head.write_text(_big_module(20).replace(".address_size 64", ".address_size 64 64"))
-    assert job(head) == rt.check_file(head, False) and not job(head).parsed
+    assert job(head) == check_file(head, False) and not job(head).parsed
     bad = tmp_path / "bad.ptx"
     bad.write_text(_big_module(20, bad_at=3))
     r = job(bad)
@@ -432,7 +434,7 @@ def _die_on_t30(texts, job):
 
     if os.path.basename(job[0]) == "t30.ptx":
         os._exit(9)
-    from splice.commands.roundtrip_split import _check
+    from splice.commands.roundtrip_check import check_job as _check
 
     return _check(job)
 

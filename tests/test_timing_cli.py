@@ -43,7 +43,7 @@ def test_probe_init_refuses_a_timing_option(tmp_path, capsys):
 
 def test_the_options_reach_the_timing():
     from splice.commands.probe import _options
-    from splice.probe.session import timing_options
+    from splice.probe.run.session import timing_options
 
     args = build_parser().parse_args(["probe", RECIPE, "--runs", "40", "--warmup", "2", "--cache", "cold",
                                       "--ci-width", "0.002", "--time-budget", "30", "--confidence", "0.99",
@@ -55,7 +55,7 @@ def test_the_options_reach_the_timing():
 
 def test_the_defaults():
     from splice.commands.probe import _options
-    from splice.probe.session import timing_options
+    from splice.probe.run.session import timing_options
 
     t = timing_options(_options(build_parser().parse_args(["probe", RECIPE])))
     assert (t.cache, t.runs, t.target, t.budget_s, t.confidence, t.min_sample_ms) == \

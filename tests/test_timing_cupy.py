@@ -185,19 +185,18 @@ def test_graph_capture_on_the_default_stream_is_refused():
 
 def test_restorer_copies_inout_buffers_and_zero_fills(tmp_path):
     """An inout buffer with initial bytes is copied back from a device copy; one that starts at
-    zero is memset; inputs and outputs are left alone."""
+    zero is memset; inputs and outputs are left alone (each field's kind says what it restores)."""
+    from splice.probe.kinds.buffer import Buffer
     from splice.probe.timing_cupy import Restorer
 
     cp = RecCupy({})
-    spec = SimpleNamespace(seed=0, globals=[], fields=[
-        SimpleNamespace(name="x", kind="buffer", role="inout", bytes=64),
-        SimpleNamespace(name="z", kind="buffer", role="inout", bytes=32),
-        SimpleNamespace(name="a", kind="buffer", role="input", bytes=16),
-        SimpleNamespace(name="c", kind="buffer", role="output", bytes=16)])
-    views = {n: SimpleNamespace(data=SimpleNamespace(ptr=p)) for n, p in (("x", 0x100), ("z", 0x200),
-                                                                           ("a", 0x300), ("c", 0x400))}
+    spec = SimpleNamespace(seed=0, fields=[
+        Buffer(name="x", dtype="u8", bytes=64, role="inout"), Buffer(name="z", dtype="u8", bytes=32, role="inout"),
+        Buffer(name="a", dtype="u8", bytes=16, role="input"), Buffer(name="c", dtype="u8", bytes=16, role="output")])
+    views = {n: SimpleNamespace(data=SimpleNamespace(ptr=p), nbytes=b)
+             for n, p, b in (("x", 0x100, 64), ("z", 0x200, 32), ("a", 0x300, 16), ("c", 0x400, 16))}
     dev = SimpleNamespace(cp=cp, spec=spec, views=views, host={"x": np.arange(64, dtype=np.uint8)}, arrays={},
-                          globals={})
+                          bound={})
     rs = Restorer(dev)
     assert rs.names == ["x", "z"] and not rs.empty
     rs("original", SimpleNamespace(ptr=7))

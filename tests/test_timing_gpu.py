@@ -14,8 +14,8 @@ pytestmark = pytest.mark.gpu
 
 
 def _probe(recipe, tmp_path, **timing):
-    from splice.probe.modules import resolve
-    from splice.probe.session import ProbeOptions, run_probe
+    from splice.probe.run.modules import resolve
+    from splice.probe.run.session import ProbeOptions, run_probe
     from splice.probe.timing import TimingOptions
 
     opt = ProbeOptions(runs=300, warmup=3, report_dir=tmp_path, roofline=False,

@@ -55,8 +55,11 @@ def test_a_run_finds_the_fastest_and_says_why_each_other_left(env):
     assert all(by[k]["dropped"].startswith("ptxas:") for k, f in fate.items() if f == "ptxas")
     assert all(by[k]["dropped"].startswith("GPU fault") for k, f in fate.items() if f == "fault")
     timed = [r for r in rows if r["ratio"] is not None]
-    fastest = min(timed, key=lambda r: tune_fakes.speed(tune_fakes.shapes(r["recipe"])))
-    assert summary["best"]["key"] == fastest["key"] == by[summary["best"]["key"]]["key"]
+    true_speed = {r["key"]: tune_fakes.speed(tune_fakes.shapes(r["recipe"])) for r in timed}
+    # the best is a fastest variant: two of the space have the same true speed (k-major with a
+    # start fence, and its sunk-loads twin), and which of them the jitter ranks first follows
+    # the variant keys, which hold the checkout's path
+    assert true_speed[summary["best"]["key"]] == min(true_speed.values())
     final = [r for r in rows if r["state"] == "timed"]
     assert len(final) == 2 and all(r["rounds"] >= 6 and r["rounds"] == max(x["rounds"] for x in rows) for r in final)
     for r in rows:       # every variant timed and left behind says at which rung, with that rung's rounds

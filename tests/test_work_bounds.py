@@ -62,7 +62,7 @@ def test_stage_ranges_are_bounded_before_they_are_expanded(func, args, says, tmp
     """regression: ``--stages 1-99999999999`` (or ``E1-E99999999999``) was expanded into a set
     of 10^11 numbers before being checked against the kernel: the memory ran out.  Run in a
     child under a 2 GiB limit, so a regression fails instead of swapping."""
-    mod = "stages" if func == "parse_selection" else "epilogue_stages"
+    mod = "instrument.stages" if func == "parse_selection" else "instrument.epilogue_stages"
     code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
             f"from splice.probe.{mod} import {func}\nfrom splice.errors import SpliceError\n"
             f"try:\n    {func}({args})\nexcept SpliceError as e:\n    print(e)\n")
@@ -173,7 +173,7 @@ def test_the_lines_of_a_long_param_list_on_one_line_are_found_in_linear_time():
     ``probe init`` run past a minute (quadratic); now well under a second."""
     import time
 
-    from splice.probe.check import entry_decl
+    from splice.probe.language.entry import entry_decl
 
     params = ", ".join(f".param .u64 p{i}" for i in range(20000))
     t = time.monotonic()
@@ -183,7 +183,7 @@ def test_the_lines_of_a_long_param_list_on_one_line_are_found_in_linear_time():
 
 
 def test_a_parameters_line_is_still_the_line_it_is_declared_on():
-    from splice.probe.check import entry_decl
+    from splice.probe.language.entry import entry_decl
 
     text = HEAD + ".visible .entry k(\n\t.param .u64 a,\n\t.param .u32 $b,\n\t.param .u32 c_2\n)\n{\n\tret;\n}\n"
     decl = entry_decl(text, "k")

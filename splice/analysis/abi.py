@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from ..errors import SpliceError
 from ..ptx.model import Label
 from . import carry
+import re
+from ..ptx.operands import split_number
 
 
 @dataclass(frozen=True)
@@ -64,9 +66,7 @@ class CutABI:
 
 def _natural(name: str):
     """(prefix, number): ``%r9`` before ``%r10``; a name without a trailing number sorts by text."""
-    from .kernel import _split_number
-
-    return _split_number(name) or (name, -1)
+    return split_number(name) or (name, -1)
 
 
 def _range_keys(k, first: int, last: int):
@@ -230,8 +230,6 @@ def phase_abi(k, i: int) -> CutABI:
 def parse_abi_spec(k, spec: str):
     """``s7771-s7794``, ``7771-7794``, ``s7771`` or ``phase:8`` -> CutABI.  A malformed or empty
     range is an error naming the module, never an ABI of some default range."""
-    import re
-
     s = spec.strip()
     if s.startswith("phase:"):
         if not re.fullmatch(r"[0-9]{1,40}", s[6:].strip()):

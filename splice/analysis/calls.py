@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from ..ptx import comments
 from ..ptx import model as m
 
 
@@ -20,9 +21,6 @@ UNPHASED = {
 }
 _CALL = re.compile(r"\bcall(?:\.uni)?\s([^;]*);")
 _NAME = re.compile(r"[\w$.]+")
-# the grammar's COMMENT and BLOCK_COMMENT; a block comment keeps its newlines (line anchors hold)
-#: (a comment never closed runs to the end: matched once, not searched for again from each `/*`)
-_COMMENT = re.compile(r"//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/|\Z)")
 
 
 def _text(module, fn) -> str:
@@ -32,9 +30,7 @@ def _text(module, fn) -> str:
     if fn.span is None:
         return ""
     text = module.source[fn.span[0]:fn.span[1]]
-    if "/" not in text:
-        return text
-    return _COMMENT.sub(lambda mt: "\n" * mt.group(0).count("\n"), text)
+    return comments.strip(text)      # a block comment keeps its newlines: line anchors hold
 
 
 def _tensor_core_count(text: str) -> int:

@@ -17,28 +17,20 @@ from typing import Optional
 
 from ..errors import SpliceError
 from ..ptx import model as m
+from ..ptx.operands import split_number
 from ..ptx.index import SourceLines, Stmt, statement_ends, statement_index, statement_spans
 from . import roles
+from ..ptx import parse_file
+from .abi import cut_abi, phase_abi
+from .entries import defined_once
+from .entries import lookup
+from .epilogues import find_epilogues
+from .liveness import Blocks, Liveness
+from .loops import find_loops
+from .phases import find_phases
+from .provenance import Provenance
 
 _UNSEEN = object()
-_DIGITS = "0123456789"
-
-
-def _split_number(name: str):
-    """(prefix, number) of a name ending in digits (``%rd12`` -> ``('%rd', 12)``), else None:
-    the digits are any Unicode decimal digits, as ``\\d`` reads them (``^(.*?)(\\d+)$`` took time
-    quadratic in a long run of digits that does not end the name)."""
-    if not name.isascii():
-        k = len(name)
-        while k and name[k - 1].isdecimal():
-            k -= 1
-        return None if k == len(name) or len(name) - k > 40 else (name[:k], int(name[k:]))
-    head = name.rstrip(_DIGITS)
-    if len(head) == len(name) or len(name) - len(head) > 40:   # a longer run is no register number
-        return None
-    return head, int(name[len(head):])
-
-
 _ELEMENTS = frozenset("xyzwrgba")
 #: a video instruction's byte and half-word selectors (``%r1.b0``, ``%r2.h1``; the SIMD forms'
 #: ``.b3210``, ``.h10``): the part of a register a source reads or a destination writes
@@ -101,14 +93,12 @@ class Kernel:
                 raise SpliceError(f"{entry.name!r} has no body", path=module.path)
             fn = entry
         else:
-            from .entries import lookup
 
             fn = lookup(module, entry)   # exact, demangled, or a unique substring; None: the first
             if fn is None:
                 raise SpliceError("no .entry with a body", path=module.path)
             if fn.body is None:
                 raise SpliceError(f"{entry!r} has no body", path=module.path)
-        from .entries import defined_once
 
         self.fn = defined_once(module, fn, whole=True)    # a name defined twice: which one is meant?
         self.name = fn.name
@@ -117,7 +107,6 @@ class Kernel:
 
     @classmethod
     def load(cls, path, entry: Optional[str] = None) -> "Kernel":
-        from ..ptx import parse_file
 
         return cls(parse_file(str(path)), entry)
 
@@ -235,7 +224,7 @@ class Kernel:
             return ty
         rs = self._scope_ranges[sid]
         if rs:
-            sp = _split_number(name)
+            sp = split_number(name)
             if sp:
                 for cnt, t in rs.get(sp[0], ()):
                     if sp[1] < cnt:
@@ -342,7 +331,6 @@ class Kernel:
     def blocks(self):
         """The control-flow graph (``liveness.Blocks``), without the liveness dataflow."""
         if "blocks" not in self._cache:
-            from .liveness import Blocks
 
             self._cache["blocks"] = Blocks(self)
         return self._cache["blocks"]
@@ -350,7 +338,6 @@ class Kernel:
     @property
     def liveness(self):
         if "live" not in self._cache:
-            from .liveness import Liveness
 
             self._cache["live"] = Liveness(self)
         return self._cache["live"]
@@ -358,7 +345,6 @@ class Kernel:
     @property
     def provenance(self):
         if "prov" not in self._cache:
-            from .provenance import Provenance
 
             self._cache["prov"] = Provenance(self)
         return self._cache["prov"]
@@ -366,7 +352,6 @@ class Kernel:
     @property
     def phases(self):
         if "phases" not in self._cache:
-            from .phases import find_phases
 
             self._cache["phases"] = find_phases(self)
         return self._cache["phases"]
@@ -375,7 +360,6 @@ class Kernel:
     def loops(self):
         """Loops with their static trip counts (``splice.analysis.loops``)."""
         if "loops" not in self._cache:
-            from .loops import find_loops
 
             self._cache["loops"] = find_loops(self)
         return self._cache["loops"]
@@ -383,18 +367,15 @@ class Kernel:
     @property
     def epilogues(self):
         if "epi" not in self._cache:
-            from .epilogues import find_epilogues
 
             self._cache["epi"] = find_epilogues(self)
         return self._cache["epi"]
 
     def abi(self, first: int, last: int):
-        from .abi import cut_abi
 
         return cut_abi(self, first, last)
 
     def phase_abi(self, i: int):
-        from .abi import phase_abi
 
         return phase_abi(self, i)
 
@@ -523,7 +504,7 @@ class _BodyKeys(dict):
         elif nm in self._names:
             key = nm
         else:
-            sp = _split_number(nm)
+            sp = split_number(nm)
             if sp:
                 for cnt, _t in self._ranges.get(sp[0], ()):
                     if sp[1] < cnt:

@@ -195,7 +195,7 @@ class Liveness:
         defs, uses, guarded = self.k.du()
         b = self.block_of[pos]
         names = {v: kk for kk, v in self.bit.items()}
-        live = {names[i] for i in _bits(self.live_out_block[b])}
+        live = {names[i] for i in set_bits(self.live_out_block[b])}
         for p in range(self.ends[b], pos - 1, -1):
             if not guarded[p]:
                 live.difference_update(defs[p])
@@ -203,7 +203,7 @@ class Liveness:
         return live
 
 
-def _bits(v: int):
+def set_bits(v: int):
     """Indices of the set bits of ``v``, low to high."""
     s = bin(v)[:1:-1]
     i = s.find("1")

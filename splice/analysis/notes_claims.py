@@ -13,6 +13,11 @@ epilogues and their sub-sections), never from the rendered text.
 from __future__ import annotations
 
 from ..ptx import model as m
+from .notes_facts import param_addresses
+from .operands import operand_defs, phase_operands
+from .spec import param_fields
+from .vocab import weight_evidence
+from .spec import shared_arrays
 
 #: template -> what a claim of it asserts (docs/analysis-api.md, "Notes claims")
 TEMPLATES = {
@@ -64,8 +69,6 @@ def notes_claims(k, F) -> list:
 
 
 def _weight(k, F, C) -> None:
-    from .vocab import weight_evidence
-
     if not F.V.weight:
         return
     _ok, why = weight_evidence(k)
@@ -76,14 +79,10 @@ def _weight(k, F, C) -> None:
 
 
 def _params(k, F, C) -> None:
-    from .spec import param_fields
-
     for f in param_fields(k, {}):
         C.add("param-read", f"`{f['param']}+{f['offset']}` | {f['bytes']}",
               {"param": f["param"], "offset": f["offset"], "bytes": f["bytes"]},
               stmts=f["statements"])
-    from .notes_facts import param_addresses
-
     taken = {F.prov.param_short.get(p, p) for p in param_addresses(k)}
     for short, size, gaps in F.params_unread():
         if gaps and size and short not in taken:
@@ -93,15 +92,11 @@ def _params(k, F, C) -> None:
 
 
 def _shared(k, C) -> None:
-    from .spec import shared_arrays
-
     for nm, s in shared_arrays(k).items():
         C.add("shared-array", f"`{nm}` ({s['bytes']} bytes)", {"array": nm, "bytes": s["bytes"]})
 
 
 def _phases(k, F, C) -> None:
-    from .operands import phase_operands, operand_defs
-
     for p in k.phases:
         fact = {"phase": p.index, "mma": len(p.mma), "form": p.form, "regular": p.regular,
                 "tiles": list(p.tiles) if p.regular else None,

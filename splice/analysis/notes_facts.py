@@ -23,6 +23,7 @@ from typing import Optional
 
 from ..ptx import model as m
 from . import roles
+from .fixpoint import PRIORITY, solve
 from .roles import READ, READ_WRITE, WRITE
 from .provenance import CONST, TABLE_ATOM, coef, const_of, render
 
@@ -690,31 +691,31 @@ def _smooth(runs, max_sections):
     def size(r):
         return len(r["pos"])
 
-    changed = True
-    while changed:
-        changed = False
-        # plumbing joins its predecessor
+    def plumbing():          # plumbing joins its predecessor
         for i in range(1, len(runs)):
             if runs[i]["cls"] == "plumbing":
                 merge(i - 1, i)
-                changed = True
-                break
-        if changed:
-            continue
-        # short interruptions between two runs of one class
+                return True
+        return False
+
+    def interruption():      # short interruptions between two runs of one class
         for i in range(1, len(runs) - 1):
             if runs[i - 1]["cls"] == runs[i + 1]["cls"] and \
                     size(runs[i]) <= max(2, min(size(runs[i - 1]), size(runs[i + 1])) // 4):
                 merge(i - 1, i + 1)
-                changed = True
-                break
-        if changed:
-            continue
+                return True
+        return False
+
+    def neighbours():
         for i in range(1, len(runs)):
             if runs[i]["cls"] == runs[i - 1]["cls"]:
                 merge(i - 1, i)
-                changed = True
-                break
+                return True
+        return False
+
+    # the rules by priority: after any merge they are tried again from the first
+    rules = (plumbing, interruption, neighbours)
+    solve(len(rules), lambda r: ("runs",) if rules[r]() else (), order=PRIORITY)
     # one- and two-statement runs join the run before them (the first run: the one after)
     i = 0
     while i < len(runs) and len(runs) > 1:

@@ -21,13 +21,12 @@ from collections import Counter
 from ..ptx import model as m
 from .provenance import render
 from .roles import is_shared, memory_access
+from .vocab import field_types, pointer_fields, vocabulary
 
 
 def phase_operands(k, p) -> dict:
     """{'A': text, 'B': text, 'C': text} for phase ``p`` (C omitted when it is only the
     phase's own D)."""
-    from .vocab import vocabulary
-
     V = vocabulary(k)
     mma_at = k.fact("operands.mma_at", _mma_positions)
     out = {}
@@ -45,8 +44,6 @@ def operand_defs(k, p, role: str) -> dict:
     """{statement number: label} of the definitions of phase ``p``'s ``role`` registers (the
     evidence of ``phase_operands``); a descriptor operand's are the entry's shared-memory
     writes."""
-    from .vocab import vocabulary
-
     V = vocabulary(k)
     regs = {"A": p.a_regs, "B": p.b_regs, "C": p.c_regs}[role]
     wg = p.form.startswith("wgmma")
@@ -95,8 +92,6 @@ def _label(k, V, d: int, mma_at: dict) -> str:
             return f"shared memory{' `' + arr + '`' if arr else ''} ({node.opcode})"
         if acc.space == "param":
             return "a parameter"
-        from .vocab import field_types, pointer_fields
-
         fs = pointer_fields(acc.addr, field_types(k))
         return f"{acc.space} loads" + (f" from `{render(((fs[0], 1),), V.w)}`" if len(fs) == 1 else "")
     if type(node) is m.Instruction and node.opcode == "mov" and len(node.operands) == 2 \
@@ -126,8 +121,6 @@ def shared_fills(k, V) -> str:
 
 
 def _fills(k, V) -> str:
-    from .vocab import field_types, pointer_fields
-
     prov = k.provenance
     what: dict = {}
     for a in prov.accesses:

@@ -31,9 +31,11 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..ptx import model as m
+from ..ptx.operands import split_number
 from . import mma_forms
 from . import roles as R
-from .liveness import _bits
+from .liveness import set_bits
+from .reaching import Reaching
 
 ROLES = ("D", "C", "A", "B", "address", "temp")
 WIDE = (".b64", ".u64", ".s64", ".f64")
@@ -182,7 +184,7 @@ def pressure(k, top: int = 5) -> Pressure:
     per = [[0.0] * len(ROLES) for _ in range(n)]
     preds = [0] * n
     for b, start in enumerate(live.starts):
-        cur = {names[i] for i in _bits(live.live_out_block[b])}
+        cur = {names[i] for i in set_bits(live.live_out_block[b])}
         acc = [0.0] * len(ROLES)
         npred = 0
         for key in cur:
@@ -238,10 +240,8 @@ def _peaks(k, p: Pressure, keep: list, role_of: dict, top: int) -> list:
 def _natural(key: str):
     """(prefix, number, key): ``%r9`` before ``%r10``; a name without a (reasonable) trailing
     number sorts by its text (``isdigit`` took superscripts, and ``int`` refuses 4300 digits)."""
-    from .kernel import _split_number
-
     base = key.split("@", 1)[0]
-    prefix, number = _split_number(base) or (base, -1)
+    prefix, number = split_number(base) or (base, -1)
     return (prefix, number, key)
 
 
@@ -271,8 +271,6 @@ def live_at(k, n: int) -> list:
     (reaching definitions over the CFG) and its last use — the last read before the register is
     written again, in program order (a loop's back edge is not followed: the question is how far
     down the code the value is carried, which is what a schedule can shorten)."""
-    from .reaching import Reaching
-
     pos = k.pos_of(n)
     defs, uses, guarded = k.du()
     role_of = register_roles(k)

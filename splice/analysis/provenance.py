@@ -25,6 +25,8 @@ from typing import Optional
 
 from ..ptx import model as m
 from . import roles
+from ..ptx.errors import PtxSyntaxError, line_col, source_line
+from collections import Counter
 
 CONST = ""
 _SHARED_TAIL = re.compile(r"E\d+([A-Za-z_]\w*)$")
@@ -221,8 +223,6 @@ class Access:
 def param_names(k) -> list:
     """The entry's parameter names; an unnamed ``.param`` (which ptxas rejects too) is a
     syntax error at its place in the entry's header, not an AttributeError later on."""
-    from ..ptx.errors import PtxSyntaxError, line_col, source_line
-
     fn = k.fn
     names = []
     for i, p in enumerate(fn.params or ()):
@@ -555,8 +555,6 @@ class Provenance:
 
     def _find_weight_field(self) -> Optional[str]:
         """The parameter field most global loads hang off (the weight image ``W``)."""
-        from collections import Counter
-
         shorts = set(self.param_short.values())
 
         def fields(a):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import deque
+from ..errors import SpliceError
 
 
 #: the most (blocks x definitions) bits the solve may hold per set.  Each block keeps a set of
@@ -91,7 +92,6 @@ class Reaching:
         blocks = self._blocks
         n = len(blocks.starts)
         if n * len(self._pos) > MAX_BITS:
-            from ..errors import SpliceError
 
             name, path = self._kernel
             raise SpliceError(f"{name}: {n} blocks x {len(self._pos)} register definitions is more than "

@@ -15,6 +15,7 @@ from typing import Optional
 
 from ..ptx import model as m
 from . import roles
+from ..ptx.operands import children
 
 _SPECIALS = ("%tid", "%ntid", "%ctaid", "%laneid", "%nctaid")
 LIMIT = 256
@@ -34,7 +35,6 @@ def _specials(node) -> list:
 
 
 def _children(op):
-    from ..ptx.operands import children
 
     return children(op)
 

@@ -10,6 +10,11 @@ import re
 
 from .provenance import CONST, TABLE_ATOM, coef, const_of, render
 from .roles import READ, is_shared
+from ..ptx import model as m
+from .entries import display_name
+from .vocab import field_names, find_profile, vocabulary, weight_evidence
+from bisect import bisect_right
+from .calls import mma_in_calls
 
 
 
@@ -35,8 +40,6 @@ def weight_image_bytes(k):
 def table_loads(k):
     """Groups of per-column table loads (``W + ((laneid<<2)&12) + off``): consecutive loads of one
     opcode off one base at a 16-byte step.  Each: bytes [lo, hi], loads, opcode, first, last."""
-    from bisect import bisect_right
-
     starts = [k.first_pos_of(p.first) for p in k.phases]
     groups = []
     cur = None
@@ -78,7 +81,6 @@ def param_fields(k, names=None):
                                   "statements": [], "name": None})
         f["statements"].append(a.n)
     if names is None:
-        from .vocab import field_names
 
         names = field_names(k, None)
     for (p, off), f in seen.items():
@@ -97,8 +99,6 @@ def _local_to_other_function(name: str, entry: str) -> bool:
 
 def shared_arrays(k):
     """Shared arrays: {name: {bytes, stores: [n], loads: [n], addresses: {text: count}}}."""
-    from ..ptx import model as m
-
     prov = k.provenance
     sizes = {}
     items = list(k.module.decls()) + [s.node for s in k.stmts]
@@ -131,7 +131,6 @@ def _type_bytes(t):
 
 
 def _display_name(name):
-    from .entries import display_name
 
     return display_name(name)
 
@@ -140,8 +139,6 @@ def build_spec(k, phases=True, epilogues=True, profile=None, display_name=None) 
     """``profile``: a ``vocab.Profile`` naming parameter fields (None: the first profile whose
     entry globs match, ``vocab.find_profile``; False: none).  ``display_name``: the entry's,
     when the caller demangled every entry of the module at once (None: demangled here)."""
-    from .vocab import field_names, find_profile, vocabulary, weight_evidence
-
     if profile is None:
         profile = find_profile(k.name)
     profile = profile or None          # False: the caller looked and found none
@@ -164,7 +161,6 @@ def build_spec(k, phases=True, epilogues=True, profile=None, display_name=None) 
         d["mma_executed"] = (sum(len(p.mma) * e for p, e in zip(k.phases, ex))
                              if all(e is not None for e in ex) else None)
         d["phases_without_weight"] = [p.index for p in k.phases if p.weight_bytes is None]
-        from .calls import mma_in_calls
 
         d["mma_in_calls"] = mma_in_calls(k)      # tensor-core code in called .func: not phases
     d["tables"] = table_loads(k)

@@ -11,7 +11,7 @@ Taint flows from a statement's reads to its writes (a guard predicate counts as 
 value selected under a random predicate is random).  A value loaded from memory is tainted
 too, except a ``.param`` read (the probe binds the kernel's parameters, so a parameter field
 holds the spec's value, as in the frame); shared and global words are the harness's own fill,
-not the frame's.  Branches inside the range are handled by iterating to a fixed point, so a
+not the frame's.  Branches inside the range are handled by the fixpoint engine (``fixpoint.solve``), so a
 loop-carried value is tainted if any iteration could be.
 """
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Optional
 from ..ptx import model as m
 from ..ptx.operands import registers
 from . import roles
+from .fixpoint import reader_index, solve
 
 @dataclass(frozen=True)
 class AddressTaint:
@@ -50,19 +51,17 @@ def _loads_from_memory(node) -> bool:
     return acc is not None and bool(acc.out) and acc.effect != roles.WRITE and acc.space != "param"
 
 
-def _taint_step(node, tainted: dict) -> bool:
-    """Propagate through one instruction; True when ``tainted`` grew."""
+def _taint_step(node, tainted: dict) -> list:
+    """Propagate through one instruction; the registers it tainted."""
     defs, uses = roles.raw_defs_uses(node)
     src = next((tainted[u] for u in uses if u in tainted), None)
     if src is None and _loads_from_memory(node):
         src = f"memory read by {node.name}"
     if src is None:
-        return False
-    grew = False
-    for d in defs:
-        if d not in tainted:
-            tainted[d] = src
-            grew = True
+        return []
+    grew = [d for d in defs if d not in tainted]
+    for d in grew:
+        tainted[d] = src
     return grew
 
 
@@ -73,12 +72,10 @@ def address_taints(kernel, first: int, last: int, seeds) -> list:
     instrs = [(kernel.stmts[p].n, kernel.stmts[p].node) for p in range(lo, hi + 1)
               if type(kernel.stmts[p].node) is m.Instruction]
     tainted = {s: s for s in seeds}
-    for _round in range(len(instrs) + 1):          # a fixed point: loops carry taint backwards
-        grew = False
-        for _n, node in instrs:
-            grew |= _taint_step(node, tainted)
-        if not grew:
-            break
+    reads = [roles.raw_defs_uses(node)[1] for _n, node in instrs]
+    # loops carry taint backwards: the engine runs a statement again when a register it reads
+    # was tainted after it ran
+    solve(len(instrs), lambda i: _taint_step(instrs[i][1], tainted), reader_index(reads))
     out = []
     for n, node in instrs:
         hit: Optional[str] = next((r for r in _addr_regs(node) if r in tainted), None)

@@ -2,7 +2,17 @@
 splice.report for rendering."""
 from __future__ import annotations
 
+from ..cut.extract import extract
+from ..cut.kernel import load_kernel
+from ..cut.pipeline import recipe_inputs, run_apply, unified_diff
+from ..cut.recipe import statement_range
+from ..errors import SpliceError, printable
+from ..ptx.cache import default_cache
 from ..report import jsonout
+from ..report.apply import print_report
+from ..report.verify import print_verify_lines, print_verify_status
+from ..util import check_output, refuse_json_on_stdout, write_atomic, write_stdout
+from .verify import apply_hook, verify_json
 
 
 def to_json(plan, val, out, timings, diff_lines=None) -> dict:
@@ -28,20 +38,12 @@ def to_json(plan, val, out, timings, diff_lines=None) -> dict:
 
 
 def cmd_apply(args) -> int:
-    from ..cut.pipeline import recipe_inputs, run_apply
-    from ..ptx.cache import default_cache
-    from ..util import write_atomic
-
     _refuse_dropped_options(args)
     cache = default_cache(not args.no_cache)
     p, val, out, timings = run_apply(args.recipe, args.output, not args.no_ptxas, cache=cache)
     if args.json and args.output is None:      # -o is checked by cli before anything runs
-        from ..util import refuse_json_on_stdout
-
         refuse_json_on_stdout(f"output: {out}", out)
     write_atomic(out, p.text, inputs=recipe_inputs(p.recipe))
-    from .verify import apply_hook
-
     try:
         verified, status = apply_hook(p, args, timings)
     except KeyboardInterrupt:
@@ -54,8 +56,6 @@ def cmd_apply(args) -> int:
 
 
 def _refuse_dropped_options(args) -> None:
-    from ..errors import SpliceError
-
     if args.no_cache and args.no_ptxas:     # --no-cache forces compiles --no-ptxas does not run
         raise SpliceError("--no-cache makes ptxas run and --no-ptxas runs none: drop one", args.recipe)
     if getattr(args, "no_verify", False):
@@ -67,20 +67,13 @@ def _refuse_dropped_options(args) -> None:
 def _report(p, val, out, timings, args, verified, verify_status: str) -> None:
     """apply's report; ``verify_status``: done, skipped (--no-verify) or interrupted (Ctrl-C
     while verifying, after the output was written)."""
-    from ..cut.pipeline import unified_diff
-
     if args.json:
-        from .verify import verify_json
-
         # the diff is only computed when it is printed: on a big module it costs as much as the plan
         diff = unified_diff(p, str(out)) if args.diff else None
         data = to_json(p, val, out, timings, diff)
         print(jsonout.dumps({**data, "verify": verify_json(verified) if verified is not None else None,
                              "verify_status": verify_status}, indent=1))
         return
-    from ..report.apply import print_report
-    from ..report.verify import print_verify_lines, print_verify_status
-
     print_report(p, val, out, timings, unified_diff(p, str(out)), args.diff)
     if verified is not None:
         print_verify_lines(verified)
@@ -89,12 +82,6 @@ def _report(p, val, out, timings, args, verified, verify_status: str) -> None:
 
 
 def cmd_extract(args) -> int:
-    from ..cut.extract import extract
-    from ..cut.kernel import load_kernel
-    from ..cut.recipe import _range
-    from ..errors import SpliceError
-    from ..util import check_output, write_atomic, write_stdout
-
     epi = getattr(args, "epilogue", None)
     if sum(x is not None for x in (args.phase, args.statements, epi)) != 1:
         raise SpliceError("extract needs exactly one of --phase N, --epilogue N or --statements sA-sB",
@@ -102,7 +89,7 @@ def cmd_extract(args) -> int:
     if args.output:
         check_output(args.output, [args.file])
     k = load_kernel(args.file, args.entry)
-    st = _range(args.statements, args.file, (None, None), "s") if args.statements else None
+    st = statement_range(args.statements, args.file, (None, None), "s") if args.statements else None
     fused = bool(getattr(args, "fused", False))
     if fused and epi is None:
         raise SpliceError("--fused needs --epilogue N (phase N fused with E<N>)", args.file)
@@ -114,8 +101,6 @@ def cmd_extract(args) -> int:
     elif not args.output:
         write_stdout(r["text"])
     else:
-        from ..errors import printable
-
         print(f"wrote {printable(args.output)}: s{r['first']}-s{r['last']}, {r['facts'].get('mma')} mma, "
               f"{r['facts']['live_in']} live-in, {r['facts']['live_out']} live-out")
     return 0

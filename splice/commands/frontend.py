@@ -3,17 +3,21 @@ from __future__ import annotations
 
 from ..errors import SpliceError
 from ..report import jsonout
+from ..analysis.entries import defined_once, resolve_name
+from ..ptx import Instruction, Label, canonical, parse_file, statement_index, walk
+from ..ptx.index import SourceLines
+from ..ptx.parser import parse_entry
+from ..report.console import stats_table
+from ..util import check_output, read_text, write_atomic, write_stdout
+from collections import Counter
+from ..analysis.entries import resolve_entry
+from ..cut.recipe import statement_range
 
 
-def _module(args):
+def module_of(args):
     """(module, entry name or None): with ``--entry`` only that entry's body is parsed."""
-    from ..ptx import parse_file
-
     if not getattr(args, "entry", None):
         return parse_file(args.file), None
-    from ..analysis.entries import resolve_name
-    from ..ptx.parser import parse_entry
-    from ..util import read_text
 
     chosen: list = []
 
@@ -26,13 +30,10 @@ def _module(args):
 
 
 def cmd_stats(args) -> int:
-    from collections import Counter
 
-    from ..ptx import Instruction, Label, statement_index, walk
 
-    from ..ptx.index import SourceLines
 
-    mod, only = _module(args)
+    mod, only = module_of(args)
     lines = SourceLines(mod.source)   # one scan of the text for every entry's index
     entries = []
     for fn in mod.functions():
@@ -54,16 +55,13 @@ def cmd_stats(args) -> int:
     if args.json:
         print(jsonout.dumps(data, indent=1))
         return 0
-    from ..report.console import stats_table
 
     stats_table(data, args.top)
     return 0
 
 
 def cmd_index(args) -> int:
-    from ..ptx import parse_file, statement_index
 
-    from ..ptx.index import SourceLines
 
     mod = parse_file(args.file)
     lines = SourceLines(mod.source)
@@ -71,19 +69,16 @@ def cmd_index(args) -> int:
     if not names:    # a library of .func only (-rdc): an empty listing would look like an empty entry
         raise SpliceError("no .entry in the module: index lists the statements of entries", args.file)
     if args.entry:   # exact, demangled or a unique substring, as every other --entry
-        from ..analysis.entries import resolve_entry
 
         names = [resolve_entry(mod, args.entry)]
-    from ..analysis.entries import defined_once
 
     for name in names:     # a name defined twice: the second's statements were never listed
         defined_once(mod, mod.function(name))
     lo, hi = 1, None
     if args.range:
-        from ..cut.recipe import _range
 
         try:
-            lo, hi = _range(args.range, args.file, (None, None), "s")
+            lo, hi = statement_range(args.range, args.file, (None, None), "s")
         except SpliceError as exc:
             raise SpliceError(f"--range: {exc.message}", args.file) from None
     out = {}
@@ -106,8 +101,6 @@ def cmd_index(args) -> int:
 
 
 def cmd_canonical(args) -> int:
-    from ..ptx import canonical, parse_file
-    from ..util import check_output, write_atomic, write_stdout
 
     if args.output:
         check_output(args.output, [args.file])

@@ -3,13 +3,30 @@ and ``splice sass-mix`` (per-cut SASS instruction mix).  Analysis lives in splic
 splice.ptx.sass; this module orchestrates and hands data to splice.report."""
 from __future__ import annotations
 
+import itertools
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Optional
 
+from ..analysis import Kernel
+from ..analysis import pressure as pressure_analysis  # its functions read at call time (a test stands in for them)
+from ..analysis.pressure import live_at, regions
+from ..cut.native import REG_WIDTH, parse_native, render
+from ..cut.pipeline import run_apply
 from ..errors import SpliceError
+from ..ptx import model as mm
+from ..ptx import parse, parse_file
+from ..ptx.operands import registers
+from ..ptx.sass import compile_any
+from ..ptx.sass_lines import MARK_FILE, compile_marked, have_disassembler, mark_lines, mix
+from ..ptx.sass_pressure import attributed_pressure, region_peaks
 from ..report import jsonout
+from ..report.plot_pressure import pressure_chart, print_pressure, print_sass_mix
+from ..util import check_output, name_part, read_text, write_atomic
+from . import checked_arch
+from .roundtrip_check import ptxas_options
 
 
 def cmd_pressure(args, kernels) -> int:
@@ -17,11 +34,6 @@ def cmd_pressure(args, kernels) -> int:
     ptxas's own live registers per region when nvdisasm is there (``_sass_side``).  The target
     is a module, a recipe (the module it splices, planned as ``apply`` does, nothing written)
     or a native alone (wrapped in an entry: ``pressure_target``)."""
-    from ..analysis.pressure import live_at, pressure
-    from ..report.plot_pressure import pressure_png, print_pressure
-    from ..util import check_output, name_part
-    from . import checked_arch
-
     args.arch = checked_arch(args.arch, args.file)
     inputs = [args.file, getattr(args, "profile", None)]
     if args.png not in (None, "none"):
@@ -30,7 +42,7 @@ def cmd_pressure(args, kernels) -> int:
     out = []
     side: dict = {}
     for k in _one_png_one_kernel(args, target.kernels):
-        d = pressure(k, top=args.top).as_dict(curve=True)
+        d = pressure_analysis.pressure(k, top=args.top).as_dict(curve=True)
         d["target"] = target.describe()
         if not args.no_ptxas:
             if not side:
@@ -44,7 +56,8 @@ def cmd_pressure(args, kernels) -> int:
         target.relabel(d)
         if args.png != "none":
             png = args.png or str(Path("build") / f"{name_part(Path(args.file).stem + '_' + k.name)}_pressure.png")
-            d["png"] = pressure_png(d, png, inputs)
+            write_atomic(str(png), pressure_chart(d), inputs=inputs)     # never onto an input (--png MODULE)
+            d["png"] = str(png)
         out.append(d)
     if args.json:
         jsonout.dump({"path": args.file, "entries": out}, sys.stdout)
@@ -113,10 +126,6 @@ def pressure_target(args, kernels) -> _Target:
     if getattr(args, "entry", None) and path.endswith((".yaml", ".yml")):
         raise SpliceError("--entry is for a module; a recipe names its entry (entry: in the recipe)", path)
     if path.endswith((".yaml", ".yml")):
-        from ..cut.pipeline import run_apply
-        from ..ptx import parse
-        from ..analysis import Kernel
-
         plan, _val, out, _t = run_apply(path, None, ptxas=False)
         mod = parse(plan.text, path=f"{path} (spliced: {out})")
         k = Kernel(mod, plan.entry)
@@ -125,8 +134,6 @@ def pressure_target(args, kernels) -> _Target:
                   for pc in plan.pieces if pc.kind == "site" and pc.cut is not None]
         t.lines_of = {st.n: st.line for st in k.stmts if st.n is not None}
         return t
-    from ..util import read_text
-
     text = read_text(path)
     if _is_native(text):
         if getattr(args, "entry", None):
@@ -134,9 +141,7 @@ def pressure_target(args, kernels) -> _Target:
         return _native_target(path, text, getattr(args, "arch", None) or "sm_90")
     ks = kernels()
     first = next(ks)
-    from itertools import chain
-
-    return _Target("module", chain([first], ks), first.module)
+    return _Target("module", itertools.chain([first], ks), first.module)
 
 
 _NATIVE_HEADER = re.compile(r"^\s*//\s*splice-native\s*:", re.M)
@@ -190,10 +195,6 @@ def _native_target(path: str, text: str, arch: str) -> _Target:
     live-out (``%out``, ``%d``, ``%acc``, ``%io``) stored to it at the end, so the curve is the
     native's own with its outputs live to its end; the ABI registers' types are read off their
     uses (``_abi_types``).  Places are reported at the native file's lines."""
-    from ..analysis import Kernel
-    from ..cut.native import parse_native, render
-    from ..ptx import parse
-
     nat = parse_native(text, path, None, NATIVE_CONTEXT)
     abi = _abi_types(nat)
     outs = sorted((r for r in abi if _OUTPUT.match(r)), key=_natural_key)
@@ -245,8 +246,6 @@ def _abi_types(nat) -> dict:
     predicate, an address a 64-bit register (32-bit in a shared-memory access), a ``cvt``
     operand its side's type, a ``mul.wide`` destination twice its type, anything else the
     instruction's last type (a 32-bit register where none is written)."""
-    from ..ptx import model as mm
-
     out: dict = {}
     for st in mm.walk(nat.body):
         if not isinstance(st, mm.Instruction):
@@ -259,10 +258,6 @@ def _abi_types(nat) -> dict:
 
 def _operand_types(st) -> list:
     """(register, type) of each register operand of one instruction (``_abi_types``)."""
-    from ..cut.native import REG_WIDTH
-    from ..ptx import model as mm
-    from ..ptx.operands import registers
-
     tys = [t for t in st.modifiers if t in REG_WIDTH and t != ".pred"]
     by_width = {1: ".pred", 8: ".b16", 16: ".b16", 32: ".b32", 64: ".b64", 128: ".b32"}
     last = by_width.get(REG_WIDTH.get(tys[-1], 32), ".b32") if tys else ".b32"
@@ -302,8 +297,6 @@ def _one_png_one_kernel(args, kernels):
     """The kernels, refusing before any PNG is written ``--png P`` for a module of several
     entries (each entry's curve replaced the one before in P; the JSON named P for every entry)
     and the default one-PNG-per-entry for a module of more than ``MAX_PNGS`` entries."""
-    import itertools
-
     it = iter(kernels)
     head = list(itertools.islice(it, MAX_PNGS + 1))
     if len(head) > 1 and args.png not in (None, "none"):
@@ -321,8 +314,6 @@ def module_target(text: str, arch=None) -> tuple:
     ``.target`` when it is sm_90 or newer (an ``sm_90a`` module's wgmma/setmaxnreg do not
     assemble for ``sm_90``), else sm_90; ``-O0`` for a ``debug`` target (ptxas refuses
     optimised debugging), as ``splice roundtrip --sass`` does."""
-    from .roundtrip import ptxas_options
-
     a, opt = ptxas_options(text, arch)
     return a, (0 if opt is None else opt)
 
@@ -332,10 +323,6 @@ def _sass_side(target: _Target, arch) -> dict:
     installed, ptxas's own live registers before every SASS instruction, attributed to PTX lines
     (a second, marked build: ``-lineinfo``, which does not change code generation —
     ``sass_lines.marking_is_neutral``).  Without nvdisasm the reason is kept for the report."""
-    from ..ptx.sass import compile_any
-    from ..ptx.sass_lines import MARK_FILE, have_disassembler, mark_lines
-    from ..ptx.sass_pressure import attributed_pressure
-
     text = target.module.source
     arch, opt = module_target(text, arch)
     name = target.module.path
@@ -353,9 +340,6 @@ def _add_sass(d: dict, k, side: dict, target: _Target) -> None:
     """ptxas's live registers next to the PTX count: the highest per region (and so per peak),
     and a curve over the statements (each statement: the most live registers before any SASS
     instruction attributed to its line; null where ptxas emitted none)."""
-    from ..analysis.pressure import regions
-    from ..ptx.sass_pressure import region_peaks
-
     rows = side["rows"].get(k.name)
     if rows is None:
         d["sass"] = {"error": side["why"] or f"no SASS for {k.name} in the disassembly"}
@@ -379,8 +363,6 @@ def _add_sass(d: dict, k, side: dict, target: _Target) -> None:
 def cmd_sass_mix(args) -> int:
     """``splice sass-mix RECIPE|FILE``: SASS instruction mix per cut (original vs spliced) or,
     for a plain module, per phase and epilogue."""
-    from . import checked_arch
-
     arch = checked_arch(args.arch, args.target)   # None: the recipe's or the module's own target
     if str(args.target).endswith((".yaml", ".yml")):
         if args.entry is not None:    # the recipe's entry: is what its cuts are of, --entry was dropped
@@ -393,8 +375,6 @@ def cmd_sass_mix(args) -> int:
         jsonout.dump(data, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
-    from ..report.plot_pressure import print_sass_mix
-
     print_sass_mix(data)
     return 0
 
@@ -410,11 +390,6 @@ def _region_lines(k, regions) -> list:
 
 
 def _module_mix(path, entry, arch) -> dict:
-    from ..analysis import Kernel
-    from ..analysis.pressure import regions
-    from ..ptx import parse_file
-    from ..ptx.sass_lines import compile_marked, mix
-
     mod = parse_file(path)
     k = Kernel(mod, entry)
     regs = regions(k)
@@ -434,10 +409,6 @@ def _module_mix(path, entry, arch) -> dict:
 def _recipe_mix(recipe_path, arch) -> dict:
     """Per cut: the mix of the original's cut lines and of the spliced module's cut site (plus
     its native ``.func`` when the cut is called)."""
-    from ..cut.pipeline import run_apply
-    from ..ptx import parse
-    from ..ptx.sass_lines import compile_marked, mix
-
     plan, _val, out, _t = run_apply(recipe_path, None, ptxas=False)
     orig = parse(plan.source, path=str(plan.recipe.module))
     spl = parse(plan.text, path=str(out))
@@ -465,8 +436,6 @@ def _recipe_mix(recipe_path, arch) -> dict:
 
 
 def _counter():
-    from collections import Counter
-
     return Counter()
 
 

@@ -5,6 +5,7 @@
                               --min-sample-ms 1 --timing-seed 0]
     splice probe PROBE.yaml MODULE.ptx [...]
     splice probe init MODULE.ptx [--entry E] -o spec.yaml
+    splice probe render PROBE.yaml [MODULE.ptx] [--cubin F] [--repeat N] [--runs N] [--perturb EXPECT.yaml]
     --report-dir DIR   the spliced/instrumented PTX, one difference heatmap PNG per 2-D output
                        that differs, NAME.timing.png (the frame times of A, A' and B), probe.json
     --json             one JSON object on stdout (progress goes to stderr)
@@ -20,13 +21,27 @@ import dataclasses
 import os
 from pathlib import Path
 
-from ..errors import SpliceError
+import numpy as np
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..errors import SpliceError, printable
+from ..probe.kinds.base import counted
+from ..probe.language.init import skeleton
+from ..probe.run.modules import resolve
+from ..probe.run.session import ProbeOptions, run_probe
+from ..probe.run.single import render
+from ..probe.timing import TimingOptions
 from ..report import jsonout
+from ..report.console import make_console
+from ..report.plot_profile import print_perf, profile_chart
+from ..report.png import encode, heat
+from ..report.probe import RichUI, print_report, timing_record
+from ..report.timing import write_timing_png
+from ..util import read_text, write_atomic
+from ..yamlsafe import DEFAULT_LIMITS, load_yaml_marked
 
 
 def _jsonable(o):
-    import numpy as np
-
     if isinstance(o, dict):
         return {str(k): _jsonable(v) for k, v in o.items()}
     if isinstance(o, (list, tuple)):
@@ -46,8 +61,6 @@ MAX_RUNS = 1_000_000
 
 
 def _options(args):
-    from ..probe.session import ProbeOptions
-
     for name in ("runs", "warmup"):
         v = getattr(args, name)
         if v < 0:
@@ -77,8 +90,6 @@ def _options(args):
 def _timing_options(args):
     """--cache, --ci-width, --time-budget, --confidence, --min-sample-ms, --timing-seed, each
     checked here (a usage error before anything runs on the GPU)."""
-    from ..probe.timing import TimingOptions
-
     checks = (("--ci-width", args.ci_width, 0.0 < args.ci_width < 1.0, "above 0 and below 1 (0.005 = 0.5 %)"),
               ("--time-budget", args.time_budget, 0.0 < args.time_budget <= 86400.0, "seconds above 0, at most a day"),
               ("--confidence", args.confidence, 0.0 < args.confidence < 1.0, "above 0 and below 1 (0.95)"),
@@ -109,9 +120,6 @@ def _creatable(rd: str) -> None:
 
 def write_maps(maps: dict, report_dir: Path, stem: str, inputs=()) -> dict:
     """One log-scaled heatmap PNG per differing 2-D output: {output: path}."""
-    from ..report.png import encode, heat
-    from ..util import write_atomic
-
     out = {}
     for name, m in maps.items():
         path = report_dir / f"{stem}.{name}-diff.png"
@@ -123,14 +131,9 @@ def write_maps(maps: dict, report_dir: Path, stem: str, inputs=()) -> dict:
 def cmd_probe(args) -> int:
     if args.target == "init":   # always the subcommand: a file named init in the cwd is ./init
         return cmd_probe_init(args)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from ..probe.modules import resolve
-    from ..probe.session import run_probe
-    from ..report.console import make_console
-    from ..report.probe import RichUI, print_report
-    from ..util import write_atomic
-
+    if args.target == "render":
+        return cmd_probe_render(args)
+    _refuse_render_options(args)
     opt = _options(args)
     pair = resolve(args.target, args.module)
     report_dir = Path(args.report_dir) if args.report_dir else Path("build/probe/reports") / pair.name
@@ -144,15 +147,13 @@ def cmd_probe(args) -> int:
     for name, text in run.texts.items():
         write_atomic(report_dir / f"{pair.name}.{name.replace(':', '.')}.ptx", text, inputs=pair.inputs)
     heatmaps = write_maps(run.maps, report_dir, pair.name, pair.inputs)
+    _write_profile_charts(res, report_dir, pair.inputs)
     for name, path in heatmaps.items():
         res["compare"]["outputs"][name]["heatmap"] = path
     first = res["compare"]["frame"][0]
     if first in heatmaps:
         res["compare"]["heatmap"] = heatmaps[first]
     if res.get("timing"):
-        from ..report.probe import timing_record
-        from ..report.timing import write_timing_png
-
         res["timing"]["png"] = write_timing_png(timing_record(res["timing"]), report_dir / f"{pair.name}.timing.png",
                                                 f"{pair.name}: frame time", pair.inputs)
     res["report_dir"] = str(report_dir)
@@ -160,11 +161,58 @@ def cmd_probe(args) -> int:
     if args.json:
         print(jsonout.dumps(res))
     else:
-        from ..report.plot_profile import print_perf
-
         print_report(res, make_console())
         print_perf(res, make_console())
     return 0 if res["ok"] else 1
+
+
+def _write_profile_charts(res: dict, report_dir: Path, inputs) -> None:
+    """``--profile``: one bar chart PNG per module, its path in the report."""
+    for side, d in (res.get("profile") or {}).items():
+        if isinstance(d, dict) and d.get("regions") is not None:
+            path = report_dir / f"profile-{side}.png"
+            write_atomic(path, profile_chart(d, side), inputs=inputs)
+            d["png"] = str(path)
+
+
+def cmd_probe_render(args) -> int:
+    """``splice probe render SPEC [MODULE]``: one module (the spec's own, or MODULE) rendered
+    ``--repeat`` times through the probe's device path -- byte-identical, finite, fully
+    written -- and timed over ``--runs`` launches; ``--perturb EXPECT.yaml`` flips each phase's
+    weights of a stand-in layer in turn (every phase must change the frame)."""
+    spec_path = args.module
+    if not spec_path:
+        raise SpliceError("probe render needs a probe spec: splice probe render SPEC.yaml [MODULE.ptx]")
+    for flag, dest, unset in RUN_OPTIONS:
+        if dest not in ("runs", "no_cache") and getattr(args, dest, unset) != unset:
+            raise SpliceError(f"{flag} is an option of a probe run, not of `splice probe render`", spec_path)
+    for flag, v in (("--entry", args.entry), ("-o", args.output)):
+        if v is not None:
+            raise SpliceError(f"{flag} is an option of `splice probe init`, not of `splice probe render`", spec_path)
+    if args.repeat < 1 or args.runs < 0:
+        raise SpliceError(f"--repeat {args.repeat} / --runs {args.runs}: one render at least, no negative runs",
+                          spec_path)
+    expect = _expect(args.perturb) if args.perturb else None
+    summ = render(spec_path, args.extra, args.cubin, args.repeat, args.runs, expect)
+    if args.json:
+        print(jsonout.dumps(summ))
+    else:
+        print(f"{printable(summ['name'])}: {'OK' if summ['ok'] else 'FAIL'} identical={summ['identical']} "
+              f"median={summ['median_ms']} ms over {summ['timing_runs']} runs")
+    return 0 if summ["ok"] else 1
+
+
+def _expect(path: str) -> dict:
+    return load_yaml_marked(read_text(Path(path)), path)
+
+
+def _refuse_render_options(args) -> None:
+    """A render's own options given to a probe run or to init (dropped in silence otherwise)."""
+    for flag, dest in (("--cubin", "cubin"), ("--perturb", "perturb"), ("--repeat", "repeat")):
+        if getattr(args, dest, None) not in (None, RENDER_DEFAULTS.get(dest)):
+            raise SpliceError(f"{flag} is an option of `splice probe render`", args.target)
+    if getattr(args, "extra", None):
+        raise SpliceError(f"{args.extra}: a probe run takes a recipe, or a spec and one module", args.target)
 
 
 #: the options of a probe run, with the value each has when not given
@@ -178,19 +226,26 @@ RUN_OPTIONS = (("--runs", "runs", 200), ("--warmup", "warmup", 5), ("--graph", "
                ("--no-cache", "no_cache", False)) + TIMING_OPTIONS
 
 
+#: the options of ``probe render`` that have a default
+RENDER_DEFAULTS = {"repeat": 2}
+
+
 def _refuse_run_options(args) -> None:
     """``probe init`` runs nothing on the GPU: a run's option given to it was dropped in
     silence (``splice probe init m.ptx --stages cut -o s.yaml`` wrote the skeleton, exit 0)."""
     for flag, dest, unset in RUN_OPTIONS:
         if getattr(args, dest, unset) != unset:
             raise SpliceError(f"{flag} is an option of a probe run, not of `splice probe init`", args.module)
+    for flag, dest in (("--cubin", "cubin"), ("--perturb", "perturb"), ("--repeat", "repeat")):
+        if getattr(args, dest, None) not in (None, RENDER_DEFAULTS.get(dest)):
+            raise SpliceError(f"{flag} is an option of `splice probe render`, not of `splice probe init`", args.module)
+    if getattr(args, "extra", None):
+        raise SpliceError(f"{args.extra}: probe init reads one module", args.module)
 
 
 def _readable_back(text: str, rows: list, module) -> None:
     """Refuse a skeleton larger than a probe spec may be: ``probe init`` of an entry of 20000
     parameters wrote 1.9 MB of YAML that ``splice probe`` then refused to read (1 MiB bound)."""
-    from ..yamlsafe import DEFAULT_LIMITS
-
     size = len(text.encode("utf-8", "surrogateescape"))
     if size > DEFAULT_LIMITS.max_bytes:
         raise SpliceError(f"the probe spec of this entry would be {size} bytes ({len(rows)} parameters): "
@@ -200,9 +255,6 @@ def _readable_back(text: str, rows: list, module) -> None:
 
 def cmd_probe_init(args) -> int:
     """``splice probe init MODULE --entry E -o spec.yaml``: a spec skeleton from the .param list."""
-    from ..probe.init import skeleton
-    from ..util import read_text, write_atomic
-
     if not args.module:
         raise SpliceError("probe init needs a module: splice probe init MODULE.ptx [--entry E] -o spec.yaml")
     _refuse_run_options(args)
@@ -210,21 +262,18 @@ def cmd_probe_init(args) -> int:
     if not mod.exists():
         raise SpliceError("no such module", args.module)
     variables: list = []
-    text, params = skeleton(read_text(mod), args.module, args.entry, variables)
+    unprobeable: list = []
+    text, params = skeleton(read_text(mod), args.module, args.entry, variables, unprobeable)
     _readable_back(text, params, args.module)
     if args.output:
         write_atomic(args.output, text, inputs=[mod])   # never the module itself, by any path
     if args.json:
         print(jsonout.dumps({"module": args.module, "output": args.output, "params": params,
-                             "globals": variables, **({} if args.output else {"spec": text})}))
+                             "globals": variables, **({"not_probeable": unprobeable} if unprobeable else {}),
+                             **({} if args.output else {"spec": text})}))
     elif args.output:
-        from ..errors import printable
-
-        tables = sum(1 for r in params if r["kind"] == "table")
         todo = text.count("TODO")
-        print(f"wrote {printable(args.output)}: {len(params)} parameters "
-              f"({sum(1 for r in params if r['kind'] == 'buffer')} buffers"
-              + (f", {tables} pointer tables" if tables else "") + ")"
+        print(f"wrote {printable(args.output)}: {len(params)} parameters ({counted(params)})"
               + (f", {len(variables)} module globals" if variables else "")
               + f"; fill in every null ({todo} TODO(s): what def-use could not decide)")
     else:

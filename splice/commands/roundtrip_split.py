@@ -29,8 +29,17 @@ import os
 
 from ..ptx import PtxSyntaxError, emit
 from ..ptx import model as m
-from .roundtrip import RoundTrip, _check, check_file
+from .roundtrip_check import RoundTrip, check_file, check_job
 from .workers import Worker, fork_workers
+import collections
+import select
+import zlib
+from ..errors import SpliceError
+from ..ptx.parser import body_reader
+from ..ptx.printer import emit_node
+from ..ptx.sass import exit_text
+from ..util import ENCODING, ERRORS, collector_paused, read_input
+from ..ptx.parser import parse_entry
 
 #: a file is split when it is bigger than 1/(SHARE × jobs) of the corpus' cost, half a worker's
 #: share: smaller files are whole items, taken biggest first, and the rest fill in around them;
@@ -67,7 +76,6 @@ def skeleton_job(texts: dict, i: int, path):
     texts[i] = text
     chosen = []
     try:
-        from ..ptx.parser import parse_entry
 
         # ``choose`` is only called once the skeleton went through the chunked path
         mod = parse_entry(text, str(path), lambda names: chosen.append(names))
@@ -91,10 +99,6 @@ def skeleton_job(texts: dict, i: int, path):
 
 def _read_file(path) -> tuple:
     """(text, CRC-32 of its bytes), read as ``check_file`` reads a file."""
-    import zlib
-
-    from ..util import ENCODING, ERRORS, read_input
-
     raw = read_input(path)
     return raw.decode(ENCODING, ERRORS), zlib.crc32(raw)
 
@@ -112,7 +116,6 @@ class _Split:
     __slots__ = ("owner", "spans", "cost", "pending", "passed", "lines", "crc")
 
     def __init__(self, skeleton: Skeleton, owner):
-        import collections
 
         self.owner = owner
         self.spans = collections.deque(skeleton.spans)
@@ -139,8 +142,6 @@ class _Split:
 def _body_parser(text: str, path: str):
     """``parse``'s own per-body step (the parser's line cutter with the process' shape cache):
     (open, close, line) -> Block, exactly as ``parse`` builds each body of a chunked module."""
-    from ..ptx.parser import body_reader
-
     return body_reader(text, path)
 
 
@@ -148,10 +149,6 @@ def bodies_job(texts: dict, i: int, path, spans, crc: int) -> bool:
     """Worker: True when every body in ``spans`` of file ``i`` parses and re-emits its own
     source bytes, read by this worker's skeleton item or now, with the skeleton's CRC-32
     ``crc`` (False when the file changed in between: the whole-file check decides)."""
-    from ..ptx.printer import _emit_node
-
-    from ..util import collector_paused
-
     text = texts.get(i)
     if text is None:
         try:
@@ -168,7 +165,7 @@ def bodies_job(texts: dict, i: int, path, spans, crc: int) -> bool:
                 block = parse_body(o, c, line)
         except PtxSyntaxError:
             return False
-        if block.span != (o, c + 1) or _emit_node(text, block) != text[o:c + 1]:
+        if block.span != (o, c + 1) or emit_node(text, block) != text[o:c + 1]:
             return False
     return True
 
@@ -189,7 +186,7 @@ IN_FLIGHT = 2
 
 
 def _whole(texts: dict, job) -> RoundTrip:
-    return _check(job)
+    return check_job(job)
 
 
 class Scheduler:
@@ -382,9 +379,6 @@ class Scheduler:
         """The error for a worker that is gone (the OOM killer, a signal to it alone): exit 2
         naming the file it had (the first of its batch that did not come back), never a result
         missing from the report."""
-        from ..errors import SpliceError
-        from ..ptx.sass import exit_text
-
         code = w.join()
         which = ("this file" if batch == 1 else "this file or the next one in its batch" if batch == 2
                  else f"this file or one of the next {batch - 1} in its batch")
@@ -396,7 +390,6 @@ class Scheduler:
         return next(k + 1 for k, (_h, _i, last) in enumerate(w.queue) if last)
 
     def _step(self) -> None:
-        import select
 
         busy = {w.back: w for w in self.workers if w.queue}
         for fd in select.select(list(busy), [], [])[0]:

@@ -3,8 +3,22 @@ from __future__ import annotations
 
 import sys
 
+from ..analysis import Kernel
+from ..analysis.abi import parse_abi_spec
+from ..analysis.calls import describe
+from ..analysis.entries import demangle_all, short
+from ..analysis.notes import notes_document
+from ..analysis.notes_claims import evidence_markdown
+from ..analysis.spec import build_spec
+from ..analysis.vocab import find_profile, load_profile, load_profiles
 from ..errors import SpliceError
+from ..ptx import parse_file
+from ..ptx.index import SourceLines
 from ..report import jsonout
+from ..report.spec import print_spec
+from ..util import check_output, collector_paused, heap_frozen, write_atomic
+from .frontend import module_of
+from .perf import cmd_pressure
 
 
 def _kernels(args):
@@ -13,16 +27,9 @@ def _kernels(args):
     The model is built with the cyclic collector off and then kept out of its view while the
     entries are analysed (``util.collector_paused`` / ``heap_frozen``: on CuPy's thrust
     module the collector re-walking the model cost more CPU than the analyses)."""
-    from ..analysis import Kernel
-    from ..ptx import parse_file
-    from ..ptx.index import SourceLines
-    from ..util import collector_paused
-
     if args.entry:   # only that entry's body is parsed: one kernel of a huge module is cheap
-        from .frontend import _module
-
         with collector_paused(freeze=True):
-            mod, name = _module(args)
+            mod, name = module_of(args)
         yield Kernel(mod, name)
         return
     with collector_paused(freeze=True):
@@ -40,8 +47,6 @@ def _kernels(args):
 def _display_names(module) -> dict:
     """{entry: display name} for every entry of the module with a body, demangled in one
     ``c++filt`` call (one call per entry cost 463 processes on CuPy's thrust module)."""
-    from ..analysis.entries import demangle_all, short
-
     dem = demangle_all([f.name for f in module.entries() if f.body is not None])
     return {n: short(d) for n, d in dem.items()}
 
@@ -49,8 +54,6 @@ def _display_names(module) -> dict:
 def cmd_spec(args) -> int:
     """The model is frozen out of the collector's view from its parse to the end of the output
     (``_kernels``, ``util.heap_frozen``)."""
-    from ..util import heap_frozen
-
     _mode_options(args)
     with heap_frozen():
         return _spec(args)
@@ -85,22 +88,15 @@ PRESSURE_TOP = 8
 
 
 def _spec(args) -> int:
-    from ..analysis.abi import parse_abi_spec
-    from ..analysis.spec import build_spec
-
     has_abi = args.abi is not None      # `--abi ''` is a bad range, not "no --abi"
     show_all = not (args.phases or args.epilogues or has_abi)
     if getattr(args, "pressure", False):       # splice spec --pressure (commands/perf.py)
-        from .perf import cmd_pressure
-
         return cmd_pressure(args, lambda: _kernels(args))
     if str(args.file).endswith((".yaml", ".yml")):
         raise SpliceError("a recipe is read by --pressure (the module it splices); spec's other views "
                           "take a PTX module", args.file)
     want_ph = show_all or args.phases
     want_ep = show_all or args.epilogues
-    from ..analysis.vocab import find_profile, load_profile, load_profiles
-
     prof = load_profile(args.profile) if getattr(args, "profile", None) else None
     known = None if prof else load_profiles()     # read once, matched per entry
     out = []
@@ -118,21 +114,13 @@ def _spec(args) -> int:
         jsonout.dump({"path": args.file, "entries": [d for _, d in out]}, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
-    from ..report.spec import print_spec
-
-    print_spec(out, want_ph, want_ep, has_abi)
+    print_spec(out, want_ph, want_ep, has_abi, {name: describe(d.get("mma_in_calls") or {}) for name, d in out})
     return 0
 
 
 def cmd_notes(args) -> int:
     """The draft, its claims with their evidence (``--json``: ``claims``; ``--evidence``: a
     section listing them), in the words of the entry's profile where their rules hold."""
-    from ..analysis import Kernel
-    from ..analysis.notes import notes_document
-    from ..analysis.vocab import find_profile, load_profile
-    from ..ptx import parse_file
-    from ..util import check_output, write_atomic
-
     if args.output:
         check_output(args.output, [args.file])
     prof = load_profile(args.profile) if getattr(args, "profile", None) else None
@@ -140,8 +128,6 @@ def cmd_notes(args) -> int:
     k = Kernel(mod, args.entry)
     text, claims = notes_document(k, prof or find_profile(k.name) or False)
     if getattr(args, "evidence", False):
-        from ..analysis.notes_claims import evidence_markdown
-
         text += evidence_markdown(claims)
     if args.output:
         write_atomic(args.output, text, inputs=[args.file])

@@ -12,21 +12,31 @@ survivor (``--no-gpu``); 1 when no variant survived; 2 for user errors.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
 from ..errors import SpliceError
 from ..report import jsonout
+from ..report.console import Table, esc, make_console
+from ..report.plot_tune import tune_png
+from ..report.png import encode
+from ..report.tune import LiveView, print_board
+from ..tune import driver, steps
+from ..tune.embedded import Embedded
+from ..tune.rayexec import RayExecutor
+from ..tune.results import board as make_board
+from ..tune.space import load_space, search_error
+from ..tune.store import Store
+from ..tune.timer import DEFAULT_FACTORY, factory
+from ..util import check_output, names_a_directory, write_atomic
+from . import checked_arch
 
 SEARCH_FLAGS = ("rounds", "eta", "final", "final_rounds", "max_variants", "seed", "cache", "min_sample_ms",
                 "ci_width", "time_budget")
 
 
 def _search(space, args):
-    import dataclasses
-
-    from ..tune.space import search_error
-
     over = {k: getattr(args, k) for k in SEARCH_FLAGS if getattr(args, k, None) is not None}
     for k, v in over.items():
         why = search_error(k, v)
@@ -43,8 +53,6 @@ def plan_json(space, search) -> dict:
 
 
 def _output(args, space) -> Path:
-    from ..util import check_output, names_a_directory
-
     out = Path(args.output) if args.output else Path("build/tune") / Path(space.path).stem
     if args.output and not names_a_directory(args.output) and Path(args.output).is_file():
         raise SpliceError("-o names a directory for the store, the variants and the best recipe; this is a file",
@@ -62,13 +70,9 @@ def make_executor(args, factory: str):
     jobs = args.jobs or len(os.sched_getaffinity(0))
     gpus = None if args.gpus is None else list(range(args.gpus))
     if args.executor == "ray":
-        from ..tune.rayexec import RayExecutor
-
         return RayExecutor(args.address, gpus, factory)
     if args.address:
         raise SpliceError("--address names a Ray cluster: it needs --executor ray", args.space)
-    from ..tune.embedded import Embedded
-
     return Embedded(jobs, gpus, factory)
 
 
@@ -83,8 +87,6 @@ def cmd_tune(args) -> int:
 
 
 def _tune(args) -> int:
-    from ..tune.space import load_space
-
     space = load_space(args.space)
     search = _search(space, args)
     if args.plan:
@@ -97,8 +99,6 @@ def _tune(args) -> int:
     if args.json:
         print(jsonout.dumps(board, indent=1))
     else:
-        from ..report.tune import print_board
-
         print_board(board)
     ok = board["best"] is not None if not args.no_gpu else board["counts"].get("screened", 0) > 0
     return 0 if ok else 1
@@ -108,20 +108,12 @@ def _hooks() -> tuple:
     """(bench class, screen function): the probe's and splice.tune.steps' unless
     ``SPLICE_TUNE_BENCH`` / ``SPLICE_TUNE_SCREEN`` name others as ``module:attr`` (the tests'
     fakes, run through the whole command)."""
-    from ..tune import steps
-    from ..tune.timer import DEFAULT_FACTORY, factory
-
     bench = os.environ.get("SPLICE_TUNE_BENCH") or DEFAULT_FACTORY
     screen = os.environ.get("SPLICE_TUNE_SCREEN")
     return bench, factory(screen) if screen else steps.screen
 
 
 def _run(space, search, out: Path, args) -> dict:
-    from ..report.tune import LiveView
-    from ..tune import driver
-    from ..tune.results import board as make_board
-    from ..tune.store import Store
-
     factory, screen = _hooks()
     executor = make_executor(args, factory)
     try:
@@ -130,8 +122,6 @@ def _run(space, search, out: Path, args) -> dict:
         executor.close()
         raise
     store = Store(out / "tune.db")
-    from . import checked_arch
-
     opts = driver.Options(out, not args.no_gpu, search, factory, screen, verify_timeout=args.timeout,
                           references=tuple(args.reference or ()), arch=checked_arch(args.arch, args.space))
     try:
@@ -150,15 +140,10 @@ def _run(space, search, out: Path, args) -> dict:
 
 def _write_outputs(board: dict, out: Path, args, inputs: list) -> None:
     """leaderboard.json and the plot, never onto an input (``--png`` naming the tune file)."""
-    from ..util import write_atomic
-
     write_atomic(out / "leaderboard.json", jsonout.dumps(board, indent=1) + "\n", inputs=inputs)
     png = args.png if args.png is not None else str(out / "tune.png")
     if png == "none":
         return
-    from ..report.plot_tune import tune_png
-    from ..report.png import encode
-
     img = tune_png(board)
     if img is not None:
         write_atomic(png, encode(img), inputs=inputs)
@@ -170,8 +155,6 @@ def _print_plan(space, search, as_json: bool) -> int:
     if as_json:
         print(jsonout.dumps(data, indent=1))
         return 0
-    from ..report.console import Table, esc, make_console
-
     con = make_console()
     t = Table(title=f"splice tune --plan: {esc(space.path)} over {esc(space.recipe_path)}")
     for col in ("dimension", "cuts", "choices", "line"):

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import time
 
+from ..cut.pipeline import run_apply
 from ..report import jsonout
+from ..report.verify import print_verify
+from ..verify.budget import DEFAULT_SECONDS
+from ..verify import compare as verify_compare  # its verify_plan read at call time (tests stand in for it)
+from ..verify.compare import EXIT
 
 
 def verify_json(results) -> list:
@@ -30,8 +35,6 @@ def verify_json(results) -> list:
 def exit_status(results) -> int:
     """4 an internal error in any cut (never hidden behind another verdict), else 1 any proved
     different, 3 any not proven, 0 every cut proved equal."""
-    from ..verify.compare import EXIT
-
     codes = {EXIT[r.verdict] for r in results}
     for code in (4, 1, 3):
         if code in codes:
@@ -40,21 +43,15 @@ def exit_status(results) -> int:
 
 
 def timeout_of(args):
-    from ..verify.budget import DEFAULT_SECONDS
-
     t = getattr(args, "timeout", None)
     return DEFAULT_SECONDS if t is None else t
 
 
 def cmd_verify(args) -> int:
-    from ..cut.pipeline import run_apply
-    from ..report.verify import print_verify
-    from ..verify.compare import verify_plan
-
     t0 = time.perf_counter()
     plan, _val, _out, timings = run_apply(args.recipe, None, ptxas=False)
     t1 = time.perf_counter()
-    results = verify_plan(plan, timeout_of(args))
+    results = verify_compare.verify_plan(plan, timeout_of(args))
     t2 = time.perf_counter()
     status = exit_status(results)
     if args.json:
@@ -72,12 +69,10 @@ def apply_hook(plan, args, timings) -> tuple:
     """``splice apply`` verifies every cut it splices, each within ``--timeout``: (per-cut
     results, exit status).  The status is apply's own 0 unless ``--verify-strict`` asks for
     verify's.  ``--no-verify``: (None, 0)."""
-    from ..verify.compare import verify_plan
-
     if getattr(args, "no_verify", False):
         return None, 0
     t0 = time.perf_counter()
-    results = verify_plan(plan, timeout_of(args))
+    results = verify_compare.verify_plan(plan, timeout_of(args))
     timings["verify"] = time.perf_counter() - t0
     status = exit_status(results) if getattr(args, "verify_strict", False) else 0
     return results, status

@@ -16,6 +16,7 @@ import pickle
 import signal
 import struct
 import sys
+import gc
 
 
 def _serve(conn) -> None:
@@ -35,8 +36,6 @@ def _serve(conn) -> None:
     workers a sixth of their time on the shared corpus.  The pass frees what cycles items do
     leave (a caught error's traceback), so what they can hold is bounded by ``COLLECT_AT``
     objects whatever the corpus."""
-    import gc
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.disable()
     try:
@@ -56,7 +55,6 @@ COLLECT_AT = 1 << 19
 
 
 def _loop(conn, texts: dict) -> None:
-    import gc
 
     while True:
         try:
@@ -207,8 +205,6 @@ def fork_workers(n: int) -> list:
     (``gc.freeze``): a worker's collections then never walk (and so never copy, page by page)
     the modules it inherited.  The parent's collector is as it was after.
     The standard streams are flushed first: nothing buffered is written twice."""
-    import gc
-
     for stream in (sys.stdout, sys.stderr):
         if stream is not None:
             stream.flush()

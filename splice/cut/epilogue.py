@@ -23,8 +23,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..analysis.fixpoint import solve
 from ..analysis.roles import is_shared
 from ..ptx import model as m
+from ..analysis.abi import cut_abi
+from .kernel import phase_by_index
 
 MEMORY_CLASSES = ("loads", "stores", "shared", "texture", "surface", "barriers")
 
@@ -38,8 +41,6 @@ def epilogue_by_index(kernel, idx: int):
 
 def epilogue_targets(recipe, cut, kernel):
     """Yield (title, phase or None, first pos, last pos, epilogue) for an epilogue selector."""
-    from .splice import _phase_by_index
-
     have = [e.index for e in kernel.epilogues]
     for idx in cut.targets:
         e = epilogue_by_index(kernel, idx)
@@ -48,7 +49,7 @@ def epilogue_targets(recipe, cut, kernel):
                                f"E{have[0]}…E{have[-1]})" if have else f"epilogue {idx}: the kernel "
                                "has no epilogues", cut.select, cut)
         if cut.select == "phase+epilogue":
-            ph = _phase_by_index(kernel, idx)
+            ph = phase_by_index(kernel, idx)
             yield (f"phase {idx}+E{idx} s{ph.first}-s{e.last}", ph, kernel.first_pos_of(ph.first),
                    kernel.pos_of(e.last), e)
         else:
@@ -58,8 +59,6 @@ def epilogue_targets(recipe, cut, kernel):
 def epilogue_abi(kernel, cut, ph, e):
     """The cut ABI: generic ``%in…``/``%out…`` for an epilogue; for ``phase+epilogue`` the
     phase's fragments keep their a/b/c roles."""
-    from ..analysis.abi import cut_abi
-
     if ph is None:
         return kernel.abi(e.first, e.last)
     return cut_abi(kernel, ph.first, e.last,
@@ -70,9 +69,7 @@ def epilogue_context(kernel, e) -> dict:
     """Template names for a native epilogue: ``epilogue``, ``next_phase`` and the next phase's
     weight bytes (``next_weight_lo``/``next_weight_hi``, 0 when it reads no weight), so one
     template serves E23…E59 (each loads its next phase's B)."""
-    from .splice import _phase_by_index
-
-    nxt = _phase_by_index(kernel, e.next_phase) if e.next_phase else None
+    nxt = phase_by_index(kernel, e.next_phase) if e.next_phase else None
     wb = tuple(nxt.weight_bytes) if nxt is not None and nxt.weight_bytes else (0, 0)
     return {"epilogue": e.index, "next_phase": e.next_phase or 0,
             "next_weight_lo": wb[0] or 0, "next_weight_hi": wb[1] or 0}
@@ -231,15 +228,20 @@ def widen_to_blocks(fn, start: int, end: int) -> tuple:
                 collect(it.items)
 
     collect(fn.body.items)
-    changed = True
-    while changed:
-        changed = False
-        for b in blocks:
-            bs, be = b.span
-            if bs < start < be <= end or start <= bs < end < be:
-                inner = [x.span for x in m.walk(b.items) if isinstance(x, (m.Instruction, m.Label))
-                         and x.span is not None]
-                if all(start <= s[0] and s[1] <= end for s in inner):
-                    start, end = min(start, bs), max(end, be)
-                    changed = True
-    return start, end
+    region = [start, end]
+
+    def widen(i: int) -> tuple:
+        """Block ``i`` taken whole when it straddles the region and holds nothing outside it;
+        every block reads the region, so a widening re-examines them."""
+        (bs, be), (lo, hi) = blocks[i].span, region
+        if not (bs < lo < be <= hi or lo <= bs < hi < be):
+            return ()
+        inner = [x.span for x in m.walk(blocks[i].items) if isinstance(x, (m.Instruction, m.Label))
+                 and x.span is not None]
+        if not all(lo <= s[0] and s[1] <= hi for s in inner):
+            return ()
+        region[:] = [min(lo, bs), max(hi, be)]
+        return ("region",)
+
+    solve(len(blocks), widen)
+    return region[0], region[1]

@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 
 from ..analysis.notes_facts import Facts, f16_of, offsets_text
+from ..analysis.provenance import render
+from ..analysis.vocab import find_profile, vocabulary
+from ..ptx.model import Imm
 from .epilogue import epilogue_facts, literals_behind
 
 
 def _literal_text(lit: str) -> str:
-    from ..ptx.model import Imm
-
     try:
         v = float(Imm(lit).value)
     except (ValueError, TypeError):
@@ -55,8 +56,6 @@ def _output_lines(F, abi, b, sym_name) -> list:
 
 
 def _memory_lines(F, first, last) -> list:
-    from ..analysis.provenance import render
-
     out = []
     for g in F.memory(first, last):
         base = render(g["base"], F.V.w) if g["base"] else "?"
@@ -68,8 +67,6 @@ def _memory_lines(F, first, last) -> list:
 
 def epilogue_header(kernel, e, abi, i: int, j: int, sym_name, source_name: str) -> list:
     """Comment lines (``//``) describing epilogue ``e`` cut at statement indices i…j."""
-    from ..analysis.vocab import find_profile, vocabulary
-
     F = Facts(kernel, vocabulary(kernel, find_profile(kernel.name)))
     dldn = F.V.has("dldn-epilogue-names")
     facts = epilogue_facts(kernel, i, j, abi, e)

@@ -7,13 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..util import write_atomic
+from .extract import extract
+from .recipe import load_recipe
+from .splice import plan
 
 
 def roundtrip_recipe(module: Path, entry: str, indices, workdir: Path, kernel) -> Path:
     """Extract epilogues ``indices`` of ``module`` into ``workdir`` and write a recipe that
     applies all of them back (one cut each); returns the recipe's path."""
-    from .extract import extract
-
     cuts = []
     for idx in indices:
         r = extract(kernel, epilogue=idx, source_name=str(module))
@@ -31,8 +32,5 @@ def roundtrip_recipe(module: Path, entry: str, indices, workdir: Path, kernel) -
 
 def roundtrip_text(module: Path, entry: str, indices, workdir: Path, kernel) -> str:
     """The spliced module text of ``roundtrip_recipe`` (nothing is compiled here)."""
-    from .recipe import load_recipe
-    from .splice import plan
-
     recipe = load_recipe(roundtrip_recipe(module, entry, indices, workdir, kernel))
     return plan(recipe, kernel).text

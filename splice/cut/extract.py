@@ -5,11 +5,17 @@ from __future__ import annotations
 
 from typing import Optional
 
+from ..analysis.calls import describe, mma_in_calls
+from ..analysis.roles import raw_defs_uses
+from ..analysis.vocab import find_profile, vocabulary
 from ..errors import SpliceError
 from ..ptx import model as m
-from .kernel import defs_uses
-from .native import render, rename_node
-
+from .binding.abi import sym_name
+from .epilogue import epilogue_abi, epilogue_by_index, epilogue_facts
+from .epilogue_extract import epilogue_header
+from .kernel import defs_uses, exact_phase_abi, phase_by_index, refuse_split_carry, refuse_vector_registers
+from .native import REG_WIDTH, rename_node, render
+from .splice import cut_facts, splits_scope
 
 #: directives a native holds only inside a ``{ }`` scope: a range at the function's top level
 #: that holds one (LLVM's ``$L_tbl: .branchtargets …; brx.idx``) is written wrapped in one (it was
@@ -20,10 +26,6 @@ _SCOPE_ONLY = (".branchtargets", ".calltargets", ".callprototype")
 def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = None,
             source_name: str = "", epilogue: Optional[int] = None, fused: bool = False) -> dict:
     """``fused``: with ``epilogue``, phase N and E<N> as one cut (``phase+epilogue: N``)."""
-    from .binding.abi import sym_name
-    from .kernel import refuse_split_carry, refuse_vector_registers
-    from .splice import cut_facts
-
     ph, epi, first, last, abi = _target(kernel, phase, statements, source_name, epilogue, fused)
     i, j = kernel.first_pos_of(first), kernel.pos_of(last)
     refuse_vector_registers(kernel, i, j, source_name or kernel.path)
@@ -35,9 +37,6 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
         body = [m.Block(tuple(body))]     # a native keeps these only inside a { } scope (native.py)
     facts = cut_facts(kernel, i, j, abi, ph)
     if epi is not None:
-        from .epilogue import epilogue_facts
-        from .epilogue_extract import epilogue_header
-
         head = epilogue_header(kernel, epi, abi, i, j, sym_name, source_name)
         facts.update(epilogue_facts(kernel, i, j, abi, epi))
     else:
@@ -60,12 +59,8 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
 def _target(kernel, phase, statements, source_name: str, epilogue, fused: bool) -> tuple:
     """(phase or None, epilogue or None, first, last, ABI) of what extract was asked for: an
     epilogue (with its phase when ``fused``), a phase, or a statement range."""
-    from .splice import _phase_abi, _phase_by_index
-
     if epilogue is not None:
-        from .epilogue import epilogue_abi, epilogue_by_index
-
-        ph = _phase_by_index(kernel, epilogue) if fused else None
+        ph = phase_by_index(kernel, epilogue) if fused else None
         epi = epilogue_by_index(kernel, epilogue)
         if epi is None:
             have = [e.index for e in kernel.epilogues]
@@ -75,14 +70,12 @@ def _target(kernel, phase, statements, source_name: str, epilogue, fused: bool) 
         first = ph.first if ph is not None else epi.first
         return ph, epi, first, epi.last, epilogue_abi(kernel, None, ph, epi)
     if phase is not None:
-        ph = _phase_by_index(kernel, phase)
+        ph = phase_by_index(kernel, phase)
         if ph is None:
-            from ..analysis.calls import describe, mma_in_calls
-
             note = describe(mma_in_calls(kernel), indirect=True)
             raise SpliceError(f"phase {phase} does not exist (the kernel has {len(kernel.phases)} phases)"
                               + (f"; {note}" if note else ""), source_name)
-        return ph, None, ph.first, ph.last, _phase_abi(kernel, ph)
+        return ph, None, ph.first, ph.last, exact_phase_abi(kernel, ph)
     if statements is not None:
         first, last = statements
         try:
@@ -97,8 +90,6 @@ def _refuse_split_scope(kernel, i: int, j: int, first: int, last: int, source_na
     """A range that opens or closes a ``{ }`` scope it does not hold whole (an inline-asm block's
     tail): apply refuses it ("splits a { } scope"), so extract says so at the range's first
     statement instead of writing a native no recipe can apply."""
-    from .splice import splits_scope
-
     if kernel.module.source and splits_scope(kernel, kernel.module.source, i, j):
         raise SpliceError(f"s{first}-s{last} splits a {{ }} scope: widen the range to whole blocks",
                           source_name or kernel.path, line=kernel.stmts[i].line)
@@ -108,9 +99,6 @@ def _phase_head(kernel, abi, ph, facts, first, last, source_name) -> list:
     """The header's facts in the kernel's vocabulary: ``weight_bytes`` and ``W`` only where a
     profile asks for the weight-image words and their rule holds (``analysis.vocab``), else the
     bytes of B loaded off the field, named by the field."""
-    from ..analysis.vocab import find_profile, vocabulary
-    from .binding.abi import sym_name
-
     V = vocabulary(kernel, find_profile(kernel.name))
     source_name = " ".join(str(source_name).splitlines())   # one comment line, whatever the path holds
     head = [f"// splice native phase extracted from {source_name} "
@@ -215,8 +203,6 @@ def _renamed_body(kernel, abi, i: int, j: int) -> tuple:
     shadows one of the cut's own (``{ .reg .b32 %r5; … }`` inside code using the outer
     ``%r5``) — the shadowing one keeps its declaration and name, the shadowed one gets its
     ABI symbol or a scratch name like any other."""
-    from .binding.abi import sym_name
-
     nodes, local, where, site = range_nodes(kernel, i, j)
     keymap = {}
     for r in abi.live_in:
@@ -261,8 +247,6 @@ def _registers(kernel, node) -> list:
     """Every register one statement names: ``%`` registers, and the ``%``-less ones NVVM's
     inline-asm blocks declare (``{.reg .f16 low, high; mov.b32 {low, high}, %r1; …}``) — the
     block's declaration is not part of the extracted code, so those become scratch too."""
-    from ..analysis.roles import raw_defs_uses
-
     d, u = defs_uses(node)
     out = list(d) + list(u)
     rd, ru = raw_defs_uses(node)
@@ -277,8 +261,6 @@ def _written_live_ins(kernel, abi, nodes, where, site, scratch, types) -> tuple:
     E26) is written in place, as the original does, so the SASS stays the original's.  Returns
     (head, tail) ``mov`` nodes and adds the scratch names to ``scratch`` (by register key) and
     their types to ``types``."""
-    from .binding.abi import sym_name
-
     written = set()
     for n in m.walk(nodes):
         if isinstance(n, m.Instruction):
@@ -304,6 +286,4 @@ def _written_live_ins(kernel, abi, nodes, where, site, scratch, types) -> tuple:
 
 
 def _bits(ty: str) -> str:
-    from .native import REG_WIDTH
-
     return {16: ".b16", 32: ".b32", 64: ".b64", 8: ".b16"}.get(REG_WIDTH.get(ty, 32), ".b32")

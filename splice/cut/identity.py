@@ -17,6 +17,12 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import SpliceError
+from ..analysis import Kernel
+from ..ptx import parse_file
+from ..ptx.sass import DEFAULT_TIMEOUT, PtxasError, resource_lines, compile_ptx, normalized_sass
+from .extract import extract
+from .recipe import load_recipe
+from .splice import plan
 
 
 @dataclass
@@ -50,20 +56,17 @@ class Reference:
     """The original module compiled once: its normalised SASS (and resources) to compare with."""
 
     def __init__(self, path: str, arch: str, opt_level, extra=(), timeout: Optional[float] = None):
-        from ..ptx.sass import DEFAULT_TIMEOUT, _resource_lines, compile_ptx, normalized_sass
 
         self.path, self.arch, self.opt, self.extra = path, arch, opt_level, tuple(extra)
         self.timeout = timeout or DEFAULT_TIMEOUT
         c = compile_ptx(Path(path), arch, opt_level, self.extra, name=Path(path).name,
                         timeout=self.timeout)
-        self.sass = normalized_sass(c.cubin) + _resource_lines(c.resources)
+        self.sass = normalized_sass(c.cubin) + resource_lines(c.resources)
 
     def compare(self, text: str) -> Optional[str]:
         """None when ``text`` compiles to the same SASS, else the first difference."""
-        from ..ptx.sass import _resource_lines, compile_ptx, normalized_sass
-
         c = compile_ptx(text, self.arch, self.opt, self.extra, name="spliced.ptx", timeout=self.timeout)
-        sb = normalized_sass(c.cubin) + _resource_lines(c.resources)
+        sb = normalized_sass(c.cubin) + resource_lines(c.resources)
         if sb == self.sass:
             return None
         for i, (a, b) in enumerate(zip(self.sass, sb)):
@@ -73,10 +76,6 @@ class Reference:
 
 
 def try_cut(k, ref: Reference, kind: str, index: int, first: int, last: int, workdir: Path) -> Trial:
-    from ..ptx.sass import PtxasError
-    from .extract import extract
-    from .recipe import load_recipe
-    from .splice import plan
 
     t = Trial(str(ref.path), k.name, kind, index, f"s{first}-s{last}", "extract")
     try:
@@ -122,9 +121,6 @@ def run_module(path: str, arch: str, opt_level=3, extra=(), epilogues: bool = Tr
                timeout: Optional[float] = None) -> list:
     """Every trial over the entries of one module (all entries, or ``entries``); ``on_trial``
     is called with each finished Trial (progress for long sweeps)."""
-    from ..analysis import Kernel
-    from ..ptx import parse_file
-
     mod = parse_file(path)
     work = []
     for fn in mod.entries():

@@ -10,8 +10,11 @@ from __future__ import annotations
 from typing import Optional
 
 from ..analysis import Kernel
+from ..errors import SpliceError
 from ..analysis.roles import raw_defs_uses
 from ..ptx import model as m
+from ..analysis import carry
+from ..analysis.kernel import element_base
 
 
 def defs_uses(node) -> tuple:
@@ -37,9 +40,6 @@ def refuse_vector_registers(kernel: Kernel, i: int, j: int, path) -> None:
     a native names scalar registers, and an element write keeps the other elements, so binding
     ``%v`` as one ``.f32`` would drop writes.  Nor a video selector (``%r1.b0``, a byte of
     ``%r1``), for the same reason.  Refused at the first statement that names one."""
-    from ..analysis.kernel import element_base
-    from ..errors import SpliceError
-
     for st in kernel.stmts[i:j + 1]:
         d, u = defs_uses(st.node)
         for name in d + u:
@@ -60,9 +60,6 @@ def refuse_split_carry(kernel: Kernel, i: int, j: int, path) -> None:
     """A cut cannot start or end inside a carry chain (``add.cc`` … ``addc``): the carry flag is
     a live-in or live-out that no register names, so neither the ABI nor a native can carry it
     (``splice.analysis.carry``).  Refused at the reader, with the range that keeps the chain."""
-    from ..analysis import carry
-    from ..errors import SpliceError
-
     for reader, writer, way in carry.split_chain(kernel, i, j):
         st, w = kernel.stmts[reader], kernel.stmts[writer]
         lo, hi = carry.chain_extent(kernel, reader)
@@ -73,3 +70,21 @@ def refuse_split_carry(kernel: Kernel, i: int, j: int, path) -> None:
                           + f": a cut of s{kernel.stmts[i].n}-s{kernel.stmts[j].n} cannot bind the carry flag; "
                           f"start and end it outside the carry chain s{kernel.stmts[lo].n}-s{kernel.stmts[hi].n}",
                           str(path), line=st.line)
+
+
+def phase_by_index(kernel, idx):
+    """Phase ``idx`` of ``kernel`` (phases are numbered from 1 in program order), or None."""
+    for p in kernel.phases:
+        if p.index == idx:
+            return p
+    return None
+
+
+def exact_phase_abi(kernel, phase):
+    """Exactly this phase's ABI (fragments in A, B, C, D order): a cut must never be bound
+    against a neighbouring phase's registers, so a mismatch is an error, not a retry."""
+    abi = kernel.phase_abi(phase.index)
+    if (abi.first, abi.last) != (phase.first, phase.last):
+        raise SpliceError(f"phase {phase.index} is s{phase.first}-s{phase.last} but its ABI covers "
+                          f"s{abi.first}-s{abi.last}", kernel.path)
+    return abi

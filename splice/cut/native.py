@@ -32,6 +32,10 @@ from ..ptx import model as m
 from ..ptx.errors import PtxSyntaxError, source_line
 from ..util import read_text
 from ..ptx.operands import map_operand, registers
+from ..ptx import parse
+from ..ptx.printer import canonical_node as cn
+from ..yamlsafe import load_yaml_marked
+from ..util import encode, encoding_advice
 
 _WRAP_PRE = ".version 8.0\n.target sm_90\n.address_size 64\n.entry __splice_native()\n{\n"
 _WRAP_LINES = _WRAP_PRE.count("\n")
@@ -231,8 +235,6 @@ def _resolve_params(env: dict, names: set, path: str, line: int) -> None:
 
 def read_header(text: str, path: str) -> tuple:
     """(header dict, first line) of the ``// splice-native:`` comment block, ({}, 1) if none."""
-    from ..yamlsafe import load_yaml_marked
-
     lines = text.split("\n")
     for i, ln in enumerate(lines):
         if not _HEADER.match(ln):
@@ -395,7 +397,6 @@ def _yaml_key(k) -> str:
 
 def parse_native(source: str, path: str = "<native>", params: Optional[dict] = None,
                  context: Optional[dict] = None) -> NativePhase:
-    from ..ptx import parse
 
     hdr, hline = read_header(source, path)
     env = dict(context or {})
@@ -422,8 +423,6 @@ def parse_native(source: str, path: str = "<native>", params: Optional[dict] = N
         else:
             msg = exc.message
         if line == 1:   # a UTF-16 native file fails on its first character
-            from ..util import encode, encoding_advice
-
             msg += encoding_advice(encode(source[:64]))
         raise PtxSyntaxError(path, line, exc.column, msg, source_line(text, line)) from None
     fn = mod.function("__splice_native")
@@ -502,7 +501,6 @@ def render(nodes, indent: str = "\t") -> list:
 
 
 def canonical_node(node, indent=""):
-    from ..ptx.printer import canonical_node as cn
 
     return cn(node, indent)
 

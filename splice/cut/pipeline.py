@@ -8,23 +8,24 @@ from __future__ import annotations
 import difflib
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from ..errors import SpliceError
-from ..util import collector_paused
+from ..util import check_output, collector_paused, home_dir
+from .recipe import default_search_path, load_recipe
+from .splice import plan as make_plan
+from .validate import start_original, validate
 
 DIFF_CONTEXT = 2
 
 
 def search_path(recipe_path: str) -> list:
     """Directories searched for a recipe's module: ``$SPLICE_CORPUS`` first, then the defaults."""
-    from .recipe import default_search_path
-
     extra = [p for p in os.environ.get("SPLICE_CORPUS", "").split(os.pathsep) if p]
     for p in extra:
         if not os.path.isdir(os.path.expanduser(p)):   # a typo would silently find the stand-in
             raise SpliceError(f"SPLICE_CORPUS names {p!r}, which is not a directory (the corpus "
                               "directories, separated by " + repr(os.pathsep) + ")", recipe_path)
-    from ..util import home_dir
 
     return default_search_path(home_dir(recipe_path), extra)
 
@@ -46,26 +47,16 @@ def run_apply(recipe_path: str, output=None, ptxas: bool = True, cache=None):
     pool = None
     try:
         with collector_paused():
-            from ..util import check_output
-            from .recipe import load_recipe
-            from .splice import plan as make_plan
-
             t0 = time.perf_counter()
             recipe = load_recipe(recipe_path, search_path(recipe_path), output)
             check_output(recipe.output, recipe_inputs(recipe))   # refused before any work, nothing written
             if ptxas:
-                from concurrent.futures import ThreadPoolExecutor
-
-                from .validate import start_original
-
                 pool = ThreadPoolExecutor(1)
                 before = start_original(recipe, pool, cache)  # ptxas on the original overlaps the planning
             p = make_plan(recipe)
             t1 = time.perf_counter()
         if not ptxas:
             return p, None, recipe.output, {"apply": t1 - t0, "ptxas": 0.0, **p.timings}
-        from .validate import validate
-
         val = validate(p, output_name=str(recipe.output), cache=cache, before=before)
     finally:
         # no thread outlives the call: after a SIGTERM the command's stop handler is still there

@@ -28,8 +28,11 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import SpliceError
+from ..ptx import comments
 from ..util import DIRECTORY_NAME, home_dir, names_a_directory, not_a_file, read_input, read_utf8, user_path
 from ..yamlsafe import DEFAULT_LIMITS, YList, YMap, load_yaml_marked  # noqa: F401  (re-exported)
+from ..ptx.sass import normalize_arch
+from .binding import ABIS
 
 #: ``tune:`` is the search space ``splice tune`` reads and validates (docs/tune.md); apply, verify
 #: and probe ignore it, so a recipe holding its own space applies as it is
@@ -100,7 +103,7 @@ class Recipe:
         return SpliceError(message, self.path, line, col, detail)
 
 
-def _range(text, path, at, prefix=""):
+def statement_range(text, path, at, prefix=""):
     """'s7771-s7794' / '7771-7794' / 7771 -> (7771, 7794)."""
     if isinstance(text, int) and not isinstance(text, bool):
         return (text, text)
@@ -133,7 +136,7 @@ def _phase_list(v, path, at) -> tuple:
     out = []
     for part in str(v).split(","):
         rng, slash, step = part.strip().partition("/")
-        lo, hi = _range(rng.strip(), path, at)
+        lo, hi = statement_range(rng.strip(), path, at)
         if slash and not (re.fullmatch(r"[0-9]{1,40}", step.strip()) and int(step) > 0):
             raise SpliceError(f"expected a step like 23-59/2, got {part.strip()!r}", path, *at)
         numbers = range(lo, hi + 1, int(step) if slash else 1)
@@ -211,8 +214,6 @@ def _named_file(c: Path, spec: str, where: tuple) -> bool:
 MAX_CANDIDATES = 20
 
 
-#: PTX comments, as bytes (a block comment never closed runs to the end, matched once: linear)
-_COMMENTS = re.compile(rb"//[^\n]*|/\*.*?(?:\*/|\Z)", re.S)
 
 
 def _files_with_entry(directory: Path, entry: str) -> list:
@@ -225,7 +226,7 @@ def _files_with_entry(directory: Path, entry: str) -> list:
     for f in sorted(directory.glob("*.ptx")):
         try:   # only regular files: a FIFO or a device named *.ptx must not hang the scan
             raw = read_input(f) if f.is_file() else None
-            if raw is not None and pat.search(raw) and pat.search(_COMMENTS.sub(b" ", raw)):
+            if raw is not None and pat.search(raw) and pat.search(comments.strip_bytes(raw)):
                 hits.append(f)
         except OSError:
             continue
@@ -260,8 +261,6 @@ def _arch(data: YMap, path: str, module: Path) -> str:
     """The recipe's ptxas target, checked here so a typo names its line, not a ptxas run; by
     default the module's own ``.target`` when it is sm_90 or newer (an ``sm_90a`` module's wgmma
     or an ``sm_100a`` module's tcgen05 do not assemble for sm_90), else sm_90."""
-    from ..ptx.sass import normalize_arch
-
     raw = data.get("arch", _default_arch(module))
     if isinstance(raw, bool) or not isinstance(raw, (str, int)):
         raise SpliceError(f"arch: expected an architecture like sm_90, got {raw!r}", path, *data.vat("arch"))
@@ -374,8 +373,6 @@ def _block(data: YMap, path: str) -> tuple:
 
 def _target_line(module: Path) -> str:
     """The operands of the module's ``.target`` directive ('' when there is none)."""
-    import re
-
     with open(module, "rb") as f:
         head = f.read(1 << 16).decode("utf-8", "replace")
     mt = re.search(r"^[ \t]*\.target[ \t]+([^\n/]*)", head, re.M)
@@ -391,8 +388,6 @@ def _default_opt_level(module: Path) -> int:
 def _default_arch(module: Path) -> str:
     """The module's own target when it is sm_90 or newer, else sm_90 (PTX is forward
     compatible; ``roundtrip --sass`` and ``sass-mix`` choose the same)."""
-    import re
-
     sm = re.search(r"sm_(\d{1,4})([a-z]?)(?![\w])", _target_line(module))
     return f"sm_{sm.group(1)}{sm.group(2)}" if sm and int(sm.group(1)) >= 90 else "sm_90"
 
@@ -423,7 +418,7 @@ def _targets(i: int, cy: YMap, path: str, at0) -> tuple:
         if any(t < 1 for t in targets):
             raise SpliceError(f"cut {i}: {sel}: numbers start at 1, got {v!r}", path, *cy.vat(sel))
         return sel, targets
-    return sel, (_range(v, path, cy.vat(sel), "s" if sel == "statements" else "L"),)
+    return sel, (statement_range(v, path, cy.vat(sel), "s" if sel == "statements" else "L"),)
 
 
 def _check_cut_keys(i: int, cy: YMap, path: str) -> None:
@@ -453,7 +448,6 @@ def _check_cut_keys(i: int, cy: YMap, path: str) -> None:
 
 
 def _load_cut(i: int, cy, at0, path: str, rdir: Path) -> Cut:
-    from .binding import ABIS
 
     if not isinstance(cy, YMap):
         raise SpliceError(f"cut {i}: expected a mapping (phase:, native:, abi:)", path, *at0)

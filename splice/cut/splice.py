@@ -23,13 +23,17 @@ from ..analysis.provenance import param_names
 from ..errors import SpliceError
 from ..ptx import model as m
 from .binding import Binding, Namer, bind
-from .kernel import load_kernel, refuse_split_carry, refuse_vector_registers
+from .kernel import exact_phase_abi, load_kernel, phase_by_index, refuse_split_carry, refuse_vector_registers
 from .native import load_native
 from ..analysis.epilogues import classify_range
 from .epilogue import (check_epilogue_expect, epilogue_abi, epilogue_context, epilogue_facts,
                        epilogue_targets, typed_expect, widen_to_blocks)
 from .directives import directive_edits
 from .recipe import EPILOGUE_SELECTORS, Cut, Recipe
+import os
+from ..analysis.entries import resolve_entry
+from ..ptx import parse_file
+from ..analysis.calls import describe, mma_in_calls
 
 EPILOGUE_FACTS = ("statement_count", "kind", "constants", "memory")
 
@@ -177,7 +181,6 @@ class _AbiView:
     live-in whose provenance (``CutABI.values``) is a bare name such as ``W`` or ``smem``."""
 
     def __init__(self, abi, values: dict, value_types: dict):
-        import re
 
         self.live_in = list(abi.live_in)
         self.live_out = list(abi.live_out)
@@ -194,23 +197,6 @@ class _AbiView:
         named.update(values)
         self.named = named
         self.value_types = value_types
-
-
-def _phase_by_index(kernel, idx):
-    for p in kernel.phases:
-        if p.index == idx:
-            return p
-    return None
-
-
-def _phase_abi(kernel, phase):
-    """Exactly this phase's ABI (fragments in A, B, C, D order): a cut must never be bound
-    against a neighbouring phase's registers, so a mismatch is an error, not a retry."""
-    abi = kernel.phase_abi(phase.index)
-    if (abi.first, abi.last) != (phase.first, phase.last):
-        raise SpliceError(f"phase {phase.index} is s{phase.first}-s{phase.last} but its ABI covers "
-                          f"s{abi.first}-s{abi.last}", kernel.path)
-    return abi
 
 
 def _phases_in(kernel, cut: Cut, first: int, last: int) -> int:
@@ -244,9 +230,8 @@ def _targets(recipe: Recipe, cut: Cut, kernel):
     if cut.select in ("phase", "phases"):
         n = len(kernel.phases)
         for idx in cut.targets:
-            ph = _phase_by_index(kernel, idx)
+            ph = phase_by_index(kernel, idx)
             if ph is None:
-                from ..analysis.calls import describe, mma_in_calls
 
                 note = describe(mma_in_calls(kernel), indirect=True)
                 raise recipe.error(f"phase {idx} does not exist (the kernel has {n} phases)"
@@ -317,10 +302,6 @@ def _balanced(text: str) -> bool:
 
 def _load_entry(recipe: Recipe):
     """The recipe's kernel; an ``entry:`` the module lacks names the recipe's line."""
-    from ..ptx import parse_file
-
-    from ..analysis.entries import resolve_entry
-
     module = parse_file(str(recipe.module))
     if recipe.entry is None:
         return load_kernel(str(recipe.module), module=module)
@@ -344,8 +325,6 @@ def _check_values(recipe, cut, kernel) -> None:
 def _check_native_file(recipe, cut) -> None:
     """A native file that is not there (or is a directory) is named at the recipe's ``native:``
     line, where the user fixes it, with the path it was looked for at."""
-    import os
-
     problem = ("is a directory" if cut.native.is_dir() else "" if cut.native.exists()
                # a link that dangles or loops exists as a name: "not found" sent the user looking for a file
                else "is a symbolic link to nothing (its target is missing, or the links loop)"
@@ -400,7 +379,7 @@ def _plan_cut(recipe, kernel, source, cut, target, cid: int, shared: dict):
     if epi is not None:
         abi = epilogue_abi(kernel, cut, ph, epi)
     else:
-        abi = _phase_abi(kernel, ph) if ph is not None else kernel.abi(first, last)
+        abi = exact_phase_abi(kernel, ph) if ph is not None else kernel.abi(first, last)
     facts = cut_facts(kernel, i, j, abi, ph)
     facts["phases"] = _phases_in(kernel, cut, first, last)
     facts.update(epilogue_facts(kernel, i, j, abi, epi or classify_range(kernel, first, last)))

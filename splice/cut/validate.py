@@ -9,6 +9,10 @@ from typing import Optional
 
 from ..errors import SpliceError
 from ..ptx.sass import Compiled, exit_text
+import re
+from ..ptx.sass import PtxasError, ToolNotFoundError, compile_ptx
+from concurrent.futures import ThreadPoolExecutor
+import dataclasses
 
 
 @dataclass
@@ -34,8 +38,6 @@ def start_original(recipe, pool, cache=None, arch: Optional[str] = None, opt_lev
 
     Called as soon as the recipe is loaded: ptxas runs in its own process, so it overlaps the
     planning (pure Python) and the spliced module's compile; ``validate`` picks the result up."""
-    from ..ptx.sass import compile_ptx
-
     opt = recipe.opt_level if opt_level is None else opt_level
     return pool.submit(compile_ptx, Path(recipe.module), arch or recipe.arch, opt, name=str(recipe.module),
                        cache=cache)
@@ -47,10 +49,6 @@ def validate(plan, arch: Optional[str] = None, opt_level: Optional[int] = None, 
     ptxas runs are independent processes, so they run at the same time; ``before`` is the future
     from :func:`start_original` when the caller started the original's compile earlier.  With
     ``cache`` (a :class:`splice.ptx.cache.CompileCache`) an unchanged module costs a file read."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from ..ptx.sass import PtxasError, ToolNotFoundError, compile_ptx
-
     arch = arch or plan.recipe.arch
     opt = plan.recipe.opt_level if opt_level is None else opt_level
     with ThreadPoolExecutor(2) as pool:
@@ -111,12 +109,10 @@ def map_ptxas_error(plan, exc, repro: Optional[str] = None) -> SpliceError:
     errs = [d for d in exc.diagnostics if d.severity in ("error", "fatal")]
     lines = []
     where = None
-    import re
 
     for d in errs:
         mt = re.search(r"on line (\d+)", d.message) if d.line is None else None
         if mt:
-            import dataclasses
 
             d = dataclasses.replace(d, line=int(mt.group(1)))
         if d.line is None:

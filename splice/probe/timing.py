@@ -1,5 +1,5 @@
 """Timing, the one entry point of every timed path (frames, ``--graph``, ``--profile`` totals,
-``python -m splice.probe.runner``), and the roofline.
+``splice probe render``), and the roofline.
 
 * :func:`time_device` -- modules loaded on a probe :class:`~splice.probe.device.Device` timed
   against a baseline, with the A/A control (a second loaded copy of the baseline) in the same
@@ -24,6 +24,13 @@ import re
 from pathlib import Path
 from typing import Callable, Optional
 
+import numpy as np
+
+from ..analysis import Kernel
+from ..ptx import parse
+from .device_state import DeviceState
+from .run.modules import compile_one
+from .timing_cupy import CupyBackend, Restorer
 from .timing_engine import TimingOptions, measure
 from .timing_stats import ratio_interval, summary
 
@@ -42,9 +49,6 @@ def time_launchers(cp, stream, launchers: dict, baseline: str, control: str, opt
     over the cupy device, with the device's state read through NVML when pynvml is there.
     ``restore(name, stream)`` puts back the inputs module ``name`` writes (``restored`` names
     them in the report)."""
-    from .device_state import DeviceState
-    from .timing_cupy import CupyBackend
-
     be = CupyBackend(cp, stream, launchers, graph=options.graph, cold=options.cache == "cold",
                      restore=restore, restored=restored)
     state = DeviceState(getattr(cp.cuda.Device(), "pci_bus_id", None))
@@ -63,8 +67,6 @@ def time_device(dev, names: list, baseline: str, control: str, options: TimingOp
     """Modules ``names`` loaded on ``dev`` (a probe Device; ``control`` loaded from the
     baseline's cubin), every inout buffer, surface, table and inout global restored before each
     sample."""
-    from .timing_cupy import Restorer
-
     rs = Restorer(dev)
     return time_launchers(dev.cp, dev.stream, {n: dev.launcher(n) for n in names}, baseline, control, options,
                           restore=None if rs.empty else rs, restored=tuple(rs.names), progress=progress)
@@ -147,8 +149,6 @@ $Lloop:
 
 def measure_device(cp, cache_dir: Path, arch: str = "sm_90", version: str = "8.7",
                    force: bool = False) -> dict:
-    import numpy as np
-
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
     sms = int(props["multiProcessorCount"])
@@ -157,8 +157,6 @@ def measure_device(cp, cache_dir: Path, arch: str = "sm_90", version: str = "8.7
         data = json.loads(cache.read_text())
         data["cached"] = str(cache)
         return data
-    from .modules import compile_one
-
     b = compile_one("mma_bench", mma_bench_ptx(version, arch), arch, Path(cache_dir))
     mod = cp.RawModule(path=str(b.path))
     k = mod.get_function("splice_mma_bench")
@@ -221,9 +219,6 @@ def kernel_work(text: str, entry: str, spec) -> dict:
     spec's ``work: {bytes}`` or every input read once and every output written once.  A phase in
     a loop of unknown trip count is never counted "once per warp": the flops stay unknown (None)
     and the reason is given."""
-    from ..analysis import Kernel
-    from ..ptx import parse
-
     k = Kernel(parse(text, "<probe>"), entry)
     threads = spec.block[0] * spec.block[1] * spec.block[2]
     warps = spec.grid[0] * spec.grid[1] * spec.grid[2] * (-(-threads // 32))
@@ -254,17 +249,8 @@ def kernel_work(text: str, entry: str, spec) -> dict:
 
 
 def _moved_bytes(spec) -> int:
-    from .spec import FORMATS
-
-    n = 0
-    for f in spec.fields:
-        if f.kind == "buffer":
-            n += (f.image_bytes or f.bytes) * (2 if f.role == "inout" else 1)
-        elif f.kind in ("texture", "surface"):
-            from .images import texels
-
-            n += texels(f) * FORMATS[f.format][1] * f.element.size
-    return n
+    """Every field's bytes a frame reads or writes once, as its kind counts them."""
+    return sum(f.moved_bytes() for f in spec.fields)
 
 
 def frame_work(text: str, entry: str, spec) -> dict:

@@ -14,6 +14,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..errors import SpliceError
+from .run.device import device_arch, function_ptr
+from .run.modules import compile_one
 
 SPACER_ENTRY = "splice_timing_spacer"
 GRAPH_ON_DEFAULT_STREAM = ("--graph captures the launches on the probe's stream, and CUDA cannot capture the legacy "
@@ -54,52 +56,27 @@ class _Mark:
 
 
 class Restorer:
-    """Device-side copies of the initial bytes of every input a kernel writes: ``inout``
-    buffers and surfaces, pointer tables, each module's ``inout`` globals.  ``restore(name)``
+    """Device-side copies of the initial bytes of every input a kernel writes, each field's
+    kind saying what that is (``Kind.timed_restores``: ``inout`` buffers and surfaces, pointer
+    tables, each module's ``inout`` globals, tensor maps in global memory).  ``restore(name)``
     enqueues the copies (and zero fills) for module ``name``; the timing calls it before every
     sample, outside the timed interval."""
 
     def __init__(self, dev):
-        cp, spec = dev.cp, dev.spec
-        self.cp = cp
-        self.copies: list = []          # (destination pointer, pristine device array)
-        self.zeros: list = []           # (pointer, bytes)
-        self.surfaces: list = []        # (CUDA array, pristine device texels)
-        self.per_module: dict = {}      # module name -> [(pointer, pristine)]
+        self.per_module: dict = {}      # module name (None: every module) -> [callable(stream)]
         self.names: list = []
-        for f in spec.fields:
-            if f.kind == "table" or (f.kind == "buffer" and f.role == "inout"):
-                view = dev.views[f.name]
-                if f.name in dev.host:
-                    self.copies.append((int(view.data.ptr), cp.asarray(dev.host[f.name])))
-                else:
-                    self.zeros.append((int(view.data.ptr), int(f.bytes)))
-                self.names.append(f.name)
-            elif f.kind == "surface" and f.role == "inout":
-                from .inputs import texture_texels
-
-                texels = np.ascontiguousarray(texture_texels(f, spec.seed))
-                self.surfaces.append((dev.arrays[f.name], cp.asarray(texels)))
-                self.names.append(f.name)
-        for name, g in dev.globals.items():
-            for gf in spec.globals:
-                if gf.role == "inout" and gf.name in g.host:
-                    self.per_module.setdefault(name, []).append(
-                        (int(g.views[gf.name].data.ptr), cp.asarray(g.host[gf.name])))
-                    self.names.append(f"{name}:{gf.name}")
+        for f in dev.spec.fields:
+            for label, module, restore in f.timed_restores(dev):
+                self.per_module.setdefault(module, []).append(restore)
+                self.names.append(label)
 
     def __call__(self, name: str, stream) -> None:
-        rt = self.cp.cuda.runtime
-        for ptr, src in self.copies + self.per_module.get(name, []):
-            rt.memcpyAsync(ptr, int(src.data.ptr), int(src.nbytes), rt.memcpyDeviceToDevice, stream.ptr)
-        for ptr, n in self.zeros:
-            rt.memsetAsync(ptr, 0, n, stream.ptr)
-        for arr, src in self.surfaces:
-            arr.copy_from(src, stream)
+        for restore in self.per_module.get(None, []) + self.per_module.get(name, []):
+            restore(stream)
 
     @property
     def empty(self) -> bool:
-        return not (self.copies or self.zeros or self.surfaces or self.per_module)
+        return not self.per_module
 
 
 class CupyBackend:
@@ -132,12 +109,9 @@ class CupyBackend:
         self.flush_buf = cp.empty(self.flush_bytes, dtype=cp.uint8)
 
     def _load_spacer(self) -> int:
-        from .device import _function_ptr, device_arch
-        from .modules import compile_one
-
         built = compile_one("timing_spacer", spacer_ptx(), device_arch(self.cp))
         self._spacer_module = self.cp.RawModule(path=str(built.path))
-        return _function_ptr(self._spacer_module.get_function(SPACER_ENTRY))
+        return function_ptr(self._spacer_module.get_function(SPACER_ENTRY))
 
     # ---- the Backend protocol -------------------------------------------------------------
 

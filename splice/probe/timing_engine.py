@@ -34,7 +34,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Optional, Protocol
 
-from .timing_stats import RoundOrders, bootstrap_indices, choose_batch, ratio_interval, stop_reason, summary, \
+from .device_state import judge, reason_names
+from .timing_stats import RoundOrders, band, bootstrap_indices, choose_batch, ratio_interval, stop_reason, summary, \
     verdict
 
 CACHES = ("warm", "cold")
@@ -189,8 +190,6 @@ def _round(be: Backend, run: _Run, order: list, opt: TimingOptions, state: Optio
 
 
 def _throttling(mask: int) -> list:
-    from .device_state import reason_names
-
     return reason_names(mask)
 
 
@@ -228,8 +227,6 @@ def measure(be: Backend, names: list, baseline: str, control: str, opt: TimingOp
         raise ValueError(f"measure: baseline {baseline!r} and control {control!r} must be two of {names}")
     if opt.runs < 1:
         raise ValueError("measure: runs must be 1 or more")
-    from .device_state import judge
-
     run = _Run(list(names))
     t0 = be.host_s()
     before = state.snapshot() if state is not None else _no_state()
@@ -252,8 +249,6 @@ def result(run: _Run, baseline: str, control: str, opt: TimingOptions, stopped: 
            device: dict) -> dict:
     """The JSON-able record: method, per-module samples and statistics, every ratio with its
     interval, the A/A band and each verdict (withheld when the device throttled)."""
-    from .timing_stats import band
-
     ivs = _intervals(run, baseline, opt)
     aa = ivs[control]
     withheld = "the device throttled during the run: " + ", ".join(device["reasons"]) \

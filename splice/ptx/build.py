@@ -12,6 +12,7 @@ from lark import Token, Transformer, Tree, v_args
 
 from . import model as m
 from .tokens import TokInt
+from .printer import canonical_params
 
 
 def _flat_tokens(children):
@@ -235,7 +236,6 @@ class ModelBuilder(Transformer):
 
     @v_args(meta=True)
     def callprototype(self, meta, children):
-        from .printer import canonical_params
 
         parts = []
         for c in children:

@@ -31,6 +31,10 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..errors import SpliceError
+import stat
+from . import sass
+from .sass import Compiled, SassToolError, find_tool, parse_diagnostics, parse_resource_usage
+from ..util import user_path
 
 __all__ = ["CompileCache", "default_cache", "default_cache_dir"]
 
@@ -43,7 +47,6 @@ def default_cache_dir(env=None) -> Path:
     """``$SPLICE_CACHE`` > ``$XDG_CACHE_HOME/splice`` > ``~/.cache/splice``."""
     env = os.environ if env is None else env
     if env.get("SPLICE_CACHE"):
-        from ..util import user_path
 
         try:
             return user_path(env["SPLICE_CACHE"])
@@ -68,8 +71,6 @@ def grammar_cache() -> "str | bool":
     removed before Lark sees it.  Anything else (the folder cannot be made, belongs to someone
     else) means no grammar cache: the grammar is built each run, slower but never loaded from a
     stranger's file."""
-    import stat
-
     try:
         d = default_cache_dir() / "lark"
         d.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -127,9 +128,7 @@ class CompileCache:
         ident = self._identity.get(stamp)
         if ident is None:
             try:
-                from .sass import run_tool
-
-                out = run_tool([ptxas, "--version"], timeout=60)   # a SIGTERM stops it too
+                out = sass.run_tool([ptxas, "--version"], timeout=60)   # a SIGTERM stops it too
                 version = (out.stdout + out.stderr).decode("utf-8", "replace").strip()
             except (OSError, subprocess.TimeoutExpired) as exc:
                 version = f"unknown ({exc})"
@@ -141,8 +140,6 @@ class CompileCache:
         """Look ptxas' identity up now, before this object is copied into worker processes (each
         copy would otherwise run ``ptxas --version`` once per task).  A missing ptxas is left for
         the compile to report."""
-        from .sass import SassToolError, find_tool
-
         try:
             ptxas = find_tool("ptxas")
             if ptxas is not None:
@@ -227,8 +224,6 @@ def _read_entry(p: Path, limit: int) -> Optional[bytes]:
     """The bytes of a cache entry, or None when there is none to trust: only a regular file no
     larger than the cache itself is read (a FIFO or device put in its place must not block or
     flood the command; it is a miss, and the next store replaces it)."""
-    import stat
-
     try:
         fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
@@ -287,7 +282,6 @@ def _decode(blob: bytes, key: str) -> Optional[dict]:
 
 
 def _compiled(entry: dict, display: str):
-    from .sass import Compiled, parse_diagnostics, parse_resource_usage
 
     stderr = entry["stderr"]
     rename = {entry["src"]: display, "input.ptx": display}

@@ -86,9 +86,9 @@ class Reader:
         self.mods = {}   # ".shared::cta.b32" -> (".shared::cta", ".b32"), shared by equal statements
 
     def instruction(self, text: str, span: tuple, line: int, plain: bool = True):
-        """``plain=False``: the caller tried ``_plain`` already (the shape cache does)."""
+        """``plain=False``: the caller tried ``read_plain`` already (the shape cache does)."""
         if plain and not self.keep:
-            node = _plain(self, text, span, line)
+            node = read_plain(self, text, span, line)
             if node is not None:
                 return node
         if text.count("(") > MAX_NESTING or text.count("{") > MAX_NESTING:
@@ -268,7 +268,7 @@ _OPERAND_FORMS = ("(?:(" + _R + ")|(" + _NUM + ")|(" + _ID + r")|\[[ \t]*(?:(" +
 _NO_GROUPS = _OPERAND_FORMS.replace("(?:", "\x00").replace("(?!", "\x01").replace("(", "(?:") \
     .replace("\x00", "(?:").replace("\x01", "(?!")
 #: the whole operand list, checked in one match: each operand followed by its `,` or by the
-#: statement's one `;` (``_plain`` checks there is one, at the end); one copy of the forms, not
+#: statement's one `;` (``read_plain`` checks there is one, at the end); one copy of the forms, not
 #: two (``FORM (, FORM)* ;``): half the program a process's first statements touch
 _PLAIN_LIST = re.compile(r"(?:" + _NO_GROUPS + r"[ \t]*[,;][ \t]*)+")
 #: then each operand's pieces, in one findall over the checked list
@@ -295,7 +295,7 @@ def _names(reg, sym, items: str) -> tuple:
     return tuple(reg[v] if v[0] == "%" else sym[v] for v in _VEC_ITEM.findall(items))
 
 
-def _plain(reader: Reader, text: str, span: tuple, line: int):
+def read_plain(reader: Reader, text: str, span: tuple, line: int):
     """The Instruction of ``text`` when it has only the plain forms, else None."""
     if text[-1:] != ";" or text.count(";") != 1:
         return None

@@ -3,6 +3,10 @@ followed by the source line and a caret (pycparser's ``coord`` idea).  The CLI p
 exits with status 2; no traceback ever reaches a user."""
 from __future__ import annotations
 
+from ..errors import caret_lines
+
+__all__ = ["PtxSyntaxError", "caret_lines", "line_col", "source_line"]
+
 
 class PtxSyntaxError(Exception):
     def __init__(self, path: str, line: int, column: int, message: str, source_line: str = ""):
@@ -27,23 +31,6 @@ class PtxSyntaxError(Exception):
         if self.line:
             text += caret_lines(self.source_line, self.column)
         return text
-
-
-SHOWN_WIDTH = 160   # a 10 MB one-line module shows the error's neighbourhood, not the line
-
-
-def caret_lines(line: str, column: int) -> str:
-    """``\n  <source line>\n  <spaces>^`` with the caret under ``column`` (1-based); a long
-    line is cut to a window around the column, marked with ``…``."""
-    shown = line.rstrip("\r\n").expandtabs(1)
-    col = max(column or 1, 1) - 1
-    if len(shown) > SHOWN_WIDTH:
-        start = max(0, min(col - SHOWN_WIDTH // 2, len(shown) - SHOWN_WIDTH))
-        head = "…" if start > 0 else ""
-        tail = "…" if start + SHOWN_WIDTH < len(shown) else ""
-        col = col - start + len(head)
-        shown = head + shown[start:start + SHOWN_WIDTH] + tail
-    return "\n  " + shown + "\n  " + " " * col + "^"
 
 
 def line_col(source: str, pos: int) -> tuple:

@@ -14,8 +14,10 @@ Why it looks like this:
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Optional, Union
+import struct
 
 Span = Optional[tuple]  # (start, end) character offsets into Module.source, or None when edited
 
@@ -200,6 +202,17 @@ class Declarator:
     count: Optional[int] = None
     dims: tuple = ()
     init: Optional[object] = None  # Init tree: str | tuple (brace list)
+
+
+#: a name as an initializer spells one (``generic(buf)``, ``buf+8``, ``%g``)
+_INIT_NAME = re.compile(r"[A-Za-z_$%][\w$]*")
+
+
+def initializer_names(init) -> set:
+    """The names an initializer (``Declarator.init``: text, or a brace list of them) spells:
+    a variable whose initializer holds another's address names it (``{generic(buf)}``)."""
+    text = init if isinstance(init, str) else " ".join(map(str, init or ()))
+    return set(_INIT_NAME.findall(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,8 +408,6 @@ def _functions_by_name(mod: "Module") -> dict:
 
 def parse_number(text: str) -> Union[int, float]:
     """The value of a PTX numeric literal (``0f3F800000`` -> 1.0, ``0x10U`` -> 16, ``-07`` -> -7)."""
-    import struct
-
     t = text
     neg = t.startswith("-")
     if neg:

@@ -117,3 +117,21 @@ def written_in_dest(op, out) -> list:
         for c in children(op):
             written_in_dest(c, out)
     return out
+
+
+_DIGITS = "0123456789"
+
+
+def split_number(name: str):
+    """(prefix, number) of a name ending in digits (``%rd12`` -> ``('%rd', 12)``), else None:
+    the digits are any Unicode decimal digits, as ``\\d`` reads them (``^(.*?)(\\d+)$`` took time
+    quadratic in a long run of digits that does not end the name)."""
+    if not name.isascii():
+        k = len(name)
+        while k and name[k - 1].isdecimal():
+            k -= 1
+        return None if k == len(name) or len(name) - k > 40 else (name[:k], int(name[k:]))
+    head = name.rstrip(_DIGITS)
+    if len(head) == len(name) or len(name) - len(head) > 40:   # a longer run is no register number
+        return None
+    return head, int(name[len(head):])

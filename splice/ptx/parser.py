@@ -27,19 +27,16 @@ from . import model as m
 from . import top as _top
 from .errors import PtxSyntaxError, line_col, source_line
 from .shapes import ShapeCache
+from . import comments
+from .grammar_text import grammar_text
 from .tokens import INT_DIGITS, MAX_NESTING
-
-
-@lru_cache(maxsize=1)
-def _grammar_text() -> str:
-    from importlib import resources
-
-    try:  # installed wheel: shipped as splice/grammars/ptx.lark
-        return resources.files("splice.grammars").joinpath("ptx.lark").read_text()
-    except (ModuleNotFoundError, FileNotFoundError):
-        from pathlib import Path
-
-        return (Path(__file__).resolve().parents[2] / "grammars" / "ptx.lark").read_text()
+import dataclasses
+from ..util import read_text
+from .cache import grammar_cache
+from bisect import bisect_right
+from pathlib import Path
+from ..util import encode, encoding_advice
+import hashlib
 
 
 @lru_cache(maxsize=1)
@@ -53,11 +50,10 @@ def lark_parser():
     :func:`build_grammar` compiles them all.  (lark-cython was tried: its tokens are not
     ``str`` subclasses, which the span bookkeeping relies on, and with the shape cache Lark
     sees few statements anyway.)"""
-    from lark import Lark
+    from lark import Lark  # heavy: lark is imported, and the grammar built, only when a statement needs it
 
-    from .cache import grammar_cache    # not Lark's $TMPDIR default: it unpickles that file
 
-    return Lark(_grammar_text(), parser="lalr", lexer="contextual",
+    return Lark(grammar_text(), parser="lalr", lexer="contextual",
                 start=["module", "top_chunk", "body_items", "section_items"], propagate_positions=True,
                 maybe_placeholders=False, cache=grammar_cache())
 
@@ -122,7 +118,7 @@ _LONG_INT = re.compile(r"-?0[xX]([0-9a-fA-F]{33,})|-?0[bB]([01]{129,})|-?([0-9]{
 
 def _syntax_error(exc, source: str, path: str, base_pos: int, text_len: int) -> PtxSyntaxError:
     """Lark's ``UnexpectedInput`` -> the error splice reports, at file coordinates."""
-    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken  # lark: only on its errors
 
     if isinstance(exc, UnexpectedEOF):
         pos = base_pos + text_len
@@ -148,17 +144,14 @@ def _syntax_error(exc, source: str, path: str, base_pos: int, text_len: int) -> 
                    "decimal, 32 hexadecimal or 128 binary digits (PTX integers are 64-bit)")
     line, col = line_col(source, pos)
     if line == 1:   # a UTF-16 file fails on its first character: say why
-        from ..util import encode, encoding_advice
-
         msg += encoding_advice(encode(source[:64]))
     return PtxSyntaxError(path, line, col, msg, source_line(source, line))
 
 
 def _lark(text: str, start: str, source: str, path: str, base_pos: int, keep_tokens=False,
           base_line: Optional[int] = None):
-    from lark.exceptions import UnexpectedInput, VisitError
+    from lark.exceptions import UnexpectedInput, VisitError  # lark: loaded only by a parse that needs it
 
-    from .build import ModelBuilder
 
     if text.count("(") > MAX_NESTING or text.count("{") > MAX_NESTING:
         check_nesting(source, path, text, base_pos)
@@ -168,6 +161,7 @@ def _lark(text: str, start: str, source: str, path: str, base_pos: int, keep_tok
         raise _syntax_error(exc, source, path, base_pos, len(text)) from None
     if base_line is None:
         base_line = source.count("\n", 0, base_pos) + 1
+    from .build import ModelBuilder  # lark: build.py is Lark's transformer, loaded with it
     builder = ModelBuilder(base_pos, base_line, keep_tokens)
     try:
         return builder.transform(tree)
@@ -179,18 +173,17 @@ def _lark(text: str, start: str, source: str, path: str, base_pos: int, keep_tok
 # module skeleton: find function bodies
 # --------------------------------------------------------------------------------------------
 
-#: a block comment that is never closed runs to the end of the text (``\Z``): matched as one,
-#: not looked for again from each of its ``/*`` (``/*x`` repeated 8000 times took a second,
-#: a megabyte of it half an hour); the grammar refuses the text at its first ``/*`` anyway
-_BLOCK = r'/\*.*?(?:\*/|\Z)'
-_BRACES = re.compile(r'//[^\n]*|' + _BLOCK + r'|"[^"\n]*"|[{}]', re.S)
+#: a block comment that is never closed runs to the end of the text (``comments.BLOCK_TO_END``):
+#: matched as one, not looked for again from each of its ``/*`` (``/*x`` repeated 8000 times took a
+#: second, a megabyte of it half an hour); the grammar refuses the text at its first ``/*`` anyway
+_BRACES = re.compile(comments.ANY + r'|"[^"\n]*"|[{}]')
 #: what the grammar ignores or reads whole, in the order its lexer meets them
-_COMMENTS = re.compile(r'//[^\n]*|' + _BLOCK + r'|"[^"\n]*"', re.S)
+_COMMENTS = re.compile(comments.ANY + r'|"[^"\n]*"')
 
 
 #: what nests: braces (blocks, vectors, initializers) and parentheses (call operand lists,
 #: which the grammar lets nest: ``call f, ((((%r1))));``)
-_NESTS = re.compile(r'//[^\n]*|' + _BLOCK + r'|"[^"\n]*"|[{}()]', re.S)
+_NESTS = re.compile(comments.ANY + r'|"[^"\n]*"|[{}()]')
 
 
 def _nesting_error(source: str, path: str, pos: int) -> PtxSyntaxError:
@@ -293,8 +286,6 @@ def _numeric_inits(source: str, bodies) -> list:
     value is put back into the model (``_put_inits``): a list of 200k numbers costs Lark seconds
     and a split here milliseconds.  Anything else (symbols, comments, several declarators
     after the list, a malformed list) is left to Lark."""
-    from bisect import bisect_right
-
     opens = [o for o, _c, _k in bodies or ()]
     out = []
     for mt in _INIT_OPEN.finditer(source):
@@ -367,9 +358,6 @@ def _put_inits(items: list, inits) -> bool:
     """Give the declarations whose initializer was masked their values (always the last
     declarator: the list runs to the ``;``).  False when a masked list is not where a
     declaration's last initializer is (the caller then parses with plain Lark)."""
-    import dataclasses
-    from bisect import bisect_right
-
     spans = [(it.span[0], k) for k, it in enumerate(items)
              if isinstance(it, m.Decl) and it.span is not None]
     starts = [a for a, _ in spans]
@@ -639,8 +627,6 @@ def parse(text: str, path: str = "<string>", fast: bool = True, cache: bool = Tr
     process (a model is immutable, so handing out the same object is safe)."""
     key = None
     if cache:
-        import hashlib   # here: loading OpenSSL's hashes costs 2.5 ms a run that memoises nothing
-
         key = (hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest(), path, fast)
         hit = _MEMO.get(key)
         if hit is not None:
@@ -665,9 +651,7 @@ def parse(text: str, path: str = "<string>", fast: bool = True, cache: bool = Tr
 
 
 def parse_file(path, fast: bool = True, cache: bool = True) -> m.Module:
-    from pathlib import Path
 
-    from ..util import read_text
 
     p = Path(path)
     try:
@@ -687,16 +671,17 @@ _SHAPES = ShapeCache(lambda text, start, source, path, base, line: _lark(
     text, start, source, path, base, keep_tokens=True, base_line=line))
 
 
-def parse_entry(text: str, path: str, choose) -> m.Module:
+def parse_entry(text: str, path: str, choose, callees: bool = False) -> m.Module:
     """A module in which only the body of the entry ``choose`` picks is parsed: the skeleton
     (every declaration, every function's signature) is parsed as usual, then
     ``choose(entry names)`` names the one entry whose body is cut into statements; every other
     function keeps the skeleton's empty body (its span still covers the source).  For analysing
     one entry of a module of hundreds (``splice spec --entry``): the cost is the skeleton plus
-    that entry, not the whole file.  The result is for analysis only — it is not memoised and is
-    never emitted (its other bodies are empty)."""
+    that entry, not the whole file.  With ``callees`` the bodies of the functions it calls,
+    however deep, are parsed too (what a def-use that follows calls reads).  The result is for
+    analysis only — it is not memoised and is never emitted (its other bodies are empty)."""
     with _gc_paused(len(text) >= PROMOTE_AT):
-        return _parse_fast(text, path, choose)
+        return _parse_fast(text, path, choose, callees)
 
 
 #: the text size (~1000 lines) from which a parse promotes its model past the young generation
@@ -741,7 +726,7 @@ def _promote_young() -> None:
         gc.unfreeze()
 
 
-def _parse_fast(text: str, path: str, choose=None) -> m.Module:
+def _parse_fast(text: str, path: str, choose=None, callees: bool = False) -> m.Module:
     source = text
     if "/*" in text:
         text = _blank_block_comments(text)
@@ -766,6 +751,8 @@ def _parse_fast(text: str, path: str, choose=None) -> m.Module:
         if choose is not None:
             keep = {choose([it.name for it in items if isinstance(it, m.Function) and it.is_entry
                             and it.body is not None])}
+            if callees:
+                keep = _callee_closure(text, items, keep)
         try:
             _parse_bodies(text, path, bodies, items, keep)
         except PtxSyntaxError:
@@ -773,6 +760,28 @@ def _parse_fast(text: str, path: str, choose=None) -> m.Module:
             # next token: plain Lark gives the error exactly as the whole file has it
             return _parse_slow(source, path)
     return m.Module(tuple(items), source, path)
+
+
+#: the target of a direct call: ``call f, …`` or ``call (ret), f, …`` (``.uni`` or not)
+_CALLED = re.compile(r"\bcall(?:\.uni)?\s+(?:\([^()]*\)\s*,\s*)?([A-Za-z_$][\w$]*)")
+
+
+def _callee_closure(text: str, items, keep: set) -> set:
+    """``keep`` and every function with a body that its functions call directly, however deep:
+    read from each function's own text (comments skipped), before any body is parsed."""
+    funcs = {it.name: it for it in items if isinstance(it, m.Function) and it.body is not None
+             and it.span is not None}
+    todo, out = list(keep), set(keep)
+    while todo:
+        fn = funcs.get(todo.pop())
+        if fn is None:
+            continue
+        start, end = fn.span or (0, 0)
+        for name in _CALLED.findall(comments.strip(text[start:end])):
+            if name in funcs and name not in out:
+                out.add(name)
+                todo.append(name)
+    return out
 
 
 def _blank_block_comments(text: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from . import comments
 from . import model as m
 
 # --------------------------------------------------------------------------------------------
@@ -49,7 +50,7 @@ def _emit_seq(source, start, end, children, indent_hint):
         out.append(_join_gap(source[pos:c.span[0]], pending, indent))
         pending = []
         indent = _indent_before(source, c.span[0]) or indent
-        out.append(_emit_node(source, c))
+        out.append(emit_node(source, c))
         pos = c.span[1]
     out.append(_join_gap(source[pos:end], pending, indent))
     return "".join(out)
@@ -58,7 +59,7 @@ def _emit_seq(source, start, end, children, indent_hint):
 #: layout and comments only, each character matched one way only (a line comment runs to its
 #: line's end, a block comment to its first ``*/``): the lazy ``/\*.*?\*/`` could stretch over
 #: ``/* a */ b */`` and, like ``//…`` split anywhere, backtracked in 2^n ways on a failing gap
-_TRIVIA = re.compile(r"(?:[ \t\r\n]|//[^\n]*(?![^\n])|/\*(?:[^*]|\*(?!/))*\*/)*")
+_TRIVIA = re.compile(r"(?:[ \t\r\n]|" + comments.LINE_WHOLE + "|" + comments.BLOCK + r")*")
 
 
 def _strip_code(gap: str) -> str:
@@ -98,7 +99,7 @@ def _render_new(node, indent):
     return text
 
 
-def _emit_node(source, node):
+def emit_node(source, node):
     if isinstance(node, m.Block):
         s, e = node.span
         # the braces belong to the block's own text: children are emitted between them
@@ -106,7 +107,7 @@ def _emit_node(source, node):
     if isinstance(node, m.Function) and node.body is not None and node.body.span is not None:
         s, e = node.span
         bs, be = node.body.span
-        return source[s:bs] + _emit_node(source, node.body) + source[be:e]
+        return source[s:bs] + emit_node(source, node.body) + source[be:e]
     return source[node.span[0]:node.span[1]]
 
 

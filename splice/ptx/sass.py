@@ -31,14 +31,19 @@ import dataclasses
 import importlib.util
 import os
 import re
+import selectors
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Iterable, Sequence, Union
 
 from ..errors import SassToolError  # defined there: the CLI catches it without loading this module
+from ..util import read_text, signals_deferred, stoppable_child
+import struct
 
 __all__ = [
     "Compiled",
@@ -377,7 +382,6 @@ def _is_path_input(ptx: PtxInput) -> bool:
 def _read_text(ptx: PtxInput) -> tuple[str, str]:
     """(text, display name) of the input."""
     if _is_path_input(ptx):
-        from ..util import read_text
 
         p = Path(os.fsdecode(ptx))
         return read_text(p), str(p)
@@ -394,8 +398,6 @@ def run_tool(cmd: Sequence[str], *, cwd: str | None = None, timeout: float = DEF
     With ``cwd`` (splice's private temporary directory, removed on every path) the tool's
     ``TMPDIR`` is that directory too: cuobjdump and ptxas write ``tmpxft_*`` files there, and
     one killed mid-run (Ctrl-C during ``roundtrip --sass``) left them in ``/tmp`` for ever."""
-    from ..util import signals_deferred, stoppable_child
-
     env = None if cwd is None else {**os.environ, "TMPDIR": cwd, "TMP": cwd, "TEMP": cwd}
     proc = None
     with contextlib.ExitStack() as stack:
@@ -435,9 +437,6 @@ class ToolOutputTooLarge(SassToolError):
 def _bounded_communicate(proc: subprocess.Popen, timeout: float, limit: int) -> tuple[bytes, bytes]:
     """``proc.communicate(timeout=...)`` that stops reading, and raises
     :class:`ToolOutputTooLarge`, once either stream passes ``limit`` bytes."""
-    import selectors
-    import time
-
     deadline = time.monotonic() + timeout
     bufs: dict = {proc.stdout: [], proc.stderr: []}
     sizes = dict.fromkeys(bufs, 0)
@@ -546,7 +545,6 @@ def exit_text(returncode: int) -> str:
     """How a tool ended, in words: ``exit code 3``, or ``killed by SIGSEGV`` for the negative
     status ``subprocess`` gives a child a signal ended (``exit code -11`` read as a ptxas code)."""
     if returncode < 0:
-        import signal
 
         try:
             return f"killed by {signal.Signals(-returncode).name}"
@@ -724,7 +722,7 @@ def _nvdisasm_labels(sass: str, func: str, addr_index: dict[int, int]) -> dict[s
     return labels
 
 
-def _resource_lines(res: dict[str, ResourceUsage]) -> list[str]:
+def resource_lines(res: dict[str, ResourceUsage]) -> list[str]:
     out = []
     for name in sorted(res):
         r = res[name]
@@ -749,8 +747,8 @@ def sass_equal(ptx_a: PtxInput, ptx_b: PtxInput, arch: str | int, *, opt_level: 
     cb = compile_ptx(ptx_b, arch, opt_level, extra, timeout=timeout, name="b.ptx", cache=cache)
     sa, sb = normalized_sass(ca.cubin), normalized_sass(cb.cubin)
     if compare_resources:
-        sa += _resource_lines(ca.resources)
-        sb += _resource_lines(cb.resources)
+        sa += resource_lines(ca.resources)
+        sb += resource_lines(cb.resources)
     if sa == sb:
         return True, None
     func = "<none>"
@@ -774,8 +772,6 @@ def elf_sections(cubin: bytes) -> dict[str, bytes]:
     function is ``.text.<function>``, so two cubins' machine code compares byte for byte where no
     disassembler is installed (the debug sections differ with the PTX's line info, the code
     need not)."""
-    import struct
-
     if cubin[:4] != b"\x7fELF" or cubin[4] != 2 or cubin[5] != 1:
         raise ValueError("not a 64-bit little-endian ELF file")
     shoff = struct.unpack_from("<Q", cubin, 0x28)[0]

@@ -19,6 +19,10 @@ from collections import Counter
 
 from . import model as m
 from .sass import compile_any, compile_ptx, find_tool, normalized_sass, require_tool
+import os
+import subprocess
+import tempfile
+from .sass import SassToolError
 
 MARK_FILE = "splice-lines.ptx"
 
@@ -102,10 +106,6 @@ _FUNC = re.compile(r"^\s*\.section\s+\.text\.(?P<name>[^,\s]+)")
 def attributed_sass(cubin: bytes) -> dict:
     """function -> [(ptx line, opcode with modifiers)] from ``nvdisasm -g`` (trailing NOP
     padding and the end-of-function self-branch dropped)."""
-    import os
-    import subprocess
-    import tempfile
-
     exe = require_tool("nvdisasm")
     with tempfile.TemporaryDirectory(prefix="splice-sass-") as tmp:
         path = os.path.join(tmp, "in.cubin")
@@ -113,7 +113,6 @@ def attributed_sass(cubin: bytes) -> dict:
             f.write(cubin)
         proc = subprocess.run([exe, "-g", "-c", path], capture_output=True, timeout=300, check=False)
     if proc.returncode != 0:
-        from .sass import SassToolError
 
         raise SassToolError(f"nvdisasm failed: {proc.stderr.decode('utf-8', 'replace').strip()}")
     funcs: dict = {}

@@ -6,7 +6,7 @@ kept verbatim (modifiers like ``.m16n8k32`` carry meaning) and the rest with eve
 collapsed to ``0``; whitespace and punctuation are kept, so a key fixes the token sequence
 up to the spelling of registers, numbers and identifiers.
 
-A plain instruction (``direct._plain``: registers, symbols, numbers, simple addresses and
+A plain instruction (``direct.read_plain``: registers, symbols, numbers, simple addresses and
 vectors) is read by regex before any key is computed — that costs what a template hit costs —
 so templates serve the other shapes.  On a miss, Lark parses the statement (the grammar is the
 authority) and the resulting node is compiled into a template: a Python expression that
@@ -24,7 +24,7 @@ from typing import Any
 
 from . import model as m
 from . import top as _top
-from .direct import Reader, _plain
+from .direct import Reader, read_plain
 from .operands import LEAVES, leaf_field
 from .tokens import INT_DIGITS, REG_PART, TokInt, token_types
 
@@ -124,7 +124,7 @@ class ShapeCache:
                 return (again[0](again[1], (start, stop), line),)
             # a plain instruction costs the regex reader no more than a template hit costs its
             # key and values, and needs nothing compiled: cold, that is most of a module
-            node = _plain(self._direct, text, (start, stop), line)
+            node = read_plain(self._direct, text, (start, stop), line)
             if node is not None:
                 self.direct += 1
                 if len(self._again) < AGAIN_LIMIT:

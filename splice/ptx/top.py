@@ -18,15 +18,17 @@ from __future__ import annotations
 
 import re
 
+from . import comments
 from . import model as m
 from .direct import IGNORED, scan
 from .tokens import INT_DIGITS, REG_PART
+from .printer import canonical_params
 
 _TOKEN = re.compile(
     # whitespace and comments (the grammar's WS, COMMENT and BLOCK_COMMENT, which ends at the
     # first `*/`), taken atomically (a lookahead is never re-entered): a comment must not give
     # back its tail to the token alternatives below
-    r"(?=((?:[ \t\f\r\n]+|//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/)*))\1(?:"
+    r"(?=((?:[ \t\f\r\n]+|" + comments.LINE + "|" + comments.BLOCK + r")*))\1(?:"
     r'("[^"\n]*")'                                                                        # 2 STRING
     r"|(-?0[fF][0-9a-fA-F]{8}(?![0-9a-zA-Z_$])|-?0[dD][0-9a-fA-F]{16}(?![0-9a-zA-Z_$]))"   # 3 HEX_FLOAT
     r"|(-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?)"                                            # 4 DEC_FLOAT
@@ -41,7 +43,7 @@ _NUMBERS = frozenset({"HEX_FLOAT", "DEC_FLOAT", "INT"})
 _ATOMS = _NUMBERS | {"REG", "IDENT"}
 #: what may follow the last token: blanks and comments, each character matched one way only
 #: (``[ \t]+`` inside ``*`` splits a run of n blanks in 2^n ways when a stray byte follows it)
-_TRAILING = re.compile(r"(?:[ \t\f\r\n]|//[^\n]*(?![^\n])|/\*(?:[^*]|\*(?!/))*\*/)*\Z")
+_TRAILING = re.compile(r"(?:[ \t\f\r\n]|" + comments.LINE_WHOLE + "|" + comments.BLOCK + r")*\Z")
 
 _LINKAGE = frozenset({".visible", ".extern", ".weak", ".common"})
 _SPACES = frozenset({".reg", ".shared", ".global", ".const", ".local", ".param", ".tex", ".sreg",
@@ -167,7 +169,7 @@ def _whole(text: str, read):
 #: blanks and line comments, each character matched one way only (a comment runs to its line's
 #: end): ``(?:[ \t]+|//…)*`` splits a run of blanks in 2^n ways when what follows fails, and a
 #: header followed by a page of comments took seconds
-_BLANK = r"(?:[ \t\f\r\n]|//[^\n]*(?![^\n]))*"
+_BLANK = r"(?:[ \t\f\r\n]|" + comments.LINE_WHOLE + r")*"
 _END = r"(?=[ \t\f\r\n])"
 #: the module header as nvcc, NVVM and Triton write it: ``.version``, ``.target`` (a list of
 #: names), ``.address_size``, each followed by a blank; any other form is the tokenizer's
@@ -299,8 +301,6 @@ class _Reader:
         """``.callprototype param_list? IDENT param_list ";"`` (the grammar's rule), the
         parameter lists in their canonical spelling as ``ModelBuilder.callprototype`` writes
         them; ``base``/``line``: where the statement's text starts."""
-        from .printer import canonical_params
-
         first = self.expect("DOTNAME")
         at = self.line(first[2]) + line - 1
         args = []

@@ -1,14 +1,13 @@
 """Rendering of ``splice apply``'s result (rich tables, diff preview)."""
 from __future__ import annotations
+from .console import Table, esc, make_console
+from rich.syntax import Syntax
 
 DIFF_PREVIEW_LINES = 80
 
 
 def print_report(plan, val, out, timings, diff, full_diff):
-    from rich.syntax import Syntax
-    from .console import Table
 
-    from .console import esc, make_console
 
     con = make_console()
     con.print(f"[bold]splice apply[/] {esc(plan.recipe.path)}: {esc(plan.recipe.module)} "

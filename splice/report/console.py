@@ -5,6 +5,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as _RichTable
+from ..errors import printable
+from rich.markup import escape
 
 #: the narrowest and widest a table is laid out: ``COLUMNS=0`` made rich print nothing at all
 #: (``stats``, ``apply``, ``verify``: exit 0, an empty report), ``COLUMNS=1``..``10`` one
@@ -57,10 +59,6 @@ def esc(value) -> str:
     table cell goes through here; splice's own ``[bold]`` stays markup.  Control characters (a
     file named ``$'\\e[2J.ptx'`` cleared the terminal from the stats table's title) are shown as
     U+FFFD, as in error messages (``errors.printable``)."""
-    from rich.markup import escape
-
-    from ..errors import printable
-
     return escape(printable(str(value)))
 
 

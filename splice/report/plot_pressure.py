@@ -3,18 +3,17 @@ from __future__ import annotations
 
 import sys
 
+from . import console
+from .console import Table, clip, esc, make_console, more_entries
 from .plot import EPILOGUE, PHASE, LinePlot, render_line_plot
+from .png import encode
 
 # occupancy thresholds for a 128-thread block on sm_90 (65 536 registers per SM)
 THRESHOLDS = ((168, "168: 3 BLOCKS/SM", (44, 160, 44)), (128, "128: 4 BLOCKS/SM", (148, 103, 189)))
 
 
-def pressure_png(d: dict, path, inputs=()) -> str:
-    """Write the curve of one entry's pressure dict (``Pressure.as_dict`` + ``ptxas``); never onto
-    one of the command's ``inputs`` (``--png`` naming the module must not replace it)."""
-    from ..util import write_atomic
-    from .png import encode
-
+def pressure_chart(d: dict) -> bytes:
+    """The curve of one entry's pressure dict (``Pressure.as_dict`` + ``ptxas``), PNG bytes."""
     c = d["curve"]
     bands = [(r["first"], r["last"], PHASE if r["kind"] == "phase" else EPILOGUE)
              for r in d["regions"] if r["kind"] != "prologue"]
@@ -30,8 +29,7 @@ def pressure_png(d: dict, path, inputs=()) -> str:
                             ("A+B FRAGMENTS", [a + b for a, b in zip(c["by_role"]["A"], c["by_role"]["B"])]),
                             ("PREDICATES", c["predicates"])]
                     + ([("PTXAS LIVE (SASS)", _filled(c["sass"]))] if c.get("sass") else []))
-    write_atomic(str(path), encode(render_line_plot(plot)), inputs=inputs)
-    return str(path)
+    return encode(render_line_plot(plot))
 
 
 def _filled(values: list) -> list:
@@ -46,12 +44,9 @@ def _filled(values: list) -> list:
 
 def print_pressure(results) -> None:
     """``results``: pressure dicts (one per entry) with ``ptxas`` and ``png`` added."""
-    from .console import Table
-
-    from .console import MAX_ENTRIES, clip, esc, make_console, more_entries
 
     con = make_console(width=None if sys.stdout.isatty() else 200)
-    for d in results[:MAX_ENTRIES]:
+    for d in results[:console.MAX_ENTRIES]:
         px = d.get("ptxas") or {}
         regs = px.get("registers")
         con.print(f"[bold]{esc(d['entry'])}[/bold]  peak {d['max']:g} live 32-bit registers"
@@ -84,7 +79,7 @@ def print_pressure(results) -> None:
         con.print(t)
         if d.get("live"):
             _print_live(con, d["live"])
-    more_entries(con, len(results), MAX_ENTRIES)
+    more_entries(con, len(results), console.MAX_ENTRIES)
 
 
 #: rows of the --live table printed (the JSON has them all)
@@ -93,8 +88,6 @@ LIVE_ROWS = 40
 
 def _print_live(con, live: dict) -> None:
     """``--live``: the registers live before one statement, longest-carried first."""
-    from .console import Table, clip, esc
-
     vals = live["values"]
     total = sum(v["weight"] for v in vals)
     t = Table(title=f"live before s{live['statement']} L{live['line']}: {len(vals)} registers, {total:g} "
@@ -116,9 +109,6 @@ MIX_COLUMNS = ("total", "HMMA", "conversion", "LDL", "STL", "LDG", "STG", "LDS",
 
 def print_sass_mix(d: dict) -> None:
     """``splice sass-mix``: one table per module (regions) or per recipe (cuts before/after)."""
-    from .console import Table
-
-    from .console import esc, make_console
 
     con = make_console(width=None if sys.stdout.isatty() else 220)
     if d["kind"] == "module":

@@ -3,21 +3,19 @@ from __future__ import annotations
 
 from .console import esc
 from .plot import BarChart, render_bar_chart
+from .png import encode
+from .console import Table
 
 
-def profile_png(d: dict, path, side: str) -> str:
-    """Median cycles per region, in statement order, as a bar chart."""
-    from ..util import write_atomic
-    from .png import encode
-
+def profile_chart(d: dict, side: str) -> bytes:
+    """Median cycles per region, in statement order, as a bar chart (PNG bytes)."""
     rows = [r for r in d["regions"] if r["median_cycles"] is not None]
     chart = BarChart(title=f"{side}: MEDIAN CYCLES PER WARP AND REGION "
                            f"(SUM {d['parts_median_cycles']:.0f}, WHOLE {d['whole_median_cycles'] or 0:.0f})",
                      labels=[r["region"] for r in rows],
                      values=[r["median_cycles"] for r in rows],
                      note=[f"{r['median_cycles']:.0f} {100 * (r['share'] or 0):.1f}%" for r in rows])
-    write_atomic(str(path), encode(render_bar_chart(chart)))
-    return str(path)
+    return encode(render_bar_chart(chart))
 
 
 def print_perf(res: dict, con) -> None:
@@ -29,7 +27,6 @@ def print_perf(res: dict, con) -> None:
 
 
 def print_profile(prof: dict, con) -> None:
-    from .console import Table
 
     o, s = prof.get("original", {}), prof.get("spliced", {})
     for side, d in (("original", o), ("spliced", s)):
@@ -59,7 +56,6 @@ def _interval_pct(iv) -> str:
 
 
 def print_ncu(n: dict, con) -> None:
-    from .console import Table
 
     if n.get("error"):
         con.print(f"[yellow]ncu[/yellow]: {esc(n['error'])}")

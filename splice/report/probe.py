@@ -1,7 +1,8 @@
 """Rendering of ``splice probe``'s result: progress UI and the rich summary."""
 from __future__ import annotations
 
-from .console import esc
+from .console import Table, esc
+from .timing import print_timing
 
 
 class RichUI:
@@ -44,8 +45,6 @@ def print_report(res: dict, con) -> None:
 
 
 def _print_outputs(res: dict, con) -> None:
-    from .console import Table
-
     fr, cmp = res["frames"], res["compare"]
     con.print(f"[dim]cubins built for {esc(res.get('build_arch'))}; frame = {esc(', '.join(cmp.get('frame', [])))}[/]")
     t = Table(title="outputs (poisoned, launched, read back)")
@@ -80,8 +79,6 @@ def _print_outputs(res: dict, con) -> None:
 
 
 def _print_stages(res: dict, con) -> None:
-    from .console import Table
-
     st = res.get("stages")
     if st:
         t = Table(title=f"debug stages ({len(st['stages'])}; 1 block in {st['stride']}, "
@@ -111,8 +108,6 @@ def _print_stages(res: dict, con) -> None:
 
 
 def _print_harness(res: dict, con) -> None:
-    from .console import Table
-
     h = res.get("harness")
     if h:
         t = Table(title=f"phase harness ({h['threads']} threads, random live-ins)")
@@ -157,8 +152,6 @@ def timing_record(tm: dict) -> dict:
 
 
 def _print_timing(res: dict, con) -> None:
-    from .timing import print_timing
-
     tm = res.get("timing")
     if tm:
         fr = tm.get("resolution")

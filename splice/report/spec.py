@@ -4,27 +4,27 @@ from __future__ import annotations
 
 import sys
 
-from .console import esc
+from . import console
+from .console import Table, esc, make_console, more_entries
 
 
-def print_spec(results, want_phases: bool, want_epilogues: bool, want_abi: bool) -> None:
-    """``results``: (entry name, spec dict) pairs."""
-    from .console import MAX_ENTRIES, make_console, more_entries
-
+def print_spec(results, want_phases: bool, want_epilogues: bool, want_abi: bool, notes=None) -> None:
+    """``results``: (entry name, spec dict) pairs; ``notes``: {entry name: a note on its tensor-core
+    work in called functions} (the analysis words it: ``analysis.calls.describe``)."""
     # piped: do not truncate
     con = make_console(width=None if sys.stdout.isatty() else 200)
-    for name, d in results[:MAX_ENTRIES]:
-        _summary(con, name, d)
+    for name, d in results[:console.MAX_ENTRIES]:
+        _summary(con, name, d, (notes or {}).get(name, ""))
         if want_phases:
             _phase_table(con, d)
         if want_epilogues:
             _epilogue_table(con, d)
         if want_abi:
             _abi_table(con, d["abi"])
-    more_entries(con, len(results), MAX_ENTRIES)
+    more_entries(con, len(results), console.MAX_ENTRIES)
 
 
-def _summary(con, name, d):
+def _summary(con, name, d, note: str):
     img = d.get("weight_image_bytes") if d.get("weight_words") else None
     field = ""   # the weight-image words only from a profile whose rule holds (vocab.py)
     run = d.get("mma_executed")
@@ -35,11 +35,8 @@ def _summary(con, name, d):
               + ((f" ({run} executed)" if run is not None else " (some per loop iteration)") if looped else "")
               + esc(field)
               + (f", weight image {img} bytes (W = {esc(d['weight_field'])})" if img else ""))
-    from ..analysis.calls import describe
-
     if shown != name and "…" in shown:    # the headline's name is cut: the entry's own, whole
         con.print(f"  [dim]entry[/dim] {esc(name)}")
-    note = describe(d.get("mma_in_calls") or {})
     if note:
         con.print(f"[yellow]note:[/yellow] {esc(note)}")
 
@@ -52,8 +49,6 @@ def _phase_table(con, d):
     """The phase table.  The stand-ins' columns always; ``form`` and ``loop`` only when an entry
     has a phase that is not a straight-line ``mma`` (so the stand-ins' tables read as before).
     An irregular phase shows no M/N/K: its tiles column says what it is."""
-    from .console import Table
-
     phases = d["phases"]
     extra = any(p.get("form", "mma") != "mma" or p.get("loop") for p in phases)
     t = Table(title="phases", show_lines=False)
@@ -141,8 +136,6 @@ def _tiles(p) -> str:
 
 
 def _epilogue_table(con, d):
-    from .console import Table
-
     t = Table(title="epilogues")
     for c in ("E", "range", "stmts", "named operation", "sections", "top ops"):
         t.add_column(c)
@@ -156,8 +149,6 @@ def _epilogue_table(con, d):
 
 
 def _abi_table(con, abi):
-    from .console import Table
-
     for side in ("live_in", "live_out"):
         t = Table(title=f"cut ABI s{abi['first']}–s{abi['last']}: {side} ({len(abi[side])})")
         for c in ("role", "reg", "type", "value"):

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .console import esc
+from ..util import write_atomic
+from .console import Table, esc
+from .plot import BLACK, GREY, PALETTE, line, nice_step, text
+from .png import encode
 
 VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "indistinguishable": "bold",
                  "withheld": "bold yellow"}
@@ -52,8 +55,6 @@ def device_line(dev: dict) -> str:
 def print_timing(rec: dict, con, title: str = "time per launch") -> None:
     """The per-module table, the ratio table (A/A and every A/B with interval and verdict), the
     method and the device's state."""
-    from .console import Table
-
     con.print(f"[dim]{esc(method_line(rec))}[/]")
     t = Table(title=title)
     for col in ("module", "role", "median ms", "min", "p10", "p90", "spread", "samples"):
@@ -101,8 +102,6 @@ def _x_range(rec: dict) -> tuple:
 
 def _row(img, rec: dict, i: int, n: str, xr: tuple, width: int) -> None:
     """One module: histogram of its samples (clipped to the shared range), its median."""
-    from .plot import BLACK, GREY, PALETTE, line, text
-
     top = TOP + i * ROW
     base = top + ROW - 25
     s = np.clip(np.asarray(rec["modules"][n]["samples_ms"], float), *xr)
@@ -143,8 +142,6 @@ def _footer(rec: dict) -> list:
 def timing_png(rec: dict, title: str = "TIME PER LAUNCH") -> np.ndarray:
     """RGB array: per module a histogram of its per-launch samples on one shared axis (A, A', B
     one above the other), the medians marked, the ratios and verdicts written below."""
-    from .plot import BLACK, line, nice_step, text
-
     width = 1400
     foot = _footer(rec)
     height = TOP + ROW * len(rec["names"]) + 40 + 22 * len(foot)
@@ -167,8 +164,5 @@ def timing_png(rec: dict, title: str = "TIME PER LAUNCH") -> np.ndarray:
 
 
 def write_timing_png(rec: dict, path, title: str = "TIME PER LAUNCH", inputs=()) -> str:
-    from ..util import write_atomic
-    from .png import encode
-
     write_atomic(path, encode(timing_png(rec, title)), inputs=inputs)
     return str(path)

@@ -1,6 +1,12 @@
 """``splice tune``'s screens: the live view while it runs, the leaderboard when it is done."""
 from __future__ import annotations
 
+from pathlib import PurePath
+
+from rich.console import Group
+from rich.live import Live
+from rich.text import Text
+
 from .console import Table, esc, make_console
 
 #: the rows the leaderboard table shows (``--json`` and leaderboard.json hold every one)
@@ -29,8 +35,6 @@ class LiveView:
         self.live = None
 
     def __enter__(self):
-        from rich.live import Live
-
         self.live = Live(get_renderable=self.render, console=self.con, refresh_per_second=4,
                          transient=True, redirect_stdout=False, redirect_stderr=False)
         if self.con.is_terminal:
@@ -64,9 +68,6 @@ class LiveView:
             self.best = row
 
     def render(self):
-        from rich.console import Group
-        from rich.text import Text
-
         t = Table(show_header=True, box=None)
         t.add_column("worker")
         t.add_column("state")
@@ -109,8 +110,6 @@ def print_board(board: dict, con=None) -> None:
 
 def _choices(choices: dict) -> str:
     """A variant's choices; a native file by its name (the space gives it as a full path)."""
-    from pathlib import PurePath
-
     return ", ".join(f"{k} {PurePath(str(v)).name if k.startswith('native') else v}" for k, v in choices.items()) \
         or "the recipe as it is"
 

@@ -1,6 +1,10 @@
 """Rendering of ``splice verify`` (and the verify lines of ``splice apply``)."""
 from __future__ import annotations
 
+import shlex
+
+from .console import Table, esc, make_console
+
 STYLE = {"proved equal": "bold green", "proved different": "bold red", "not proven": "bold yellow",
          "internal error": "bold magenta"}
 MAX_ROWS = 12
@@ -12,15 +16,10 @@ def verdict_line(r) -> str:
     entries = f", {r.entries} entries" if getattr(r, "entries", 1) > 1 else ""
     tail = f"{len(r.rows)} live-outs and memory{entries}" if r.verdict == "proved equal" else r.reason
     verdict = r.verdict + (" (budget)" if getattr(r, "budget", False) else "")
-    from .console import esc
-
     return f"cut {r.cut} {esc(r.title)} [dim]({esc(r.abi)})[/]: [{s}]{verdict}[/] — {esc(tail)}"
 
 
 def print_verify(plan, results, timings):
-    from .console import Table
-
-    from .console import esc, make_console
 
     con = make_console()
     con.print(f"[bold]splice verify[/] {esc(plan.recipe.path)}: {esc(plan.recipe.module)} [dim]({esc(plan.entry)})[/]")
@@ -43,18 +42,13 @@ def print_verify(plan, results, timings):
             con.print(f"  {esc(d.message)}")
     con.print(f"[dim]plan {timings['plan']:.3f}s, verify {timings['verify']:.3f}s[/]")
     if any(r.verdict == "not proven" for r in results):
-        import shlex    # a line to copy into a shell: the path quoted (a recipe named `x;rm -r ~.yaml`)
-
+        # a line to copy into a shell: the path quoted (a recipe named `x;rm -r ~.yaml`)
         line = shlex.join(["splice", "probe", str(plan.recipe.path), "--harness"])
         con.print(f"[yellow]not proven cuts: run the GPU probe ({esc(line)})[/]")
 
 
 def print_verify_status(status: str, recipe: str):
     """``splice apply``'s verify line when it did not verify: --no-verify, or Ctrl-C."""
-    import shlex
-
-    from .console import esc, make_console
-
     again = shlex.join(["splice", "verify", recipe])
     what = {"skipped": "skipped (--no-verify)",
             "interrupted": "interrupted (the output is written, as reported above)"}[status]
@@ -63,8 +57,6 @@ def print_verify_status(status: str, recipe: str):
 
 def print_verify_lines(results):
     """``splice apply``'s verify section: one line per cut."""
-    from .console import make_console
-
     con = make_console()
     for r in results:
         con.print("verify: " + verdict_line(r))

@@ -9,6 +9,7 @@ the tune file's line, so a space never holds a point every apply would refuse.
 """
 from __future__ import annotations
 
+from ..cut.recipe import DIRECTIVE_KEYS, MAXNREG_RANGE, MINBLOCKS_RANGE
 from ..errors import SpliceError
 
 #: a space's directive dimension -> the PTX directive its recipe key sets on the entry
@@ -17,8 +18,6 @@ NONE = "none"
 
 
 def value_range(name: str) -> tuple:
-    from ..cut.recipe import MAXNREG_RANGE, MINBLOCKS_RANGE
-
     return {"maxnreg": MAXNREG_RANGE, "minblocks": MINBLOCKS_RANGE}[name]
 
 
@@ -37,8 +36,6 @@ def check_choices(name: str, choices: tuple, path: str, at: tuple) -> None:
 def recipe_entries(base: dict, choices: dict) -> dict:
     """The variant's top-level directive keys: the base recipe's own (maxnreg, minblocks,
     maxntid), then each directive choice set, or removed by ``none``."""
-    from ..cut.recipe import DIRECTIVE_KEYS
-
     out = {k: base[k] for k in DIRECTIVE_KEYS if k in base}
     for k, v in choices.items():
         if k not in PTX_DIRECTIVE:

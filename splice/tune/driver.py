@@ -19,8 +19,8 @@ from ..errors import SpliceError
 from . import halving, steps
 from .space import Search, Space
 from .store import Store
-from .timer import WITHHELD, BenchSpec, Candidate, TimeBatch, Timing, summarize
-from .variants import Base, load_base, materialize, write_variant
+from .timer import WITHHELD, BenchSpec, Candidate, TimeBatch, Timing, probe_spec, summarize
+from .variants import Base, load_base, materialize, reference_key, write_variant
 
 
 class Executor(Protocol):
@@ -131,8 +131,6 @@ def prepare(ctx: Context) -> list:
 def reference(ctx: Context, recipe: str) -> str:
     """A recipe timed beside the variants (``--reference``): screened and timed as they are,
     never halved away, never the best; its key is its content."""
-    from .variants import reference_key
-
     key = reference_key(recipe)
     if not ctx.store.add(key, -1, {"reference": recipe}, str(recipe)):
         ctx.store.update(key, recipe=str(recipe))        # where it is now (a store carried elsewhere)
@@ -205,8 +203,6 @@ def drop_reason(res) -> str:
 # --------------------------------------------------------------------------------------------
 
 def bench_spec(ctx: Context, original) -> BenchSpec:
-    from .timer import probe_spec
-
     entry = ctx.space.recipe.get("entry")
     spec = probe_spec(ctx.base.module, ctx.space.recipe_path, entry)
     return BenchSpec(str(spec), str(ctx.base.module), entry or "", original.cubin, original.cubin_sha,

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from ..errors import SpliceError
 from .timer import BatchResult, BenchSpec, TimeBatch, VariantTiming
-from .worker import Failed, Ready
+from .worker import Failed, Ready, describe, serve
 
 MAX_DEATHS = 2
 
@@ -99,8 +99,6 @@ class GpuProcess:
         self.state = "starting"
 
     def start(self) -> None:
-        from .worker import serve
-
         ctx = _spawn()
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=serve, args=(child, self.gpu, self.spec), daemon=True)
@@ -232,8 +230,6 @@ class GpuPool:
 
 def describe_gpu(gpu, factory_name: str) -> dict:
     """{name, arch, count} of a GPU, asked in a spawned process (the driver creates no context)."""
-    from .worker import describe
-
     ctx = _spawn()
     parent, child = ctx.Pipe()
     p = ctx.Process(target=describe, args=(child, gpu, factory_name), daemon=True)
@@ -245,8 +241,6 @@ def describe_gpu(gpu, factory_name: str) -> dict:
         msg = Failed(f"the process asking for the GPU ended (exit status {p.exitcode})")
     p.join(10)
     if isinstance(msg, Failed):
-        from ..errors import SpliceError
-
         raise SpliceError(msg.message)
     return msg
 

@@ -20,6 +20,7 @@ from ..cut.native import parse_native, read_header, render
 from ..errors import SpliceError
 from ..ptx.builder import Builder, NameScope, addr
 from . import schedule as sch
+import yaml
 
 #: the fence's registers: one scope per native, reused by every fence in it
 FENCE_PREFIX = "%tunefence"
@@ -125,8 +126,6 @@ def _assemble(body: list, shape: Shape, taken: set) -> tuple:
 
 
 def _flow(mapping: dict) -> str:
-    import yaml
-
     return yaml.safe_dump(mapping, default_flow_style=True, width=1 << 30, sort_keys=False).strip()
 
 

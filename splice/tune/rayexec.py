@@ -16,14 +16,20 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import time
+from collections import deque
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterator
 
+import yaml
+
 from ..errors import SpliceError
+from ..util import read_utf8
+from ..yamlsafe import load_yaml_marked
 from .embedded import MAX_DEATHS, Died
-from .steps import ScreenJob, ScreenResult
-from .timer import BatchResult, BenchSpec, TimeBatch, VariantTiming
+from .steps import ScreenJob, ScreenResult, resolve_module
+from .timer import BatchResult, BenchSpec, TimeBatch, VariantTiming, factory, open_bench
 from .worker import Failed
 
 RETRIES = 3
@@ -32,7 +38,7 @@ RESTART_SECONDS = 300
 
 def _ray():
     try:
-        import ray
+        import ray  # heavy optional dependency: ray (the ray extra)
     except ImportError:
         raise SpliceError("--executor ray needs Ray: pip install -e '.[ray]'") from None
     return ray
@@ -53,8 +59,6 @@ def _local(sha: str, blob: bytes, suffix: str) -> str:
 def bundle(job: ScreenJob) -> dict:
     """The recipe and its natives as text (natives renamed ``native/cutN.ptx``), for a node that
     does not see the driver's disk."""
-    import yaml
-
     recipe = yaml.safe_load(Path(job.recipe).read_text())
     files = {}
     for i, cut in enumerate(recipe.get("cuts") or [], 1):
@@ -67,8 +71,6 @@ def bundle(job: ScreenJob) -> dict:
 
 def _materialize(files: dict, key: str, module: str) -> str:
     """Write a variant's files on this node, its recipe pointing at the node-local module."""
-    import yaml
-
     d = Path(tempfile.gettempdir()) / f"splice-tune-{os.getuid()}" / "variants" / key[:16]
     (d / "native").mkdir(parents=True, exist_ok=True)
     for rel, text in files.items():
@@ -100,10 +102,6 @@ class RayCpu:
         self.modules: dict = {}          # module path -> (sha, ObjectRef)
 
     def _module(self, recipe: str) -> tuple:
-        from ..util import read_utf8
-        from ..yamlsafe import load_yaml_marked
-        from .steps import resolve_module
-
         data = load_yaml_marked(read_utf8(recipe, "a recipe is UTF-8 YAML", 1 << 20), recipe)
         path = str(resolve_module(recipe, data).resolve())
         if path not in self.modules:
@@ -125,6 +123,7 @@ class RayCpu:
             yield job, self._collect(done[0], job)
 
     def _collect(self, ref, job: ScreenJob):
+        # heavy optional dependency: ray (the ray extra)
         from ray.exceptions import RayError, RayTaskError, WorkerCrashedError
 
         try:
@@ -147,8 +146,6 @@ class GpuActor:
     """One bench on one GPU of the cluster (a Ray actor: ``num_gpus=1``)."""
 
     def __init__(self, spec: BenchSpec, probe: bytes, module: bytes, original: bytes):
-        from .timer import open_bench
-
         def put(blob: bytes, name: str) -> str:
             return _local(hashlib.sha256(blob).hexdigest(), blob, "-" + Path(name).name)
 
@@ -166,8 +163,6 @@ class GpuActor:
 
 
 def describe_remote(factory_name: str) -> dict:
-    from .timer import factory
-
     return factory(factory_name).describe()
 
 
@@ -221,8 +216,6 @@ class RayExecutor:
         return shas, [self.cubins[s] for s in shas]
 
     def time(self, batches: list) -> Iterator:
-        from collections import deque
-
         work = deque((b, 0) for b in batches)
         free = list(range(len(self.actors)))
         inflight: dict = {}
@@ -239,7 +232,7 @@ class RayExecutor:
             yield from self._settle(done[0], i, b, deaths, work)
 
     def _settle(self, ref, i: int, b: TimeBatch, deaths: int, work) -> Iterator:
-        from ray.exceptions import RayActorError
+        from ray.exceptions import RayActorError  # heavy optional dependency: ray (the ray extra)
 
         try:
             res = self.ray.get(ref)
@@ -257,9 +250,7 @@ class RayExecutor:
     def _ready(self, i: int) -> None:
         """Wait until actor ``i`` answers again (Ray restarts it after a death or a kill): a call
         sent while it restarts would fail and be taken for another death."""
-        import time
-
-        from ray.exceptions import RayActorError
+        from ray.exceptions import RayActorError  # heavy optional dependency: ray (the ray extra)
 
         self.state[i] = "restarting"
         deadline = time.monotonic() + RESTART_SECONDS

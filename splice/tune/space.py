@@ -30,9 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional
 
+from ..cut.binding import ABIS
 from ..errors import SpliceError
+from ..util import home_dir, read_utf8, user_path
 from ..yamlsafe import YList, YMap, load_yaml_marked
 from . import schedule as sch
+from .directives import check_choices
 
 CUT_DIMENSIONS = ("order", "fence", "loads", "abi", "native", "params")
 ITEM_KEYS = {"cuts", "together", "threads", *CUT_DIMENSIONS}
@@ -138,8 +141,6 @@ class Space:
 
 def load_space(path: str) -> Space:
     """A tune file (``recipe:`` and ``tune:``) or a recipe holding a ``tune:`` section."""
-    from ..util import home_dir, read_utf8
-
     text = read_utf8(path, "a tune file is UTF-8 YAML", 1 << 20)
     data = load_yaml_marked(text, path)
     if not isinstance(data, YMap) or "tune" not in data:
@@ -175,8 +176,6 @@ def _recipe_of(data: YMap, path: str, home: Path) -> tuple:
     spelled = data["recipe"]
     if not isinstance(spelled, str) or not spelled.strip():
         raise SpliceError(f"recipe: expected a file name, got {spelled!r}", path, *data.vat("recipe"))
-    from ..util import read_utf8, user_path
-
     rp = home / user_path(spelled, path, *data.vat("recipe"))
     if not rp.is_file():
         raise SpliceError(f"recipe {spelled!r} not found (looked at {rp})", path, *data.vat("recipe"))
@@ -335,8 +334,6 @@ def _param_values(ps: YMap, k, path: str, ranges: dict) -> tuple:
 
 
 def _check_choices(key: str, choices: tuple, path: str, at: tuple, home: Path) -> None:
-    from ..cut.binding import ABIS
-
     allowed = {"fence": sch.FENCES, "loads": sch.LOADS, "abi": ABIS}.get(key)
     for c in choices:
         if key == "order":
@@ -356,8 +353,6 @@ def _directives(raw, path: str, tune: YMap, ranges: dict) -> list:
     if not isinstance(raw, YMap):
         raise SpliceError("directives: expected a mapping (maxnreg:, minblocks:)", path, *tune.vat("directives"))
     _known(raw, set(DIRECTIVES), "directives", path)
-    from .directives import check_choices
-
     out = []
     for k in raw:
         vals = _values(raw[k], path, raw.vat(k), ranges, k)

@@ -18,7 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from ..errors import SpliceError
+from ..cut.pipeline import run_apply, search_path
+from ..cut.recipe import load_recipe
+from ..cut.recipe import resolve_module as find
+from ..errors import SassToolError, SpliceError
+from ..probe.run.modules import compile_one
+from ..util import home_dir, read_text
+from ..verify.budget import DEFAULT_SECONDS
+from ..verify.compare import DIFFERENT as V_DIFFERENT
+from ..verify.compare import EQUAL as V_EQUAL
+from ..verify import compare as verify_compare  # its verify_plan read at call time (tests stand in for it)
+from ..verify.compare import INTERNAL
 
 EQUAL, DIFFERENT, NOT_PROVEN = "equal", "different", "not proven"
 
@@ -52,10 +62,6 @@ class ScreenResult:
 
 def resolve_module(recipe_path: str, recipe) -> Path:
     """The module a recipe's ``module:`` names, found as ``splice apply`` finds it."""
-    from ..cut.pipeline import search_path
-    from ..cut.recipe import resolve_module as find
-    from ..util import home_dir
-
     spelled = recipe.get("module")
     where = (recipe_path, *recipe.vat("module")) if hasattr(recipe, "vat") else (recipe_path,)
     if not isinstance(spelled, str) or not spelled.strip():
@@ -68,8 +74,6 @@ def resolve_module(recipe_path: str, recipe) -> Path:
 
 def verdict_of(verdicts: list) -> str:
     """One variant's verdict from its cuts': different if any cut is, equal if all are."""
-    from ..verify.compare import DIFFERENT as V_DIFFERENT, EQUAL as V_EQUAL
-
     if any(v == V_DIFFERENT for v in verdicts):
         return DIFFERENT
     return EQUAL if verdicts and all(v == V_EQUAL for v in verdicts) else NOT_PROVEN
@@ -79,11 +83,8 @@ def _verify(plan, timeout: Optional[float]) -> tuple:
     """Per cut {cut, title, verdict, reason, budget, seconds}, each cut within ``timeout``
     seconds (None: ``splice verify``'s default).  verify_plan turns a failure inside one cut into
     that cut's *internal error*; one before any cut is the whole plan's, recorded the same way."""
-    from ..verify.budget import DEFAULT_SECONDS
-    from ..verify.compare import INTERNAL, verify_plan
-
     try:
-        results = verify_plan(plan, DEFAULT_SECONDS if timeout is None else timeout)
+        results = verify_compare.verify_plan(plan, DEFAULT_SECONDS if timeout is None else timeout)
     except Exception as exc:  # noqa: BLE001 - verify's own failure is an internal error, never a verdict
         return ({"cut": 0, "title": "every cut", "verdict": INTERNAL, "budget": False, "seconds": 0.0,
                  "reason": f"internal error in splice verify ({type(exc).__name__}: {exc})"},)
@@ -94,8 +95,6 @@ def _verify(plan, timeout: Optional[float]) -> tuple:
 def why_not_proven(cuts) -> str:
     """What kept a not-proven variant from a proof, as the board says it: the first cut's
     internal error, spent budget or unmodelled construct."""
-    from ..verify.compare import EQUAL as V_EQUAL, INTERNAL
-
     for kind, test in (("internal error", lambda c: c["verdict"] == INTERNAL),
                        ("budget", lambda c: c.get("budget")),
                        ("not modelled", lambda c: c["verdict"] != V_EQUAL)):
@@ -108,8 +107,6 @@ def why_not_proven(cuts) -> str:
 def compile_cubin(name: str, text: str, arch: str, store: str) -> tuple:
     """(cubin path, its sha256, the entry's resources): the probe's own build, cached by content
     under ``store/cubins``."""
-    from ..probe.modules import compile_one
-
     built = compile_one(name, text, arch, Path(store))
     blob = Path(built.path).read_bytes()
     entry = next((r for r in built.resources.values() if r.get("entry")), {})
@@ -119,8 +116,6 @@ def compile_cubin(name: str, text: str, arch: str, store: str) -> tuple:
 
 def screen(job: ScreenJob) -> ScreenResult:
     """apply -> verify -> ptxas for one variant; a user-level failure is the result, not a raise."""
-    from ..cut.pipeline import run_apply
-
     t = {}
     t0 = time.perf_counter()
     try:
@@ -137,8 +132,6 @@ def screen(job: ScreenJob) -> ScreenResult:
 
 
 def _compile_stage(job: ScreenJob, text: str, verdict: str, cuts: tuple, t: dict) -> ScreenResult:
-    from ..errors import SassToolError
-
     t1 = time.perf_counter()
     try:
         path, sha, res = compile_cubin(job.key[:16], text, job.arch, job.store)
@@ -153,8 +146,6 @@ def _compile_stage(job: ScreenJob, text: str, verdict: str, cuts: tuple, t: dict
 def compile_original(module: Path, arch: str, store: str) -> ScreenResult:
     """The original module's cubin: every timing is a ratio against it (loaded twice on the GPU:
     the baseline and its A/A control)."""
-    from ..util import read_text
-
     t0 = time.perf_counter()
     path, sha, res = compile_cubin("original", read_text(module), arch, store)
     return ScreenResult("original", "done", EQUAL, (), res, path, sha, seconds={"ptxas": time.perf_counter() - t0})
@@ -162,7 +153,4 @@ def compile_original(module: Path, arch: str, store: str) -> ScreenResult:
 
 def recipe_arch(recipe_path: str) -> str:
     """The recipe's ptxas target (its ``arch:``, or the default ``splice apply`` takes)."""
-    from ..cut.pipeline import search_path
-    from ..cut.recipe import load_recipe
-
     return load_recipe(recipe_path, search_path(recipe_path)).arch

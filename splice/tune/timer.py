@@ -27,7 +27,21 @@ import os
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Optional, Protocol
+
+import numpy as np
+
+from ..errors import SpliceError
+from ..probe.language.document import load_spec
+from ..probe.language.entry import check, cluster_dims
+from ..probe.run.device import Device, device_arch, import_cupy
+from ..probe.run.memory import restore, snapshot
+from ..probe.run.modules import find_spec, resolve
+from ..probe.run.session import ProbeOptions, run_probe
+from ..probe.timing import TimingOptions, time_device
+from ..probe.timing_stats import band, ratio_interval, verdict
+from ..util import read_text
 
 FASTER, SLOWER, SAME, WITHHELD = "faster", "slower", "indistinguishable", "withheld"
 DEFAULT_FACTORY = "splice.tune.timer:ProbeBench"
@@ -123,8 +137,6 @@ def factory(name: str):
 def interval(pairs, seed: int = 0, confidence: float = 0.95):
     """The probe timing's :class:`~splice.probe.timing_stats.Interval` of (b ms, a ms) pairs:
     median(b) / median(a), a paired percentile bootstrap over rounds (seeded)."""
-    from ..probe.timing_stats import ratio_interval
-
     if not len(pairs):
         raise ValueError("no timing pairs")
     b, a = zip(*pairs)
@@ -134,8 +146,6 @@ def interval(pairs, seed: int = 0, confidence: float = 0.95):
 def summarize(pairs, aa_pairs, seed: int = 0, confidence: float = 0.95) -> dict:
     """{ratio, low, high, verdict, rounds} of a candidate's pairs, judged against the A/A pairs
     by the timing's own rule (faster / slower only outside the A/A band)."""
-    from ..probe.timing_stats import verdict
-
     iv = interval(pairs, seed, confidence)
     aa = interval(aa_pairs, seed, confidence)
     return {"ratio": iv.ratio, "low": iv.lo, "high": iv.hi, "verdict": verdict(iv, aa), "rounds": iv.rounds}
@@ -144,16 +154,12 @@ def summarize(pairs, aa_pairs, seed: int = 0, confidence: float = 0.95) -> dict:
 def aa_summary(aa_pairs) -> dict:
     """{ratio, low, high, band, rounds} of the A/A pairs: the control against the original, and
     the half-width of the band every verdict must clear."""
-    from ..probe.timing_stats import band
-
     iv = interval(aa_pairs)
     return {"ratio": iv.ratio, "low": iv.lo, "high": iv.hi, "band": band(iv), "rounds": iv.rounds}
 
 
 def options(batch: TimeBatch):
     """The probe timing's options for one batch."""
-    from ..probe.timing import TimingOptions
-
     t = batch.timing
     return TimingOptions(cache=t.cache, runs=batch.rounds, warmup=t.warmup, target=t.ci_width,
                          budget_s=t.time_budget, confidence=t.confidence, min_sample_ms=t.min_sample_ms,
@@ -201,8 +207,6 @@ class TimingBench(ABC):
     def _measure(self, names: list, opts) -> dict: ...
 
     def run(self, batch: TimeBatch) -> BatchResult:
-        from ..errors import SpliceError
-
         t0 = time.perf_counter()
         checked = []
         for i, c in enumerate(batch.candidates):
@@ -250,12 +254,6 @@ class ProbeBench(TimingBench):
     ``session.run_probe`` for the harness."""
 
     def __init__(self, spec: BenchSpec):
-        from ..probe.check import check, cluster_dims
-        from ..probe.device import Device, import_cupy
-        from ..probe.memory import snapshot
-        from ..probe.spec import load_spec
-        from ..util import read_text
-
         self.spec = load_spec(spec.probe)
         cp = import_cupy(spec.probe)
         decl = check(self.spec, read_text(spec.module), spec.module)
@@ -267,8 +265,6 @@ class ProbeBench(TimingBench):
         self.before = snapshot(self.dev, self.dev.stream)     # inputs as the spec fills them
         self.reference = self._render(BASELINE)
         if not self._same(self._render(CONTROL)):
-            from ..errors import SpliceError
-
             raise SpliceError("the original's outputs differ between two renders: outputs cannot be "
                               "compared byte for byte (is the kernel deterministic?)", spec.probe)
         self.broken = False
@@ -276,9 +272,6 @@ class ProbeBench(TimingBench):
     @staticmethod
     def describe(cp=None) -> dict:
         """{name, arch, count} of the visible devices (the first one's name and arch)."""
-        from ..errors import SpliceError
-        from ..probe.device import device_arch, import_cupy
-
         if cp is None:
             try:
                 cp = import_cupy()
@@ -293,25 +286,19 @@ class ProbeBench(TimingBench):
         """The device state one render of ``name`` leaves: inputs restored, outputs poisoned,
         the launch sequence, then every writable field copied on the device (and the module's
         spec globals, read back)."""
-        from ..probe.memory import restore, snapshot
-
-        st = self.dev.stream
-        restore(self.dev, self.before, st)          # a variant that wrote an input leaves no trace
-        self.dev.prepare(st)
-        g = self.dev.globals.get(name)
-        if g is not None:
-            g.prepare(self.spec, st, False)
-        self.dev.launcher(name)(st)
-        state = snapshot(self.dev, st)
-        if g is not None:
-            state.update({f"global {k}": v for k, v in g.read(self.spec, st).items()})
+        dev, st = self.dev, self.dev.stream
+        restore(dev, self.before, st)               # a variant that wrote an input leaves no trace
+        dev.prepare(st, module=name)                # each field by its kind: module globals in that module
+        dev.launcher(name)(st)
+        state = snapshot(dev, st)
+        if name in dev.bound:                       # what lives in the module and no snapshot holds
+            state.update({f"global {f.name}": v for f in dev.per_module if not f.writable
+                          for v in [f.read(dev, st, name)] if v is not None})
         st.synchronize()
         return state
 
     def _same(self, state: dict) -> bool:
         """Every byte of every field equal to the original's (on the device; NaNs by their bits)."""
-        import numpy as np
-
         for k, ref in self.reference.items():
             xp = self.dev.cp if not isinstance(ref, np.ndarray) else np
             a, b = ref.reshape(-1).view(xp.uint8), state[k].reshape(-1).view(xp.uint8)
@@ -327,10 +314,6 @@ class ProbeBench(TimingBench):
         return VariantTiming(c.key, identical=same, harness=self._harness(c) if c.harness and same else "")
 
     def _harness(self, c: Candidate) -> str:
-        from ..errors import SpliceError
-        from ..probe.modules import resolve
-        from ..probe.session import ProbeOptions, run_probe
-
         try:
             res = run_probe(resolve(c.recipe), ProbeOptions(harness=True, runs=0, roofline=False, repeat=1),
                             cp=self.dev.cp).result
@@ -344,8 +327,6 @@ class ProbeBench(TimingBench):
     def _measure(self, names: list, opts) -> dict:
         """``splice.probe.timing.time_device``: every inout buffer, surface, table and global
         restored before each sample, the device's state read through NVML."""
-        from ..probe.timing import time_device
-
         return time_device(self.dev, names, BASELINE, CONTROL, opts)
 
 
@@ -356,12 +337,6 @@ def open_bench(spec: BenchSpec) -> Bench:
 def probe_spec(module, recipe: str, entry) -> str:
     """The probe spec of the recipe's module (``probes/<module stem>.yaml``, found as ``splice
     probe RECIPE`` finds it); it must run the recipe's entry."""
-    from pathlib import Path
-
-    from ..errors import SpliceError
-    from ..probe.modules import find_spec
-    from ..probe.spec import load_spec
-
     path = find_spec(Path(module), Path(recipe))
     if entry and load_spec(path).entry != entry:
         raise SpliceError(f"probe spec {path} runs {load_spec(path).entry}, the recipe splices {entry}", recipe)

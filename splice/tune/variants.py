@@ -15,9 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import SpliceError
-from ..yamlsafe import YList, YMap
+from ..util import home_dir, read_text, read_utf8, write_atomic
+from ..yamlsafe import YList, YMap, load_yaml_marked
+from .directives import recipe_entries
 from .natives import Shape, generate
 from .space import Space
+from .steps import resolve_module
+import yaml
 
 MODULE_SLOT = "<module>"      # the recipe's module: written relative to the variant's folder
 
@@ -57,9 +61,6 @@ def plain(v):
 
 
 def load_base(space: Space) -> Base:
-    from ..util import home_dir, read_text
-    from .steps import resolve_module
-
     home = home_dir(space.recipe_path)
     module = resolve_module(space.recipe_path, space.recipe)
     natives = {}
@@ -93,8 +94,6 @@ def _settings(space: Space, point: dict) -> tuple:
 
 def _native_text(base: Base, cut: int, s: dict) -> tuple:
     """(native text, the source it came from) of one cut under its settings."""
-    from ..util import read_text
-
     path, text = base.natives[cut]
     if "native" in s:
         path = s["native"]
@@ -122,8 +121,6 @@ def _cut_entry(raw: YMap, cut: int, s: dict) -> dict:
 
 
 def _recipe(base: Base, per: dict, top: dict, point: dict) -> dict:
-    from .directives import recipe_entries
-
     r = base.space.recipe
     out = {k: plain(r[k]) for k in ("description", "name", "entry", "arch", "opt_level") if k in r}
     desc = "; ".join(f"{k} {v}" for k, v in point.items()) or "the recipe as it is"
@@ -151,8 +148,6 @@ def materialize(base: Base, index: int) -> Variant:
 
 
 def recipe_text(v: Variant, module_rel: str) -> str:
-    import yaml
-
     data = {**v.recipe, "module": module_rel}
     head = f"# splice tune variant {v.short} (point {v.index} of the space)\n"
     return head + yaml.safe_dump(data, sort_keys=False, width=1 << 16)
@@ -162,8 +157,6 @@ def write_variant(v: Variant, folder: Path, module: Path, natives: str = "native
                   name: str = "recipe.yaml") -> Path:
     """Write the recipe as ``folder/name`` and its natives under ``folder/natives`` (the best
     recipe, written beside the store, points into its variant's folder); the recipe's path."""
-    from ..util import write_atomic
-
     folder.mkdir(parents=True, exist_ok=True)
     for rel, text in v.natives.items():
         target = folder / natives / Path(rel).name
@@ -182,9 +175,6 @@ def write_variant(v: Variant, folder: Path, module: Path, natives: str = "native
 def reference_key(recipe: str) -> str:
     """The content key of a recipe given as it is (a reference): its text and every native it
     names, so an edited reference is a new row."""
-    from ..util import home_dir, read_text, read_utf8
-    from ..yamlsafe import load_yaml_marked
-
     text = read_utf8(recipe, "a recipe is UTF-8 YAML", 1 << 20)
     data = load_yaml_marked(text, recipe)
     h = hashlib.sha256(text.encode())

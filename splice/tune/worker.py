@@ -12,6 +12,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from ..errors import SpliceError
+from .timer import factory, open_bench
+
 
 @dataclass(frozen=True)
 class Ready:
@@ -36,9 +39,6 @@ def pin(gpu) -> None:
 def serve(conn, gpu, spec) -> None:
     """The worker's loop: open the bench, then one batch per message until None or EOF."""
     pin(gpu)
-    from ..errors import SpliceError
-    from .timer import open_bench
-
     try:
         bench = open_bench(spec)
     except SpliceError as exc:
@@ -62,9 +62,6 @@ def describe(conn, gpu, factory_name: str) -> None:
     """Send the device's {name, arch, count} (``timer.device_info``) and exit: asked in a
     process of its own, so the driver never creates a CUDA context."""
     pin(gpu)
-    from ..errors import SpliceError
-    from .timer import factory
-
     try:
         conn.send(factory(factory_name).describe())
     except SpliceError as exc:

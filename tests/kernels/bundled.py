@@ -50,7 +50,7 @@ def cut_of(tmp_path, path, entry, first, last):
 
 def skeleton(path, entry=None):
     """``probe init``'s skeleton of ``path``: (YAML text, one row per parameter)."""
-    from splice.probe.init import skeleton as make
+    from splice.probe.language.init import skeleton as make
 
     return make(Path(path).read_text(), str(path), entry)
 

@@ -21,7 +21,7 @@ def test_probe_init_follows_multimem():
     """``multimem.ld_reduce / red / st`` dereference their address: the parameter is an inout
     buffer (it was "read as a value, never dereferenced"), and the skeleton says the probe
     cannot make the multicast object it needs."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, _rows = skeleton(MEM.read_text(), str(MEM), "multimem_ops")
     p0 = yaml.safe_load(text)["params"][0]
@@ -33,7 +33,7 @@ def test_probe_init_types_memory_by_its_integer_atomics():
     """``atom.global.max.s32`` / ``atom.add.u64`` say what the memory holds; a buffer reached
     only through them and .b32 loads was guessed f32 from its index scaling (an int counter
     filled with floats)."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     path = MODERN / "warp_atomics_preds.ptx"      # atomics(float*, double*, u64*, int*, int*, unsigned*, …)
     text, _rows = skeleton(path.read_text(), str(path), "_Z7atomicsPfPdPyPiS2_PjS2_PKf")

@@ -122,7 +122,7 @@ def test_identity_cut_of_an_epilogue_with_a_call():
 def test_a_value_passed_to_an_extern_function_is_said():
     """A pointer handed only to an ``.extern .func`` (its body is linked in later) was "read as a
     value, never dereferenced here"; the call is not followed, and the skeleton says so."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     src = """.version 8.0
 .target sm_80
@@ -150,7 +150,7 @@ def test_a_value_passed_to_an_extern_function_is_said():
 def test_an_indirect_call_is_named_as_one():
     """``call (cr), %fp, (ca), $Ltargets;``: the target is the register, not the
     ``.calltargets`` label after the arguments."""
-    from splice.probe.param_trace import _call_args, _taint
+    from splice.analysis.param_trace import _call_args, _taint
 
     k = Kernel.load(ISA_RARE, entry="rare_ctl")
     assert [c for c, _a in _call_args(k, _taint(k)[0])] == ["an indirect call"]

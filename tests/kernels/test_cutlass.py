@@ -76,7 +76,7 @@ def test_cutlass_params_fields_at_their_true_offsets():
     bytes early (A's pointer as field_40, "field_16"… for increments); a probe spec filled from it
     puts the pointers at the wrong bytes.  The 64-bit increments were also listed as buffers
     like the pointers they are added to; they now carry a check saying so."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, _rows = skeleton(CUTLASS_FP8.read_text(), str(CUTLASS_FP8))
     f = struct_fields(text)
@@ -91,7 +91,7 @@ def test_cutlass_alpha_beta_pointer_arrays_are_tables():
     """LinearCombination's ``alpha_ptr_array`` / ``beta_ptr_array`` (Params bytes 312 and 320,
     ``offsetof`` on the host) are loaded and dereferenced; ``alpha_ptr`` / ``beta_ptr`` (296,
     304) are plain pointers."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     f = struct_fields(skeleton(CUTLASS_FP8.read_text(), str(CUTLASS_FP8))[0])
     assert "kind: table" in f[312] and "kind: table" in f[320]
@@ -103,7 +103,7 @@ def test_cutlass_grouped_gemm_params():
     GemmCoord array), alpha_ptr/beta_ptr 48/56, alpha/beta_ptr_array 64/72, ptr_A/B/C/D 80-104
     (``T**``), lda…ldd 112-136 (``int64_t*``).  The skeleton made ptr_A…ptr_D and lda…ldd "f64
     input buffers" (ptr_D, the only output, included) and problem_sizes f32."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     path = MODERN / "cutlass_grouped_sm80.ptx"
     f = struct_fields(skeleton(path.read_text(), str(path))[0])

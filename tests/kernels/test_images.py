@@ -12,7 +12,8 @@ TEXREF = MODERN / "handwritten_texref_inits.ptx"
 
 
 def test_probe_init_says_module_texture_references_are_not_bound():
-    from splice.probe.init import module_image_refs, skeleton
+    from splice.analysis.global_uses import module_image_refs
+    from splice.probe.language.init import skeleton
 
     text, rows = skeleton(TEXREF.read_text(), str(TEXREF))
     assert "# NOTE: this entry reads module-scope texture/surface references (tex_a, surf_a)" in text
@@ -27,7 +28,7 @@ def test_layered_and_cube_images_are_named_not_bound_as_2d():
     """``tex.a2d`` / ``tex.cube`` / ``tex.acube`` / ``suld.b.a2d`` / ``sust.b.a1d`` on object
     parameters: the skeleton offered plain 2-D textures and surfaces (width, height), which the
     probe would bind, giving the kernel an image of the wrong kind.  It now says so per image."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     path = MODERN / "tex_layered_cube.ptx"
     text, rows = skeleton(path.read_text(), str(path))
@@ -45,7 +46,7 @@ def test_g_build_follows_handles_into_the_fetch_functions():
     called ``.func`` (``st.param.b64 [param0+0], %rd7; call.uni (retval0), _ZN…tex2DLayered…``)
     and the fetch is there.  The skeleton said "read as a value, never dereferenced here" for all
     handles; values passed to a called function are now followed into it."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     path = MODERN / "tex_layered_cube_G.ptx"      # a reduced tex_layered_cube.cu: a2d, cube, a1d surface
     text, rows = skeleton(path.read_text(), str(path))

@@ -31,7 +31,7 @@ def test_probe_init_names_pointers_into_shared_and_const():
     """LLVM_PTRS's ``float addrspace(3)*`` / ``i32 addrspace(4)*`` kernel parameters are dereferenced
     by ``ld.shared`` / ``ld.const``: the skeleton said "read as a value, never dereferenced
     here", which is false and hides that the probe cannot fill that memory."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, rows = skeleton(LLVM_PTRS.read_text(), str(LLVM_PTRS))
     lines = {ln.split("name: ")[1].split(",")[0]: ln for ln in text.splitlines() if "{name: param_" in ln}

@@ -216,7 +216,7 @@ def test_identity_cuts_of_wmma_sub_byte_forms():
 
 def test_probe_init_types_an_int_wmma_output():
 
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, _rows = skeleton(WMMA_SUB.read_text(), str(WMMA_SUB), "wmma_b1")
     c = yaml.safe_load(text)["params"][2]

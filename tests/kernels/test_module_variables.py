@@ -71,8 +71,9 @@ def test_module_variables_are_named_and_an_empty_frame_said():
     in a NOTE; now (probe globals, docs/probe-spec.md) it lists them under ``globals:``, each
     sized from its declaration and roled by the entry's accesses, and the spec loads and
     compares ``g_out``."""
-    from splice.probe.init import module_variable_refs, skeleton
-    from splice.probe.spec import parse_spec
+    from splice.analysis.global_uses import module_variable_refs
+    from splice.probe.language.init import skeleton
+    from splice.probe.language.document import parse_spec
 
     variables: list = []
     text, rows = skeleton(GLOBALS_ONLY, "g.ptx", None, variables)

@@ -34,7 +34,7 @@ def test_numba_parameters_name_their_array():
 
 
 def test_numba_arguments_that_cannot_be_read_are_said():
-    from splice.probe.numba_args import describe
+    from splice.probe.language.numba_args import describe
 
     name = "_ZN8__main__6kernelB2v1E5ArrayIfLi2E1A7mutable7alignedEi"
     labels, why = describe(name, 10)
@@ -57,7 +57,7 @@ def test_numba_3d_arrays_and_a_tuple_are_named():
 def test_numba_names_with_huge_numbers_are_refused_not_expanded():
     """A name is text: a 5000-digit length, a tuple of 10^8 members or an Array of 10^9
     dimensions is "could not be read", neither a ValueError from int() nor a list of 10^8 labels."""
-    from splice.probe.numba_args import describe
+    from splice.probe.language.numba_args import describe
 
     for name in ("_ZN" + "9" * 5000 + "xE", "_ZN8__main__1kE8UniTupleIfLi99999999EE",
                  "_ZN8__main__1kE5ArrayIfLi999999999E1C7mutable7alignedE"):
@@ -72,7 +72,7 @@ def test_a_numba_name_nested_thousands_deep_is_unreadable_not_a_traceback(tmp_pa
     whole type grammar before checking they are scalars: an entry named ``_ZN1kE`` +
     ``5ArrayI`` x 3000 (21 KB, a legal PTX name in a module numba's environment marks) was a
     RecursionError traceback from ``probe init``.  Now: not a builtin scalar, no labels."""
-    from splice.probe.numba_args import describe
+    from splice.probe.language.numba_args import describe
 
     assert describe("_ZN1kE" + args, 1)[0] == {}
     (tmp_path / "deep.ptx").write_text(
@@ -84,7 +84,7 @@ def test_a_numba_name_nested_thousands_deep_is_unreadable_not_a_traceback(tmp_pa
 
 
 def test_numba_names_of_scalars_arrays_and_tuples_still_read():
-    from splice.probe.numba_args import describe
+    from splice.probe.language.numba_args import describe
 
     labels, why = describe("_ZN1kE5ArrayIfLi2E1A7mutable7alignedE8UniTupleIiLi3EE5TupleIdfEj", 5 + 4 + 3 + 2 + 1)
     assert why is None, why

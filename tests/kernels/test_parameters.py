@@ -51,7 +51,7 @@ SPECS = [("probes/numba_saxpy2d_sm80.yaml", NUMBA), ("probes/llvm_packed_byval.y
 def test_probe_init_passes_0_only_for_parameters_never_read():
     """``many_params`` reads a ``.f64`` and a ``.u64`` as values (never dereferenced): they need
     values (``null``, TODO), not the 0 the skeleton gives a parameter nothing reads."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     path = MODERN / "control_misc.ptx"
     text, _rows = skeleton(path.read_text(), str(path), "many_params")
@@ -68,7 +68,7 @@ def test_probe_init_passes_0_only_for_parameters_never_read():
 def test_probe_init_of_128_parameters():
     """128 parameters: bools never read are passed as 0, the read ones are TODO; structs by value
     keep their sizes and alignments (3/1, 12/4, 32/16)."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, _rows = skeleton(PARAMS.read_text(), str(PARAMS))
     params = yaml.safe_load(text)["params"]
@@ -83,7 +83,7 @@ def test_probe_init_of_128_parameters():
 
 
 def _dtype_line(path, entry, param_index):
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, _rows = skeleton(Path(path).read_text(), str(path), entry)
     blocks = text.split("\n- ")
@@ -116,7 +116,7 @@ def test_packed_or_fragment_values_stay_guessed(path, entry, param):
 
 def test_disagreeing_uses_stay_guessed(tmp_path):
     """A ``.b32`` load used both as a float and as an integer is not typed by its uses."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     src = VEC.replace(".reg .v4 .f32 %v;", ".reg .b32 %r<4>;").replace(
         "ld.global.v4.f32 %v, [%rd2];\n  add.f32 %f1, %v.x, %v.w;\n  mov.f32 %v.y, %f1;\n"
@@ -138,7 +138,7 @@ def test_pointer_fields_picked_from_a_local_copy_are_listed():
     so a spec filled from it passes null pointers.  Now every pointer parked there is a field,
     with a check that role and dtype are the union; the pointer read as two ``ld.param.u32``
     halves joined by ``bfi.b64`` is field 0, not fields 0 and 4."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, rows = skeleton(STRUCT.read_text(), str(STRUCT), "struct_params")
     assert rows[0]["kind"] == "struct" and rows[0]["fields"] == 6       # src[4] and dst[2]
@@ -151,7 +151,7 @@ def test_pointer_fields_picked_from_a_local_copy_are_listed():
 def test_a_scalar_read_into_a_64_bit_register_stays_a_scalar(tmp_path):
     """``ld.param.u32 %rd1, [n]`` of a scalar ``int`` (a 64-bit register) added to a pointer is
     index arithmetic: only a struct's bytes read in halves make a pointer."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     src = """.version 8.0
 .target sm_80
@@ -177,7 +177,7 @@ def test_a_scalar_read_into_a_64_bit_register_stays_a_scalar(tmp_path):
 def test_param_address_plus_a_constant_and_a_multiplied_stride():
     """``add %rd2, <param address>, 24`` moves the address: ``[%rd2+16]`` is byte 40.  A 64-bit
     stride multiplied into an offset (``mul.lo.s64``) is index arithmetic, not a buffer."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     text, rows = skeleton(PARAM_ADDR.replace(".reg .f32 %f<3>;", ".reg .f32 %f<3>;\n  .reg .b32 %r<2>;"), "t.ptx")
     f = struct_fields(text)
@@ -192,7 +192,7 @@ def test_pointer_tables_are_said_not_filled_with_floats():
     compared.  A table of pointers then said so and left ``fill: null``; now (probe tables,
     docs/probe-spec.md) it is a ``kind: table`` whose entries are typed and roled by the accesses
     through its pointers, with ``count: null`` (the spec refuses to load there until it is given)."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     path = MODERN / "ptr_to_ptr.ptx"
     text, rows = skeleton(path.read_text(), str(path), "_Z12batched_ptrsPKPKfPKPfPKii")
@@ -214,7 +214,7 @@ def test_g_build_struct_copy_through_the_sp_frame():
     depot) and comes back with ``ld.u64 [%SP+dynamic]``: the frame is followed like ``.local``
     (constant offsets slot by slot, a run-time offset as any parked value), so the -G build lists
     the same six pointer fields as the -O3 one, not the shared-memory views also parked there."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     for name in ("struct_params_dynsmem_G.ptx", "struct_params_dynsmem.ptx"):
         path = MODERN / name
@@ -228,7 +228,7 @@ def test_a_32_bit_field_widened_for_an_index_is_not_a_pointer_half():
     """A by-value struct's 32-bit field read with ``ld.param.u32 %rd`` (zero-extended for 64-bit
     index arithmetic) and added to a pointer is an index, not half of a pointer: only halves
     joined by ``bfi.b64`` / ``shl.b64 …, 32`` + ``or.b64`` make one."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     src = """.version 8.0
 .target sm_80
@@ -275,8 +275,8 @@ def test_pointer_fields_keep_their_bytes():
 def test_filled_struct_scalars_load_and_check(tmp_path):
     """The skeleton with its nulls filled loads and matches the module (struct scalar fields of
     u64/u32 at their offsets are a legal spec)."""
-    from splice.probe.check import check
-    from splice.probe.spec import load_spec
+    from splice.probe.language.entry import check
+    from splice.probe.language.document import load_spec
 
     text, _ = skeleton(I128, "_Z9i128_mathno4WidePKnPn")
     text = (text.replace("value: null", "value: 3").replace("grid: null", "grid: [1, 1, 1]")
@@ -317,8 +317,8 @@ def test_ptr_parameters_by_state_space():
 def test_filled_skeletons_load_and_match(spec, module):
     """numba's skeleton filled from its argument labels; LLVM's packed struct with its byte
     fields filled little-endian: both are legal specs of their modules."""
-    from splice.probe.check import check
-    from splice.probe.spec import load_spec
+    from splice.probe.language.entry import check
+    from splice.probe.language.document import load_spec
 
     s = load_spec(str(ROOT / spec))
     assert check(s, module.read_text(), str(module)).params

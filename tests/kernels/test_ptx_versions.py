@@ -43,7 +43,7 @@ def test_old_module_cut_abi_and_texture_note():
     """open64-style statements joined by a ``// 0`` comment: s14 is ``mov.f32 %f2, 0; tex.1d …``
     and a cut through it reads %r3 (the tex coordinates) and exports %f2; the skeleton names the
     ``.tex .u32`` reference."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     path = REFUSED / "old_sm13_map_f64.ptx"
     k = Kernel.load(path)

@@ -77,7 +77,7 @@ def test_triton_int64_strides_are_scalars_not_buffers():
     (``mul.lo.s64 %rd, %rd_stride, %rd_row``) and adds them to the pointers: the strides were
     "buffers" of f16 (6 buffers for a kernel with 3 pointers), so a spec filled from the skeleton
     passes device pointers as strides."""
-    from splice.probe.init import skeleton
+    from splice.probe.language.init import skeleton
 
     path = MODERN / "triton_dot_1warp_i64_sm80.ptx"
     _text, rows = skeleton(path.read_text(), str(path))

@@ -30,6 +30,7 @@ from ...ptx.operands import children
 from ..kernel import defs_uses
 from ..native import REG_WIDTH, NativePhase, labels_of, render, rename_node
 from .operands import check_operands, relaxed
+import re
 
 ABIS = ("inline", "call", "call-shared")
 
@@ -47,7 +48,6 @@ class Namer:
 
     @classmethod
     def for_source(cls, source: str) -> "Namer":
-        import re
 
         used = [int(x) for x in re.findall(r"%rsplice(\d{1,40})(?!\d)", source)]
         fns = [int(x) for x in re.findall(r"\b__splice_fn(\d{1,40})(?!\d)", source)]

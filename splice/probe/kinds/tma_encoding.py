@@ -13,14 +13,16 @@ interleave); each ``globalDim`` 1..2^32; ``tensorRank - 1`` ``globalStrides``, e
 ``elementStrides`` 1..8; the NaN out-of-bounds fill only for a floating-point type; the map
 itself 64-byte aligned.
 
-Why libcuda through ctypes and not cuda-bindings' wrapper: on an H200 (driver 580) that wrapper
-returned ``CUDA_ERROR_INVALID_VALUE`` for every rank-1 map of the mutant bench although every
-documented rule held.  Two of the wrapper's ways match that: it passes an empty list as a NULL
-pointer (a rank-1 map has no ``globalStrides``: ``driver.pyx`` sets the pointer only for a list
-of one or more), and it encodes into the ``CUtensorMap`` struct inside a Python object, whose
-address only the allocator's 16-byte alignment is sure of where the driver requires 64.  Here the map is written
-into a 64-byte-aligned buffer of our own and every array is a real array (a rank-1 map gets
-one stride the driver does not read: the tensor's byte size rounded up to 16).
+Why libcuda through ctypes and not cuda-bindings' wrapper: on an H200 (driver 13.0, cuda-bindings
+13.3.1) that wrapper returned ``CUDA_ERROR_INVALID_VALUE`` for every rank-1 map of the mutant bench
+although every documented rule held.  The cause, measured on 2026-12-02
+(docs/results/tensor-map-encode-h200-2026-12-02): the wrapper passes an empty ``globalStrides``
+list (a rank-1 map has none) as a NULL pointer, and the driver refuses NULL whatever the rank
+(libcuda called directly: NULL refused, a real array accepted; the wrapper with a one-element
+list: accepted).  The wrapper also encodes into a struct inside a Python object, whose address
+only the allocator's 16-byte alignment is sure of where the driver requires 64.  Here the map is
+written into a 64-byte-aligned buffer of our own and every array is a real array (a rank-1 map
+gets one stride the driver does not read: the tensor's byte size rounded up to 16).
 """
 from __future__ import annotations
 

@@ -119,12 +119,20 @@ def _epilogue(threads: int) -> list:
     return out + ["ret;"]
 
 
+def _cluster(mut: Mutant) -> str:
+    """The asynchronous-proxy kernels are launched as a cluster of one CTA (``.reqnctapercluster
+    1, 1, 1``): without a cluster launch the H200 stopped ``st.async`` and ``red.async`` on the
+    CTA's own shared::cluster window with cudaErrorIllegalInstruction (2026-12-02), although the
+    ISA makes a kernel launched without a cluster a cluster of one."""
+    return "\n.reqnctapercluster 1, 1, 1" if mut.tmap else ""
+
+
 def kernel(mut: Mutant, name: str = "mutant") -> str:
     """The original kernel of a mutant: prologue, bar.sync, the cut, bar.sync, epilogue."""
     body = _prologue(mut.threads) + list(mut.prologue) + ["bar.sync 0;", CUT_BEGIN, *mut.cut, CUT_END,
                                                           "bar.sync 0;"] + _epilogue(mut.threads)
     params = ", ".join(f".param .u64 {p}" for p in ("pin", "pout", "pg", "ptex", "psurf"))
-    return (HEADER.format(arch=mut.arch) + f"\n.visible .entry {name}({params})\n{{\n{_DECLS}\n\n"
+    return (HEADER.format(arch=mut.arch) + f"\n.visible .entry {name}({params}){_cluster(mut)}\n{{\n{_DECLS}\n\n"
             + "\n".join("\t" + line for line in body) + "\n}\n")
 
 

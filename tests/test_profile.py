@@ -2,10 +2,12 @@
 the analysis of a stamp buffer; ncu output parsing; GPU end to end (gpu marker)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+
 import pytest
 
 from splice.analysis import Kernel
@@ -114,12 +116,16 @@ def test_ncu_absent_is_a_message(monkeypatch):
 
 
 @pytest.mark.gpu
-def test_probe_profile_gpu(tmp_path):
-    from splice.probe.run.modules import resolve
-    from splice.probe.run.session import ProbeOptions, run_probe
+def test_probe_profile_gpu(tmp_path, capsys):
+    """``splice probe --profile``: every warp's stamps complete and agreeing, the frame rendered
+    with the stamps equal to the plain one, and the chart written by the command (the run
+    returns the data; rendering is the command's, so the test goes through the CLI)."""
+    from splice.cli import main
 
-    r = run_probe(resolve(str(ROOT / "recipes/enc5_p8.yaml")),
-                  ProbeOptions(runs=10, warmup=1, report_dir=tmp_path, profile=True)).result
+    rc = main(["probe", str(ROOT / "recipes/enc5_p8.yaml"), "--runs", "10", "--warmup", "1", "--profile",
+               "--report-dir", str(tmp_path), "--json"])
+    r = json.loads(capsys.readouterr().out)
+    assert rc == 0, r.get("error")
     pr = r["profile"]["original"]
     assert pr["warps_complete"] == pr["warps"] and pr["agrees"]
     assert pr["frame_equal_plain"] and Path(pr["png"]).exists()

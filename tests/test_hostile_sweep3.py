@@ -182,25 +182,30 @@ def test_ctrl_c_while_workers_start_leaves_no_worker(work):
     forking and feeding its workers, before ``results()`` could stop them) exited 130 but left
     the workers running their batches (with multiprocessing workers, one blocked for ever),
     holding splice's stdout (``splice … | cat`` did not end).  The scheduler now stops its
-    workers when its own set-up is interrupted.  The interrupt is raised here, deterministically, a second
-    after the workers were fed; each is busy with a ptxas that takes a minute."""
+    workers when its own set-up is interrupted.  The interrupt is raised here, deterministically,
+    once the workers were fed and a worker's ptxas (one that takes a minute) tells through a FIFO
+    that it runs."""
     import signal
     import subprocess
     import sys
 
     (work / "b.ptx").write_text(TINY)
-    code = ("import sys\nfrom splice.commands import roundtrip_split as rs\n"
+    os.mkfifo(work / "started")
+    code = ("import os, sys\nfrom splice.commands import roundtrip_split as rs\n"
             "feed0 = rs.Scheduler._feed\n"
-            "def feed(self):\n    feed0(self)\n    import time; time.sleep(1.0)\n    raise KeyboardInterrupt\n"
+            "def feed(self):\n    feed0(self)\n"
+            "    fd = os.open(os.environ['STARTED'], os.O_RDWR)\n    os.read(fd, 64)\n    raise KeyboardInterrupt\n"
             "rs.Scheduler._feed = feed\n"
             "from splice.cli import console_main\n"
             "sys.argv = ['splice', 'roundtrip', 'tiny.ptx', 'b.ptx', '--jobs', '2', '--sass', '--no-cache']\n"
             "console_main()\n")
     tool = work / "ptxas"     # busy workers: each runs a ptxas that takes a minute
-    tool.write_text('#!/bin/sh\nif [ "$1" = --version ]; then echo "fake ptxas V13"; exit 0; fi\nexec sleep 60\n')
+    tool.write_text('#!/bin/sh\nif [ "$1" = --version ]; then echo "fake ptxas V13"; exit 0; fi\n'
+                    'echo $$ > "$STARTED"\nexec sleep 60\n')
     tool.chmod(0o755)
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True, env={**os.environ, "SPLICE_PTXAS": str(tool)})
+                            start_new_session=True,
+                            env={**os.environ, "SPLICE_PTXAS": str(tool), "STARTED": str(work / "started")})
     try:
         _out, err = proc.communicate(timeout=30)     # EOF on stdout: no worker holds it any more
     except subprocess.TimeoutExpired:

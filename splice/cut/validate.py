@@ -37,8 +37,19 @@ def start_original(recipe, pool, cache=None, arch: Optional[str] = None, opt_lev
     from ..ptx.sass import compile_ptx
 
     opt = recipe.opt_level if opt_level is None else opt_level
-    return pool.submit(compile_ptx, Path(recipe.module), arch or recipe.arch, opt, name=str(recipe.module),
+    return submit_held(pool, compile_ptx, Path(recipe.module), arch or recipe.arch, opt, name=str(recipe.module),
                        cache=cache)
+
+
+def submit_held(pool, fn, *args, **kwargs):
+    """``pool.submit`` with a SIGTERM/SIGHUP held until it returns.  A stop that came while the
+    pool was starting its thread (``Thread.start`` waits, and the signal's exception is raised
+    there) left the thread unknown to the pool: shutdown did not join it, and the process ended
+    under it -- its ptxas orphaned, its temporary directory left behind."""
+    from ..util import signals_deferred
+
+    with signals_deferred():
+        return pool.submit(fn, *args, **kwargs)
 
 
 def validate(plan, arch: Optional[str] = None, opt_level: Optional[int] = None, output_name: str = "",
@@ -55,8 +66,10 @@ def validate(plan, arch: Optional[str] = None, opt_level: Optional[int] = None, 
     opt = plan.recipe.opt_level if opt_level is None else opt_level
     with ThreadPoolExecutor(2) as pool:
         if before is None and compile_before:
-            before = pool.submit(compile_ptx, plan.source, arch, opt, name=str(plan.recipe.module), cache=cache)
-        fut_after = pool.submit(compile_ptx, plan.text, arch, opt, name=output_name or "<spliced>", cache=cache)
+            before = submit_held(pool, compile_ptx, plan.source, arch, opt, name=str(plan.recipe.module),
+                                 cache=cache)
+        fut_after = submit_held(pool, compile_ptx, plan.text, arch, opt, name=output_name or "<spliced>",
+                                cache=cache)
         try:
             original = before.result() if before is not None else None
         except ToolNotFoundError as exc:

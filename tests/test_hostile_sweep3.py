@@ -288,7 +288,7 @@ def test_a_killed_tools_temp_files_go_with_splices_directory(work, tmp_path, mon
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", None)     # re-read TMPDIR
-    with pytest.raises(sass.PtxasError, match="timed out"):
+    with pytest.raises(sass.ToolTimedOut, match="timed out"):     # no rejection: it judged nothing
         sass.compile_ptx(TINY, "sm_90", 3, timeout=2.0)
     assert not [p.name for p in tmpdir.iterdir() if p.name.startswith("tmpxft")]
     assert not [p.name for p in tmpdir.iterdir() if p.name.startswith("splice-")]

@@ -50,10 +50,10 @@ class Reference:
     """The original module compiled once: its normalised SASS (and resources) to compare with."""
 
     def __init__(self, path: str, arch: str, opt_level, extra=(), timeout: Optional[float] = None):
-        from ..ptx.sass import DEFAULT_TIMEOUT, _resource_lines, compile_ptx, normalized_sass
+        from ..ptx.sass import _resource_lines, compile_ptx, normalized_sass
 
         self.path, self.arch, self.opt, self.extra = path, arch, opt_level, tuple(extra)
-        self.timeout = timeout or DEFAULT_TIMEOUT
+        self.timeout = timeout       # None: ptxas' own limit for the module's size
         c = compile_ptx(Path(path), arch, opt_level, self.extra, name=Path(path).name,
                         timeout=self.timeout)
         self.sass = normalized_sass(c.cubin) + _resource_lines(c.resources)

@@ -106,8 +106,10 @@ def _not_found(plan, exc) -> SpliceError:
 
 def _diagnosed(exc) -> bool:
     """Did ptxas say what it rejects?  A ptxas that exits non-zero without one ``ptxas ...``
-    diagnostic (``/bin/false``, a crash, a wrong binary) judged nothing about the module."""
-    return bool(exc.diagnostics) or exc.returncode is None
+    diagnostic (``/bin/false``, a crash, a wrong binary, one stopped for printing without end)
+    judged nothing about the module.  (A timeout is no PtxasError: ``ToolTimedOut`` reaches the
+    CLI, which says it and exits 124.)"""
+    return bool(exc.diagnostics)
 
 
 def _broken_ptxas(plan, exc) -> SpliceError:

@@ -106,15 +106,19 @@ def attributed_sass(cubin: bytes) -> dict:
     import subprocess
     import tempfile
 
+    from .sass import SassToolError, ToolTimedOut, run_tool, scaled_timeout, timeout_hint
+
     exe = require_tool("nvdisasm")
+    limit = scaled_timeout(len(cubin))
     with tempfile.TemporaryDirectory(prefix="splice-sass-") as tmp:
         path = os.path.join(tmp, "in.cubin")
         with open(path, "wb") as f:
             f.write(cubin)
-        proc = subprocess.run([exe, "-g", "-c", path], capture_output=True, timeout=300, check=False)
+        try:     # run_tool: a stop kills nvdisasm too, and a timeout is said as one
+            proc = run_tool([exe, "-g", "-c", path], cwd=tmp, timeout=limit)
+        except subprocess.TimeoutExpired:
+            raise ToolTimedOut(f"nvdisasm timed out after {limit:g} s: {timeout_hint('nvdisasm')}") from None
     if proc.returncode != 0:
-        from .sass import SassToolError
-
         raise SassToolError(f"nvdisasm failed: {proc.stderr.decode('utf-8', 'replace').strip()}")
     funcs: dict = {}
     cur = None
@@ -140,10 +144,13 @@ def attributed_sass(cubin: bytes) -> dict:
     return funcs
 
 
-def compile_marked(module: m.Module, arch: str, opt_level: int = 3):
+def compile_marked(module: m.Module, arch: str, opt_level: int = 3, entry: str | None = None):
     """(Compiled, {function: [(line, opcode)]}) of the marked module (compiled only, ``-c``, when
-    it is relocatable device code with externs defined elsewhere)."""
-    c = compile_any(mark_lines(module), arch, opt_level, extra=("-lineinfo",), name=module.path)
+    it is relocatable device code with externs defined elsewhere).  ``entry``: ptxas generates
+    code for that entry alone (``-e``; the functions it calls come with it): one kernel's mix of
+    a module of thousands of entries no longer waits for all of them."""
+    extra = ("-lineinfo", *(("-e", entry) if entry else ()))
+    c = compile_any(mark_lines(module), arch, opt_level, extra=extra, name=module.path)
     return c, attributed_sass(c.cubin)
 
 
@@ -159,8 +166,8 @@ def mix(insns, ranges) -> list:
 
 def marking_is_neutral(module: m.Module, arch: str) -> bool:
     """Does marking leave the machine code unchanged (same normalised SASS)?"""
-    plain = compile_ptx(module.source, arch)
-    marked = compile_ptx(mark_lines(module), arch, extra=("-lineinfo",))
+    plain = compile_ptx(module.source, arch, resources=False)
+    marked = compile_ptx(mark_lines(module), arch, extra=("-lineinfo",), resources=False)
     return normalized_sass(plain.cubin) == normalized_sass(marked.cubin)
 
 

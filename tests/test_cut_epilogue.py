@@ -1,6 +1,5 @@
 """Epilogue cuts: selectors, expected facts, extract --epilogue, and extract → apply giving SASS
 identical to the original (skipped without ptxas and a disassembler)."""
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -142,13 +141,7 @@ def test_cli_extract_epilogue(tmp_path, capsys):
     assert "epilogue 7 does not exist" in capsys.readouterr().err
 
 
-def _tools():
-    from splice.ptx.sass import find_tool
-
-    return shutil.which("ptxas") and (find_tool("cuobjdump") or find_tool("nvdisasm"))
-
-
-@pytest.mark.skipif(not _tools(), reason="needs ptxas and cuobjdump/nvdisasm")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 @pytest.mark.parametrize("module,indices", [(ENC5, [1, 21, 23, 61]), (DEC1, [6, 12, 26])])
 def test_extract_apply_sass_identical(module, indices):
     """A sample (loads only; activation + C build; the template's target; shared + barriers +
@@ -282,7 +275,7 @@ def test_wrong_epilogues_pass_static_checks(name):
     assert moved == ((1, 1) if "shuffle" in name else (0, 0))
 
 
-@pytest.mark.skipif(not shutil.which("ptxas"), reason="ptxas not installed")
+@pytest.mark.needs("ptxas")
 @pytest.mark.parametrize("name", ["enc5_e21.yaml", "dec1_e9.yaml", "enc5_e61.yaml"])
 def test_shipped_epilogue_recipes_assemble(name, tmp_path):
     from splice.ptx.sass import compile_ptx

@@ -134,8 +134,8 @@ JSON_COMMANDS = [
     ["notes", "M"], ["notes", "M", "-o", "O.md"], ["extract", "M", "--phase", "1"], ["extract", "M", "--phase", "1", "-o", "O.ptx"],
     ["probe", "init", "tiny.ptx", "-o", "O.yaml"],
     ["apply", "R", "--no-ptxas", "-o", "O.ptx"], ["verify", "R"],
-    pytest.param(["sass-mix", "M"], marks=pytest.mark.needs("ptxas")),
-    pytest.param(["sass-mix", "R"], marks=pytest.mark.needs("ptxas")),
+    pytest.param(["sass-mix", "M"], marks=pytest.mark.needs("ptxas", "nvdisasm")),
+    pytest.param(["sass-mix", "R"], marks=pytest.mark.needs("ptxas", "nvdisasm")),
 ]
 
 
@@ -204,27 +204,20 @@ def _render_all(work, columns, commands):
     return [[rc, re.sub(r"\d+\.\d+ ?s\b", "T", text)] for rc, text in json.loads(proc.stdout)]   # timings vary
 
 
-def test_columns_out_of_range_lays_tables_out_at_the_bounds(work):
+@pytest.mark.parametrize("with_tools", [pytest.param([], id="tables"), pytest.param(
+    [["sass-mix", "tiny.ptx"]], marks=pytest.mark.needs("ptxas", "nvdisasm"), id="sass-mix")])
+def test_columns_out_of_range_lays_tables_out_at_the_bounds(with_tools, work):
     """regression: ``COLUMNS=0`` made rich print nothing (stats, roundtrip, apply, verify: an
     empty report, exit 0); ``COLUMNS=1``…``10`` one character a line, every cell lost.  A width
     below 80 is laid out at 80 (as for a pipe), above 1000 at 1000; a value that is no number is
     not a width (the default)."""
-    commands = TABLE_COMMANDS + ([["sass-mix", "tiny.ptx"]] if _have("ptxas") else [])
+    commands = TABLE_COMMANDS + with_tools
     default = _render_all(work, None, commands)
     assert all(rc == 0 and text for rc, text in default), default
     for columns in ("0", "1", "5", "79", "-3", "abc", " 40"):
         assert _render_all(work, columns, commands) == default, columns
     wide = _render_all(work, "1000", commands)
     assert _render_all(work, "99999999", commands) == wide
-
-
-def _have(tool):
-    from splice.ptx.sass import find_tool
-
-    try:
-        return bool(find_tool(tool))
-    except Exception:
-        return False
 
 
 # ---- a reader that goes away (| head): status 0, nothing on stderr --------------------------------

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,6 @@ from splice.ptx import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 PERF = ROOT / "recipes" / "perf"
-needs_ptxas = pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
 
 
 def _maker():
@@ -65,7 +63,7 @@ def test_same_mma_same_order(recipe):
     assert len(re.findall(r"setp\.ge\.u32 %rsplice\d+, %rsplice\d+, %rsplice\d+;", p.text)) >= len(k0.phases)
 
 
-@needs_ptxas
+@pytest.mark.needs("ptxas")
 def test_enc5_fence_spills_as_documented():
     from splice.ptx.sass import compile_ptx
 

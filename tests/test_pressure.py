@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
@@ -79,7 +78,7 @@ def test_cli_json_and_png(tmp_path, capsys):
     assert img.shape == (520, 1400, 3) and (img != 255).any()
 
 
-@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
+@pytest.mark.needs("ptxas")
 def test_cli_ptxas_figures(tmp_path, capsys):
     f = tmp_path / "s.ptx"
     f.write_text(SMALL)

@@ -2,7 +2,6 @@
 the analysis of a stamp buffer; ncu output parsing; GPU end to end (gpu marker)."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -56,7 +55,7 @@ def test_instrument_keeps_the_module_text():
     assert [len(ph.mma) for ph in k2.phases] == [len(ph.mma) for ph in k.phases]
 
 
-@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
+@pytest.mark.needs("ptxas")
 def test_instrumented_enc5_assembles():
     from splice.ptx.sass import compile_ptx
 

@@ -4,7 +4,6 @@ trace, the epilogue stages) agreeing on the same statements."""
 from __future__ import annotations
 
 import io
-import shutil
 import subprocess
 import tokenize
 from pathlib import Path
@@ -188,7 +187,7 @@ def test_family_facts(line, facts, impure, opaque):
     assert roles.is_opaque(node) is opaque
 
 
-@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
+@pytest.mark.needs("ptxas")
 def test_family_statements_are_ptx(tmp_path):
     """The facts are about real statements: ptxas assembles every one of them."""
     body = "\n".join("  " + f[0] for f in FAMILIES if f[0] not in ("exit;", "trap;"))

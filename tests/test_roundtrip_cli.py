@@ -38,7 +38,7 @@ def test_no_files_is_an_error(tmp_path, capsys):
     assert main(["roundtrip", str(tmp_path)]) == 2
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 @pytest.mark.parametrize("name", ["fp8_mma_sm89.ptx", "tex_surf_objects.ptx", "calls_params_globals.ptx",
                                   "wgmma_sm90a.ptx", "lineinfo_inlined.ptx"])
 def test_canonical_print_gives_identical_sass(name, capsys):
@@ -47,7 +47,7 @@ def test_canonical_print_gives_identical_sass(name, capsys):
     assert rec["sass_identical"] is True, rec
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_sass_check_can_fail(tmp_path, monkeypatch):
     """The SASS comparison is real: a canonical printer that changed an opcode is caught."""
     from splice.ptx import printer

@@ -8,14 +8,11 @@ import pytest
 
 from splice.cli import main
 from splice.ptx import parse, parse_file
-from splice.ptx.sass import find_tool
 from splice.ptx.sass_lines import (MARK_FILE, compile_marked, mark_lines, marking_is_neutral,
                                    mix, sass_class)
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "recipes" / "tiny.ptx"
-needs_tools = pytest.mark.skipif(not (find_tool("ptxas") and find_tool("nvdisasm")),
-                                 reason="ptxas and nvdisasm needed (pip install nvidia-cuda-nvdisasm)")
 
 
 def test_classes():
@@ -48,7 +45,7 @@ def test_mix_counts_ranges():
     assert b["STL"] == 1 and b["LDG"] == 1 and b["total"] == 2
 
 
-@needs_tools
+@pytest.mark.needs("ptxas", "nvdisasm")
 def test_marking_is_neutral_and_attributes_every_hmma():
     mod = parse_file(str(TINY))
     assert marking_is_neutral(mod, "sm_90")
@@ -60,7 +57,7 @@ def test_marking_is_neutral_and_attributes_every_hmma():
     assert sum(op.startswith("HMMA") for _, op in body) == 2 * len(mma_lines)
 
 
-@needs_tools
+@pytest.mark.needs("ptxas", "nvdisasm")
 def test_cli_module_and_recipe(tmp_path, capsys):
     assert main(["sass-mix", str(TINY), "--json"]) == 0
     d = json.loads(capsys.readouterr().out)

@@ -56,7 +56,7 @@ def test_cut_keeps_the_rest_of_its_last_line(tmp_path):
     parse(p.text, "spliced.ptx")     # the whole module still parses (the next .entry included)
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_every_mma_form_of_the_sample_round_trips_through_a_cut():
     from splice.cut.identity import run_module
 
@@ -175,7 +175,7 @@ def test_wider_registers_follow_ptxas(line, ok):
 
 # ---- the module's own target for the SASS views -------------------------------------------------
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_sass_mix_compiles_for_the_module_target(capsys):
     """An sm_90a module (wgmma) used to be compiled for sm_90 by sass-mix and spec --pressure."""
     from splice.cli import main

@@ -78,7 +78,7 @@ def test_kind_forms_are_in_the_table():
         assert set(p.extra_regs["scale_a"] + p.extra_regs["scale_b"]) <= live_in
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 @pytest.mark.parametrize("path, arch", [(SPARSE, "sm_90"), (SM120, "sm_120a")])
 def test_identity_cuts_of_the_new_forms(path, arch):
     """Every phase of the split runs, sparse and block-scaled forms: extract -> apply gives
@@ -137,7 +137,7 @@ def test_shadowed_registers_keep_their_scopes():
 
 # ---- relocatable device code: the module views compile it with -c --------------------------------
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_sass_views_of_relocatable_code(capsys):
     """Dynamic parallelism calls ``cudaLaunchDeviceV2`` (an extern resolved at device link):
     ``sass-mix`` and ``spec --pressure`` used to fail with "Unresolved extern function"."""
@@ -181,7 +181,7 @@ def test_recipe_arch_defaults_to_the_module_target(tmp_path, module, want):
     assert load_recipe(str(r)).arch == "sm_100a"
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_identity_recipe_on_an_sm90a_module_without_arch(tmp_path, capsys):
     from splice.cli import main
     from splice.cut.extract import extract
@@ -250,7 +250,7 @@ def test_a_cut_across_shadowing_scopes_keeps_them_apart(tmp_path, which):
     assert native.count(".reg .b32 %r5;") == (2 if which == 0 else 1)
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_a_cut_across_shadowing_scopes_gives_the_original_sass(tmp_path):
     from splice.ptx.sass import compile_ptx, normalized_sass
 
@@ -371,7 +371,7 @@ def test_tensor_core_sass_opcodes_are_one_class(op):
     assert sass_class(op) == "HMMA"
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_sass_mix_counts_fp8_and_int8_wgmma(capsys):
     from splice.cli import main
 
@@ -395,7 +395,7 @@ def test_sparse_kind_forms_and_their_scales():
     assert set(scaled[0].extra_regs) == {"meta", "scale_a", "scale_b"}
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_identity_cuts_of_sparse_kind_forms():
     from splice.cut.identity import run_module
 
@@ -425,7 +425,7 @@ def test_wmma_sub_byte_forms_are_in_the_table():
     assert seen["wmma_bf16"] == [((16, 16, 16), (4, 4, 8), [])]
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_identity_cuts_of_wmma_sub_byte_forms():
     from splice.cut.identity import run_module
 

@@ -211,7 +211,7 @@ def test_spec_json_of_the_managed_module(capsys):
     assert len(info["entries"]) == 3 and all(e["phases"] == [] for e in info["entries"])
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 @pytest.mark.parametrize("name", ["llvm_mma_loop.ptx", "triton_dot_fp64_sm80.ptx", "triton_dot_tf32x3_sm80.ptx"])
 def test_identity_cuts_of_round3_kernels(name):
     """Every phase and epilogue: extract -> apply gives ptxas' original SASS."""
@@ -306,7 +306,7 @@ def test_a_cut_keeps_the_locations_inlined_at_names(tmp_path):
     assert _inlined_at_defined(text) == []
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_identity_cut_of_an_epilogue_holding_an_inlined_call_site():
     from splice.cut.identity import run_module
 
@@ -342,7 +342,7 @@ def test_a_native_keeps_a_call_sequences_param_declarations(tmp_path, capsys):
     assert "not .param (outside a { } call sequence)" in capsys.readouterr().err
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_identity_cut_of_an_epilogue_with_a_call():
     from splice.cut.identity import run_module
 

@@ -59,7 +59,7 @@ def test_tcgen05_dealloc_reads_its_tensor_memory_address(tmp_path):
     assert raw_defs_uses(ld) == (["%r9"], ["%r2"])      # tcgen05.ld still writes its vector
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_identity_cut_before_the_dealloc_gives_the_original_sass(tmp_path):
     from splice.ptx.sass import compile_ptx, normalized_sass
 
@@ -107,7 +107,7 @@ def test_a_range_inside_an_asm_scope_keeps_its_labels_visible(tmp_path):
     assert p.text.count(f"{label.name}:") == 1
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_the_asm_scope_range_gives_the_original_sass(tmp_path):
     from splice.ptx.sass import compile_ptx, normalized_sass
 
@@ -144,7 +144,7 @@ def test_an_indirect_call_sequence_in_a_native(tmp_path):
         parse_native("proto: .callprototype (.param .b32 _) _ (.param .b32 _);\n", "n.ptx")
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_the_indirect_call_range_gives_the_original_sass(tmp_path):
     from splice.ptx.sass import compile_ptx, normalized_sass
 

@@ -6,7 +6,6 @@ The kernels are checked by ptxas on any machine (``test_forms_assemble``); the c
 itself needs cupy and a CUDA device (gpu marker)."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 
 import numpy as np
@@ -78,7 +77,7 @@ def _special(type_: str, rng) -> np.ndarray:
     return words
 
 
-@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
+@pytest.mark.needs("ptxas")
 @pytest.mark.parametrize("rule,i,type_,a,b", FORMS, ids=IDS)
 def test_forms_assemble(rule, i, type_, a, b, tmp_path):
     for k, form in enumerate((a, b)):

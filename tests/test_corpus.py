@@ -275,6 +275,7 @@ def test_enc5_specific_counts():
 
 # ---------------------------------------------------------------- toolchain
 
+@pytest.mark.slow
 @pytest.mark.needs("ptxas")
 @pytest.mark.parametrize("name", LAYERS)
 def test_ptxas_sm90_compiles(name, tmp_path):
@@ -298,6 +299,7 @@ def _nvcc_differs() -> str | None:
     return None
 
 
+@pytest.mark.slow
 @pytest.mark.needs("nvcc")
 @pytest.mark.skipif(_nvcc_differs() is not None, reason=str(_nvcc_differs()))
 def test_committed_ptx_equals_fresh_build(tmp_path):

@@ -24,6 +24,7 @@ SAMPLE = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 @pytest.mark.parametrize("path, arch", SAMPLE, ids=[p.name for p, _ in SAMPLE])
 def test_extract_then_apply_is_sass_identical(path, arch):

@@ -204,6 +204,7 @@ def _render_all(work, columns, commands):
     return [[rc, re.sub(r"\d+\.\d+ ?s\b", "T", text)] for rc, text in json.loads(proc.stdout)]   # timings vary
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("with_tools", [pytest.param([], id="tables"), pytest.param(
     [["sass-mix", "tiny.ptx"]], marks=pytest.mark.needs("ptxas", "nvdisasm"), id="sass-mix")])
 def test_columns_out_of_range_lays_tables_out_at_the_bounds(with_tools, work):
@@ -231,6 +232,7 @@ PIPED = [["stats", "M"], ["stats", "M", "--json"], ["index", "M"], ["roundtrip",
          ["--help"], ["stats", "--help"], ["--version"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", PIPED, ids=lambda a: " ".join(a))
 def test_a_closed_pipe_is_a_quiet_exit_0(argv, tmp_path):
     """regression: ``splice stats m.ptx | head -1`` exited 1 (rich's ``on_broken_pipe`` raises

@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import subprocess
 
+import pytest
+
 from .conftest import tree_digest
 from .test_hostile_sweep3 import RECIPE, TINY, refused, run  # noqa: F401 - shared with sweeps 3 to 5
 from .test_hostile_sweep4 import work  # noqa: F401 - fixture: the work directory
@@ -157,6 +159,7 @@ def test_the_lines_of_a_long_param_list_on_one_line_are_found_in_linear_time():
     assert len(decl.params) == 20000 and {p.line for p in decl.params} == {5}
 
 
+@pytest.mark.slow
 def test_probe_init_refuses_a_skeleton_larger_than_a_spec_may_be(work, capsys):
     """regression: ``probe init`` of an entry of 20000 parameters wrote 1.9 MB of YAML, which
     ``splice probe`` refused to read (a probe spec holds at most 1 MiB)."""

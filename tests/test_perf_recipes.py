@@ -24,6 +24,7 @@ def _maker():
     return mod
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layer,at", [("enc5", "end"), ("dec1", "end")])
 def test_natives_regenerate_byte_for_byte(tmp_path, layer, at):
     files = _maker().main(str(ROOT / "corpus" / f"{layer}.ptx"), layer, 40, at, out=tmp_path)
@@ -50,6 +51,7 @@ def _mma(k, ph):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recipe", ["enc5_fence.yaml", "enc5_fence_start.yaml", "dec1_fence.yaml"])
 def test_same_mma_same_order(recipe):
     p = make_plan(load_recipe(PERF / recipe))
@@ -63,6 +65,7 @@ def test_same_mma_same_order(recipe):
     assert len(re.findall(r"setp\.ge\.u32 %rsplice\d+, %rsplice\d+, %rsplice\d+;", p.text)) >= len(k0.phases)
 
 
+@pytest.mark.slow
 @pytest.mark.needs("ptxas")
 def test_enc5_fence_spills_as_documented():
     from splice.ptx.sass import compile_ptx

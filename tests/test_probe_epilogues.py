@@ -53,6 +53,7 @@ def test_uncut_epilogues_staged_by_selection(wrong_e9):
             assert pair.original.splitlines()[s.line_orig - 1] == pair.spliced.splitlines()[s.line_spl - 1]
 
 
+@pytest.mark.slow
 @pytest.mark.needs("ptxas")
 def test_instrumented_epilogue_stages_compile(wrong_e9):
     from splice.probe.stages import instrument, plan_stages

@@ -118,6 +118,7 @@ def _corpus_with_big_files(d):
     shutil.copy(FAIL, d / "zz_bad.ptx")
 
 
+@pytest.mark.slow
 def test_jobs_split_big_files_same_records(tmp_path, capsys):
     """Big files are split into a skeleton and body items; every record (verdict, message,
     line count in the table) is the one a whole-file check gives, in input order."""

@@ -56,6 +56,7 @@ def test_cut_keeps_the_rest_of_its_last_line(tmp_path):
     parse(p.text, "spliced.ptx")     # the whole module still parses (the next .entry included)
 
 
+@pytest.mark.slow
 @pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_every_mma_form_of_the_sample_round_trips_through_a_cut():
     from splice.cut.identity import run_module

@@ -78,6 +78,7 @@ def test_kind_forms_are_in_the_table():
         assert set(p.extra_regs["scale_a"] + p.extra_regs["scale_b"]) <= live_in
 
 
+@pytest.mark.slow
 @pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 @pytest.mark.parametrize("path, arch", [(SPARSE, "sm_90"), (SM120, "sm_120a")])
 def test_identity_cuts_of_the_new_forms(path, arch):
@@ -425,6 +426,7 @@ def test_wmma_sub_byte_forms_are_in_the_table():
     assert seen["wmma_bf16"] == [((16, 16, 16), (4, 4, 8), [])]
 
 
+@pytest.mark.slow
 @pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_identity_cuts_of_wmma_sub_byte_forms():
     from splice.cut.identity import run_module

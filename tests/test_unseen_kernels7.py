@@ -113,6 +113,7 @@ def test_a_struct_read_through_its_address_is_not_a_tensor_map():
     assert "tensor map" not in text
 
 
+@pytest.mark.slow
 def test_verify_names_a_flipped_wgmma_transpose_briefly(tmp_path):
     """The first wgmma of the consumer's K step with its B transposed (imm-trans-b 0 -> 1):
     the reason printed each of the 32 D elements of both sides, ``wgmma(…)[0], … wgmma(…)[31]``

@@ -398,12 +398,12 @@ def tools_summary() -> list[str]:
 # which ptxas accepts a module
 # --------------------------------------------------------------------------------------------
 
-_HEADER_RE = {d: re.compile(rf"^[ \t]*\.{d}[ \t]+([^\n/;]+)", re.M) for d in ("version", "target", "address_size")}
+_HEADER_RE = {d: re.compile(rf"^[ \t]*\.{d}[ \t]+([^\n/;]+)", re.M) for d in ("version", "target")}
 
 
 def ptx_header(text: str) -> dict[str, str]:
-    """The module's ``.version``, ``.target`` and ``.address_size`` as written (each absent key
-    a directive the text lacks), read from the text before its first function."""
+    """The module's ``.version`` and ``.target`` as written (an absent key: a directive the text
+    lacks), read from the text before its first function."""
     head = text[:text.find(".entry")] if ".entry" in text else text
     head = head[:head.find(".func")] if ".func" in head else head
     out = {}
@@ -420,9 +420,11 @@ def _refusal(tool: FoundTool, header: dict[str, str], sm: str) -> str | None:
     by compiling the header alone, once per tool, header and arch."""
     key = (_stamp(tool.path), tuple(sorted(header.items())), sm)
     if key not in _refusals:
-        # the target's architecture alone: ``debug`` asks for debug sections an empty module lacks
+        # the target's architecture alone (``debug`` asks for debug sections an empty module
+        # lacks); no ``.address_size``: a 32-bit module no ptxas takes for sm_90 is refused by
+        # the compile itself, as a module ptxas rejects, not as a ptxas too old for it
         target = header.get("target", sm).split(",")[0].strip()
-        text = f".version {header['version']}\n.target {target}\n.address_size {header.get('address_size', '64')}\n"
+        text = f".version {header['version']}\n.target {target}\n"
         with tempfile.TemporaryDirectory(prefix="splice-ptxas-") as tmp:
             src = os.path.join(tmp, "header.ptx")
             with open(src, "w", encoding="utf-8") as f:
@@ -457,7 +459,7 @@ def select_ptxas(text: str, arch: str | int, name: str = "<ptx>") -> str:
         if why is None:
             return tool.path
         refused.append(f"  {tool}: {why}")
-    what = ", ".join(f".{d} {v}" for d, v in header.items() if d != "address_size")
+    what = ", ".join(f".{d} {v}" for d, v in header.items())
     if all("for option" in r for r in refused):   # `--arch sm_999`: ptxas judged its options, not the module
         head = f"{name}: no ptxas found takes -arch={sm} (ptxas refuses its options, not the module)"
     else:

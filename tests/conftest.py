@@ -19,6 +19,10 @@
   ``tests/data/ptx/thirdparty`` is a small licensed subset of that corpus (its README says where
   each file comes from), so the default run on a bare clone still tests the hard cases.
 * ``@pytest.mark.gpu``: skipped without cupy and a CUDA device.
+* The run is spread over the machine's CPUs (``-n auto``) when pytest-xdist is installed (the
+  ``test`` extra) and ``-n`` is not given (``-n0``: one process); the GPU tests stay on one worker
+  (one GPU, timings), the others go where a worker is free.  Without pytest-xdist the run uses one
+  process and says so at its end.
 """
 from __future__ import annotations
 
@@ -134,10 +138,32 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "needs(*tools): skip unless every tool is found "
                                        f"({', '.join(TOOLS)}, or a|b for either; via splice.ptx.sass.find_tool)")
     config.addinivalue_line("markers", "slow: heavy cases, deselected by default; run with -m slow (CI does)")
+    config.addinivalue_line("markers", "xdist_group(name): the tests of a group run on one pytest-xdist worker")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """``-n auto --dist loadgroup`` unless ``-n`` was given: set before pytest-xdist's own
+    ``pytest_cmdline_main`` (this conftest registers after it, so its tryfirst hook runs first)
+    reads them.  Not in ``addopts``: a machine without pytest-xdist (the GPU machine) would
+    refuse every run, and GPU tests spread over 16 workers would share one GPU."""
+    if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
+        return
+    if config.option.numprocesses is None and not config.option.collectonly:
+        config.option.numprocesses = "auto"
+        config.option.dist = "loadgroup"
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if not config.pluginmanager.hasplugin("xdist"):
+        terminalreporter.write_line("one process: pytest-xdist is not installed (pip install -e '.[test]' "
+                                    "spreads the run over the CPUs)")
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(pytest.mark.xdist_group("gpu"))   # one worker: one GPU, and its timings
         for mark in item.iter_markers("needs"):
             reasons = [r for r in map(missing_tool, mark.args) if r]
             if reasons:

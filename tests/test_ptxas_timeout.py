@@ -151,3 +151,18 @@ def test_sass_mix_of_a_module_compiles_its_entry_alone(work, tmp_path, monkeypat
     capsys.readouterr()
     (argv,) = _argv_lines(log)
     assert argv[argv.index("-e") + 1] == "tiny"
+
+
+@pytest.mark.gpu
+def test_probe_stops_at_a_ptxas_timeout_with_124(tmp_path, monkeypatch, capsys):
+    """The whole command on a GPU machine: ``splice probe RECIPE`` whose ptxas never ends stops
+    with 124 and the timeout's message, no report written as if the module were judged."""
+    from .conftest import ROOT
+
+    fake(tmp_path, monkeypatch, HANGS)
+    monkeypatch.setenv("SPLICE_PROBE_CACHE", str(tmp_path / "probe-cache"))
+    rc = main(["probe", str(ROOT / "recipes" / "enc5_p8.yaml"), "--runs", "2", "--no-cache",
+               "--ptxas-timeout", "1", "--report-dir", str(tmp_path / "report")])
+    err = capsys.readouterr().err
+    assert rc == TIMEOUT_STATUS and "ptxas timed out after 1 s" in err and "Traceback" not in err, err
+    assert not (tmp_path / "report" / "probe.json").exists()

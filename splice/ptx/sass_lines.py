@@ -146,12 +146,28 @@ def attributed_sass(cubin: bytes) -> dict:
 
 def compile_marked(module: m.Module, arch: str, opt_level: int = 3, entry: str | None = None):
     """(Compiled, {function: [(line, opcode)]}) of the marked module (compiled only, ``-c``, when
-    it is relocatable device code with externs defined elsewhere).  ``entry``: ptxas generates
-    code for that entry alone (``-e``; the functions it calls come with it): one kernel's mix of
-    a module of thousands of entries no longer waits for all of them."""
-    extra = ("-lineinfo", *(("-e", entry) if entry else ()))
+    it is relocatable device code with externs defined elsewhere).  ``entry``: the one entry
+    whose mix is read; ptxas generates its code alone (``-e``) when it calls no function, so one
+    kernel's mix of a module of thousands of entries does not wait for all of them.  An entry
+    that calls a function is compiled with the whole module: whole-program optimisation gives
+    a function other code when it sees fewer of its callers (``-e`` turned an ``LDG.E`` of a
+    caller into ``LDG.E.64`` in tests/data/ptx/modern/calls_params_globals.ptx), and the mix
+    must be the one the module really has."""
+    alone = entry is not None and calls_nothing(module, entry)
+    extra = ("-lineinfo", *(("-e", entry) if alone else ()))
     c = compile_any(mark_lines(module), arch, opt_level, extra=extra, name=module.path)
     return c, attributed_sass(c.cubin)
+
+
+def calls_nothing(module: m.Module, entry: str) -> bool:
+    """Does ``entry`` hold no ``call`` (direct, indirect, in inline asm)?  Then its code is its
+    own, whatever else the module holds."""
+    try:
+        fn = module.function(entry)
+    except KeyError:
+        return False
+    return fn.body is not None and not any(isinstance(it, m.Instruction) and it.opcode == "call"
+                                           for it in m.walk(fn.body.items))
 
 
 def mix(insns, ranges) -> list:

@@ -40,7 +40,7 @@ def _first_diff(a, b) -> str:
     return ""
 
 
-def sweep(module: Path, only=None, mode: str = "both") -> dict:
+def scan(module: Path, only=None, mode: str = "both") -> dict:
     k = load_kernel(str(module))
     k.epilogues
     t0 = time.perf_counter()
@@ -57,7 +57,7 @@ def sweep(module: Path, only=None, mode: str = "both") -> dict:
                 text = roundtrip_text(module, k.name, which, Path(d), k)
                 got = _sass(text)
                 ok, why = got == ref, _first_diff(ref, got)
-            except Exception as exc:  # a failure is a result of the sweep, reported per row
+            except Exception as exc:  # a failure is a result of the scan, reported per row
                 ok, why = False, f"{type(exc).__name__}: {exc}"
         e = next((x for x in k.epilogues if x.index == i), None)
         row = {"epilogue": i, "statements": e.count if e else sum(x.count for x in k.epilogues
@@ -88,7 +88,7 @@ def main(argv=None) -> int:
         print("needs ptxas and cuobjdump or nvdisasm (pip install nvidia-cuda-cuobjdump)")
         return 2
     only = {int(x) for x in a.only.split(",")} if a.only else None
-    res = [sweep(Path(m), only, a.mode) for m in a.modules]
+    res = [scan(Path(m), only, a.mode) for m in a.modules]
     if a.json:
         Path(a.json).write_text(json.dumps(res, indent=1))
     ok = all(r["identical"] == r["checked_one_at_a_time"] and r["all_at_once"] is not False for r in res)

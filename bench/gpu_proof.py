@@ -72,6 +72,10 @@ def reduce(name: str, rc: int, want: int, seconds: float, res: dict | None) -> d
     for k in ("ratio", "ratio_min"):
         if k in tm:
             row[k] = round(tm[k], 4)
+    if "interval" in tm:         # the timing's interval, the A/A band and the verdict (docs/timing.md)
+        row["interval"] = [round(x, 4) for x in tm["interval"]]
+        row["aa_band"] = round(tm["aa"]["band"], 4)
+        row["verdict"] = tm["verdict"]
     for side in ("original", "spliced"):
         ev = (tm.get(side) or {}).get("events") or {}
         if ev:
@@ -143,12 +147,14 @@ def main(argv=None) -> int:
             jl.flush()
             log.write(f"rc={rc} ({'as expected' if rc == want else 'UNEXPECTED'})\n")
             log.flush()
-    lines = ["| probe | rc (expected) | identical | ratio (median / min) | first divergence | seconds |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| probe | rc (expected) | identical | ratio (median / min) [interval] verdict | first divergence "
+             "| seconds |", "|---|---|---|---|---|---|"]
     for r in rows:
         fd = r.get("stages_first_divergence") or r.get("harness_first_divergence") or ""
         lines.append(f"| {r['name']} | {r.get('rc', '-')} ({r.get('expected_rc', '-')}) | {r.get('identical')} | "
-                     f"{r.get('ratio', '-')} / {r.get('ratio_min', '-')} | {json.dumps(fd) if fd else ''} | "
+                     f"{r.get('ratio', '-')} / {r.get('ratio_min', '-')} {r.get('interval', '')} "
+                     f"{r.get('verdict', '')} | "
+                     f"{json.dumps(fd) if fd else ''} | "
                      f"{r.get('seconds', r.get('skipped', ''))} |")
     (out / "summary.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

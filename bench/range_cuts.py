@@ -9,7 +9,7 @@ as a user would (a subprocess: a traceback or a hang is seen), and compares the 
 SASS with the original's (``verify`` is run too and its exit status shown).  An outcome is
 ``identical``, ``SASS DIFFERS``, ``refused`` (exit 2, message shown: a range that splits a
 ``{ }`` scope is refused by extract, by design) or ``FAIL``.  docs/results/unseen-kernels.md
-("Round 5") records a run.
+records its runs (2026-12-01).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sweep_commands import outcome, splice  # noqa: E402  (the CLI runner shared with the command sweep)
+from scan_commands import outcome, splice  # noqa: E402  (the CLI runner shared with the command scan)
 
 
 def entries(path: str) -> list:

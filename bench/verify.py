@@ -7,12 +7,12 @@ and print min and median seconds, the ratio of verify to that plan time, and to 
 ``--process`` also times ``splice verify RECIPE --json`` in fresh processes (imports, parsing,
 analysis, verify: what a user waits for).
 
-``--sweep FILE…`` is the identity sweep: every entry of every file is cut into windows of
+``--scan FILE…`` is the identity scan: every entry of every file is cut into windows of
 ``--window`` statements, each window extracted (``splice extract --statements``) and applied
 unchanged, and verified; it prints the verdict counts, the reasons, every *proved different*
 (an identity cut that is not the identity: a bug in extract or binding) and the time per cut.
 Usage: python bench/verify.py [--repeat N] [--process N] [RECIPE ...]
-       python bench/verify.py --sweep FILE... [--window N] [--per-entry N]
+       python bench/verify.py --scan FILE... [--window N] [--per-entry N]
 """
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def _reason_kind(reason: str) -> str:
     return re.sub(r"\b(in|out|[abcd])\d+\b|%\w+", "R", text)[:70]
 
 
-def sweep(files, size: int, limit: int) -> int:
+def scan(files, size: int, limit: int) -> int:
     import tempfile
     from collections import Counter
 
@@ -136,12 +136,12 @@ def main() -> int:
     ap.add_argument("recipes", nargs="*", default=RECIPES)
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--process", type=int, default=3, help="fresh-process runs (0: none)")
-    ap.add_argument("--sweep", nargs="+", metavar="FILE", help="identity sweep over these PTX files")
-    ap.add_argument("--window", type=int, default=25, help="statements per sweep cut")
-    ap.add_argument("--per-entry", type=int, default=12, help="sweep cuts per entry at most")
+    ap.add_argument("--scan", nargs="+", metavar="FILE", help="identity scan over these PTX files")
+    ap.add_argument("--window", type=int, default=25, help="statements per scan cut")
+    ap.add_argument("--per-entry", type=int, default=12, help="scan cuts per entry at most")
     args = ap.parse_args()
-    if args.sweep:
-        return sweep(args.sweep, args.window, args.per_entry)
+    if args.scan:
+        return scan(args.scan, args.window, args.per_entry)
     worst = 0.0
     for recipe in args.recipes:
         base, times, res = in_process(recipe, args.repeat)

@@ -34,17 +34,6 @@ def _add_ptxas_timeout(p):
     return p
 
 
-def _seconds(value: str) -> float:
-    """A time limit: a number of seconds above 0 (``inf`` and ``nan`` are none)."""
-    try:
-        n = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
-    if not 0 < n < float("inf"):
-        raise argparse.ArgumentTypeError(f"{value}: must be a number of seconds above 0")
-    return n
-
-
 class _ShowVersion(argparse.Action):
     """``--version``: splice's version and the CUDA tools it would run, looked up only when asked
     (``splice --help`` stays instant)."""
@@ -96,6 +85,7 @@ def build_parser() -> "_Parser":
     _analysis_commands(sub)
     _cut_commands(sub)
     _probe_command(sub)
+    _tune_command(sub)
     for cmd in sub.choices.values():
         _refuse_empty(cmd)
     return ap
@@ -133,7 +123,8 @@ def _front_end_commands(sub) -> None:
 
 def _analysis_commands(sub) -> None:
     """spec, notes: what a kernel is."""
-    p = _add_json(sub.add_parser("spec", help="analyse a kernel: phases, provenance, epilogues, cut ABI"))
+    p = _add_json(sub.add_parser("spec", help="analyse a kernel: phases, provenance, epilogues, cut ABI "
+                                              "(--pressure: also a recipe's spliced module or a native alone)"))
     p.add_argument("file")
     p.add_argument("--entry", help="exact, demangled, or a unique substring of the entry name")
     p.add_argument("--phases", action="store_true")
@@ -146,6 +137,9 @@ def _analysis_commands(sub) -> None:
     p.add_argument("--png", help="pressure curve PNG path ('none': no PNG; default build/)")
     p.add_argument("--top", type=_count, default=None, help="pressure peaks shown (default 8)")
     p.add_argument("--no-ptxas", action="store_true", help="pressure without running ptxas -v")
+    p.add_argument("--live", default=None,
+                   help="with --pressure: the registers live before statement sNNNN (or line LNNNN), "
+                        "each with its definitions and last use")
     p.add_argument("--arch", default=None, help="ptxas arch for --pressure (default: from .target, at least sm_90)")
     _add_ptxas_timeout(p)
     p.set_defaults(func=_lazy("splice.commands.spec", "cmd_spec"))
@@ -154,6 +148,10 @@ def _analysis_commands(sub) -> None:
     p.add_argument("file")
     p.add_argument("--entry")
     p.add_argument("-o", "--output")
+    p.add_argument("--evidence", action="store_true",
+                   help="append every claim of the draft with the statement ranges that prove it")
+    p.add_argument("--profile", default=None,
+                   help="a profile YAML whose word sets the draft may use (default: the first whose globs match)")
     p.set_defaults(func=_lazy("splice.commands.spec", "cmd_notes"))
 
 
@@ -166,12 +164,16 @@ def _cut_commands(sub) -> None:
     p.add_argument("--diff", action="store_true", help="show the full highlighted PTX diff")
     _add_no_cache(p)
     p.add_argument("--verify-strict", action="store_true",
-                   help="exit with splice verify's status (1 different, 3 not proven) instead of 0")
+                   help="exit with splice verify's status (1 different, 3 not proven, 4 internal error) "
+                        "instead of 0")
+    p.add_argument("--no-verify", action="store_true", help="splice without proving the cuts (splice verify later)")
+    _add_timeout(p)
     _add_ptxas_timeout(p)
     p.set_defaults(func=_lazy("splice.commands.apply", "cmd_apply"))
 
     p = _add_json(sub.add_parser("verify", help="prove each native cut of a recipe equal to the code it replaces"))
     p.add_argument("recipe")
+    _add_timeout(p)
     p.set_defaults(func=_lazy("splice.commands.verify", "cmd_verify"))
 
     p = _add_json(sub.add_parser("extract", help="write a phase as a native-phase file against the symbolic ABI"))
@@ -198,9 +200,20 @@ def _probe_command(sub) -> None:
     p = _add_json(sub.add_parser("probe", help="run original and spliced modules on the GPU and compare frames"))
     p.add_argument("target", help="a recipe YAML, a probe spec YAML followed by a module, or init")
     p.add_argument("module", nargs="?", help="PTX module (with a probe spec)")
-    p.add_argument("--runs", type=int, default=50)
+    p.add_argument("--runs", type=int, default=200, help="the most timing rounds (the run stops earlier when "
+                                                          "every interval is narrower than --ci-width)")
     p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--graph", action="store_true", help="also time CUDA-graph replay")
+    p.add_argument("--graph", action="store_true", help="a timing sample launches one captured CUDA graph of "
+                                                        "its N frames")
+    p.add_argument("--cache", choices=("warm", "cold"), default="warm",
+                   help="cold: the L2 is flushed (2x its size written) before every timed launch")
+    p.add_argument("--ci-width", type=float, default=0.005,
+                   help="stop timing when every ratio's interval is at most this wide, relative (0.005)")
+    p.add_argument("--time-budget", type=float, default=10.0, help="stop timing after this many seconds (10)")
+    p.add_argument("--confidence", type=float, default=0.95, help="of the bootstrap intervals (0.95)")
+    p.add_argument("--min-sample-ms", type=float, default=1.0,
+                   help="one timing sample covers at least this much of the frame time: N frames per sample")
+    p.add_argument("--timing-seed", type=int, default=0, help="seed of the round orders and the bootstrap")
     p.add_argument("--stages", help="debug stages: phase list like 1,8,61, 'cut', epilogues like E9,E21-E23 "
                                     "or 'epilogues'")
     p.add_argument("--harness", action="store_true", help="phase harness: cut range vs native phase")
@@ -212,6 +225,58 @@ def _probe_command(sub) -> None:
     p.add_argument("--entry", help="probe init: the entry (default: the first)")
     p.add_argument("-o", "--output", help="probe init: where to write the spec skeleton")
     p.set_defaults(func=_lazy("splice.commands.probe", "cmd_probe"))
+
+
+def _tune_command(sub) -> None:
+    """tune: search a recipe's variants (splice.tune)."""
+    p = _add_json(sub.add_parser("tune", help="search provably equal variants of a recipe for the fastest"))
+    p.add_argument("space", help="a tune file (recipe: + tune:) or a recipe with a tune: section")
+    p.add_argument("--plan", action="store_true", help="print the space's dimensions and size; run nothing")
+    p.add_argument("-o", "--output", help="the run's folder: tune.db, variants/, best.yaml (default build/tune/<stem>)")
+    p.add_argument("--executor", choices=("embedded", "ray"), default="embedded",
+                   help="embedded: this host (default); ray: a Ray cluster (pip install -e '.[ray]')")
+    p.add_argument("--address", help="--executor ray: the cluster to join (default: start a local one)")
+    p.add_argument("--jobs", type=_count, default=None, help="CPU worker processes (default: the cores)")
+    p.add_argument("--gpus", type=_count, default=None, help="GPU workers (default: every visible GPU)")
+    p.add_argument("--no-gpu", action="store_true", help="screen on the CPU only (apply, verify, ptxas)")
+    p.add_argument("--arch", default=None, help="the cubins' arch (default: the GPU's; with --no-gpu the recipe's): "
+                   "a CPU screen for the GPU that will time it")
+    for flag, what in (("--max-variants", "points of the space to run (a seeded sample past it)"),
+                       ("--rounds", "timed rounds per variant in the first rung"),
+                       ("--eta", "each rung keeps 1/eta of the variants"),
+                       ("--final", "variants left for the last rung"),
+                       ("--final-rounds", "rounds each variant of the last rung has in all"),
+                       ("--seed", "the sample's and the bootstrap's seed")):
+        p.add_argument(flag, type=int, default=None, help=what + " (default: the space's search:)")
+    p.add_argument("--cache", choices=("warm", "cold"), default=None,
+                   help="cold: the L2 flushed before every timed launch (default: the space's search:, warm)")
+    for flag, what in (("--min-sample-ms", "one timing sample covers at least this much of the shortest module"),
+                       ("--ci-width", "a GPU batch stops once every interval is at most this wide, relative"),
+                       ("--time-budget", "seconds of timing per GPU batch at most")):
+        p.add_argument(flag, type=float, default=None, help=what + " (default: the space's search:)")
+    _add_timeout(p)
+    p.add_argument("--reference", action="append", metavar="RECIPE",
+                   help="a recipe timed beside the variants in the same rounds (e.g. the hand-made best); repeatable")
+    p.add_argument("--png", help="the plot (default <output>/tune.png; 'none': no plot)")
+    p.set_defaults(func=_lazy("splice.commands.tune", "cmd_tune"))
+
+
+def _add_timeout(p) -> None:
+    p.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+                   help="verify's time per cut (default 5, splice.verify.budget.DEFAULT_SECONDS); past it "
+                        "the cut is 'not proven (budget)'")
+
+
+def _seconds(value: str) -> float:
+    """A time limit: a finite number of seconds above 0 (``--timeout 0`` proved nothing, ``nan``
+    and ``inf`` no limit at all)."""
+    try:
+        t = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if not (0 < t < 1e9):
+        raise argparse.ArgumentTypeError(f"{value}: must be a number of seconds above 0 (and finite)")
+    return t
 
 
 def _count(value: str) -> int:
@@ -245,10 +310,14 @@ def _refuse_dashdash_values(ap: "_Parser", args) -> None:
     """``--top=--`` (or ``-o=--``): argparse drops the ``--`` as its end-of-options marker and
     stores an empty *list* without calling the option's type, so the value reached the commands
     as ``[]`` (``TypeError`` tracebacks in stats, spec, roundtrip, notes).  Refused as a usage
-    error (exit 2) naming the option."""
+    error (exit 2) naming the option.  An option given more than once (``action="append"``,
+    ``tune --reference``) holds a list of values: there, the empty list is one of them."""
     parser = ap.commands[args.command]
     for action in parser.options:
-        if action.nargs is None and action.option_strings and isinstance(getattr(args, action.dest, None), list):
+        value = getattr(args, action.dest, None)
+        if isinstance(action, argparse._AppendAction):
+            value = next((v for v in value or () if isinstance(v, list)), None)
+        if action.nargs is None and action.option_strings and isinstance(value, list):
             parser.error(f"argument {'/'.join(action.option_strings)}: '--' is not a value")
 
 

@@ -1,7 +1,7 @@
 """Identity round trip of the cut engine on a sample: extract every phase (and every epilogue as a
 ``statements:`` cut), apply it unchanged, and ptxas must give the original's SASS.
 
-The sweep over every corpus is ``bench/roundtrip_cuts.py`` (docs/results/cut-roundtrip.md)."""
+The scan over every corpus is ``bench/roundtrip_cuts.py`` (docs/results/cut-roundtrip.md)."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -11,7 +11,7 @@ HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
 
 def test_a_module_search_by_entry_skips_a_file_that_names_it_only_in_a_comment(tmp_path):
     """A file whose only ``.entry k`` is in a comment (a note, a commented-out copy) does not
-    declare it: it made the search by entry ambiguous (sweep 6's leftover); a block comment
+    declare it: it made the search by entry ambiguous (left open 2026-12-01); a block comment
     never closed hides the rest of the file."""
     from splice.cut.recipe import resolve_module
 

@@ -1,4 +1,4 @@
-"""`splice notes`: the Markdown draft on the stand-in layers, and a no-crash sweep."""
+"""`splice notes`: the Markdown draft on the stand-in layers, and a no-crash scan."""
 from __future__ import annotations
 
 import re
@@ -58,8 +58,10 @@ def test_enc5_constants_table(enc5):
 
 
 def test_enc5_e60_subsections(enc5):
+    from splice.analysis.vocab import find_profile, vocabulary
+
     k, md, _ = enc5
-    F = Facts(k)
+    F = Facts(k, vocabulary(k, find_profile(k.name)))     # the DLDN profile's words
     e60 = next(e for e in F.epis if e.index == 60)
     runs = F.subsections(e60)
     names = [r["name"] for r in runs]

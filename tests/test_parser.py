@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from splice.ptx import (Addr, Block, Decl, Directive, Function, Imm, Instruction, Label, Offset,
+from splice.ptx import (Addr, Decl, Imm, Instruction, Label, Offset,
                         Pair, ParenList, PtxSyntaxError, Raw, Reg, Sym, Vec, canonical, emit,
                         parse, parse_file, walk)
 

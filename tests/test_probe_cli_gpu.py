@@ -30,7 +30,9 @@ def test_inline_recipe_identical(tmp_path):
     assert r["stages"]["first_divergence"] is None
     assert all(r["stages"]["instrumented_frames_equal_plain"].values())
     assert r["harness"]["rows"][0]["equal"]
-    assert r["timing"]["ratio"] < 1.05 and "graph_ratio" in r["timing"]
+    tm = r["timing"]
+    assert tm["method"]["launch"] == "graph" and tm["control"]["events"]["runs"] == tm["rounds"]
+    assert tm["ratio"] < 1.05 and tm["verdict"] in ("faster", "slower", "indistinguishable", "withheld")
 
 
 def test_wrong_recipe_caught(tmp_path):

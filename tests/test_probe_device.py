@@ -164,6 +164,8 @@ class FakeCupy:
         clock = {"t": 0.0}
 
         class Event:
+            done = False          # the fake runs every launch at once: never ahead of the host
+
             def record(self, stream=None):
                 self.t = clock["t"]
 
@@ -209,6 +211,10 @@ class FakeCupy:
         return a.a.copy()
 
     def RawModule(self, path):
+        if Path(path).is_file() and b"splice_timing_spacer" in Path(path).read_bytes():   # the timing's spacer
+            k = FakeKernel(lambda kp: None)
+            self._fns[k.kernel.ptr] = k
+            return SimpleNamespace(get_function=lambda entry: k)
         k = FakeKernel(self.behaviours[len(self.loaded)])
         self.loaded.append(path)
         self._fns[k.kernel.ptr] = k
@@ -288,12 +294,15 @@ def test_run_probe_end_to_end_with_a_fake_device(tmp_path):
     spec = _small_gemm(tmp_path)
     pair = resolve(str(ROOT / "tests/data/recipes/gemm_f16f32_p1_wrong.yaml"))
     pair.spec_path = spec
-    cp = FakeCupy([gemm_kernel(), gemm_kernel(wrong=True)])
+    cp = FakeCupy([gemm_kernel(), gemm_kernel(wrong=True), gemm_kernel()])    # original, spliced, control
     run = run_probe(pair, ProbeOptions(runs=3, warmup=1, roofline=False), cp=cp)
     r = run.result
     assert r["build_arch"] == "sm_90" and not r["ok"] and not r["identical"]
     assert r["compare"]["frame"] == ["C"] and r["compare"]["first_index"] == [5, 9]
     assert r["timing"]["original"]["events"]["runs"] == 3 and r["timing"]["launches_per_frame"] == 1
+    assert r["timing"]["control"]["events"]["runs"] == 3 and r["timing"]["control_frame_equal"] is True
+    assert r["timing"]["verdict"] in ("faster", "slower", "indistinguishable")
+    assert r["timing"]["device"]["state"] == "unknown" and r["timing"]["method"]["cache"] == "warm"
     paths = write_maps(run.maps, tmp_path, "gemm")
     assert Path(paths["C"]).read_bytes()[:4] == b"\x89PNG"
     import io

@@ -402,11 +402,13 @@ IMAGE_KEYS = ("geometry", "width", "height", "depth", "layers")
 
 @pytest.mark.parametrize("key", IMAGE_KEYS)
 def test_every_image_key_of_every_wrong_value_is_exit_2(key, tmp_path, monkeypatch, capsys):
-    """The first hostile sweep's wrong values (null, a list, a mapping, huge, a float, a bool,
-    empty, negative, an int) in each image key of a 3-D texture and a 2-D layered surface: exit
-    2 naming the spec at a line, never a traceback; before a list in geometry: was one."""
-    from tests.test_hostile_sweep import WRONG
+    """The wrong values of every YAML type (tests/hostile/base/wrong-values.yaml: null, a list, a
+    mapping, huge, a float, a bool, empty, negative, an int) in each image key of a 3-D texture
+    and a 2-D layered surface: exit 2 naming the spec at a line, never a traceback; before, a list
+    in geometry: was one."""
+    import yaml
 
+    WRONG = yaml.safe_load((Path(__file__).parent / "hostile" / "base" / "wrong-values.yaml").read_text())
     monkeypatch.setitem(sys.modules, "cupy", None)
     base = {"geometry": "3d", "width": "4", "height": "3", "depth": "5"}
     for kind, value in WRONG.items():

@@ -131,7 +131,7 @@ def test_probe_profile_gpu(tmp_path):
 def test_profile_run_on_a_fake_device(tmp_path):
     """The host side of --profile end to end on test_probe_device's fake cupy: the buffer pointer
     reaches the module's global, the stamps come back per warp, the instrumented frame is
-    compared with the plain one, and the four modules are timed interleaved."""
+    compared with the plain one, and the plain and stamped modules are timed with the A/A control."""
     import ctypes
 
     from splice.probe.device import Device, digest
@@ -175,18 +175,20 @@ def test_profile_run_on_a_fake_device(tmp_path):
                 t[:, r + 1] = t[:, r] + c
         return k
 
-    cp = ProfCupy([gemm_kernel(), gemm_kernel(), stamped(2), stamped(3)])
+    cp = ProfCupy([gemm_kernel(), gemm_kernel(), stamped(2), stamped(3), gemm_kernel()])   # + the A/A control
     dev = Device(spec, cp)
     dev.load("original", "o.cubin")
     dev.load("spliced", "s.cubin")
     plain = {n: digest(dev.render(n)) for n in ("original", "spliced")}
     built = {f"profile:{s}": SimpleNamespace(path=f"p{s}.cubin", resources={}) for s in ("original", "spliced")}
+    built["original"] = SimpleNamespace(path="o.cubin", resources={})     # the control loads it again
     res = run(Profiling({"original": plan, "spliced": plan}, []), dev, built, "k", 3, 1, tmp_path, plain)
     for side in ("original", "spliced"):
         d = res[side]
         assert [r["median_cycles"] for r in d["regions"]] == cycles
         assert d["whole_median_cycles"] == sum(cycles) and d["agrees"]
         assert d["frame_equal_plain"] and d["warps_complete"] == 16
-        assert d["overhead"] == pytest.approx(0.0)
+        assert d["overhead"] == pytest.approx(0.0) and d["overhead_interval"] == pytest.approx([0.0, 0.0])
         assert d["top"][0] == "phase 1"
         assert Path(d["png"]).exists()
+    assert res["timing"]["rounds"] == 3 and "control" in dev.modules

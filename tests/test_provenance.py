@@ -68,9 +68,13 @@ def test_weight_field_and_terms():
 
 
 def test_param_fields_through_negative_offsets():
+    from splice.analysis.vocab import Profile, field_names
+
     kk = k()
     fields = {(f["offset"], f["name"]) for f in param_fields(kk)}
-    assert fields == {(40, "W"), (8, None)}
+    assert fields == {(40, None), (8, None)}       # neutral: no profile asks for W
+    named = field_names(kk, Profile("p.yaml", ("*",), {}, ("weight-image",)))
+    assert {(f["offset"], f["name"]) for f in param_fields(kk, named)} == {(40, "W"), (8, None)}
 
 
 def test_extent_tables_shared():

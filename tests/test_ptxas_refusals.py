@@ -1,4 +1,4 @@
-"""Modules ptxas refuses, refused by splice first, at their line (sweep 6's leftovers).
+"""Modules ptxas refuses, refused by splice first, at their line (left open 2026-12-01).
 
 A register declared twice in one scope: ptxas says "Duplicate definition of variable", and the
 analysis kept one of the two declarations' types in silence.  Each form ptxas refuses is refused
@@ -6,7 +6,6 @@ at the second declaration's line; a nested scope's same name (shadowing) and nam
 range are legal.  A ``.reqntid`` of zero threads: probe init wrote a skeleton that failed at
 the compile."""
 from __future__ import annotations
-
 
 import pytest
 

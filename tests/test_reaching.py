@@ -71,6 +71,24 @@ def test_every_definition_that_may_reach_a_use():
     assert r.defs(key["%r2"], inc + 1) == (inc,), "after an unguarded definition in the block, that one alone"
 
 
+def test_one_statement_defining_two_registers():
+    """``ld.param.v2.u32 {%a, %b}`` (and an mma's D pair) defines two registers at one
+    position: each has its own bit (the second took the first's, and the first was 'never
+    defined' at every later use)."""
+    from splice.analysis.reaching import Reaching
+
+    src = MODULE.replace("ld.param.u32 %r1, [n];", "ld.param.v2.u32 {%r1, %r6}, [n];").replace(
+        "st.global.u32 [%rd1+4], %r4;",
+        "st.global.u32 [%rd1+4], %r4;\n\tst.global.u32 [%rd1+8], %r6;\n\tst.global.u32 [%rd1+12], %r1;")
+    k = Kernel(parse(src, "k.ptx"), "k")
+    key = {k.display(x): x for ds in k.du()[0] for x in ds}
+    r = Reaching(k)
+    ld = _at(k, "ld.param.v2.u32")
+    assert r.defs(key["%r1"], _at(k, "setp.eq.u32 %p1, %r1, 3")) == (ld,)     # in its block
+    assert r.defs(key["%r1"], _at(k, "[%rd1+12], %r1")) == (ld,)              # blocks later
+    assert r.defs(key["%r6"], _at(k, "[%rd1+8], %r6")) == (ld,)
+
+
 def test_notes_follow_a_loop_carried_constant_into_the_mma():
     """LLVM's accumulator (``mov.f32 %f15, 0f00000000`` before the loop, the mma reading and
     writing %f15 in it): the constants table names its consumers, the mma's C operand."""

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from splice.analysis import Kernel, roles, slices, taint
-from splice.analysis.roles import NO_ACCESS, READ, READ_WRITE, WRITE
+from splice.analysis.roles import READ, READ_WRITE, WRITE
 from splice.ptx import Instruction, parse
 
 HEAD = """.version 8.7

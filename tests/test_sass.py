@@ -102,7 +102,7 @@ def test_normalized_sass_from_text():
 
 def test_manifest_files_exist_and_sizes():
     files = _manifest()
-    assert 12 <= len(files) <= 100    # small files: the unseen-kernel sweeps added some
+    assert 12 <= len(files) <= 100    # small files: the unseen kernels added some
     total = 0
     for e in files:
         p = MODERN / e["file"]

@@ -16,7 +16,7 @@ import pytest
 
 from splice.cli import main
 
-from .test_outputs import NATIVE
+from .userfiles import NATIVE, TINY
 
 SLEEPER = """#!/bin/sh
 echo $$ > "$PIDFIFO"
@@ -137,3 +137,65 @@ def test_a_signal_while_spawning_is_held_until_the_child_exists():
         for s, h in saved.items():
             signal.signal(s, h)
     assert reached == ["end of block"] and ei.value.signum == signal.SIGTERM
+
+
+# ---- Ctrl-C and timeouts while tools and workers run (found 2026-11-30 with hostile inputs) ------
+
+def test_ctrl_c_while_workers_start_leaves_no_worker(work):
+    """regression: a Ctrl-C 0.3 s into ``roundtrip DIR --jobs 2`` (while the scheduler was
+    forking and feeding its workers, before ``results()`` could stop them) exited 130 but left
+    the workers running their batches (with multiprocessing workers, one blocked for ever),
+    holding splice's stdout (``splice … | cat`` did not end).  The scheduler now stops its
+    workers when its own set-up is interrupted.  The interrupt is raised here, deterministically,
+    once the workers were fed and a worker's ptxas (one that takes a minute) tells through a FIFO
+    that it runs."""
+    (work / "b.ptx").write_text(TINY)
+    os.mkfifo(work / "started")
+    code = ("import os, sys\nfrom splice.commands import roundtrip_split as rs\n"
+            "feed0 = rs.Scheduler._feed\n"
+            "def feed(self):\n    feed0(self)\n"
+            "    fd = os.open(os.environ['STARTED'], os.O_RDWR)\n    os.read(fd, 64)\n    raise KeyboardInterrupt\n"
+            "rs.Scheduler._feed = feed\n"
+            "from splice.cli import console_main\n"
+            "sys.argv = ['splice', 'roundtrip', 'tiny.ptx', 'b.ptx', '--jobs', '2', '--sass', '--no-cache']\n"
+            "console_main()\n")
+    tool = work / "ptxas"     # busy workers: each runs a ptxas that takes a minute
+    tool.write_text('#!/bin/sh\nif [ "$1" = --version ]; then echo "fake ptxas V13"; exit 0; fi\n'
+                    'echo $$ > "$STARTED"\nexec sleep 60\n')
+    tool.chmod(0o755)
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True,
+                            env={**os.environ, "SPLICE_PTXAS": str(tool), "STARTED": str(work / "started")})
+    try:
+        _out, err = proc.communicate(timeout=30)     # EOF on stdout: no worker holds it any more
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("a worker outlived splice and kept its stdout open")
+    assert proc.returncode == 130 and b"Traceback" not in err, err
+    left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    assert not left, f"workers left running: {left}"
+
+
+def test_a_killed_tools_temp_files_go_with_splices_directory(work, tmp_path, monkeypatch, capsys):
+    """regression: Ctrl-C during ``roundtrip --sass`` killed cuobjdump/ptxas, which left their
+    ``tmpxft_*`` files in $TMPDIR (two per interrupted run).  A tool now gets splice's private
+    temporary directory as its TMPDIR, removed on every path.  The fake ptxas here leaves its
+    file and hangs until the 2 s timeout kills it, as a Ctrl-C would."""
+    from splice.ptx import sass
+
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    tool = tmp_path / "ptxas"
+    tool.write_text('#!/bin/sh\nif [ "$1" = --version ]; then echo "fake ptxas V13"; exit 0; fi\n'
+                    'touch "${TMPDIR:-/tmp}/tmpxft_splice_test_$$"\nsleep 60\n')
+    tool.chmod(0o755)
+    monkeypatch.setenv("SPLICE_PTXAS", str(tool))
+    monkeypatch.setenv("TMPDIR", str(tmpdir))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)     # re-read TMPDIR
+    with pytest.raises(sass.ToolTimedOut, match="timed out"):     # no rejection: it judged nothing
+        sass.compile_ptx(TINY, "sm_90", 3, timeout=2.0)
+    assert not [p.name for p in tmpdir.iterdir() if p.name.startswith("tmpxft")]
+    assert not [p.name for p in tmpdir.iterdir() if p.name.startswith("splice-")]

@@ -122,7 +122,7 @@ def test_param_fields(layer):
 
 # ---- no crash over the shared PTX corpus ------------------------------------------------------
 
-def _sweep(files) -> int:
+def _scan(files) -> int:
     """Kernel.load + phases + provenance + epilogues + ABIs for every entry of every file that
     parses; the number of entries analysed."""
     from splice.analysis import Kernel
@@ -134,7 +134,7 @@ def _sweep(files) -> int:
         try:
             mod = parse_file(str(f))
         except Exception:
-            continue  # the front end's business; this sweep covers what parses
+            continue  # the front end's business; this scan covers what parses
         for fn in mod.entries():
             if fn.body is None:
                 continue
@@ -149,11 +149,11 @@ def _sweep(files) -> int:
 
 
 def test_bundled_ptx_no_crash():
-    """The sweep over the PTX that ships with the clone (third-party subset, modern files)."""
-    assert _sweep(sorted((ROOT / "tests" / "data" / "ptx").rglob("*.ptx"))) >= 80
+    """The scan over the PTX that ships with the clone (third-party subset, modern files)."""
+    assert _scan(sorted((ROOT / "tests" / "data" / "ptx").rglob("*.ptx"))) >= 80
 
 
 @pytest.mark.corpus
 def test_ptx_corpus_no_crash(ptx_corpus):
     """The same over the external corpus (about 7 s for ~300 files)."""
-    assert _sweep(sorted(ptx_corpus.rglob("*.ptx"))) > 300
+    assert _scan(sorted(ptx_corpus.rglob("*.ptx"))) > 300

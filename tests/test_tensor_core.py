@@ -234,22 +234,26 @@ def test_unproven_weight_field_is_neutral(capsys):
     assert not ok and "written" in why
     assert main(["spec", str(TC / "mma_forms_zoo.ptx"), "--phases"]) == 0
     out = capsys.readouterr().out
-    assert "weight image" not in out and "most-read pointer param_0+0" in out and "weight bytes" not in out
+    assert "weight image" not in out and "weight bytes" not in out and "B bytes (param_0+0)" in out
 
 
 def test_store_vocabulary(tmp_path):
-    from splice.analysis.vocab import GLOBAL_STORE, LOCAL_SPILL, SCATTER, store_kinds
+    from splice.analysis.vocab import (GLOBAL_STORE, LOCAL_STORE, SCATTER, Profile, store_kinds,
+                                       vocabulary)
 
     src = (TC / "mma_irregular.ptx").read_text()
     k = Kernel.load(TC / "mma_irregular.ptx")
-    assert set(store_kinds(k).values()) == {SCATTER}     # param_2 is only written, lane-strided
+    assert set(store_kinds(k).values()) == {GLOBAL_STORE}     # neutral without a profile
+    asks = vocabulary(k, Profile("p.yaml", ("*",), {}, ("plane-arena-scatter",)))
+    assert set(store_kinds(k, asks).values()) == {SCATTER}     # param_2 is only written, lane-strided
     # read-modify-write of C (beta*C): the same buffer is loaded first -> a plain global store
     rmw = src.replace("\tld.global.v4.u32 \t{%r8, %r9, %r10, %r11}, [%rd9];",
                       "\tld.global.v4.u32 \t{%r8, %r9, %r10, %r11}, [%rd10];")
     rmw = rmw.replace("\tst.global.v4.f32 \t[%rd10+0]", "\tst.local.v4.f32 \t[%rd10+0]")
     (tmp_path / "rmw.ptx").write_text(rmw)
-    kinds = set(store_kinds(Kernel.load(tmp_path / "rmw.ptx")).values())
-    assert kinds == {GLOBAL_STORE, LOCAL_SPILL}
+    k2 = Kernel.load(tmp_path / "rmw.ptx")
+    kinds = set(store_kinds(k2, vocabulary(k2, Profile("p.yaml", ("*",), {}, ("plane-arena-scatter",)))).values())
+    assert kinds == {GLOBAL_STORE, LOCAL_STORE}
 
 
 def test_profile_option_and_bad_profile(tmp_path, capsys):

@@ -128,22 +128,6 @@ def test_nested_scope_identity(native, tmp_path):
         assert r.reason.startswith("memory: a store writes a definitely different value")
 
 
-def test_label_entered_from_outside_is_not_proven(tmp_path):
-    """apply keeps a label the rest of the kernel branches to, so the spliced code has a second
-    entry there; the checker follows only the first, so it never says equal."""
-    from splice.cut.extract import extract
-    from splice.cut.kernel import load_kernel
-
-    module = "tests/data/verify/entry.ptx"
-    k = load_kernel(str(ROOT / module))
-    (tmp_path / "n.ptx").write_text(extract(k, statements=(5, 10))["text"])
-    recipe = tmp_path / "r.yaml"
-    recipe.write_text(yaml.safe_dump({"module": str(ROOT / module),
-                                      "cuts": [{"statements": "s5-s10", "native": "n.ptx"}]}))
-    [r] = _verify(recipe, module)
-    assert r.verdict == NOT_PROVEN and "label MID is named outside the cut" in r.reason
-
-
 def test_corpus_size():
     mutants = [p for p in _mutants() if not p.stem.startswith("v")]
     assert len(mutants) >= 30

@@ -265,7 +265,11 @@ class Kernel:
     def reg_type(self, name: str) -> Optional[str]:
         """Declared type of a register (``.b32``, ``.pred``, ``.b64`` …); the body's declaration
         first, then any nested scope's."""
-        base = name.split("@", 1)[0]
+        base, _, scope = name.partition("@")
+        if scope.isdigit() and int(scope) < len(self._parent):   # a key names its own scope:
+            ty = self._declared_in(int(scope), base)            # every scope was searched per
+            if ty is not None:                                  # call (quadratic in inline asm)
+                return ty
         ty = self._declared_in(0, base)
         if ty is not None:
             return ty
@@ -323,6 +327,16 @@ class Kernel:
     # ------------------------------------------------------------------------------------
     # analyses (lazy)
     # ------------------------------------------------------------------------------------
+
+    def fact(self, name: str, build):
+        """A per-kernel fact, ``build(self)`` computed on first request and kept: the spec, the
+        notes and every epilogue ask for the same store kinds, field types and weight evidence,
+        and each scans every memory access of the entry (once per epilogue it made ``spec``
+        grow as epilogues × accesses)."""
+        c = self._cache
+        if name not in c:
+            c[name] = build(self)
+        return c[name]
 
     @property
     def blocks(self):

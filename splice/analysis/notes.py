@@ -26,21 +26,51 @@ def _bytes(r):
     return f"{r[0]}..{r[1]}" if r else "–"
 
 
-def notes_markdown(k) -> str:
-    """The draft, section by section (module docstring)."""
+def notes_markdown(k, profile=None) -> str:
+    """The draft, section by section (module docstring).  ``profile``: a ``vocab.Profile``
+    whose word sets the draft may use where their rules hold (None: the first profile whose
+    globs match the entry; False: none, neutral words only)."""
+    return _draft(k, profile)[0]
+
+
+def notes_document(k, profile=None) -> tuple:
+    """(the draft, its claims with their evidence: ``notes_claims``)."""
+    from .notes_claims import notes_claims
+
+    text, F = _draft(k, profile)
+    return text, notes_claims(k, F)
+
+
+def _draft(k, profile) -> tuple:
+    from .vocab import find_profile, vocabulary
+
+    if profile is None:
+        profile = find_profile(k.name)
+    V = vocabulary(k, profile or None)
     L: list = []
     w = L.append
-    F = Facts(k)
-    _conventions(k, w)
+    F = Facts(k, V)
+    _conventions(k, V, w)
     _vocabulary(k, F, w)
-    _phase_table(k, w)
+    _phase_table(k, V, w)
     _epilogues(k, F, w)
     _uncharacterised(k, F, w)
-    return "\n".join(L)
+    return "\n".join(L), F
 
 
-def _conventions(k, w) -> None:
-    """The title and §0: what the indices, phases and ``W`` mean in this draft."""
+def multiline_mma(k) -> bool:
+    """Does the entry hold an ``mma`` statement written over several lines (the fact behind
+    the DLDN conventions' "4-line mma.sync")?"""
+    src = k.module.source
+    for pos in k.indices_of("mma"):
+        span = getattr(k.stmts[pos].node, "span", None)
+        if span and "\n" in src[span[0]:span[1]].strip():
+            return True
+    return False
+
+
+def _conventions(k, V, w) -> None:
+    """The title and §0: what the indices, phases and field names mean in this draft."""
     phases = k.phases
     w(f"# `{k.name}` — the epilogues of phases 1…{len(phases)}" if phases
       else f"# `{k.name}` — no phases")
@@ -50,22 +80,22 @@ def _conventions(k, w) -> None:
     w("")
     w("## 0. Conventions")
     w("")
+    four = V.has("dldn-conventions") and multiline_mma(k)
     w("* **`sNNNN` is a statement index** (statements of the entry body; a wrapped `{ … }` block "
-      "and a 4-line `mma.sync` count as one statement, numbered at their first line). "
+      + ("and a 4-line `mma.sync` count" if four else "and an instruction written over several "
+         "lines count") + " as one statement, numbered at their first line). "
       "**`LNNNNN` is the physical line** of the same statement.")
-    w("* A **phase** is a maximal run of adjacent `mma` statements; an **epilogue** `Exx` is the "
-      "run of statements between phase xx's last `mma` and the next phase's first.")
+    w("* A **phase** is a maximal run of adjacent `mma` statements"
+      + ("" if not any(p.form.startswith("wgmma") for p in phases)
+         else " (a `wgmma` group, from its fence to its commit, is one phase)")
+      + "; an **epilogue** `Exx` is the run of statements between phase xx's last `mma` and "
+        "the next phase's first.")
     wf = k.provenance.weight_atom
-    from .vocab import weight_evidence
-
-    proven, why = weight_evidence(k)
-    if wf and proven:
+    if V.weight:
         w(f"* `W` denotes the weight image, the parameter field `{wf}`.")
-    elif wf:
-        w(f"* `W` below is the parameter field `{wf}`, the pointer the mma operands (or most "
-          f"global loads) hang off — not shown to be a weight image: {why}.")
     else:
-        w("* No weight-image field was found (no parameter field feeds most global loads).")
+        w("* Parameter fields are named by parameter and byte offset (`param_N+off`); no field "
+          "is given a role name.")
     w("* Shapes are the **true** M/N/K from D→C chain analysis (m-tiles × n-tiles × k-steps); "
       "the naive reading (distinct A × distinct B) is shown beside them.")
     w("* Anything the analysis could not decide is in §4 under **uncharacterised**.")
@@ -74,17 +104,18 @@ def _conventions(k, w) -> None:
 
 def _vocabulary(k, F, w) -> None:
     """§1: parameter fields read, the weight image's extent, constants, tables, shared arrays."""
+    V = F.V
     w("## 1. Shared vocabulary")
     w("")
     w("### 1.1 Parameters read")
     w("")
     w("| field | bytes | statements | name |")
     w("|---|---|---|---|")
-    for f in param_fields(k):
+    for f in param_fields(k, {V.weight_field: "W"} if V.weight else {}):
         sts = ", ".join(f"s{n}" for n in f["statements"][:6])
         w(f"| `{f['param']}+{f['offset']}` | {f['bytes']} | {sts} | {f['name'] or ''} |")
     w("")
-    img = weight_image_bytes(k)
+    img = weight_image_bytes(k) if V.weight else None
     if img is not None:
         w(f"Weight-image extent: **{img} bytes** (largest offset + access size over every load "
           "off `W`, lane and `tid.z` terms excluded).")
@@ -92,7 +123,8 @@ def _vocabulary(k, F, w) -> None:
     _constants(k, F, w)
     tabs = table_loads(k)
     if tabs:
-        w("### 1.3 Per-column tables (`W + ((laneid<<2)&12) + off`)")
+        w("### 1.3 Per-column tables (`W + ((laneid<<2)&12) + off`)" if V.weight else
+          f"### 1.3 Lane-masked loads (`{V.text('W')} + ((laneid<<2)&12) + off`)")
         w("")
         w("| statements | bytes | loads | opcode |")
         w("|---|---|---|---|")
@@ -130,30 +162,49 @@ def _unaddressed_shared_reads(k) -> str:
     return f" (loads counted at an address only; {' and '.join(parts)} in this entry read shared memory, not counted)"
 
 
-def _phase_table(k, w) -> None:
+def _operand_columns(k, V) -> list:
+    """(header, Phase -> cell) of the operand-load columns: the DLDN notes' weight bytes, bias
+    bytes and slot stride where the profile's rules hold; otherwise a column only where a phase
+    has a value, named by what it is (the bytes of B/C loaded off a field, a tid.z term)."""
+    cols = []
+    phases = k.phases
+    fld = V.text("W")
+    if V.weight or any(p.weight_bytes for p in phases):
+        cols.append(("weight bytes" if V.weight else f"B bytes (`{fld}`)", lambda p: _bytes(p.weight_bytes)))
+    if V.weight or any(p.bias_bytes for p in phases):
+        cols.append(("bias bytes" if V.weight else f"C bytes (`{fld}`)", lambda p: _bytes(p.bias_bytes)))
+    slot = V.weight and V.has("tid.z-slot")
+    if slot or any(p.slot_stride for p in phases):
+        cols.append(("slot stride" if slot else "tid.z coefficient", lambda p: str(p.slot_stride or "–")))
+    return cols
+
+
+def _phase_table(k, V, w) -> None:
     """§2: one row per phase with its true and naive shapes, then what the table cannot show."""
     w("## 2. Phase table")
     w("")
-    w("| # | stmt range | M | N | K | naive M×N×K | mma | check | grid | weight bytes | "
-      "bias bytes | slot stride | epi |")
-    w("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    cols = _operand_columns(k, V)
+    w("| # | stmt range | M | N | K | naive M×N×K | mma | check | grid | "
+      + "".join(f"{h} | " for h, _f in cols) + "epi |")
+    w("|---|---|---|---|---|---|---|---|---|" + "---|" * len(cols) + "---|")
     for p in k.phases:
-        mt, nt, ks = p.tiles
-        chk = f"{mt}×{nt}×{ks}" + ("" if p.consistent else " ≠")
-        if not p.regular:   # no M×N×K: say what the group is
+        if p.regular:
+            mt, nt, ks = p.tiles
+            chk = f"{mt}×{nt}×{ks}" + ("" if p.consistent else " ≠")
+        else:               # no M×N×K: say what the group is
             chk = (f"irregular: {p.accumulators} acc, products "
                    + " + ".join(f"{n}×{k}" for k, n in sorted(p.products.items())))
         shape = p.shape or ("–", "–", "–")
         epi = (p.epilogue[1] - p.epilogue[0] + 1) if p.epilogue else 0
         nv = "×".join(str(x) for x in p.naive_shape)
         w(f"| {p.index} | {_rng(p.first, p.last)} | {shape[0]} | {shape[1]} | {shape[2]} | "
-          f"{nv} | {len(p.mma)} | {chk} | {p.grid} | {_bytes(p.weight_bytes)} | "
-          f"{_bytes(p.bias_bytes)} | {p.slot_stride or '–'} | {epi} |")
+          f"{nv} | {len(p.mma)} | {chk} | {p.grid} | "
+          + "".join(f"{f(p)} | " for _h, f in cols) + f"{epi} |")
     w("")
-    _phase_notes(k, w)
+    _phase_notes(k, V, w)
 
 
-def _phase_notes(k, w) -> None:
+def _phase_notes(k, V, w) -> None:
     """Below the phase table: tensor-core code outside it, banded phases' chains, and phases
     that read no weight operand."""
     from .calls import describe, mma_in_calls
@@ -176,11 +227,27 @@ def _phase_notes(k, w) -> None:
               f"{'×'.join(str(x) for x in p.naive_shape)})")
         w("")
     now = [p.index for p in phases if p.weight_bytes is None]
-    if now:
+    if not V.weight:
+        _operand_sources(k, w)
+    elif now:
         srcs = sorted({_B_FROM.get(k.phase(i).b_source, k.phase(i).b_source) for i in now})
         w(f"Phases that read no weight operand: {', '.join('P%d' % i for i in now)} "
           f"(B from {', '.join(srcs)}).")
         w("")
+
+
+def _operand_sources(k, w) -> None:
+    """Where each phase's A, B and C come from, by def-use (``operands.phase_operands``)."""
+    from .operands import phase_operands
+
+    rows = [(p.index, phase_operands(k, p)) for p in k.phases]
+    if not rows:
+        return
+    w("Operands by def-use (what defines each phase's A, B and C registers):")
+    w("")
+    for i, ops in rows:
+        w(f"* P{i}: " + "; ".join(f"{role} {txt}" for role, txt in ops.items()) + ".")
+    w("")
 
 
 def _next_reads(k, e, abi):
@@ -196,7 +263,7 @@ def _memory_line(e):
              "shared staging": "shared accesses/barriers", "plane-arena scatter": "global stores",
              "texture gather": "texture reads", "surface write": "surface writes"}
     for key, label in names.items():
-        f = e.features.get(key)
+        f = e.dldn_features.get(key)
         if f:
             parts.append(f"{len(f.stmts)} {label}")
     return ", ".join(parts)

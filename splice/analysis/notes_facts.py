@@ -43,6 +43,19 @@ def is_pack(node) -> bool:
     return node.opcode == "cvt" and "satfinite" in nm and "e4m3x2" in nm and "f16x2" in nm
 
 
+def _cvt_class(node, dldn: bool) -> Optional[str]:
+    """A conversion's class: the DLDN notes' requantise/unpack (the e4m3x2 forms) where the
+    profile asks for them, else packs/unpacks by direction (``epilogues.cvt_direction``)."""
+    from .epilogues import cvt_direction
+
+    if dldn:
+        if is_pack(node):
+            return "requantise"
+        return "unpack" if "e4m3x2" in node.name else None
+    d = cvt_direction(node)
+    return {"pack": "packs", "unpack": "unpacks"}.get(d)
+
+
 def f16_of(x: float):
     """(bits, value) of ``x`` rounded to binary16 (round to nearest even), or None on overflow."""
     try:
@@ -77,8 +90,11 @@ def _too_many_joins(k, key: str, pos: int, here: int):
 
 
 class Facts:
-    def __init__(self, k):
+    def __init__(self, k, vocab=None):
+        from .vocab import vocabulary
+
         self.k = k
+        self.V = vocab or vocabulary(k)     # the words this kernel's report may use
         self.prov = k.provenance
         self.defs, self.uses, self.guarded = k.du()
         stmts = k.stmts
@@ -245,7 +261,7 @@ class Facts:
                     continue
                 acc = self.prov.access_at(u)
                 if _stores(acc):
-                    out[("st", acc.space, _base(acc.addr), self.region(u))] += 1
+                    out[("st", acc.space, _base(acc.addr, self.V.w), self.region(u))] += 1
                     continue
                 if not self.guarded[u] and (node.opcode == "mov" or (
                         node.opcode == "cvt" and len(self.uses[u]) == 1
@@ -259,41 +275,24 @@ class Facts:
     # ---- sub-sections --------------------------------------------------------------------------
 
     def anchor_class(self, pos: int, e) -> Optional[str]:
+        """What statement ``pos`` computes by itself (None: it takes a neighbour's class,
+        ``_classes``): its memory access, its conversion, its special op.  Neutral words; the
+        DLDN notes' (requantise, shared staging, weight and table loads …) where the profile
+        asks for them (``vocab``)."""
         node = self.node(pos)
         if type(node) is not m.Instruction:
             return None
+        dldn = self.V.has("dldn-epilogue-names")
         op = node.opcode
-        if is_pack(node):
-            return "requantise"
-        if op == "cvt" and "e4m3x2" in node.name:
-            return "unpack"
+        if op == "cvt":
+            c = _cvt_class(node, dldn)
+            if c:
+                return c
         acc = self.prov.access_at(pos)
-        n = self.n(pos)
         if acc is not None:
-            if acc.kind == "ld" and acc.space == "param":
-                return None
-            if roles.is_shared(acc.space):
-                return "shared staging"
-            if acc.kind == "ld" and acc.addr is not None and coef(acc.addr, "W") == 1:
-                nb = e.features.get("next-B loads")
-                nc = e.features.get("C-seed loads")
-                if (nb and n in nb.stmts) or (nc and n in nc.stmts):
-                    return "next B/C loads"
-                if coef(acc.addr, TABLE_ATOM):
-                    return "table loads"
-                return "weight loads"
-            if acc.kind == "ld":
-                return f"{acc.space} loads"
-            if acc.kind in ("st", "red", "atom"):
-                fields = [x for x, c in (acc.addr or ()) if "+" in x and x.split("+")[0] in
-                          self.prov.param_short.values()]
-                return f"{acc.space} stores" + (f" into {fields[0]}" if len(fields) == 1 else "")
-            if acc.kind in ("tex", "tld4"):
-                return "texture gather"
-            if acc.kind in ("sust", "sured"):
-                return "surface write"
+            return self._access_class(acc, e, dldn)
         if op in ("bar", "barrier"):
-            return "shared staging"
+            return "shared staging" if dldn else "barriers"
         if op == "movmatrix":
             return "transpose (movmatrix)"
         if op == "shfl":
@@ -304,12 +303,47 @@ class Facts:
             return "float arithmetic"
         return None
 
+    def _access_class(self, acc, e, dldn: bool) -> Optional[str]:
+        from .vocab import field_types, pointer_fields
+
+        if acc.kind == "ld" and acc.space == "param":
+            return None
+        if roles.is_shared(acc.space):
+            return "shared staging" if dldn else "shared memory"
+        n = acc.n
+        if dldn and acc.kind == "ld" and acc.addr is not None and coef(acc.addr, "W") == 1:
+            nb = e.dldn_features.get("next-B loads")
+            nc = e.dldn_features.get("C-seed loads")
+            if (nb and n in nb.stmts) or (nc and n in nc.stmts):
+                return "next B/C loads"
+            return "table loads" if coef(acc.addr, TABLE_ATOM) else "weight loads"
+        if acc.kind in ("ld", "st", "red", "atom"):
+            if not dldn and acc.kind == "ld" and any(
+                    n in f.stmts for kk, f in e.kinds.items() if kk.startswith("loads feeding")):
+                return "loads of the next phase's operands"
+            fs = pointer_fields(acc.addr, field_types(self.k))
+            what = "loads" if acc.kind == "ld" else "stores"
+            space = "local-array" if acc.space == "local" and not dldn else acc.space
+            # the DLDN notes name a store's buffer only; their loads keep their space alone
+            if len(fs) != 1 or (acc.kind == "ld" and dldn):
+                return f"{space} {what}"
+            return f"{space} {what}" + (" into " if acc.kind != "ld" else " from ") + \
+                render(((fs[0], 1),), self.V.w)
+        if acc.kind in ("tex", "tld4"):
+            return "texture gather" if dldn else "texture reads"
+        if acc.kind in ("sust", "sured"):
+            return "surface write" if dldn else "surface writes"
+        return None
+
     def subsections(self, e, max_sections: int = 10):
         """An epilogue cut into at most ``max_sections`` runs of statements that compute one
         thing (``_classes``), adjacent runs of the same name merged, each with its histogram,
-        range and name."""
+        range and name.  A name lists only classes whose anchor statements the run holds
+        (``_proven_name``): a run of address arithmetic classed by the stores it feeds is
+        "arithmetic feeding global stores", never "global stores" (Triton's s262–s292 held no
+        store)."""
         a, b = self.k.first_pos_of(e.first), self.k.pos_of(e.last)
-        cls = self._classes(e, a, b)
+        cls, origin = self._classes(e, a, b)
         runs: list[dict] = []
         for pos in range(a, b + 1):   # runs over numbered statements
             if self.n(pos) is None:
@@ -322,7 +356,7 @@ class Facts:
                 runs.append({"cls": c, "pos": [pos], "mix": Counter({c: 1})})
         runs = _smooth(runs, max_sections)
         for r in runs:
-            r["name"] = _name(r["mix"], None)
+            r["name"] = self._proven_name(r, cls, origin)
         i = 1
         while i < len(runs):      # adjacent runs computing the same thing are one section
             if runs[i]["name"] == runs[i - 1]["name"]:
@@ -336,18 +370,40 @@ class Facts:
                            if type(self.node(p)) is m.Instruction)
             r["hist"] = hist
             r["first"], r["last"] = self.n(r["pos"][0]), self.n(r["pos"][-1])
-            r["name"] = _name(r["mix"], hist)
+            r["name"] = self._proven_name(r, cls, origin)
+            head = r["name"].partition(", feeding ")[0]
+            named = [] if head == "plumbing" or head.startswith("arithmetic feeding ") else head.split(" + ")
+            r["anchors"] = {c: [self.n(p) for p in r["pos"] if origin.get(p) == "anchor" and cls[p] == c]
+                            for c in named}
         return runs
 
-    def _classes(self, e, a: int, b: int) -> dict:
-        """position -> what the statement computes: its own anchor class, else its earliest
-        in-range consumer's, else its in-range producer's; labels and branches follow the
-        statement before them ("plumbing" when nothing precedes)."""
+    def _proven_name(self, r, cls, origin) -> str:
+        """The run's name (``_name`` of its class mix) kept to the classes it holds an anchor
+        statement of; a run without one is named by the class it feeds (def-use), else
+        "plumbing"."""
+        held = {cls[p] for p in r["pos"] if origin.get(p) == "anchor"}
+        fed = {cls[p] for p in r["pos"] if origin.get(p) == "feeds"}
+        named = _name(r["mix"], None).split(" + ")
+        parts = [c for c in named if c in held]
+        if not parts:       # the _name share rule may drop a rare anchor: keep the largest one
+            parts = [c for c, _n in r["mix"].most_common() if c in held][:1]
+        feeding = [c for c in named if c not in held and c in fed]
+        if not parts:
+            return f"arithmetic feeding {feeding[0]}" if feeding else "plumbing"
+        return " + ".join(parts) + (f", feeding {' and '.join(feeding)}" if feeding else "")
+
+    def _classes(self, e, a: int, b: int) -> tuple:
+        """(position -> what the statement computes, position -> how that was decided): its
+        own anchor class ('anchor'), else its earliest in-range consumer's ('feeds'), else its
+        in-range producer's ('reads'); labels and branches follow the statement before them
+        ('after'; "plumbing" when nothing precedes)."""
         cls = {}
+        origin = {}
         for pos in range(a, b + 1):
             c = self.anchor_class(pos, e)
             if c:
                 cls[pos] = c
+                origin[pos] = "anchor"
         for pos in range(b, a - 1, -1):   # forward: the earliest in-range consumer's class
             if pos in cls or type(self.node(pos)) is not m.Instruction:
                 continue
@@ -358,6 +414,7 @@ class Facts:
                         best = u
             if best is not None:
                 cls[pos] = cls[best]
+                origin[pos] = "feeds"
         prev = None
         rd = self.prov.reaching_def
         for pos in range(a, b + 1):       # backward: the producer's class, else the previous
@@ -370,9 +427,10 @@ class Facts:
                     x = rd(kk, pos)
                     if x is not None and a <= x <= b and x in cls:
                         c = cls[x]
+            origin[pos] = "reads" if c else "after"
             cls[pos] = c or prev or "plumbing"
             prev = cls[pos]
-        return cls
+        return cls, origin
 
     # ---- constants -----------------------------------------------------------------------------
 
@@ -431,7 +489,7 @@ class Facts:
         if acc is not None and acc.kind == "ld":
             if acc.space == "param":
                 return f"{reg}: ld.param", n
-            return f"{reg}: ld.{acc.space} [{_base_text(acc.addr)}]", n
+            return f"{reg}: ld.{acc.space} [{_base_text(acc.addr, self.V.w)}]", n
         if node.opcode == "mov" and len(node.operands) == 2 and type(node.operands[1]) is m.Imm:
             return f"{reg}: constant {node.name}", n
         return f"{reg}: {node.name}", n
@@ -594,14 +652,15 @@ def opaque_terms(addr):
     return out
 
 
-def _base(addr):
-    return render(_strip(addr)) if addr is not None else "?"
+def _base(addr, w=None):
+    return render(_strip(addr), w) if addr is not None else "?"
 
 
-def _base_text(addr):
+def _base_text(addr, w=None):
+    """``base + offset`` of an address; ``w``: how the weight atom is written (``vocab``)."""
     if addr is None:
         return "?"
-    b = render(tuple(x for x in addr if x[0] != CONST))
+    b = render(tuple(x for x in addr if x[0] != CONST), w)
     c = const_of(addr)
     return f"{b} + {c}" if c and b != "0" else (b if b != "0" else str(c))
 

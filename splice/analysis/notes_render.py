@@ -112,11 +112,12 @@ def _epilogues(k, F, w):
     for sg in order:
         g = groups[sg]
         e = g[0]
+        nm = e.named(F.V.has("dldn-epilogue-names"))
         if len(g) == 1:
-            w(f"| E{e.index} | {_rng(e.first, e.last)} | {e.count} | {e.name} |")
+            w(f"| E{e.index} | {_rng(e.first, e.last)} | {e.count} | {nm} |")
         else:
             w(f"| {_elist(g)} | {_rng(e.first, e.last)} … {_rng(g[-1].first, g[-1].last)} "
-              f"({len(g)} runs) | {e.count} each | {e.name} |")
+              f"({len(g)} runs) | {e.count} each | {nm} |")
     w("")
     for sg in order:
         g = groups[sg]
@@ -131,12 +132,13 @@ def _elist(g):
 
 def _epilogue_section(k, F, w, g):
     e = g[0]
+    nm = e.named(F.V.has("dldn-epilogue-names"))
     w("---")
     w("")
     if len(g) == 1:
-        w(f"### E{e.index} — {_rng(e.first, e.last)}: {e.name}")
+        w(f"### E{e.index} — {_rng(e.first, e.last)}: {nm}")
     else:
-        w(f"### {_elist(g)} — {e.count} statements each: {e.name}")
+        w(f"### {_elist(g)} — {e.count} statements each: {nm}")
         w("")
         w(f"{len(g)} runs with the same statement count and the same op histogram; the details "
           f"below are E{e.index}'s, the table after them gives every run's own ranges.")
@@ -176,7 +178,7 @@ def _epilogue_section(k, F, w, g):
         w("| run | range | memory | packs read |")
         w("|---|---|---|---|")
         for x in g:
-            mem = "; ".join(_mem_short(gr) for gr in F.memory(x.first, x.last)) or "–"
+            mem = "; ".join(_mem_short(gr, F.V.w) for gr in F.memory(x.first, x.last)) or "–"
             w(f"| E{x.index} | {_rng(x.first, x.last)} | {mem} | {_pack_short(k, F, x) or '–'} |")
         w("")
 
@@ -186,9 +188,9 @@ def _annot(k, F, pos):
     node = F.node(pos)
     line = k.cite(F.n(pos))
     if acc is not None and acc.space != "param":
-        return f"{line}   // [{_base_text(acc.addr)}]"
+        return f"{line}   // [{_base_text(acc.addr, F.V.w)}]"
     if acc is not None and acc.space == "param" and acc.addr is not None:
-        return f"{line}   // {render(acc.addr)}"
+        return f"{line}   // {render(acc.addr, F.V.w)}"
     if type(node) is m.Instruction and node.opcode == "mov" and len(node.operands) == 2 \
             and type(node.operands[1]) is m.Imm:
         try:
@@ -232,7 +234,7 @@ def _evidence(k, F, poss):
         if acc.space == "param":
             continue
         offs = [F.prov.access_at(p).addr for p in ps]
-        btxt = render(base) if base is not None else "?"
+        btxt = render(base, F.V.w) if base is not None else "?"
         from .provenance import const_of
         ot = offsets_text([const_of(a) if a is not None else None for a in offs])
         idx = [nm for a in offs for nm, _d in opaque_terms(a)]
@@ -259,13 +261,13 @@ def _src_label(F, item):
         return f"P{item[1]}'s D"
     if item[0] == "ld":
         acc = F.prov.access_at(item[1])
-        if acc.addr is not None and coef(acc.addr, TABLE_ATOM):
+        if F.V.weight and acc.addr is not None and coef(acc.addr, TABLE_ATOM):
             what = "table load"
-        elif acc.addr is not None and coef(acc.addr, "W"):
+        elif F.V.weight and acc.addr is not None and coef(acc.addr, "W"):
             what = "weight load"
         else:
             what = f"{acc.kind}.{acc.space}"
-        base = render(_strip(acc.addr)) if acc.addr is not None else "?"
+        base = render(_strip(acc.addr), F.V.w) if acc.addr is not None else "?"
         if len(base) > 48:      # long lane-index arithmetic: name the base only
             base = base.split(" ", 1)[0] + " + …"
         return f"{what} `{base}`"
@@ -339,9 +341,9 @@ def _packs(k, F, w, e):
     w("")
 
 
-def _mem_short(g):
+def _mem_short(g, w=None):
     ot = offsets_text(g["offs"])
-    base = render(g["base"]) if g["base"] is not None else "?"
+    base = render(g["base"], w) if g["base"] is not None else "?"
     return f"{len(g['stmts'])}×`{g['opcode']}` `{base}` {ot}".rstrip()
 
 
@@ -379,7 +381,7 @@ def _io(k, F, w, e):
         w("| access | space | base | offsets | count | statements |")
         w("|---|---|---|---|---|---|")
         for g in mem:
-            base = render(g["base"]) if g["base"] is not None else "?"
+            base = render(g["base"], F.V.w) if g["base"] is not None else "?"
             w(f"| `{g['opcode']}` | {g['space']} | `{base}` | {offsets_text(g['offs']) or '–'} | "
               f"{len(g['stmts'])} | {_rng(g['stmts'][0], g['stmts'][-1])} |")
         w("")
@@ -397,7 +399,7 @@ def _uncharacterised(k, F, w):
     phases, slots, then each epilogue."""
     w("## 4. Uncharacterised")
     w("")
-    items = [*_u_params(k, F), *_u_phases(k, F), *_u_slots(k)]
+    items = [*_u_params(k, F), *_u_phases(k, F), *_u_slots(k, F.V)]
     for e in F.epis:
         items += [*_u_packs(k, F, e), *_u_loads(k, F, e), *_u_stores(k, F, e), *_u_io(F, e)]
     if not items:
@@ -430,7 +432,7 @@ def _u_params(k, F):
 def _u_phases(k, F):
     """Phases whose chains do not explain their mma count, and register-resident B operands."""
     for p in k.phases:
-        if not p.consistent:
+        if p.regular and not p.consistent:
             yield (f"**P{p.index}'s shape.** The D→C chains give {p.tiles[0]}×{p.tiles[1]}×"
                    f"{p.tiles[2]} = {p.tiles[0] * p.tiles[1] * p.tiles[2]} ≠ {len(p.mma)} mma: "
                    "the chain reading cannot be reconciled with the phase's mma count.")
@@ -451,21 +453,31 @@ def _u_phases(k, F):
             made = ", ".join(s for s, _c in top) or "nothing traceable"
             yield (f"**P{p.index}'s B operand is register-resident** ({p.b_source}: "
                    f"{len(p.b_regs)} registers, made of {made}). Which tensor it is in "
-                   "model terms (e.g. V vs Vᵀ) is not decidable from the PTX.")
+                   + ("model terms (e.g. V vs Vᵀ)" if F.V.has("dldn-epilogue-names") else "the model's terms")
+                   + " is not decidable from the PTX.")
 
 
-def _u_slots(k):
-    """Phases whose weight offsets are relative to a per-tid.z slot."""
+def _u_slots(k, V):
+    """Phases whose operand-load offsets are relative to a tid.z term (the DLDN notes' per-tid.z
+    slot, where the profile's rule holds)."""
     slots = defaultdict(list)
     for p in k.phases:
         if p.slot_stride:
             slots[p.slot_stride].append(p.index)
+    slot = V.weight and V.has("tid.z-slot")
     for stride, ps in slots.items():
-        yield (f"**Slot-relative weight offsets of {_regions(['P%d' % i for i in ps])}.** "
-               f"Their operand loads read `W + {stride}·tid.z + …`, so the byte offsets in "
-               "the phase table are relative to a per-tid.z slot, not absolute image "
-               "offsets. Whether the tid.z groups compute different tiles or replicas of "
-               "one tile is not decidable without the launch geometry (`%ntid.z`).")
+        if slot:
+            yield (f"**Slot-relative weight offsets of {_regions(['P%d' % i for i in ps])}.** "
+                   f"Their operand loads read `W + {stride}·tid.z + …`, so the byte offsets in "
+                   "the phase table are relative to a per-tid.z slot, not absolute image "
+                   "offsets. Whether the tid.z groups compute different tiles or replicas of "
+                   "one tile is not decidable without the launch geometry (`%ntid.z`).")
+            continue
+        yield (f"**tid.z-relative operand offsets of {_regions(['P%d' % i for i in ps])}.** "
+               f"Their operand loads read `{V.text('W')} + {stride}·tid.z + …`, so the byte "
+               "offsets in the phase table are relative to tid.z. Whether the tid.z groups "
+               "compute different tiles or replicas of one tile is not decidable without the "
+               "launch geometry (`%ntid.z`).")
 
 
 def _u_packs(k, F, e):
@@ -479,8 +491,10 @@ def _u_packs(k, F, e):
 
 def _u_loads(k, F, e):
     """What an epilogue's table and weight loads feed: the role is known, the tensor is not."""
-    for fname, what in (("table loads", "per-column table"), ("W loads", "weight-image")):
-        f = e.features.get(fname)
+    words = (("table loads", "per-column table"), ("W loads", "weight-image")) if F.V.weight else \
+        (("table loads", "lane-masked"), ("W loads", "global"))
+    for fname, what in words:
+        f = e.dldn_features.get(fname)
         if not f:
             continue
         feeds: Counter = Counter()
@@ -494,12 +508,13 @@ def _u_loads(k, F, e):
                 else:
                     feeds[f"`st.{lab[1]}` ({lab[3]})"] += c
         acc = F.prov.access_at(k.pos_of(f.first))
-        base = render(tuple(x for x in acc.addr if x[0] != "")) if acc.addr else "?"
+        base = render(tuple(x for x in acc.addr if x[0] != ""), F.V.w) if acc.addr else "?"
         fd = ", ".join(s for s, _c in feeds.most_common(3)) or "nothing later"
         yield (f"**E{e.index}: what the {len(f.stmts)} {what} loads hold** "
                f"(`{base}`, {_rng(f.first, f.last)}). They feed {fd}; the arithmetic "
-               "role is computable, the tensor's name is not (no parameter names in "
-               "the weight image).")
+               "role is computable, the tensor's name is not ("
+               + ("no parameter names in the weight image" if F.V.weight else "the PTX names no tensor")
+               + ").")
 
 
 def _u_stores(k, F, e):
@@ -510,7 +525,7 @@ def _u_stores(k, F, e):
     if not opq:
         return
     n = sum(len(g["stmts"]) for g in opq)
-    bases = "; ".join(f"`{render(g['base']) if g['base'] is not None else '?'}`" for g in opq[:4])
+    bases = "; ".join(f"`{render(g['base'], F.V.w) if g['base'] is not None else '?'}`" for g in opq[:4])
     idx = [t for g in opq for t in g.get("opaque", ())]
     defs = sorted({d for _nm, d in idx if d is not None})
     ops = Counter(F.node(d).name for d in defs)

@@ -90,7 +90,8 @@ class Phase:
         return {"index": self.index, "first": self.first, "last": self.last,
                 "mma": len(self.mma), "shape": list(self.shape) if self.shape else None,
                 "naive_shape": list(self.naive_shape), "tile": list(self.tile),
-                "tiles": list(self.tiles), "consistent": self.consistent,
+                # an irregular group tiles no grid: its structure is accumulators × products
+                "tiles": list(self.tiles) if self.regular else None, "consistent": self.consistent,
                 "chains": self.chains, "grid": self.grid,
                 "weight_bytes": list(self.weight_bytes) if self.weight_bytes else None,
                 "bias_bytes": list(self.bias_bytes) if self.bias_bytes else None,

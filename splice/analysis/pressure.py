@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from typing import Optional
 
 from ..ptx import model as m
 from . import mma_forms
@@ -161,8 +162,10 @@ def regions(k) -> list:
     return out
 
 
-def region_of(regs: list, n: int) -> str:
-    i = bisect_right([r[1] for r in regs], n) - 1
+def region_of(regs: list, n: int, starts: Optional[list] = None) -> str:
+    """The region holding statement ``n``; ``starts``: the regions' first statements, built
+    once by a caller asking for every statement (built per call it made the peaks quadratic)."""
+    i = bisect_right(starts if starts is not None else [r[1] for r in regs], n) - 1
     return regs[i][0] if i >= 0 else "prologue"
 
 
@@ -213,8 +216,9 @@ def pressure(k, top: int = 5) -> Pressure:
 def _peaks(k, p: Pressure, keep: list, role_of: dict, top: int) -> list:
     """The highest point of each region, the ``top`` highest regions, with their live sets."""
     best: dict = {}
+    starts = [r[1] for r in p.regions]
     for j, nn in enumerate(p.numbers):
-        reg = region_of(p.regions, nn)
+        reg = region_of(p.regions, nn, starts)
         if reg not in best or p.total[j] > p.total[best[reg]]:
             best[reg] = j
     order = sorted(best.items(), key=lambda kv: (-p.total[kv[1]], kv[1]))[:top]
@@ -240,3 +244,55 @@ def _natural(key: str):
     prefix, number = _split_number(base) or (base, -1)
     return (prefix, number, key)
 
+
+
+# ---------------------------------------------------------------------------------------------
+# the live set at one statement: what a rewrite has to shorten
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class LiveValue:
+    register: str
+    type: Optional[str]
+    weight: float
+    role: str
+    defined: tuple            # statement numbers of the definitions that may reach the point
+    last_use: Optional[int]   # statement number of the last read before it is written again
+    reads: int                # reads between the point and that next write (program order)
+
+    def as_dict(self) -> dict:
+        return {"register": self.register, "type": self.type, "weight": self.weight, "role": self.role,
+                "defined": list(self.defined), "last_use": self.last_use, "reads": self.reads}
+
+
+def live_at(k, n: int) -> list:
+    """The registers live just before statement ``n`` (an ``sNNNN`` number), longest-carried
+    first: each with its type, weight, role, the definitions that may reach the statement
+    (reaching definitions over the CFG) and its last use — the last read before the register is
+    written again, in program order (a loop's back edge is not followed: the question is how far
+    down the code the value is carried, which is what a schedule can shorten)."""
+    from .reaching import Reaching
+
+    pos = k.pos_of(n)
+    defs, uses, guarded = k.du()
+    role_of = register_roles(k)
+    reach = Reaching(k)
+    out = []
+    for key in k.liveness.live_set_before(pos):
+        ds = tuple(d for d in (k.number_at(p) for p in reach.defs(key, pos)) if d is not None)
+        last, reads = None, 0
+        for p in range(pos, len(k.stmts)):
+            if key in uses[p]:
+                last, reads = p, reads + 1
+            if key in defs[p] and not guarded[p]:
+                break
+        ty = k.reg_type(key)
+        out.append(LiveValue(k.display(key), ty, reg_weight(ty), role_of.get(key, "temp"), ds,
+                             k.number_at(last) if last is not None else None, reads))
+    out.sort(key=lambda v: (-_carried(v, n), _natural(v.register)))
+    return out
+
+
+def _carried(v: LiveValue, n: int) -> int:
+    """Statements from the value's (latest reaching) definition to its last use."""
+    return (v.last_use if v.last_use is not None else n) - (max(v.defined) if v.defined else 0)

@@ -147,8 +147,19 @@ def _atom_rank(a: str) -> tuple:
     return (9, a)
 
 
-def render(f: Optional[tuple]) -> str:
-    """``W + 27648·tid.z + 16·laneid + 8512``."""
+#: the weight field's atom as it is spelled inside a derived atom (``((W + 4·laneid)&12)``)
+_W_TOKEN = re.compile(r"(?<![\w%$.])W(?![\w$])")
+
+
+def name_weight(text: str, w: Optional[str]) -> str:
+    """``text`` with the weight field's atom ``W`` spelled ``w`` (the field's own name where the
+    weight-image vocabulary is not granted, ``splice.analysis.vocab``); ``None`` keeps ``W``."""
+    return text if w is None or w == "W" else _W_TOKEN.sub(w, text)
+
+
+def render(f: Optional[tuple], w: Optional[str] = None) -> str:
+    """``W + 27648·tid.z + 16·laneid + 8512``; ``w``: how the weight field's atom is written
+    (``name_weight``)."""
     if f is None:
         return "?"
     if not f:
@@ -157,7 +168,7 @@ def render(f: Optional[tuple]) -> str:
     parts = []
     for k in terms:
         v = coef(f, k)
-        name = k.split("#", 1)[0]
+        name = name_weight(k.split("#", 1)[0], w)
         mag = abs(v)
         t = name if mag == 1 else f"{mag}·{name}"
         parts.append(("-" if v < 0 else "+", t))

@@ -33,7 +33,8 @@ class Reaching:
         self._blocks = k.blocks
         self._def_pos = k.provenance.def_pos
         self._guarded = k.du()[2]
-        self._index: dict = {}   # definition position -> its bit's index
+        self._index: dict = {}   # (register, definition position) -> its bit's index: one
+                                 # statement defines several registers (ld.v2, an mma's D pair)
         self._pos: list = []     # bit index -> definition position
         self._mask: dict = {}    # register key -> the bits of all its definitions
         self._in: "list | None" = None
@@ -50,7 +51,7 @@ class Reaching:
         bits = self._in[b] & self._mask[key]
         lo = bisect_left(ps, self._blocks.starts[b])
         for d in ps[lo:bisect_left(ps, pos)]:
-            bit = 1 << self._index[d]
+            bit = 1 << self._index[key, d]
             bits = (bits | bit) if self._guarded[d] else bit
         return tuple(sorted(self._pos[i] for i in _ones(bits)))
 
@@ -60,7 +61,7 @@ class Reaching:
         for key, ps in self._def_pos.items():
             base = len(self._pos)
             for d in ps:
-                self._index[d] = len(self._pos)
+                self._index[key, d] = len(self._pos)
                 self._pos.append(d)
             self._mask[key] = ((1 << len(ps)) - 1) << base
 
@@ -74,7 +75,7 @@ class Reaching:
             here: dict = {}      # block -> [bits at its end, defined unguarded]
             for d in self._def_pos[key]:     # in program order
                 state = here.setdefault(blocks.block_of[d], [0, False])
-                bit = 1 << self._index[d]
+                bit = 1 << self._index[key, d]
                 if self._guarded[d]:
                     state[0] |= bit
                 else:

@@ -66,6 +66,7 @@ ROLE_TABLE: dict = {
     "trap": NONE, "brkpt": NONE, "pmevent": NONE, "stackrestore": NONE,
     # 9.7.14 / 9.7.15 matrix multiply-accumulate
     "mma": MMA,
+    "wmma.store": NONE,              # wmma.store.d [p], {fragment}, stride: memory is the destination
     "wgmma.mma_async": RW0, "wgmma.fence": NONE, "wgmma.commit_group": NONE,
     "wgmma.wait_group": NONE,
     # 9.7.16 tcgen05: operands are tensor-memory addresses, descriptors and barriers; only

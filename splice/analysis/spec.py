@@ -86,6 +86,15 @@ def param_fields(k, names=None):
     return sorted(seen.values(), key=lambda f: (f["param"], f["offset"]))
 
 
+def _local_to_other_function(name: str, entry: str) -> bool:
+    """A module-level ``.shared`` array that is a local static of another function
+    (``_ZZ14wg_s8u8_n64PKaPKhPiE2sb``: ``sb`` of ``wg_s8u8_n64``): several entries of one module
+    each declare their own ``sa``/``sb``, and the entry's notes gave it another's size."""
+    if not name.startswith("_ZZ"):
+        return False
+    return (entry[2:] if entry.startswith("_Z") else entry) not in name
+
+
 def shared_arrays(k):
     """Shared arrays: {name: {bytes, stores: [n], loads: [n], addresses: {text: count}}}."""
     from ..ptx import model as m
@@ -96,6 +105,8 @@ def shared_arrays(k):
     for it in items:
         if isinstance(it, m.Decl) and it.space == ".shared":
             for d in it.declarators:
+                if _local_to_other_function(d.name, k.name):
+                    continue
                 el = _type_bytes(it.type)
                 n = 1
                 for x in d.dims:
@@ -129,19 +140,23 @@ def build_spec(k, phases=True, epilogues=True, profile=None, display_name=None) 
     """``profile``: a ``vocab.Profile`` naming parameter fields (None: the first profile whose
     entry globs match, ``vocab.find_profile``; False: none).  ``display_name``: the entry's,
     when the caller demangled every entry of the module at once (None: demangled here)."""
-    from .vocab import field_names, find_profile, weight_evidence
+    from .vocab import field_names, find_profile, vocabulary, weight_evidence
 
     if profile is None:
         profile = find_profile(k.name)
     profile = profile or None          # False: the caller looked and found none
     proven, why = weight_evidence(k)
+    V = vocabulary(k, profile)
 
     d = {"entry": k.name, "display_name": display_name or _display_name(k.name), "path": str(k.path),
          "statements": k.last_number,
          "weight_field": k.provenance.weight_atom,
          "weight_image_bytes": weight_image_bytes(k),
          "weight_proven": proven, "weight_evidence": why,
-         "profile": profile.path if profile else None}
+         "profile": profile.path if profile else None,
+         # the profile's word sets a report may use (vocab.WORD_SETS; their rules checked per
+         # use), and whether the weight-image words hold on this kernel
+         "vocabulary": sorted(V.asked), "weight_words": V.weight}
     if phases:
         d["phases"] = [p.as_dict() for p in k.phases]
         d["mma_total"] = sum(len(p.mma) for p in k.phases)
@@ -156,5 +171,5 @@ def build_spec(k, phases=True, epilogues=True, profile=None, display_name=None) 
     d["params"] = param_fields(k, field_names(k, profile))
     d["shared"] = shared_arrays(k)
     if epilogues:
-        d["epilogues"] = [e.as_dict() for e in k.epilogues]
+        d["epilogues"] = [e.as_dict(V.has("dldn-epilogue-names"), V.weight, V.w) for e in k.epilogues]
     return d

@@ -17,6 +17,7 @@ def to_json(plan, val, out, timings, diff_lines=None) -> dict:
         })
     data = {"recipe": plan.recipe.path, "module": str(plan.recipe.module), "entry": plan.entry,
             "output": str(out), "cuts": cuts, "shared_scratch_bytes": plan.added_shared,
+            "directives": {k: list(v) if isinstance(v, tuple) else v for k, v in plan.recipe.directives.items()},
             "timings": {k: round(v, 4) for k, v in timings.items()}}
     if val is not None:
         data["ptxas"] = {"arch": val.arch, **val.usage(plan.entry),
@@ -27,14 +28,11 @@ def to_json(plan, val, out, timings, diff_lines=None) -> dict:
 
 
 def cmd_apply(args) -> int:
-    from ..cut.pipeline import recipe_inputs, run_apply, unified_diff
+    from ..cut.pipeline import recipe_inputs, run_apply
     from ..ptx.cache import default_cache
     from ..util import write_atomic
 
-    if args.no_cache and args.no_ptxas:     # --no-cache forces compiles --no-ptxas does not run
-        from ..errors import SpliceError
-
-        raise SpliceError("--no-cache makes ptxas run and --no-ptxas runs none: drop one", args.recipe)
+    _refuse_dropped_options(args)
     cache = default_cache(not args.no_cache)
     p, val, out, timings = run_apply(args.recipe, args.output, not args.no_ptxas, cache=cache)
     if args.json and args.output is None:      # -o is checked by cli before anything runs
@@ -44,21 +42,50 @@ def cmd_apply(args) -> int:
     write_atomic(out, p.text, inputs=recipe_inputs(p.recipe))
     from .verify import apply_hook
 
-    verified, status = apply_hook(p, args, timings)
+    try:
+        verified, status = apply_hook(p, args, timings)
+    except KeyboardInterrupt:
+        # Ctrl-C (or SIGTERM) while verifying: the output is written and stays; say so, then
+        # stop as an interrupted command does
+        _report(p, val, out, timings, args, None, "interrupted")
+        raise
+    _report(p, val, out, timings, args, verified, "skipped" if verified is None else "done")
+    return status
+
+
+def _refuse_dropped_options(args) -> None:
+    from ..errors import SpliceError
+
+    if args.no_cache and args.no_ptxas:     # --no-cache forces compiles --no-ptxas does not run
+        raise SpliceError("--no-cache makes ptxas run and --no-ptxas runs none: drop one", args.recipe)
+    if getattr(args, "no_verify", False):
+        for flag, given in (("--verify-strict", args.verify_strict), ("--timeout", args.timeout is not None)):
+            if given:
+                raise SpliceError(f"{flag} is about the verify --no-verify skips: drop one", args.recipe)
+
+
+def _report(p, val, out, timings, args, verified, verify_status: str) -> None:
+    """apply's report; ``verify_status``: done, skipped (--no-verify) or interrupted (Ctrl-C
+    while verifying, after the output was written)."""
+    from ..cut.pipeline import unified_diff
+
     if args.json:
         from .verify import verify_json
 
         # the diff is only computed when it is printed: on a big module it costs as much as the plan
         diff = unified_diff(p, str(out)) if args.diff else None
         data = to_json(p, val, out, timings, diff)
-        print(jsonout.dumps({**data, "verify": verify_json(verified)}, indent=1))
-        return status
+        print(jsonout.dumps({**data, "verify": verify_json(verified) if verified is not None else None,
+                             "verify_status": verify_status}, indent=1))
+        return
     from ..report.apply import print_report
-    from ..report.verify import print_verify_lines
+    from ..report.verify import print_verify_lines, print_verify_status
 
     print_report(p, val, out, timings, unified_diff(p, str(out)), args.diff)
-    print_verify_lines(verified)
-    return status
+    if verified is not None:
+        print_verify_lines(verified)
+    else:
+        print_verify_status(verify_status, str(p.recipe.path))
 
 
 def cmd_extract(args) -> int:

@@ -1,10 +1,12 @@
 """``splice probe``: orchestration (the probe's stages) and the files it writes.
 
-    splice probe RECIPE.yaml [--runs 50 --warmup 5 --graph --stages all|cut|1,8,61 --harness]
+    splice probe RECIPE.yaml [--runs 200 --warmup 5 --graph --stages all|cut|1,8,61 --harness]
+                             [--cache warm|cold --ci-width 0.005 --time-budget 10 --confidence 0.95
+                              --min-sample-ms 1 --timing-seed 0]
     splice probe PROBE.yaml MODULE.ptx [...]
     splice probe init MODULE.ptx [--entry E] -o spec.yaml
     --report-dir DIR   the spliced/instrumented PTX, one difference heatmap PNG per 2-D output
-                       that differs, probe.json
+                       that differs, NAME.timing.png (the frame times of A, A' and B), probe.json
     --json             one JSON object on stdout (progress goes to stderr)
 
 Exit status: 0 when every output is byte-identical, fully written and deterministic and neither
@@ -62,9 +64,32 @@ def _options(args):
         raise SpliceError("--report-dir: not a directory (the probe writes its reports into it)", rd)
     if rd is not None:
         _creatable(rd)
+    if args.runs == 0:       # nothing is timed: a timing option would be dropped in silence
+        for flag, dest, unset in TIMING_OPTIONS:
+            if getattr(args, dest) != unset:
+                raise SpliceError(f"{flag} chooses how frames are timed: --runs 0 times nothing", args.target)
     return ProbeOptions(runs=args.runs, warmup=args.warmup, graph=args.graph, stages=args.stages,
                         harness=args.harness, compile_cache=not args.no_cache,
-                        profile=bool(getattr(args, "profile", False)), ncu=bool(getattr(args, "ncu", False)))
+                        profile=bool(getattr(args, "profile", False)), ncu=bool(getattr(args, "ncu", False)),
+                        timing=_timing_options(args))
+
+
+def _timing_options(args):
+    """--cache, --ci-width, --time-budget, --confidence, --min-sample-ms, --timing-seed, each
+    checked here (a usage error before anything runs on the GPU)."""
+    from ..probe.timing import TimingOptions
+
+    checks = (("--ci-width", args.ci_width, 0.0 < args.ci_width < 1.0, "above 0 and below 1 (0.005 = 0.5 %)"),
+              ("--time-budget", args.time_budget, 0.0 < args.time_budget <= 86400.0, "seconds above 0, at most a day"),
+              ("--confidence", args.confidence, 0.0 < args.confidence < 1.0, "above 0 and below 1 (0.95)"),
+              ("--min-sample-ms", args.min_sample_ms, 0.0 <= args.min_sample_ms <= 1000.0, "0 to 1000 ms"))
+    for flag, v, ok, what in checks:
+        if not ok:               # NaN is refused too: every comparison with it is false
+            raise SpliceError(f"{flag} {v}: must be {what}", args.target)
+    if not 0 <= args.timing_seed < 2 ** 63:
+        raise SpliceError(f"--timing-seed {args.timing_seed}: must be 0 or more, below 2**63", args.target)
+    return TimingOptions(cache=args.cache, target=args.ci_width, budget_s=args.time_budget,
+                         confidence=args.confidence, min_sample_ms=args.min_sample_ms, seed=args.timing_seed)
 
 
 def _creatable(rd: str) -> None:
@@ -124,6 +149,12 @@ def cmd_probe(args) -> int:
     first = res["compare"]["frame"][0]
     if first in heatmaps:
         res["compare"]["heatmap"] = heatmaps[first]
+    if res.get("timing"):
+        from ..report.probe import timing_record
+        from ..report.timing import write_timing_png
+
+        res["timing"]["png"] = write_timing_png(timing_record(res["timing"]), report_dir / f"{pair.name}.timing.png",
+                                                f"{pair.name}: frame time", pair.inputs)
     res["report_dir"] = str(report_dir)
     write_atomic(report_dir / "probe.json", jsonout.dumps(res, indent=1) + "\n", inputs=pair.inputs)
     if args.json:
@@ -137,9 +168,14 @@ def cmd_probe(args) -> int:
 
 
 #: the options of a probe run, with the value each has when not given
-RUN_OPTIONS = (("--runs", "runs", 50), ("--warmup", "warmup", 5), ("--graph", "graph", False),
+#: the timing's options (a probe run's), with their defaults
+TIMING_OPTIONS = (("--cache", "cache", "warm"), ("--ci-width", "ci_width", 0.005),
+                  ("--time-budget", "time_budget", 10.0), ("--confidence", "confidence", 0.95),
+                  ("--min-sample-ms", "min_sample_ms", 1.0), ("--timing-seed", "timing_seed", 0))
+RUN_OPTIONS = (("--runs", "runs", 200), ("--warmup", "warmup", 5), ("--graph", "graph", False),
                ("--stages", "stages", None), ("--harness", "harness", False), ("--profile", "profile", False),
-               ("--ncu", "ncu", False), ("--report-dir", "report_dir", None), ("--no-cache", "no_cache", False))
+               ("--ncu", "ncu", False), ("--report-dir", "report_dir", None),
+               ("--no-cache", "no_cache", False)) + TIMING_OPTIONS
 
 
 def _refuse_run_options(args) -> None:

@@ -64,7 +64,8 @@ def _mode_options(args) -> None:
     pressure = getattr(args, "pressure", False)
     if not pressure:
         given = [f for f, v in (("--png", args.png), ("--no-ptxas", args.no_ptxas), ("--arch", args.arch),
-                                ("--top", args.top is not None)) if v]
+                                ("--top", args.top is not None), ("--live", getattr(args, "live", None)))
+                 if v]
         if given:
             raise SpliceError(f"{given[0]} is an option of --pressure: add --pressure", args.file)
         return
@@ -92,7 +93,10 @@ def _spec(args) -> int:
     if getattr(args, "pressure", False):       # splice spec --pressure (commands/perf.py)
         from .perf import cmd_pressure
 
-        return cmd_pressure(args, _kernels(args))
+        return cmd_pressure(args, lambda: _kernels(args))
+    if str(args.file).endswith((".yaml", ".yml")):
+        raise SpliceError("a recipe is read by --pressure (the module it splices); spec's other views "
+                          "take a PTX module", args.file)
     want_ph = show_all or args.phases
     want_ep = show_all or args.epilogues
     from ..analysis.vocab import find_profile, load_profile, load_profiles
@@ -121,24 +125,32 @@ def _spec(args) -> int:
 
 
 def cmd_notes(args) -> int:
+    """The draft, its claims with their evidence (``--json``: ``claims``; ``--evidence``: a
+    section listing them), in the words of the entry's profile where their rules hold."""
     from ..analysis import Kernel
-    from ..analysis.notes import notes_markdown
+    from ..analysis.notes import notes_document
+    from ..analysis.vocab import find_profile, load_profile
     from ..ptx import parse_file
     from ..util import check_output, write_atomic
 
     if args.output:
         check_output(args.output, [args.file])
+    prof = load_profile(args.profile) if getattr(args, "profile", None) else None
     mod = parse_file(args.file)
     k = Kernel(mod, args.entry)
-    text = notes_markdown(k)
+    text, claims = notes_document(k, prof or find_profile(k.name) or False)
+    if getattr(args, "evidence", False):
+        from ..analysis.notes_claims import evidence_markdown
+
+        text += evidence_markdown(claims)
     if args.output:
         write_atomic(args.output, text, inputs=[args.file])
         if args.json:
-            print(jsonout.dumps({"entry": k.name, "output": args.output,
-                              "epilogues": len(k.epilogues), "phases": len(k.phases)}))
+            print(jsonout.dumps({"entry": k.name, "output": args.output, "epilogues": len(k.epilogues),
+                                 "phases": len(k.phases), "claims": claims}))
         return 0
     if args.json:
-        print(jsonout.dumps({"entry": k.name, "markdown": text}))
+        print(jsonout.dumps({"entry": k.name, "markdown": text, "claims": claims}))
         return 0
     sys.stdout.write(text)
     return 0

@@ -36,7 +36,7 @@ def _input_lines(kernel, F, abi, a, sym_name) -> list:
         extra = []
         v = vals.get(r.reg)
         if isinstance(v, str) and v not in where and not re.fullmatch(r"[\w.]+ s\d+", v):
-            extra.append(f"= {vals[r.reg]}")
+            extra.append(f"= {F.V.text(vals[r.reg])}")
         lits = sorted(literals_behind(kernel, r.reg, a))
         if lits:
             extra.append("constant " + ", ".join(lits))
@@ -55,11 +55,11 @@ def _output_lines(F, abi, b, sym_name) -> list:
 
 
 def _memory_lines(F, first, last) -> list:
+    from ..analysis.provenance import render
+
     out = []
     for g in F.memory(first, last):
-        from ..analysis.provenance import render
-
-        base = render(g["base"]) if g["base"] else "?"
+        base = render(g["base"], F.V.w) if g["base"] else "?"
         offs = offsets_text(g["offs"])
         st = g["stmts"]
         out.append(f"//     {g['opcode']} [{base}] {offs} ×{len(st)} (s{st[0]}-s{st[-1]})")
@@ -68,7 +68,10 @@ def _memory_lines(F, first, last) -> list:
 
 def epilogue_header(kernel, e, abi, i: int, j: int, sym_name, source_name: str) -> list:
     """Comment lines (``//``) describing epilogue ``e`` cut at statement indices i…j."""
-    F = Facts(kernel)
+    from ..analysis.vocab import find_profile, vocabulary
+
+    F = Facts(kernel, vocabulary(kernel, find_profile(kernel.name)))
+    dldn = F.V.has("dldn-epilogue-names")
     facts = epilogue_facts(kernel, i, j, abi, e)
     first = kernel.stmts[i].n
     what = f"phase {e.index} + epilogue E{e.index}" if first != e.first else f"epilogue E{e.index}"
@@ -76,8 +79,8 @@ def epilogue_header(kernel, e, abi, i: int, j: int, sym_name, source_name: str) 
     head = [f"// splice native {what} extracted from {source_name} s{first}-s{e.last}"
             f" ({facts['statement_count']} statements; after phase {e.index}, before phase "
             f"{e.next_phase if e.next_phase else '-'})",
-            f"//   kind: {e.name}"]
-    for f in e.features.values():
+            f"//   kind: {e.named(dldn)}"]
+    for f in e.sections(dldn).values():
         head.append(f"//     {f.name}: {len(f.stmts)} (s{f.first}-s{f.last})")
     if facts["constants"]:
         head.append("//   constants:")

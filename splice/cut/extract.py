@@ -105,20 +105,26 @@ def _refuse_split_scope(kernel, i: int, j: int, first: int, last: int, source_na
 
 
 def _phase_head(kernel, abi, ph, facts, first, last, source_name) -> list:
+    """The header's facts in the kernel's vocabulary: ``weight_bytes`` and ``W`` only where a
+    profile asks for the weight-image words and their rule holds (``analysis.vocab``), else the
+    bytes of B loaded off the field, named by the field."""
+    from ..analysis.vocab import find_profile, vocabulary
     from .binding.abi import sym_name
 
+    V = vocabulary(kernel, find_profile(kernel.name))
     source_name = " ".join(str(source_name).splitlines())   # one comment line, whatever the path holds
     head = [f"// splice native phase extracted from {source_name} "
             f"s{first}-s{last}" + (f" (phase {ph.index})" if ph is not None else "")]
     for k in ("mma", "shape", "weight_bytes", "live_in", "live_out"):
         if facts.get(k) is not None:
-            head.append(f"//   {k}: {facts[k]}")
+            label = k if k != "weight_bytes" or V.weight else f"B bytes off {V.text('W')}"
+            head.append(f"//   {label}: {facts[k]}")
     head.append("//   live-in:  " + "  ".join(f"{sym_name(r)[1:]}={r.reg}" for r in abi.live_in))
     head.append("//   live-out: " + "  ".join(f"{sym_name(r, True)[1:]}={r.reg}" for r in abi.live_out))
     vals = getattr(abi, "values", None) or {}
     for r in abi.live_in:
         if isinstance(vals, dict) and r.reg in vals and vals[r.reg] != "?":
-            head.append(f"//     {sym_name(r)[1:]} = {vals[r.reg]}")
+            head.append(f"//     {sym_name(r)[1:]} = {V.text(vals[r.reg])}")
     return head
 
 

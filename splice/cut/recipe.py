@@ -31,7 +31,18 @@ from ..errors import SpliceError
 from ..util import DIRECTORY_NAME, home_dir, names_a_directory, not_a_file, read_input, read_utf8, user_path
 from ..yamlsafe import DEFAULT_LIMITS, YList, YMap, load_yaml_marked  # noqa: F401  (re-exported)
 
-TOP_KEYS = {"module", "entry", "arch", "opt_level", "output", "cuts", "description", "name"}
+#: ``tune:`` is the search space ``splice tune`` reads and validates (docs/tune.md); apply, verify
+#: and probe ignore it, so a recipe holding its own space applies as it is
+TOP_KEYS = {"module", "entry", "arch", "opt_level", "output", "cuts", "description", "name",
+            "maxnreg", "minblocks", "maxntid", "tune"}
+#: the entry's performance directives a recipe sets (docs/recipes.md, "Entry directives"): key ->
+#: the PTX directive written before the entry's body
+DIRECTIVE_KEYS = {"maxnreg": ".maxnreg", "minblocks": ".minnctapersm", "maxntid": ".maxntid"}
+#: ptxas's range for ``.maxnreg`` on sm_90 (below 24 it raises the count itself, with a warning;
+#: above 255 it ignores the directive, with a warning: both a silent no-op for a recipe)
+MAXNREG_RANGE = (24, 255)
+#: ``.minnctapersm``: at most 32 resident blocks per SM (sm_90's limit)
+MINBLOCKS_RANGE = (1, 32)
 CUT_KEYS = {"phase", "phases", "statements", "lines", "epilogue", "epilogues", "phase+epilogue", "native",
             "abi", "params", "values", "expect", "threads", "sync", "name", "description"}
 SELECTORS = ("phase", "phases", "statements", "lines", "epilogue", "epilogues", "phase+epilogue")
@@ -78,6 +89,7 @@ class Recipe:
     cuts: list
     description: str = ""
     at: dict = field(default_factory=dict)
+    directives: dict = field(default_factory=dict)   # maxnreg/minblocks/maxntid as given (checked)
 
     def error(self, message, key=None, cut: Optional[Cut] = None, detail="") -> SpliceError:
         if cut is not None:
@@ -316,7 +328,48 @@ def load_recipe(path, search_path=None, output: Optional[str] = None) -> Recipe:
         raise SpliceError("cuts: expected a non-empty list", path, *data.vat("cuts"))
     cuts = [_load_cut(i, cy, cuts_y.item_at[i - 1], path, rdir) for i, cy in enumerate(cuts_y, 1)]
     return Recipe(path, mod, str(data["module"]), entry, arch, opt, out, cuts,
-                  str(data.get("description") or ""), {k: data.at(k) for k in data})
+                  str(data.get("description") or ""), {k: data.at(k) for k in data},
+                  _directives(data, path))
+
+
+def _int_in(data: YMap, key: str, lo: int, hi: int, path: str, why: str) -> int:
+    v = data[key]
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise SpliceError(f"{key}: expected an integer {lo}..{hi} ({why}), got {v!r}", path, *data.vat(key))
+    return v
+
+
+def _directives(data: YMap, path: str) -> dict:
+    """The recipe's entry directives, checked at their lines: ``maxnreg: N`` (``.maxnreg``,
+    24..255), ``minblocks: N`` (``.minnctapersm``, 1..32), ``maxntid: N | [x, y, z]``
+    (``.maxntid``, at most 1024 threads).  Each is a value ptxas would otherwise take with a
+    warning and ignore or change, which is a recipe that silently does not do what it says; a
+    ``minblocks:`` without a block size is checked against the entry when the recipe is planned
+    (``splice.cut.directives``)."""
+    out: dict = {}
+    if "maxnreg" in data:
+        out["maxnreg"] = _int_in(data, "maxnreg", *MAXNREG_RANGE, path,
+                                 "registers per thread; ptxas raises fewer than 24 and ignores more than 255")
+    if "minblocks" in data:
+        out["minblocks"] = _int_in(data, "minblocks", *MINBLOCKS_RANGE, path,
+                                   "blocks resident per SM that ptxas must make room for")
+    if "maxntid" in data:
+        out["maxntid"] = _block(data, path)
+    return out
+
+
+def _block(data: YMap, path: str) -> tuple:
+    """``maxntid: 128`` or ``[32, 1, 4]`` -> (x, y, z), each at least 1, at most 1024 threads."""
+    v = data["maxntid"]
+    items = [v] if not isinstance(v, list) else list(v)
+    ok = 1 <= len(items) <= 3 and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in items)
+    if ok:
+        items += [1] * (3 - len(items))
+        ok = items[0] * items[1] * items[2] <= 1024
+    if not ok:
+        raise SpliceError(f"maxntid: expected a block size like 128 or [32, 1, 4] (at most 1024 threads), "
+                          f"got {v!r}", path, *data.vat("maxntid"))
+    return tuple(items)
 
 
 def _target_line(module: Path) -> str:

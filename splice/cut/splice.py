@@ -28,6 +28,7 @@ from .native import load_native
 from ..analysis.epilogues import classify_range
 from .epilogue import (check_epilogue_expect, epilogue_abi, epilogue_context, epilogue_facts,
                        epilogue_targets, typed_expect, widen_to_blocks)
+from .directives import directive_edits
 from .recipe import EPILOGUE_SELECTORS, Cut, Recipe
 
 EPILOGUE_FACTS = ("statement_count", "kind", "constants", "memory")
@@ -54,7 +55,7 @@ class CutPlan:
 class Piece:
     out_line: int                # first output line of this piece (1-based)
     n_lines: int
-    kind: str                    # "orig" | "site" | "prelude"
+    kind: str                    # "orig" | "site" | "prelude" | "directive" (an entry directive)
     src_line: int = 0            # orig: first source line
     origin: list = field(default_factory=list)   # per line: (path, line) or None
     cut: Optional[CutPlan] = None
@@ -79,6 +80,8 @@ class Plan:
                 if p.kind == "orig":
                     return (str(self.recipe.module), p.src_line + k, "module")
                 o = p.origin[k] if k < len(p.origin) else None
+                if p.kind == "directive":
+                    return (self.recipe.path, o[1] if o else None, "generated")
                 if o is not None:
                     return (o[0], o[1], "native")
                 line = p.cut.cut.line if p.cut else None
@@ -507,6 +510,11 @@ def _assemble(source, module, fn, plans, recipe):
         pos = fstart
         for blk, org, p in pre_blocks:
             chunks.append((blk + "\n\n", "prelude", (org + [None]) if org else [], p))
+    for s, e, text, key in directive_edits(recipe, source, fn):
+        chunks.append((source[pos:s], "orig", source.count("\n", 0, pos) + 1))
+        line = recipe.at.get(key, (None, None))[0]
+        chunks.append((text, "directive", [(recipe.path, line)] * (text.count("\n") + 1), None))
+        pos = e
     for p in order:
         s, e = p.region
         chunks.append((source[pos:s], "orig", source.count("\n", 0, pos) + 1))

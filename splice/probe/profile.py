@@ -206,11 +206,15 @@ def prepare(pair, spec) -> Profiling:
 
 
 def run(prof: Profiling, dev, built, entry: str, runs: int, warmup: int, report_dir=None,
-        plain_sha: Optional[dict] = None) -> dict:
-    """One stamped launch per module, the analysis, and instrumented vs plain frame time."""
+        plain_sha: Optional[dict] = None, options=None) -> dict:
+    """One stamped launch per module, the analysis, and instrumented vs plain frame time: the
+    plain and stamped modules timed together by the probe's one timing method (timing.py, with
+    its A/A control), the overhead as a ratio with its interval."""
+
+    from dataclasses import replace
 
     from .device import digest, set_pointer
-    from .timing import time_interleaved
+    from .timing import TimingOptions, ratio_interval, time_device
 
     cp = dev.cp
     out = {}
@@ -225,14 +229,20 @@ def run(prof: Profiling, dev, built, entry: str, runs: int, warmup: int, report_
                      "frame_equal_plain": (plain_sha or {}).get(side) == sha,
                      "registers": built[name].resources}
         del buf
-    names = ("original", "profile:original", "spliced", "profile:spliced")
-    tm = time_interleaved(cp, dev.stream, {n: dev.launcher(n) for n in names}, runs, warmup)
+    if "control" not in dev.modules:            # the probe ran without --runs: the A/A copy is loaded here
+        dev.load("control", built["original"].path)
+        dev.render("control")
+    names = ["original", "control", "profile:original", "spliced", "profile:spliced"]
+    opt = replace(options or TimingOptions(), runs=runs, warmup=warmup)
+    tm = time_device(dev, names, "original", "control", opt)
+    s = {n: m["samples_ms"] for n, m in tm["modules"].items()}
     for side in ("original", "spliced"):
-        plain = tm[side]["events"]["median_ms"]
-        inst = tm[f"profile:{side}"]["events"]["median_ms"]
-        out[side]["frame_ms"] = plain
-        out[side]["instrumented_frame_ms"] = inst
-        out[side]["overhead"] = inst / plain - 1.0
+        iv = ratio_interval(s[side], s[f"profile:{side}"], opt.confidence, opt.resamples, opt.seed)
+        out[side]["frame_ms"] = tm["modules"][side]["events"]["median_ms"]
+        out[side]["instrumented_frame_ms"] = tm["modules"][f"profile:{side}"]["events"]["median_ms"]
+        out[side]["overhead"] = iv.ratio - 1.0
+        out[side]["overhead_interval"] = [iv.lo - 1.0, iv.hi - 1.0]
+    out["timing"] = {k: tm[k] for k in ("method", "aa", "rounds", "stopped", "device", "withheld")}
     if report_dir is not None:
         from ..report.plot_profile import profile_png
 

@@ -91,6 +91,8 @@ class Probe:
             self.module_kind = f"cubin ({Path(cubin).name})"
         self.dev = Device(spec, cp, cluster=cluster_dims(spec, decl))
         self.dev.load("main", cubin)
+        self.cubin = cubin
+        self.timing: dict = {}
         self.cp, self.spec = cp, spec
         self.frame_field = spec.field(spec.frames[0])
 
@@ -108,10 +110,17 @@ class Probe:
                       nonfinite=cov["nonfinite"], uncovered=cov["uncovered"], alpha_nonzero=alpha)
 
     def time(self, runs: int) -> list[float]:
-        from .timing import time_interleaved
+        """Per-launch ms of the module, timed by the probe's one method (timing.py) against its
+        A/A control, a second load of the same cubin; ``runs`` caps the rounds."""
+        from .timing import TimingOptions, time_device
 
-        tm = time_interleaved(self.cp, self.dev.stream, {"main": self.dev.launcher("main")}, runs, 1)
-        return tm["main"]["times_ms"]
+        if "main:control" not in self.dev.modules:
+            self.dev.load("main:control", self.cubin)
+            self.dev.render("main:control")
+        tm = time_device(self.dev, ["main", "main:control"], "main", "main:control",
+                         TimingOptions(runs=runs, warmup=1))
+        self.timing = tm
+        return tm["modules"]["main"]["samples_ms"]
 
 
 def weight_field(spec: ProbeSpec):

@@ -12,13 +12,13 @@ Stages, each a function returning a small frozen dataclass:
     outputs    per module: poison, launch sequence, read back, coverage; bit-for-bit compare
     stages     debug stages: first diverging phase / cut (``stages.py``)
     harness    per-cut micro-kernels on random live-ins (``harness.py``)
-    timing     interleaved CUDA-event timing (+ graph replay)
+    timing     original, its A/A control and spliced, interleaved (timing.py: verdict, interval)
     roofline   achieved TFLOP/s and GB/s against the ceilings measured once per device
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import SpliceError
 from .modules import Pair, compile_many, probe_cache
+from .timing_engine import TimingOptions
 
 
 @dataclass
@@ -43,6 +44,9 @@ class ProbeOptions:
     compile_cache: bool = True     # False: --no-cache
     profile: bool = False          # per-phase %clock64 profile (profile.py)
     ncu: bool = False              # Nsight Compute side by side (ncu.py)
+    # --cache, --ci-width, --time-budget, --confidence, --min-sample-ms, --timing-seed; its runs,
+    # warmup and graph are the three above (timing_options)
+    timing: TimingOptions = field(default_factory=TimingOptions)
 
 
 class _NullUI:
@@ -173,6 +177,10 @@ def plan_build(pair: Pair, spec, opt: ProbeOptions) -> BuildPlan:
 def _plan_build(pair: Pair, spec, opt: ProbeOptions) -> BuildPlan:
     items = [("original", pair.original), ("spliced", pair.spliced)]
     sp, hcases = None, ()
+    if opt.graph and opt.runs and spec.launch.stream == "default":    # known now, not after the renders
+        from .timing_cupy import GRAPH_ON_DEFAULT_STREAM
+
+        raise SpliceError(GRAPH_ON_DEFAULT_STREAM, pair.spec_path, *spec.where("launch.stream"))
     if opt.ncu:     # a tool asked for and missing: said now, not as a note after the whole GPU run
         from .ncu import find_ncu
 
@@ -432,25 +440,32 @@ def _compare_memory(spec, row: dict, mem: dict, xp) -> None:
     row["memory"] = report
 
 
-def timing_stage(spec, dev, opt: ProbeOptions, ui) -> TimingStage:
-    from .timing import time_interleaved
+def timing_options(opt: ProbeOptions) -> TimingOptions:
+    """The timing's options: ``opt.timing`` with the probe's --runs (the cap), --warmup, --graph."""
+    return replace(opt.timing, runs=opt.runs, warmup=opt.warmup, graph=opt.graph)
+
+
+def timing_stage(spec, dev, opt: ProbeOptions, ui, original_cubin, original_sha: Optional[str] = None) -> TimingStage:
+    """Original, control (a second RawModule of the original's cubin: the A/A) and spliced in
+    the same interleaved rounds (timing.time_device).  The control renders once first: that
+    sets its module globals as the original's were set, and its frame must be the original's."""
+    from .device import digest, gpu_errors
+    from .timing import time_device
 
     t0 = time.perf_counter()
-    step = ui.task(f"timing ({opt.runs} runs{' + graph replay' if opt.graph else ''})",
-                   opt.runs * (2 if opt.graph else 1))
-    from .device import gpu_errors
-
+    topt = timing_options(opt)
+    step = ui.task(f"timing ({topt.cache} cache, A/A control, at most {topt.runs} rounds or "
+                   f"{topt.budget_s:g} s{', graph replay' if topt.graph else ''})", topt.runs)
     with gpu_errors("timing the original and spliced modules", spec.source):
-        tm = time_interleaved(dev.cp, dev.stream, {n: dev.launcher(n) for n in ("original", "spliced")},
-                              opt.runs, opt.warmup, opt.graph, progress=step)
-    res = {n: {k: v for k, v in d.items() if k != "times_ms"} for n, d in tm.items()}
-    for n in tm:
-        res[n]["times_ms"] = [round(x, 5) for x in tm[n]["times_ms"]]
-    eo, es = tm["original"]["events"], tm["spliced"]["events"]
-    res["ratio"] = es["median_ms"] / eo["median_ms"]
-    res["ratio_min"] = es["min_ms"] / eo["min_ms"]
-    if opt.graph:
-        res["graph_ratio"] = tm["spliced"]["graph"]["median_ms"] / tm["original"]["graph"]["median_ms"]
+        dev.load("control", original_cubin)
+        control_sha = digest(dev.render("control"))
+        tm = time_device(dev, ["original", "control", "spliced"], "original", "control", topt, progress=step)
+    res = {k: v for k, v in tm.items() if k != "modules"}
+    res["control_frame_equal"] = None if original_sha is None else control_sha == original_sha
+    res.update(tm["modules"])             # timing.{original,control,spliced}.{events,samples_ms}
+    sp = tm["ratios"]["spliced"]
+    res["ratio"], res["interval"], res["verdict"] = sp["ratio"], [sp["lo"], sp["hi"]], sp["verdict"]
+    res["ratio_min"] = tm["modules"]["spliced"]["events"]["min_ms"] / tm["modules"]["original"]["events"]["min_ms"]
     fr = spec.frame
     res["resolution"] = [fr.width, fr.height] if fr is not None else None
     res["launches_per_frame"] = spec.launch.launches
@@ -480,7 +495,7 @@ def _header(pair: Pair, opt: ProbeOptions) -> dict:
             "cuts": [{"cut": c.cut.index, "title": c.title, "phase": c.phase, "abi": c.binding.abi,
                       "statements": [c.first, c.last], "function": c.binding.func} for c in pair.cuts],
             "options": {"runs": opt.runs, "warmup": opt.warmup, "graph": opt.graph,
-                        "stages": opt.stages, "harness": opt.harness},
+                        "stages": opt.stages, "harness": opt.harness, "cache": opt.timing.cache},
             "timings_s": {}}
 
 
@@ -536,7 +551,10 @@ def run_probe(pair: Pair, opt: ProbeOptions, ui=None, cp=None) -> ProbeRun:
         res["harness"], res["timings_s"]["harness"] = h.result, h.seconds
         ok = ok and h.ok
     if opt.runs > 0:
-        tm = timing_stage(spec, inp.device, opt, ui)
+        from .device import digest
+
+        tm = timing_stage(spec, inp.device, opt, ui, build.modules["original"].path,
+                          digest(out.renders["original"]))
         res["timing"], res["timings_s"]["timing"] = tm.result, tm.seconds
         if opt.roofline:
             res["roofline"] = roofline_stage(spec, pair, inp.device, tm, arch).result
@@ -546,7 +564,8 @@ def run_probe(pair: Pair, opt: ProbeOptions, ui=None, cp=None) -> ProbeRun:
 
         res["profile"] = run_profile(build.profiling, inp.device, build.modules, pair.entry, max(opt.runs, 10),
                                      opt.warmup, opt.report_dir,
-                                     {n: digest(out.renders[n]) for n in ("original", "spliced")})
+                                     {n: digest(out.renders[n]) for n in ("original", "spliced")},
+                                     options=timing_options(opt))
     if opt.ncu:
         from .ncu import run as run_ncu
 

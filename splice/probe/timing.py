@@ -1,10 +1,15 @@
-"""Frame timing and the roofline.
+"""Timing, the one entry point of every timed path (frames, ``--graph``, ``--profile`` totals,
+``python -m splice.probe.runner``), and the roofline.
 
-* :func:`time_interleaved` -- CUDA events around each launch, ``warmup`` launches first, then
-  ``runs`` rounds that launch every module once each (interleaved, so clock/thermal drift hits
-  all of them alike); optionally the same through CUDA-graph replay (one captured launch per
-  graph, replayed ``runs`` times).
-* :func:`stats` -- median/min/max/mean/stdev, spread = (max - min) / median, p10/p90, fps.
+* :func:`time_device` -- modules loaded on a probe :class:`~splice.probe.device.Device` timed
+  against a baseline, with the A/A control (a second loaded copy of the baseline) in the same
+  interleaved rounds: per-module samples, every ratio of medians with its bootstrap interval,
+  the verdict, the device's state (``device_state``), how the samples were taken.
+* :func:`time_launchers` -- the same for any ``{name: callable(stream)}`` on a cupy stream,
+  without a probe spec (what a search over variants needs): ``baseline`` and ``control`` name
+  two of the launchers, the control launching a second loaded copy of the baseline's cubin.
+* The method itself is ``timing_engine`` (pure logic over an injectable device, tested on the
+  CPU with a fake clock), its statistics ``timing_stats``, the cupy device ``timing_cupy``.
 * Roofline: :func:`measure_device` runs once per device (cached in
   ``build/probe/roofline-<device>.json``): a generated PTX micro-kernel issuing independent
   ``mma.sync.m16n8k32.row.col.f16.e4m3.e4m3.f16`` chains (the kernels' own mma) for the mma
@@ -13,73 +18,56 @@
 """
 from __future__ import annotations
 
+import gc
 import json
 import re
-import statistics
 from pathlib import Path
+from typing import Callable, Optional
+
+from .timing_engine import TimingOptions, measure
+from .timing_stats import ratio_interval, summary
+
+__all__ = ["TimingOptions", "measure", "ratio_interval", "stats", "time_device", "time_launchers"]
 
 MMA_FLOP = 2 * 16 * 8 * 32          # one m16n8k32 mma.sync per warp
 
-
-def stats(times: list) -> dict:
-    if not times:
-        return {}
-    t = sorted(times)
-    med = statistics.median(t)
-    n = len(t)
-    return {"runs": n, "median_ms": med, "min_ms": t[0], "max_ms": t[-1],
-            "mean_ms": statistics.fmean(t), "stdev_ms": statistics.stdev(t) if n > 1 else 0.0,
-            "p10_ms": t[int(0.1 * (n - 1))], "p90_ms": t[int(0.9 * (n - 1))],
-            "spread": (t[-1] - t[0]) / med if med else None,
-            "fps": 1000.0 / med if med else None}
+#: median/min/max/mean/stdev, p10/p90, spread, fps of per-launch milliseconds
+stats = summary
 
 
-def _rounds(cp, stream, launch: dict, runs: int, progress=None) -> dict:
-    """``runs`` rounds, each launching every entry of ``launch`` once between two CUDA events
-    (interleaved, so drift hits every module alike); {name: [ms, …]}."""
-    times = {n: [] for n in launch}
-    for _ in range(runs):
-        evs = []
-        for n, f in launch.items():
-            a, b = cp.cuda.Event(), cp.cuda.Event()
-            a.record(stream)
-            f(stream)
-            b.record(stream)
-            evs.append((n, a, b))
-        evs[-1][2].synchronize()
-        for n, a, b in evs:
-            times[n].append(cp.cuda.get_elapsed_time(a, b))
-        if progress:
-            progress()
-    return times
+def time_launchers(cp, stream, launchers: dict, baseline: str, control: str, options: TimingOptions,
+                   restore: Optional[Callable] = None, restored: tuple = (),
+                   progress: Optional[Callable] = None) -> dict:
+    """Time ``launchers`` ({name: callable(stream)}) on ``stream``: ``timing_engine.measure``
+    over the cupy device, with the device's state read through NVML when pynvml is there.
+    ``restore(name, stream)`` puts back the inputs module ``name`` writes (``restored`` names
+    them in the report)."""
+    from .device_state import DeviceState
+    from .timing_cupy import CupyBackend
+
+    be = CupyBackend(cp, stream, launchers, graph=options.graph, cold=options.cache == "cold",
+                     restore=restore, restored=restored)
+    state = DeviceState(getattr(cp.cuda.Device(), "pci_bus_id", None))
+    collecting = gc.isenabled()
+    gc.disable()               # as timeit does: a collection mid-sample would make its round late
+    try:
+        return measure(be, list(launchers), baseline, control, options, state, progress)
+    finally:
+        if collecting:
+            gc.enable()
+        state.close()
 
 
-def time_interleaved(cp, stream, launchers: dict, runs: int, warmup: int, graph: bool = False,
-                     progress=None) -> dict:
-    """launchers: {name: callable(stream)}.  Returns {name: {"events": stats, "graph": stats}}."""
-    out = {n: {} for n in launchers}
-    for _ in range(max(warmup, 0)):
-        for f in launchers.values():
-            f(stream)
-    stream.synchronize()
-    times = _rounds(cp, stream, launchers, runs, progress)
-    for n in launchers:
-        out[n]["events"] = stats(times[n])
-        out[n]["times_ms"] = times[n]
-    if graph:
-        graphs = {}
-        for n, f in launchers.items():
-            stream.begin_capture()
-            f(stream)
-            graphs[n] = stream.end_capture()
-        for g in graphs.values():
-            for _ in range(max(warmup, 1)):
-                g.launch(stream)
-        stream.synchronize()
-        gt = _rounds(cp, stream, {n: g.launch for n, g in graphs.items()}, runs, progress)
-        for n in launchers:
-            out[n]["graph"] = stats(gt[n])
-    return out
+def time_device(dev, names: list, baseline: str, control: str, options: TimingOptions,
+                progress: Optional[Callable] = None) -> dict:
+    """Modules ``names`` loaded on ``dev`` (a probe Device; ``control`` loaded from the
+    baseline's cubin), every inout buffer, surface, table and inout global restored before each
+    sample."""
+    from .timing_cupy import Restorer
+
+    rs = Restorer(dev)
+    return time_launchers(dev.cp, dev.stream, {n: dev.launcher(n) for n in names}, baseline, control, options,
+                          restore=None if rs.empty else rs, restored=tuple(rs.names), progress=progress)
 
 
 # --------------------------------------------------------------------------------------------

@@ -147,7 +147,7 @@ class Diagnostic:
 
 
 class PtxasError(SassToolError):
-    """ptxas rejected the input (or timed out).
+    """ptxas rejected the input (a timeout is :class:`ToolTimedOut`, which judged nothing).
 
     Carries everything needed to act on the failure without rerunning: ``stderr`` (raw text),
     ``diagnostics`` (parsed ``file:line`` messages, file names mapped back to the caller's name
@@ -1004,3 +1004,22 @@ def sass_equal(ptx_a: PtxInput, ptx_b: PtxInput, arch: str | int, *, opt_level: 
                 return False, f"line {i}: {la!r} != {lb!r}"
             return False, f"function {func}, instruction {idx}: {la!r} != {lb!r}"
     return False, "outputs differ"  # unreachable: lists differ but no index found
+
+
+def elf_sections(cubin: bytes) -> dict[str, bytes]:
+    """A cubin's sections by name (ELF64, little-endian, as ptxas writes them): the code of a
+    function is ``.text.<function>``, so two cubins' machine code compares byte for byte where no
+    disassembler is installed (the debug sections differ with the PTX's line info, the code
+    need not)."""
+    import struct
+
+    if cubin[:4] != b"\x7fELF" or cubin[4] != 2 or cubin[5] != 1:
+        raise ValueError("not a 64-bit little-endian ELF file")
+    shoff = struct.unpack_from("<Q", cubin, 0x28)[0]
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
+    heads = [struct.unpack_from("<IIQQQQIIQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
+    names = heads[shstrndx][4]
+
+    def name(off: int) -> str:
+        return cubin[names + off:cubin.index(b"\0", names + off)].decode("latin-1")
+    return {name(h[0]): (cubin[h[4]:h[4] + h[5]] if h[1] != 8 else b"") for h in heads}   # 8: SHT_NOBITS

@@ -28,9 +28,20 @@ def pressure_png(d: dict, path, inputs=()) -> str:
                     series=[("LIVE (32-BIT EQUIV.)", c["total"]),
                             ("D+C FRAGMENTS", [a + b for a, b in zip(c["by_role"]["D"], c["by_role"]["C"])]),
                             ("A+B FRAGMENTS", [a + b for a, b in zip(c["by_role"]["A"], c["by_role"]["B"])]),
-                            ("PREDICATES", c["predicates"])])
+                            ("PREDICATES", c["predicates"])]
+                    + ([("PTXAS LIVE (SASS)", _filled(c["sass"]))] if c.get("sass") else []))
     write_atomic(str(path), encode(render_line_plot(plot)), inputs=inputs)
     return str(path)
+
+
+def _filled(values: list) -> list:
+    """A curve with gaps (statements without SASS of their own) carried forward from the last
+    value, 0 before the first."""
+    out, last = [], 0
+    for v in values:
+        last = v if v is not None else last
+        out.append(last)
+    return out
 
 
 def print_pressure(results) -> None:
@@ -47,16 +58,56 @@ def print_pressure(results) -> None:
                   + (f"; ptxas {esc(px['arch'])}: {regs} registers, spill {px['spill_stores']} B stores"
                      f" / {px['spill_loads']} B loads, stack {px['stack_frame']} B" if regs else "")
                   + (f"  -> {esc(d['png'])}" if d.get("png") else ""))
+        tg = d.get("target") or {}
+        if tg.get("note"):
+            con.print(f"  ({esc(tg['kind'])}: {esc(tg['note'])})")
+        sass = d.get("sass") or {}
+        if sass.get("error"):
+            con.print(f"  ptxas's own live registers: {esc(sass['error'])}")
+        elif sass:
+            where = f" ({esc(sass['cut'])})" if sass.get("cut") else ""
+            con.print(f"  ptxas's own live registers peak {sass['max']} in {esc(str(sass['region']))}{where} "
+                      "(nvdisasm life ranges, per PTX line: column 'ptxas')")
         t = Table(title="pressure peaks (highest statement of each region)")
-        for col in ("region", "statement", "live", "D", "C", "A", "B", "address", "temp", "text"):
+        cols = ("region", "statement", "live") + (("ptxas",) if sass and not sass.get("error") else ()) + \
+            ("D", "C", "A", "B", "address", "temp", "text")
+        for col in cols:
             t.add_column(col, justify="right" if col not in ("region", "text", "statement") else "left")
         for p in d["peaks"]:
             br = p["by_role"]
-            t.add_row(esc(p["region"]), f"s{p['statement']} L{p['line']}", f"{p['total']:g}",
+            extra = (str(p.get("sass") if p.get("sass") is not None else "-"),) if "ptxas" in cols else ()
+            line = f"L{p['line']}" if p.get("line") is not None else "(wrapper)"
+            region = p["region"] + (f" ({p['cut'].split(' s')[0]})" if p.get("cut") else "")
+            t.add_row(esc(region), f"s{p['statement']} {line}", f"{p['total']:g}", *extra,
                       *(f"{br.get(r, 0):g}" for r in ("D", "C", "A", "B", "address", "temp")),
                       esc(clip(p["text"])))
         con.print(t)
+        if d.get("live"):
+            _print_live(con, d["live"])
     more_entries(con, len(results), MAX_ENTRIES)
+
+
+#: rows of the --live table printed (the JSON has them all)
+LIVE_ROWS = 40
+
+
+def _print_live(con, live: dict) -> None:
+    """``--live``: the registers live before one statement, longest-carried first."""
+    from .console import Table, clip, esc
+
+    vals = live["values"]
+    total = sum(v["weight"] for v in vals)
+    t = Table(title=f"live before s{live['statement']} L{live['line']}: {len(vals)} registers, {total:g} "
+                    f"32-bit equivalents — {clip(live['text'])}")
+    for col in ("register", "type", "weight", "role", "defined", "last use", "reads"):
+        t.add_column(col, justify="right" if col in ("weight", "reads") else "left")
+    for v in vals[:LIVE_ROWS]:
+        t.add_row(esc(v["register"]), esc(str(v["type"])), f"{v['weight']:g}", esc(v["role"]),
+                  ", ".join(f"s{n}" for n in v["defined"]) or "(live-in)",
+                  f"s{v['last_use']}" if v["last_use"] is not None else "-", str(v["reads"]))
+    con.print(t)
+    if len(vals) > LIVE_ROWS:
+        con.print(f"  … {len(vals) - LIVE_ROWS} more (--json lists them all)")
 
 
 MIX_COLUMNS = ("total", "HMMA", "conversion", "LDL", "STL", "LDG", "STG", "LDS", "STS", "SHFL",

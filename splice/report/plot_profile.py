@@ -39,7 +39,8 @@ def print_profile(prof: dict, con) -> None:
                   f"(median), parts sum {d['parts_median_cycles']:.0f} "
                   f"({100 * d['parts_vs_whole']:.1f}% off, tolerance {100 * d['tolerance']:.0f}%: "
                   f"{'ok' if d['agrees'] else 'DISAGREE'}); instrumentation overhead "
-                  f"{100 * d['overhead']:+.1f}% ({d['frame_ms']:.3f} -> {d['instrumented_frame_ms']:.3f} ms)"
+                  f"{100 * d['overhead']:+.1f}%{_interval_pct(d.get('overhead_interval'))} "
+                  f"({d['frame_ms']:.3f} -> {d['instrumented_frame_ms']:.3f} ms)"
                   f"; top: {esc(', '.join(d['top']))}")
     t = Table(title="median cycles per warp and region (statement order)")
     for c in ("region", "statements", "original", "share", "spliced", "share", "ratio"):
@@ -51,6 +52,10 @@ def print_profile(prof: dict, con) -> None:
         t.add_row(esc(r["region"]), f"s{r['first']}-s{r['last']}", _f(a), _pct(r.get("share")),
                   _f(b), _pct(q.get("share")), f"{b / a:.2f}" if a and b else "")
     con.print(t)
+
+
+def _interval_pct(iv) -> str:
+    return f" [{100 * iv[0]:+.1f}%, {100 * iv[1]:+.1f}%]" if iv else ""
 
 
 def print_ncu(n: dict, con) -> None:

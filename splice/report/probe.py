@@ -150,24 +150,26 @@ def _first_cell(f) -> str:
     return esc(f"{f['register']} ({f['role']}{f['index']}) {at}: {f['original']} vs {f['spliced']}")
 
 
+def timing_record(tm: dict) -> dict:
+    """The probe's ``timing`` (modules at its top level, next to the ratios) as the timing
+    module's record (modules under ``modules``), for the renderers in report/timing.py."""
+    return {**tm, "modules": {n: tm[n] for n in tm["names"]}}
+
+
 def _print_timing(res: dict, con) -> None:
-    from .console import Table
+    from .timing import print_timing
 
     tm = res.get("timing")
     if tm:
-        t = Table(title=f"frame time ({tm['original']['events']['runs']} runs, CUDA events, interleaved, "
-                        f"{tm.get('launches_per_frame', 1)} launch(es) per frame)")
-        res_txt = "fps @ %dx%d" % tuple(tm["resolution"]) if tm.get("resolution") and all(tm["resolution"]) else "fps"
-        for col in ("module", "median ms", "min", "max", "spread", res_txt, "graph median ms"):
-            t.add_column(col, justify="right")
-        for n in ("original", "spliced"):
-            e = tm[n]["events"]
-            g = tm[n].get("graph", {})
-            t.add_row(n, _ms(e["median_ms"]), _ms(e["min_ms"]), _ms(e["max_ms"]), f"{100 * e['spread']:.2f}%",
-                      f"{e['fps']:.1f}", _ms(g.get("median_ms")))
-        con.print(t)
-        con.print(f"ratio spliced/original: [bold]{tm['ratio']:.4f}[/] (median), {tm['ratio_min']:.4f} (min)"
-                  + (f", graph replay {tm['graph_ratio']:.4f}" if "graph_ratio" in tm else ""))
+        fr = tm.get("resolution")
+        where = f" at {fr[0]}x{fr[1]}" if fr and all(fr) else ""
+        print_timing(timing_record(tm), con,
+                     title=f"frame time ({tm.get('launches_per_frame', 1)} launch(es) per frame{where})")
+        v = tm["verdict"]
+        con.print(f"spliced/original: [bold]{tm['ratio']:.4f}[/] [{tm['interval'][0]:.4f}, {tm['interval'][1]:.4f}]"
+                  f" -> {v}" + (" (inside the A/A band)" if v == "indistinguishable" else ""))
+        if tm.get("control_frame_equal") is False:
+            con.print("[yellow]note[/]: the control's frame differs from the original's (a nondeterministic kernel?)")
 
 
 def _print_roofline(res: dict, con) -> None:

@@ -25,12 +25,8 @@ def print_spec(results, want_phases: bool, want_epilogues: bool, want_abi: bool)
 
 
 def _summary(con, name, d):
-    img = d.get("weight_image_bytes")
-    if img and not d.get("weight_proven", True):
-        img = None   # not the weight-image pattern: no stand-in vocabulary (vocab.py)
-        field = f", most-read pointer {d['weight_field']} ({d['weight_image_bytes']} bytes read)"
-    else:
-        field = ""
+    img = d.get("weight_image_bytes") if d.get("weight_words") else None
+    field = ""   # the weight-image words only from a profile whose rule holds (vocab.py)
     run = d.get("mma_executed")
     looped = any(p.get("loop") for p in d.get("phases", []))
     shown = d.get("display_name") or name
@@ -61,11 +57,9 @@ def _phase_table(con, d):
     phases = d["phases"]
     extra = any(p.get("form", "mma") != "mma" or p.get("loop") for p in phases)
     t = Table(title="phases", show_lines=False)
-    words = (["weight bytes", "bias bytes", "slot"] if d.get("weight_proven", True)
-             else [f"B bytes ({esc(d['weight_field'])})" if d.get("weight_field") else "B bytes",
-                   "C bytes", "tid.z stride"])
+    words = _operand_words(d)
     cols = ["#", "range"] + (["form", "loop"] if extra else []) + [
-        "M", "N", "K", "naive", "mma", "tiles", "grid"] + words + ["B", "C", "epi"]
+        "M", "N", "K", "naive", "mma", "tiles", "grid"] + [h for h, _k in words] + ["B", "C", "epi"]
     for c in cols:
         t.add_column(c, justify="right" if c in ("#", "M", "N", "K", "mma", "epi") else "left")
     for p in phases:
@@ -78,18 +72,38 @@ def _phase_table(con, d):
         head = [str(p["index"]), _r(p["first"], p["last"])]
         if extra:
             head += [esc(_form(p)), _loop(p)]
+        cells = {"weight_bytes": f"{wb[0]}..{wb[1]}" if wb else "–",
+                 "bias_bytes": f"{bb[0]}..{bb[1]}" if bb else "–",
+                 "slot_stride": str(p["slot_stride"] or "–")}
         t.add_row(*head, *map(str, shape),
                   f"[yellow]{naive}[/yellow]" if shape_changed else naive, _mma(p), _tiles(p),
-                  esc(p["grid"]), f"{wb[0]}..{wb[1]}" if wb else "–",
-                  f"{bb[0]}..{bb[1]}" if bb else "–", str(p["slot_stride"] or "–"),
+                  esc(p["grid"]), *(cells[key] for _h, key in words),
                   esc(_src(p["b_source"], d)), esc(_src(p["c_source"], d)),
                   str(epi[1] - epi[0] + 1) if epi else "0")
     con.print(t)
 
 
+def _operand_words(d) -> list:
+    """(header, phase key) of the operand-load columns: the DLDN notes' weight bytes, bias bytes
+    and slot where the profile's weight-image rule holds; else a column only where a phase has
+    a value, named by what it is (bytes of B or C loaded off the field, a tid.z term)."""
+    phases = d["phases"]
+    if d.get("weight_words"):
+        slot = "tid.z-slot" in d.get("vocabulary", ())
+        return [("weight bytes", "weight_bytes"), ("bias bytes", "bias_bytes"),
+                ("slot" if slot else "tid.z coef.", "slot_stride")]
+    fld = esc(d.get("weight_field") or "?")
+    out = []
+    for head, key in ((f"B bytes ({fld})", "weight_bytes"), (f"C bytes ({fld})", "bias_bytes"),
+                      ("tid.z coef.", "slot_stride")):
+        if any(p.get(key) for p in phases):
+            out.append((head, key))
+    return out
+
+
 def _src(src: str, d) -> str:
-    """An operand source: ``W`` only where the weight-image pattern is proven, else the field."""
-    return d["weight_field"] if src == "W" and not d.get("weight_proven", True) else src
+    """An operand source: ``W`` only where the weight-image words hold, else the field."""
+    return d["weight_field"] if src == "W" and not d.get("weight_words") else src
 
 
 def _form(p) -> str:
@@ -118,8 +132,8 @@ def _mma(p) -> str:
 
 
 def _tiles(p) -> str:
-    tiles = "×".join(map(str, p["tiles"]))
     if p.get("regular", True):
+        tiles = "×".join(map(str, p["tiles"]))
         return tiles + ("" if p["consistent"] else " [red]≠[/red]")
     prods = " + ".join(f"{n}×{k}" for k, n in p.get("products", {}).items())
     return (f"[red]irregular[/red]: {p.get('accumulators')} acc ({prods} products), "

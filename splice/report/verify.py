@@ -1,17 +1,20 @@
 """Rendering of ``splice verify`` (and the verify lines of ``splice apply``)."""
 from __future__ import annotations
 
-STYLE = {"proved equal": "bold green", "proved different": "bold red", "not proven": "bold yellow"}
+STYLE = {"proved equal": "bold green", "proved different": "bold red", "not proven": "bold yellow",
+         "internal error": "bold magenta"}
 MAX_ROWS = 12
 
 
 def verdict_line(r) -> str:
     """One line per cut: ``cut 1 phase 8 s1186-s1209: proved equal (48 live-outs, memory)``."""
     s = STYLE.get(r.verdict, "bold")
-    tail = f"{len(r.rows)} live-outs and memory" if r.verdict == "proved equal" else r.reason
+    entries = f", {r.entries} entries" if getattr(r, "entries", 1) > 1 else ""
+    tail = f"{len(r.rows)} live-outs and memory{entries}" if r.verdict == "proved equal" else r.reason
+    verdict = r.verdict + (" (budget)" if getattr(r, "budget", False) else "")
     from .console import esc
 
-    return f"cut {r.cut} {esc(r.title)} [dim]({esc(r.abi)})[/]: [{s}]{r.verdict}[/] — {esc(tail)}"
+    return f"cut {r.cut} {esc(r.title)} [dim]({esc(r.abi)})[/]: [{s}]{verdict}[/] — {esc(tail)}"
 
 
 def print_verify(plan, results, timings):
@@ -44,6 +47,18 @@ def print_verify(plan, results, timings):
 
         line = shlex.join(["splice", "probe", str(plan.recipe.path), "--harness"])
         con.print(f"[yellow]not proven cuts: run the GPU probe ({esc(line)})[/]")
+
+
+def print_verify_status(status: str, recipe: str):
+    """``splice apply``'s verify line when it did not verify: --no-verify, or Ctrl-C."""
+    import shlex
+
+    from .console import esc, make_console
+
+    again = shlex.join(["splice", "verify", recipe])
+    what = {"skipped": "skipped (--no-verify)",
+            "interrupted": "interrupted (the output is written, as reported above)"}[status]
+    make_console().print(f"verify: [yellow]{what}[/]; {esc(again)} proves the cuts")
 
 
 def print_verify_lines(results):

@@ -33,6 +33,7 @@ class Graph:
     def __init__(self):
         self.ids: dict = {}
         self.nodes: list = []
+        self.shown: dict = {}     # (value, depth) -> text: the report's memo (compare.show)
 
     def _intern(self, kind, key, args=()) -> int:
         n = (kind, key, args)

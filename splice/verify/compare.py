@@ -10,17 +10,19 @@ in their final memory state.
 """
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
-from typing import Optional
+from dataclasses import dataclass, field, replace
+from typing import Any, Optional
 
+from . import sides
+from .budget import DEFAULT_SECONDS, Budget, BudgetExceeded
 from .canon import Graph
 from .dataflow import Evaluator, Unsupported
-from .explain import OPERAND_NAMES, Difference, first_difference, opword, parting
-from . import sides
+from .explain import OPERAND_NAMES, Difference, Explainer, opword, parting
+from .lanes import Declared, Lanes, uniform_inputs
 
 EQUAL, DIFFERENT, NOT_PROVEN = "proved equal", "proved different", "not proven"
-EXIT = {EQUAL: 0, DIFFERENT: 1, NOT_PROVEN: 3}
+INTERNAL = "internal error"
+EXIT = {EQUAL: 0, DIFFERENT: 1, NOT_PROVEN: 3, INTERNAL: 4}
 
 
 @dataclass
@@ -47,72 +49,180 @@ class CutResult:
     memory: Optional[Row] = None
     nodes: int = 0
     seconds: float = 0.0
+    budget: bool = False                         # not proven because the time budget ran out
+    entries: int = 1                             # ways into the cut proved (its top, labels)
 
     @property
     def differing(self) -> list:
         return [r for r in self.rows + ([self.memory] if self.memory else []) if not r.equal]
 
 
-def verify_plan(plan) -> list:
-    cache: dict = {}
-    return [verify_cut(plan, cp, cache) for cp in plan.cuts]
+def verify_plan(plan, timeout: Optional[float] = DEFAULT_SECONDS) -> list:
+    """Every cut of a plan, each within ``timeout`` seconds (None: no limit)."""
+    cache: dict = {"declared": Declared(plan.source)}
+    return [verify_cut(plan, cp, cache, timeout) for cp in plan.cuts]
 
 
-def verify_cut(plan, cp, cache=None) -> CutResult:
-    t0 = time.perf_counter()
-    cache = {} if cache is None else cache
+def verify_cut(plan, cp, cache=None, timeout: Optional[float] = DEFAULT_SECONDS) -> CutResult:
+    """One cut's verdict.  Whatever happens inside the checker ends as a verdict: *not proven*
+    (a construct it does not model, or the budget ran out) or *internal error* — a bug of the
+    checker, with its own exit status (4), never *equal* nor *different*."""
+    budget = Budget(timeout)
     res = CutResult(cp.cut.index, cp.title, cp.binding.abi, NOT_PROVEN)
-    g = Graph()
-    names = _names(cp)
     try:
-        body, origin = sides.original(plan, cp)
-        entries = sides.outside_entries(plan, cp, body)
-        if entries:
-            raise Unsupported(f"label {entries[0]} is named outside the cut (a branch from outside "
-                              "may enter it there)")
-        aliases = special_aliases(cp)
-        ev_o = Evaluator(g, origin, aliases=aliases)
-        st_o = ev_o.run(body)
-        nbody, norigin, funcs, forigin, glue = sides.native(plan, cp, cache)
-        ev_n = Evaluator(g, norigin, funcs, func_origin=forigin, glue=glue, aliases=aliases)
-        st_n = ev_n.run(nbody)
+        _prove(plan, cp, {} if cache is None else cache, budget, res)
+    except BudgetExceeded as exc:
+        res.verdict, res.budget, res.rows, res.memory = NOT_PROVEN, True, [], None
+        res.reason = f"budget: {exc} — the cut is neither proved nor refuted; a larger --timeout, or the " \
+                     "GPU probe, decides"
+    except MemoryError:
+        raise
+    except Exception as exc:     # noqa: BLE001 — a bug of the checker is a verdict of its own
+        res.verdict, res.rows, res.memory = INTERNAL, [], None
+        res.reason = f"internal error in splice verify ({type(exc).__name__}: {exc}{_raised_at(exc)}): " \
+                     "the cut is neither proved nor refuted; please report it"
+    res.seconds = budget.elapsed()
+    return res
+
+
+def _raised_at(exc) -> str:
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ""
+    f = frames[-1]
+    return f" at {f.filename.rsplit('/', 1)[-1]}:{f.lineno}"
+
+
+@dataclass
+class _Cut:
+    """What both sides of one cut share: the graph, names, explanation memo, budget."""
+    cp: Any
+    g: Graph
+    names: dict
+    ex: Explainer
+    budget: Budget
+    lanes: Lanes
+    aliases: dict
+    original: tuple                # (statements, origin)
+    native: tuple                  # (statements, origin, funcs, func origins, glue)
+
+
+def _prove(plan, cp, cache, budget, res) -> None:
+    body, origin = sides.original(plan, cp)
+    g = Graph()
+    ctx = _Cut(cp, g, _names(cp), Explainer(g, budget), budget,
+               Lanes(g, uniform_inputs(getattr(cp.abi, "values", None) or {},
+                                       cache.setdefault("declared", Declared(plan.source)))),
+               special_aliases(cp), (body, origin), sides.native(plan, cp, cache))
+    labels = sides.outside_entries(plan, cp, body)
+    parts = [(None, _entry(ctx, None))] + [(lab, _entry(ctx, lab)) for lab in labels]
+    res.entries, res.nodes = len(parts), len(g.nodes)
+    pick = next((p for p in parts if p[1][0] == DIFFERENT), None) or \
+        next((p for p in parts if p[1][0] != EQUAL), None) or parts[0]
+    label, (res.verdict, reason, res.rows, res.memory) = pick
+    if label is not None:
+        reason = f"entered at label {label} (a branch from outside the cut reaches it): {reason}"
+    res.reason = reason
+
+
+def _entry(ctx: _Cut, start) -> tuple:
+    """(verdict, reason, rows, memory row) of the cut entered at its top (``start`` None) or at
+    label ``start``, where a branch from outside the cut reaches it: apply keeps such a label, so
+    the spliced code is entered there too, with every register as the outside code left it."""
+    body, origin = ctx.original
+    nbody, norigin, funcs, forigin, glue = ctx.native
+    try:
+        ctx.budget.stage = "evaluating the original"
+        ev_o = Evaluator(ctx.g, origin, aliases=ctx.aliases, lanes=ctx.lanes, budget=ctx.budget)
+        st_o = ev_o.run(body, start=start)
+        ctx.budget.stage = "evaluating the native code"
+        ev_n = Evaluator(ctx.g, norigin, funcs, func_origin=forigin, glue=glue, aliases=ctx.aliases,
+                         lanes=ctx.lanes, budget=ctx.budget)
+        st_n = ev_n.run(nbody, start=start)
     except Unsupported as exc:
-        res.reason = f"{exc.reason}{_where(exc.where)}: the checker handles straight-line code " \
-                     "and forward branches; run the GPU probe"
-        res.seconds = time.perf_counter() - t0
-        return res
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-        # splice apply verifies every cut: a construct the checker mis-reads must not stop the
-        # splice; the verdict says so, with the error, and is never "equal"
-        res.reason = f"checker error ({type(exc).__name__}: {exc}); run the GPU probe"
-        res.seconds = time.perf_counter() - t0
-        return res
+        return (NOT_PROVEN, f"{exc.reason}{_where(exc.where)}: the checker handles straight-line code "
+                "and forward branches; run the GPU probe", [], None)
+    ctx.budget.stage = "comparing and explaining"
+    return _compare(ctx, ev_o, st_o, ev_n, st_n)
+
+
+def _compare(ctx: _Cut, ev_o, st_o, ev_n, st_n) -> tuple:
+    g, names, ex = ctx.g, ctx.names, ctx.ex
     mem_o, left_o = ev_o.outcome(st_o)
     mem_n, left_n = ev_n.outcome(st_n)
-    if (st_o is None) != (st_n is None) or (left_o is None) != (left_n is None) or left_o != left_n:
-        res.reason = "the two sides leave the kernel (ret/exit) under different conditions; run the GPU probe"
-        res.seconds = time.perf_counter() - t0
-        return res
+    if left_o != left_n:
+        memory = _row(g, "memory", "", mem_o, mem_n, ev_o, ev_n, names, ex)
+        leave = "the two sides leave the kernel (ret/exit) under different conditions"
+        if memory.definite:
+            return DIFFERENT, f"{memory.message} ({leave})", [], memory
+        return NOT_PROVEN, f"{leave}; run the GPU probe", [], memory
+    regs = [(names.get(r.reg + "/out", r.reg), r.reg) for r in ctx.cp.abi.live_out]
+    outs = {r for _n, r in regs}
+    regs += [(r, r) for r in dict.fromkeys(ev_n.written) if r not in outs and r not in ev_n.declared
+             and r.startswith("%")]
+    side = _side_exits(ctx, ev_o, ev_n, regs)
+    if side is not None:
+        return side
+    if (st_o is None) != (st_n is None):
+        return NOT_PROVEN, "one side never reaches the end of the cut; run the GPU probe", [], None
+    rows = []
     if st_o is not None and st_n is not None:
-        regs = [(names.get(r.reg + "/out", r.reg), r.reg) for r in cp.abi.live_out]
-        outs = {r for _n, r in regs}
-        extra = [r for r in dict.fromkeys(ev_n.written) if r not in outs and r not in ev_n.declared
-                 and r.startswith("%")]
-        for name, reg in regs + [(r, r) for r in extra]:
+        for name, reg in regs:
             a, b = ev_o.read(st_o, reg), ev_n.read(st_n, reg)
-            res.rows.append(_row(g, name, reg, a, b, ev_o, ev_n, names))
-    res.memory = _row(g, "memory", "", mem_o, mem_n, ev_o, ev_n, names)
-    res.nodes = len(g.nodes)
-    bad = res.differing
+            rows.append(_row(g, name, reg, a, b, ev_o, ev_n, names, ex))
+    if mem_o is None and mem_n is None:        # every path leaves by a branch out of the cut
+        return EQUAL, "", rows, Row("memory", "", True)
+    memory = _row(g, "memory", "", mem_o, mem_n, ev_o, ev_n, names, ex)
+    bad = [r for r in rows + [memory] if not r.equal]
     if not bad:
-        res.verdict = EQUAL
-    elif any(r.definite for r in bad):
-        res.verdict = DIFFERENT
-        res.reason = next(r.message for r in bad if r.definite)
-    else:
-        res.reason = bad[0].message + "; run the GPU probe"
-    res.seconds = time.perf_counter() - t0
-    return res
+        return EQUAL, "", rows, memory
+    if any(r.definite for r in bad):
+        return DIFFERENT, next(r.message for r in bad if r.definite), rows, memory
+    return NOT_PROVEN, bad[0].message + "; run the GPU probe", rows, memory
+
+
+def _side_exits(ctx: _Cut, ev_o, ev_n, regs) -> Optional[tuple]:
+    """Branches out of the cut (to a label outside it: a loop's back edge, an early exit): per
+    target, both sides must branch there under the same condition, with the same registers
+    (every live-out, and every register the native code writes outside its scratch) and the same
+    memory.  None when they do (or there are none); else a *not proven* verdict — never
+    *different*: which registers are live at the target the checker does not know."""
+    g = ctx.g
+    so, sn = ev_o.side_exits(), ev_n.side_exits()
+    for target in sorted(set(so) | set(sn)):
+        xo, xn = so.get(target, []), sn.get(target, [])
+        shown = target.split("@")[0]
+        if _either(g, [x.reach for x in xo]) != _either(g, [x.reach for x in xn]):
+            return (NOT_PROVEN, f"the two sides branch to {shown} (outside the cut) under different "
+                    "conditions; run the GPU probe", [], None)
+        for name, reg in regs + [("memory", None)]:
+            a, b = _at_exit(g, ev_o, xo, reg), _at_exit(g, ev_n, xn, reg)
+            if a != b:
+                d = _row(g, name, reg or "", a, b, ev_o, ev_n, ctx.names, ctx.ex)
+                return (NOT_PROVEN, f"where the cut branches to {shown}: {d.message}; run the GPU probe",
+                        [replace(d, definite=False)], None)
+    return None
+
+
+def _either(g, conds):
+    if not conds:
+        return g.pred(False)
+    out = conds[0]
+    for c in conds[1:]:
+        out = g.op("or.pred", (out, c))
+    return out
+
+
+def _at_exit(g, ev, states, reg):
+    """A register's value (``reg`` None: the memory) where a side exit leaves: a select over
+    the branches that take it."""
+    vals = [x.mem if reg is None else ev.read(x, reg) for x in states]
+    v = vals[-1]
+    for c, x in zip(reversed([s.reach for s in states[:-1]]), reversed(vals[:-1])):
+        v = g.sel(c, x, v)
+    return v
 
 
 def special_aliases(cp) -> dict:
@@ -194,20 +304,18 @@ def _leaves_of(g, v):
     return _leaves(g, v)
 
 
-def _memory_difference(g, a, b):
+def _memory_difference(g, a, b, ex=None):
     """A definite difference of two final memory states over the same state below them: a
     store dropped, a store writing a definitely different value, or two stores to one address in
     the other order — each only when no later event may hide it."""
+    differ = (ex or Explainer(g)).difference
     (ca, below_a), (cb, below_b) = _chain(g, a), _chain(g, b)
     if below_a != below_b:
         return None
     key = lambda v: g.nodes[v][:2] + (g.nodes[v][2][:-1],)   # noqa: E731 (event without its past)
     ka, kb = [key(v) for v in ca], [key(v) for v in cb]
-    if len(ka) == len(kb) + 1:
-        for i in range(len(ka)):
-            if ka[:i] + ka[i + 1:] == kb and g.nodes[ca[i]][0] == "st" and not _overwritten(g, ca, i) \
-                    and _pure(g, g.nodes[ca[i]][2][1]):
-                return Difference(ca[i], ca[i], True, "dropped", "", ())
+    if len(ka) > len(kb):
+        return _dropped(g, ca, cb, ka, kb)
     if len(ka) != len(kb):
         return None
     diff = [i for i in range(len(ka)) if ka[i] != kb[i]]
@@ -215,20 +323,59 @@ def _memory_difference(g, a, b):
         x, y = ca[diff[0]], ca[diff[1]]
         if g.nodes[x][0] == "st" == g.nodes[y][0] and g.nodes[x][2][0] == g.nodes[y][2][0] \
                 and not _overwritten(g, ca, diff[1]) \
-                and first_difference(g, g.nodes[x][2][1], g.nodes[y][2][1]).definite:
+                and differ(g.nodes[x][2][1], g.nodes[y][2][1]).definite:
             return Difference(x, cb[diff[0]], True, "reordered", "", ())
     last = _final_stores(g, ca, cb)
     if last is not None:
         la, lb = last
         for addr in la:
-            if addr in lb and first_difference(g, g.nodes[la[addr]][2][1], g.nodes[lb[addr]][2][1]).definite:
+            if addr in lb and differ(g.nodes[la[addr]][2][1], g.nodes[lb[addr]][2][1]).definite:
                 return Difference(la[addr], lb[addr], True, "stored", "", ())
     if len(diff) == 1:
         x, y = g.nodes[ca[diff[0]]], g.nodes[cb[diff[0]]]
         if x[0] == y[0] == "st" and x[1] == y[1] and x[2][0] == y[2][0] and not _overwritten(g, ca, diff[0]):
-            if first_difference(g, x[2][1], y[2][1]).definite:
+            if differ(x[2][1], y[2][1]).definite:
                 return Difference(ca[diff[0]], cb[diff[0]], True, "stored", "", ())
     return None
+
+
+def _dropped(g, ca, cb, ka, kb):
+    """Stores of the original the native code lacks (its events are the original's with some
+    left out: a store removed, or a ``ret`` before them): definite when one of them stores a
+    value computed from inputs alone, no later event of the original may hide it, and every
+    event the native code keeps is a store provably elsewhere (same base, disjoint bytes) — so
+    the native code leaves that address as it was, the original writes an input there."""
+    j, dropped = 0, []
+    for i, k in enumerate(ka):
+        if j < len(kb) and kb[j] == k:
+            j += 1
+        else:
+            dropped.append(i)
+    if j != len(kb):
+        return None
+    for i in reversed(dropped):
+        v = ca[i]
+        if g.nodes[v][0] == "st" and len(g.nodes[v][2]) == 3 and not _overwritten(g, ca, i) \
+                and _pure(g, g.nodes[v][2][1]) and all(_apart(g, v, w) for w in cb):
+            return Difference(v, v, True, "dropped", "", ())
+    return None
+
+
+def _apart(g, v, w) -> bool:
+    """Two store events whose byte ranges (off one base) cannot overlap."""
+    from .footprint import footprint
+
+    (kv, nv, av), (kw, nw, aw) = g.nodes[v], g.nodes[w]
+    if kv != "st" or kw != "st" or len(av) != 3 or len(aw) != 3:
+        return False
+    xa, xb = g.nodes[av[0]] if not isinstance(av[0], tuple) else None, \
+        g.nodes[aw[0]] if not isinstance(aw[0], tuple) else None
+    fa, fb = footprint(nv), footprint(nw)
+    if xa is None or xb is None or xa[0] != "addr" or xb[0] != "addr" or xa[2] != xb[2] \
+            or fa is None or fb is None or fa.bytes is None or fb.bytes is None or fa.space != fb.space:
+        return False
+    oa, ob = xa[1], xb[1]
+    return oa + fa.bytes <= ob or ob + fb.bytes <= oa
 
 
 def _event(g, v, names) -> str:
@@ -275,10 +422,10 @@ def _final_stores(g, ca, cb):
     return out
 
 
-def _row(g, name, reg, a, b, ev_o, ev_n, names) -> Row:
+def _row(g, name, reg, a, b, ev_o, ev_n, names, ex) -> Row:
     if a == b:
         return Row(name, reg, True)
-    d = _memory_difference(g, a, b) if name == "memory" else None
+    d = _memory_difference(g, a, b, ex) if name == "memory" else None
     if d is not None:
         sa, sb = g.nodes[d.a], g.nodes[d.b]
         at = show(g, sa[2][0], names, 1)
@@ -291,7 +438,7 @@ def _row(g, name, reg, a, b, ev_o, ev_n, names) -> Row:
                    fmt_origin(ev_o.origins.get(d.a)), fmt_origin(ev_n.origins.get(d.b)))
     if name == "memory":
         return _memory_row(g, a, b, ev_o, ev_n, names)
-    d = first_difference(g, a, b)
+    d = ex.difference(a, b)
     msg = describe(g, d, names, name)
     return Row(name, reg, False, d.definite, msg, show(g, d.a, names), show(g, d.b, names),
                fmt_origin(ev_o.origins.get(d.a) or _up(ev_o, d)),
@@ -377,9 +524,19 @@ def _element(g, v):
 
 
 def show(g, v, names, depth: int = 2) -> str:
-    """A short text of a value: leaves by their symbolic names, operations to ``depth``."""
+    """A short text of a value: leaves by their symbolic names, operations to ``depth``;
+    memoised per graph (one cut's names), so a wide operation (a wgmma's 64 accumulators)
+    shown in every row is rendered once."""
     if isinstance(v, tuple):
         return "{" + _join(g, v, names, depth) + "}"
+    key = (v, depth)
+    got = g.shown.get(key)
+    if got is None:
+        got = g.shown[key] = _show(g, v, names, depth)
+    return got
+
+
+def _show(g, v, names, depth: int) -> str:
     kind, key, args = g.nodes[v]
     if kind == "in":
         return names.get(key, key)

@@ -23,11 +23,13 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..analysis import carry
-from ..analysis.roles import (CALL, MMA, NONE, RW0, WRITE, access_bytes, fresh_wgmma, is_branch, is_exit,
-                              mem_space, memory_access, role_of)
+from ..analysis.roles import CALL, MMA, NONE, RW0, fresh_wgmma, is_branch, is_exit, role_of
 from ..cut.native import REG_WIDTH, rename_node
 from ..ptx import model as m
+from . import footprint as fp
+from .budget import Budget
 from .canon import Graph, int_add_width
+from .lanes import Lanes
 
 PRIVATE_SYMS = ("__splice_ret",)
 _TIME_REGS = ("%clock", "%globaltimer", "%pm")
@@ -57,8 +59,11 @@ class Evaluator:
     statement number or a native line); ``origins`` maps each value number to the first
     location that produced it on this side."""
 
-    def __init__(self, g: Graph, origin, funcs=None, func_origin=None, glue=None, aliases=None):
+    def __init__(self, g: Graph, origin, funcs=None, func_origin=None, glue=None, aliases=None,
+                 lanes=None, budget=None):
         self.g = g
+        self.lanes = lanes if lanes is not None else Lanes(g)
+        self.budget = budget if budget is not None else Budget(None)
         self.aliases = aliases or {}
         self.origin = origin
         self.funcs = funcs or {}
@@ -122,13 +127,21 @@ class Evaluator:
         return g.addr(self.value(st, base), off, 64)
 
     # ---- statements --------------------------------------------------------------------------
-    def run(self, stmts, state: Optional[State] = None) -> Optional[State]:
-        items = []
+    def run(self, stmts, state: Optional[State] = None, start: Optional[str] = None) -> Optional[State]:
+        """The state after ``stmts``, entered at their top or, with ``start``, at that label
+        (every register then holds what the code that branched there left: an input)."""
+        items: list = []
         self._flatten(stmts, {}, items, top=True)
         labels = {s.name: i for i, s in enumerate(items) if isinstance(s, m.Label)}
+        if start is not None and start not in labels:
+            raise Unsupported(f"label {start} is a branch target from outside the cut, and the "
+                              f"statements here have no label {start} at their top level")
+        begin = labels[start] if start is not None else 0
         st = state or State({}, self.g.leaf("mem0", None), self.true)
         pending: dict = {}
         for i, s in enumerate(items):
+            if i < begin:
+                continue
             if isinstance(s, m.Label):
                 st = self._merge(st, pending.pop(s.name, []))
                 continue
@@ -153,26 +166,38 @@ class Evaluator:
             raise Unsupported("no path reaches the end of the statements")
         return st
 
-    def _leave(self, st: State, s):
-        """``ret``/``exit`` of the kernel inside the cut: the thread ends; only its memory (and
-        under which condition it left) remains observable."""
+    def _leave(self, st: State, s, target: Optional[str] = None):
+        """``ret``/``exit`` of the kernel inside the cut (``target`` None): the thread ends; only
+        its memory (and under which condition it left) remains observable.  A branch to label
+        ``target`` outside the statements: the thread goes on there with this state (a side
+        exit, compared per target by ``compare``)."""
         if s.guard is None:
-            self.exits.append(st)
+            self.exits.append((target, st))
             return None
         p = self.read(st, s.guard.pred)
         if s.guard.negated:
             p = self.g.neg(p)
-        self.exits.append(State({}, st.mem, self._and(st.reach, p)))
+        env = dict(st.env) if target is not None else {}
+        self.exits.append((target, State(env, st.mem, self._and(st.reach, p))))
         st.reach = self._and(st.reach, self.g.neg(p))
         return st
+
+    def side_exits(self) -> dict:
+        """label outside the statements -> the states of the branches that leave for it."""
+        out: dict = {}
+        for target, x in self.exits:
+            if target is not None:
+                out.setdefault(target, []).append(x)
+        return out
 
     def outcome(self, st):
         """(memory, exit condition or None): the final memory over every way out of the
         statements — the end, or a ``ret``/``exit`` inside them — and when a thread leaves."""
-        if not self.exits:
-            return st.mem, None
-        conds = [x.reach for x in self.exits]
-        mems = [x.mem for x in self.exits]
+        ends = [x for target, x in self.exits if target is None]
+        if not ends:
+            return (st.mem if st is not None else None), None
+        conds = [x.reach for x in ends]
+        mems = [x.mem for x in ends]
         left = conds[0]
         for c in conds[1:]:
             left = self.g.op("or.pred", (left, c))
@@ -215,7 +240,9 @@ class Evaluator:
         target = s.operands[0].name if s.operands and isinstance(s.operands[0], m.Sym) else None
         shown = target.split("@")[0] if target else target   # a nested scope's label@<scope>: its own name
         if target not in labels:
-            raise Unsupported(f"branch to {shown}, outside the statements", self.origin(s))
+            if self.in_func:
+                raise Unsupported(f"branch to {shown}, outside the function body", self.origin(s))
+            return self._leave(st, s, target)      # a side exit: compared per target
         if labels[target] < i:
             raise Unsupported(f"loop: backward branch to {shown}", self.origin(s))
         if s.guard is None:
@@ -268,7 +295,11 @@ class Evaluator:
 
     # ---- one instruction ---------------------------------------------------------------------
     def instruction(self, st: State, s: m.Instruction):
+        self.budget.check()
         name = s.opcode
+        if fp.needs_row(s) and fp.footprint(s.name) is None:
+            raise Unsupported(f"{s.name}: no row in the memory footprint table (splice/verify/footprint.py): "
+                              "what it reads and writes is not modelled", self.origin(s))
         if is_exit(s.name):
             raise Unsupported(f"{s.opcode}: control leaves the cut", self.origin(s))
         if name == "call":
@@ -361,9 +392,9 @@ class Evaluator:
             v = g.sel(srcs[2], srcs[0], srcs[1])
         elif s.opcode == "not" and ".pred" in s.modifiers:
             v = g.neg(srcs[0])
-        elif _ordered(s):
+        elif fp.is_event(s.name):
             v = g.op(name, srcs + (st.mem,))
-        elif _reads_memory(s):
+        elif fp.reads_memory(s.name):
             v = self._private_load(st, s, srcs)
             if v is None:
                 v = g.op(name, srcs + (self.observed(srcs[0] if srcs else None, name, st.mem),))
@@ -372,7 +403,7 @@ class Evaluator:
         self._record(v, s)
         if ".cc" in s.modifiers:  # the carry out: a value of its own, read by the next addc
             self.write(st, s, CARRY, g.op(name + ":carry", srcs))
-        if _ordered(s):
+        if fp.is_event(s.name):
             st.mem = g.mem("mem", name, (v, st.mem))      # an event: nothing commutes past it
         dests = self._dest_regs(ops[0])
         if role == MMA or isinstance(ops[0], (m.Vec, m.Pair)):
@@ -408,7 +439,7 @@ class Evaluator:
         if s.opcode == "st" and s.guard is None and len(srcs) == 2:
             new = self.store(name, srcs[0], srcs[1], st.mem)
         else:
-            kind = "st" if s.opcode in ("st", "sust", "red", "stmatrix") else "mem"
+            kind = "st" if s.opcode == "st" else "mem"      # a store's value, or another event
             new = g.mem(kind, name, srcs + (st.mem,))
         if s.guard is not None:
             p = self.read(st, s.guard.pred)
@@ -420,16 +451,23 @@ class Evaluator:
 
     # ---- memory commutation (rule mem-commute) ----------------------------------------------
     def _disjoint(self, name_a, addr_a, name_b, addr_b) -> bool:
-        """Two weak accesses of one state space off the same base, constant byte ranges apart."""
+        """Rule mem-commute: two accesses every thread of the CTA makes to disjoint bytes — both
+        this thread's own weak bytes (``footprint.Footprint.private``: no collective, asynchronous,
+        atomic, texture or surface access), one state space, one base value that is the same in
+        every thread (``lanes.Lanes``; any base in thread-private ``.local``), constant byte
+        ranges apart without wrapping around."""
         if isinstance(addr_a, tuple) or isinstance(addr_b, tuple):
             return False
-        if not (_plain(name_a) and _plain(name_b)) or mem_space(name_a) != mem_space(name_b):
+        fa, fb = fp.footprint(name_a), fp.footprint(name_b)
+        if fa is None or fb is None or not (fa.private and fb.private) or fa.space != fb.space:
             return False
         ka, kb = self.g.nodes[addr_a], self.g.nodes[addr_b]
         if ka[0] != "addr" or kb[0] != "addr" or ka[2] != kb[2]:
             return False
+        if fa.space not in fp.THREAD_PRIVATE_SPACES and not self.lanes.uniform(ka[2][0]):
+            return False                      # another lane's range may be this one's
         oa, ob = ka[1], kb[1]
-        ea, eb = oa + access_bytes(name_a), ob + access_bytes(name_b)
+        ea, eb = oa + (fa.bytes or 0), ob + (fb.bytes or 0)
         if max(ea, eb) > 1 << 64:
             return False                      # a range wrapping around the address space
         return ea <= ob or eb <= oa
@@ -548,10 +586,6 @@ class Evaluator:
         return self.func_origin.get(fn.name, self.origin)
 
 
-def _plain(name: str) -> bool:
-    return not any(q in name.split(".") for q in ("volatile", "relaxed", "acquire", "release", "mmio"))
-
-
 _TID_BOUND = {".lt": True, ".ge": False}   # %tid.d < %ntid.d
 
 
@@ -572,22 +606,6 @@ def _tid_bound(g: Graph, s: m.Instruction, srcs):
         if (a, b) == (ntid, tid):
             return {".gt": True, ".le": False}.get(cmp[0])
     return None
-
-
-def _ordered(s: m.Instruction) -> bool:
-    """Instructions with a result that are also ordered memory events: atomics, barriers with a
-    reduction, mbarrier operations, and loads that are not weak (volatile, relaxed, acquire,
-    mmio): two of them are never one value, and nothing moves past them."""
-    if s.opcode in ("atom", "bar", "barrier", "mbarrier"):
-        return True
-    return s.opcode in ("ld", "ldu") and not _plain(s.name)
-
-
-def _reads_memory(s: m.Instruction) -> bool:
-    """Results loaded from memory (the roles table: ``wmma.load`` too), so they observe the
-    memory state and never move past a store."""
-    acc = memory_access(s)
-    return acc is not None and bool(acc.out) and acc.effect != WRITE
 
 
 def canonical_name(s: m.Instruction) -> str:

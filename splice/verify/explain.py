@@ -24,7 +24,7 @@ pack, cvt, shuffles, mma's A/B).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 FREE_LEAVES = ("in", "imm", "sym")
 # opcode -> "always": a difference in any operand reaches the result whatever the others are;
@@ -73,30 +73,136 @@ def _shape(args):
     return tuple(len(a) if isinstance(a, tuple) else -1 for a in args)
 
 
-def first_difference(g, a: int, b: int, elt=None, depth: int = 0) -> Difference:
-    na, nb = g.nodes[a], g.nodes[b]
-    if na[0] != nb[0] or na[1] != nb[1] or _shape(na[2]) != _shape(nb[2]):
-        return _node_difference(g, a, b)
-    kind, key, args = na
-    if kind == "elt":
-        inner = first_difference(g, args[0], nb[2][0], elt=key, depth=depth + 1)
-        inner.path.insert(0, a)
-        return inner
-    fa, fb = _flat(args), _flat(_align(key, args, nb[2]) if kind == "op" else nb[2])
-    diff = [(pa, x, y) for (pa, x), (_pb, y) in zip(fa, fb) if x != y]
-    if kind == "op" and opword(key) == "mma" and elt is not None:
-        diff = [d for d in diff if d[0][0] < 2 or d[0] == (2, elt)]
+class Explainer:
+    """``difference(a, b)`` of one Graph, memoised on ``(a, b, element)``: each pair of value
+    numbers is explained once per cut, however many live-outs, memory rows and operand lists
+    reach it (the explanation of a wgmma chain visited every differing operand again below every
+    differing operand: hours on Triton's 64-accumulator phase).  The walk down one differing
+    operand is a loop of at most ``WALK`` steps; an operation with several differing operands
+    explains each of them (nested at most ``MAX_NEST`` deep, past which the difference is not
+    definite: never a wrong *different*), and every step checks the cut's ``Budget``."""
+
+    WALK = 200
+    MAX_NEST = 48
+
+    def __init__(self, g, budget=None):
+        from .budget import Budget
+
+        self.g = g
+        self.budget = budget if budget is not None else Budget(None)
+        self.memo: dict = {}
+        self.leaves_memo: dict = {}
+
+    def difference(self, a, b, elt=None, nest: int = 0) -> Difference:
+        key = (a, b, elt)
+        got = self.memo.get(key)
+        if got is None:
+            got = self.memo[key] = self._walk(a, b, elt, nest)
+        return got
+
+    def _walk(self, a, b, elt, nest: int) -> Difference:
+        if isinstance(a, tuple) or isinstance(b, tuple):
+            return self._vectors(a, b, nest)
+        g, path = self.g, []
+        for _step in range(self.WALK):
+            self.budget.check()
+            na, nb = g.nodes[a], g.nodes[b]
+            if na[0] != nb[0] or na[1] != nb[1] or _shape(na[2]) != _shape(nb[2]):
+                return _on_path(self._node_difference(a, b), path)
+            kind, key, args = na
+            if kind == "elt":
+                path.append(a)
+                a, b, elt = args[0], nb[2][0], key
+                continue
+            fa, fb = _flat(args), _flat(_align(key, args, nb[2]) if kind == "op" else nb[2])
+            diff = [(pa, x, y) for (pa, x), (_pb, y) in zip(fa, fb) if x != y]
+            if kind == "op" and opword(key) == "mma" and elt is not None:
+                diff = [d for d in diff if d[0][0] < 2 or d[0] == (2, elt)]
+                if not diff:
+                    return _on_path(Difference(a, b, False, "mma", "the forms differ only in C elements "
+                                               "this D element does not read", ()), path)
+            if len(diff) != 1 or not _propagates(g, kind, key, args, diff[0][0]):
+                break
+            pos, x, y = diff[0]
+            leaves = g.nodes[x][0] in FREE_LEAVES and g.nodes[y][0] in FREE_LEAVES
+            if leaves or (kind in ("st", "mem") and pos[0] == len(args) - 1):
+                break
+            path.append(a)
+            a, b, elt = x, y, None
+        else:
+            return _on_path(Difference(a, b, False, "deep", "the forms part deeper than the checker "
+                                       "follows"), path)
+        return _on_path(self._args_difference(a, b, diff, nest), path)
+
+    def _vectors(self, a, b, nest: int) -> Difference:
+        """Two brace lists (a vector store's values): each element is stored to its own bytes
+        (PTX ISA 8.2.4), so one element that differs definitely makes the lists differ definitely."""
+        if not (isinstance(a, tuple) and isinstance(b, tuple)) or len(a) != len(b):
+            x, y = (a[0] if isinstance(a, tuple) else a), (b[0] if isinstance(b, tuple) else b)
+            return Difference(x, y, False, "vector", "a brace list on one side only, or lists of other lengths")
+        inner = [self.difference(x, y, None, nest + 1) for x, y in zip(a, b) if x != y]
+        if not inner:
+            return Difference(a[0], b[0], False, "vector", "no element differs")
+        return next((d for d in inner if d.definite), inner[0])
+
+
+
+    def _node_difference(self, a, b) -> Difference:
+        return _node_difference(self.g, a, b, self.leaves)
+
+    def leaves(self, v) -> list:
+        got = self.leaves_memo.get(v)
+        if got is None:
+            got = self.leaves_memo[v] = _leaves(self.g, v)
+        return got
+
+    def _args_difference(self, a, b, diff, nest: int) -> Difference:
+        g = self.g
+        kind, key, args = g.nodes[a]
+        if kind in ("st", "mem") and any(p[0] == len(args) - 1 for p, _x, _y in diff):
+            return Difference(a, b, False, "memory", "a different memory state underneath", diff[0][0])
+        if kind == "op" and opword(key) == "ld" and all(p[0] != 0 for p, _x, _y in diff):
+            return Difference(a, b, False, "operand", "the load observes a different memory state",
+                              diff[0][0])
         if not diff:
-            return Difference(a, b, False, "mma", "the forms differ only in C elements this D "
-                              "element does not read", ())
-    if len(diff) == 1 and depth < 200 and _propagates(g, kind, key, args, diff[0][0]):
-        pos, x, y = diff[0]
-        leaves = g.nodes[x][0] in FREE_LEAVES and g.nodes[y][0] in FREE_LEAVES
-        if not leaves and not (kind in ("st", "mem") and pos[0] == len(args) - 1):
-            inner = first_difference(g, x, y, depth=depth + 1)
-            inner.path.insert(0, a)
-            return inner
-    return _args_difference(g, a, b, diff)
+            return Difference(a, b, False, "operand", "no operand differs")
+        if kind == "op" and all(_is_state(g, x) and _is_state(g, y) for _p, x, y in diff):
+            return Difference(a, b, False, "operand", f"the {opword(key)} observes a different memory state "
+                              "(an access moved across it)", diff[0][0])
+        context = _definite_context(g, kind, key, args, [p for p, _x, _y in diff])
+        swapped = len(diff) >= 2 and sorted(x for _p, x, _y in diff) == sorted(y for _p, _x, y in diff)
+        if not context:
+            why = ("operands swapped" if swapped else "operands differ") + \
+                " inside an operation that may mask the difference"
+            return Difference(a, b, False, "operand", why, diff[0][0])
+        if nest >= self.MAX_NEST:
+            return Difference(a, b, False, "operand", "the forms part in more operands, deeper, than "
+                              "the checker explains", diff[0][0])
+        for _p, x, y in diff:
+            d = self.difference(x, y, None, nest + 1)
+            if not d.definite:
+                return Difference(a, b, False, "operand", d.reason, diff[0][0])
+        return Difference(a, b, True, "swap" if swapped else "operand", "", diff[0][0])
+
+
+def _is_state(g, v) -> bool:
+    """A memory state: the entry state, a store or other event, or a select of states."""
+    if isinstance(v, tuple):
+        return False
+    kind, _key, args = g.nodes[v]
+    return kind in ("mem0", "st", "mem") or (kind == "sel" and _is_state(g, args[1]))
+
+
+def _on_path(d: Difference, path: list) -> Difference:
+    """``d`` seen from above: the operations walked down to reach it first on its path (a new
+    object: a memoised difference is shared by every walk that reaches it)."""
+    return replace(d, path=path + d.path) if path else d
+
+
+def first_difference(g, a, b) -> Difference:
+    """Where two value numbers part, and whether the difference is definite (one Explainer per
+    call; ``compare`` keeps one per cut)."""
+    return Explainer(g).difference(a, b)
 
 
 def parting(g, a: int, b: int, limit: int = 200) -> tuple:
@@ -123,9 +229,15 @@ def parting(g, a: int, b: int, limit: int = 200) -> tuple:
 
 
 def _whole(g, v):
-    """The operation a value is one element of (``elt``), else None."""
+    """The operation a value is one element of (``elt``), or whose memory event it is (a wgmma
+    reads and orders memory: the state after it parts where it does), else None."""
+    if isinstance(v, tuple):
+        return None
     node = g.nodes[v]
-    return node[2][0] if node[0] == "elt" else None
+    if node[0] == "elt" or (node[0] == "mem" and node[2] and not isinstance(node[2][0], tuple)
+                            and g.nodes[node[2][0]][0] == "op"):
+        return node[2][0]
+    return None
 
 
 def _align(key, xa, xb):
@@ -166,7 +278,7 @@ def _propagates(g, kind, key, args, pos) -> bool:
     return False
 
 
-def _node_difference(g, a, b) -> Difference:
+def _node_difference(g, a, b, leaves) -> Difference:
     na, nb = g.nodes[a], g.nodes[b]
     if na[0] in FREE_LEAVES and nb[0] in FREE_LEAVES:
         return Difference(a, b, True, "value")
@@ -175,12 +287,12 @@ def _node_difference(g, a, b) -> Difference:
     if na[0] == nb[0] == "ioff" and na[2] == nb[2] and na[1][0] == nb[1][0]:
         return Difference(a, b, True, "value")          # x + c1 vs x + c2, c1 != c2 mod 2^W
     for x, y in ((a, b), (b, a)):
-        leaves = _leaves(g, y)
-        if g.nodes[x][0] == "in" and x not in leaves and \
-                all(g.nodes[v][0] in FREE_LEAVES for v in leaves):
+        ly = leaves(y)
+        if g.nodes[x][0] == "in" and x not in ly and \
+                all(g.nodes[v][0] in FREE_LEAVES for v in ly):
             return Difference(a, b, True, "value")      # an input a pure other side never reads
     if na[0] == "op" and nb[0] == "op":
-        return _op_difference(g, a, b)
+        return _op_difference(g, a, b, leaves)
     one_register = "in" in (na[0], nb[0])
     reason = (_leaf_reason(na) or _leaf_reason(nb)) if one_register or na[0] in ("undef", "sreg", "mem0") \
         or nb[0] in ("undef", "sreg", "mem0") else ""
@@ -204,7 +316,7 @@ def _leaf_reason(n):
     return ""
 
 
-def _op_difference(g, a, b) -> Difference:
+def _op_difference(g, a, b, leaves) -> Difference:
     (_k, ka, xa), (_k2, kb, xb) = g.nodes[a], g.nodes[b]
     wa, wb = opword(ka), opword(kb)
     approx = "approx" in ka.split(".") or "approx" in kb.split(".")
@@ -215,7 +327,7 @@ def _op_difference(g, a, b) -> Difference:
     if xa == xb and any(not _is_imm(g, x) for _p, x in _flat(xa)):
         definite, why = opcode_change(ka, kb)
         return Difference(a, b, definite, "opcode", why)
-    if wa == wb and wa in ("add", "mul", "iadd") and _leaves(g, a) == _leaves(g, b):
+    if wa == wb and wa in ("add", "mul", "iadd") and leaves(a) == leaves(b):
         return Difference(a, b, False, "opcode", "re-association / a different reduction tree")
     return Difference(a, b, False, "opcode", "the forms are different computations no rule relates")
 
@@ -303,30 +415,6 @@ def opcode_change(ka: str, kb: str) -> tuple:
     return False, f"differs in {shown}, which need not change bits for every operand"
 
 
-def _args_difference(g, a, b, diff) -> Difference:
-    kind, key, args = g.nodes[a]
-    if kind in ("st", "mem") and any(p[0] == len(args) - 1 for p, _x, _y in diff):
-        return Difference(a, b, False, "memory", "a different memory state underneath", diff[0][0])
-    if kind == "op" and opword(key) == "ld" and all(p[0] != 0 for p, _x, _y in diff):
-        return Difference(a, b, False, "operand", "the load observes a different memory state",
-                          diff[0][0])
-    if not diff:
-        return Difference(a, b, False, "operand", "no operand differs")
-    xs = sorted(x for _p, x, _y in diff)
-    ys = sorted(y for _p, _x, y in diff)
-    inner = [first_difference(g, x, y, depth=100) for _p, x, y in diff]
-    swapped = xs == ys and len(diff) >= 2
-    context = _definite_context(g, kind, key, args, [p for p, _x, _y in diff])
-    if all(d.definite for d in inner) and context:
-        return Difference(a, b, True, "swap" if swapped else "operand", "", diff[0][0])
-    if not context:
-        why = ("operands swapped" if swapped else "operands differ") + \
-            " inside an operation that may mask the difference"
-    else:
-        why = next(d.reason for d in inner if not d.definite)
-    return Difference(a, b, False, "operand", why, diff[0][0])
-
-
 def _definite_context(g, kind, key, args, positions) -> bool:
     if kind in ("pack", "ioff", "not", "addr"):
         return True
@@ -351,14 +439,18 @@ def _narrowing_int_cvt(key: str) -> bool:
     return len(types) == 2 and int(types[0][1:]) < int(types[1][1:])
 
 
-def _leaves(g, v, limit=4096):
-    out, stack, n = [], [v], 0
-    while stack and n < limit:
+def _leaves(g, v) -> list:
+    """The distinct leaves (inputs, constants, symbols, and operations without operands) below
+    ``v``, sorted: each node visited once (a DAG walked as a tree is exponential)."""
+    out, stack, seen = [], [v], set()
+    while stack:
         x = stack.pop()
-        n += 1
         if isinstance(x, tuple):
             stack.extend(x)
             continue
+        if x in seen:
+            continue
+        seen.add(x)
         kind, _key, args = g.nodes[x]
         if kind in FREE_LEAVES or not args:
             out.append(x)

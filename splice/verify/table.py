@@ -26,9 +26,10 @@ class Rule:
     id: str
     what: str            # one line: the rewrite
     why: str             # why it is exact
+    section: str = ""    # the PTX ISA 9.1 sections it relies on
 
 
-RULES = (
+_RULES = (
     Rule("comm-int", "integer add, mul.lo/.hi/.wide, and/or/xor, min/max, mad a·b: operands a, b commute",
          "two's-complement arithmetic and bitwise logic are commutative bit for bit"),
     Rule("comm-float", "add and mul (f16, f16x2, bf16, bf16x2, f32, f64; any rounding, .ftz, .sat): "
@@ -62,11 +63,15 @@ RULES = (
          "(false), and so is setp.gt (setp.le) of %ntid.d against %tid.d; a select or guard on a "
          "constant predicate is its chosen side", "the PTX ISA: %tid.d ranges over 0 … %ntid.d - 1, "
          "and %ntid.d <= 1024 so signed and unsigned compares agree"),
-    Rule("mem-commute", "a load moves past a store, and two stores swap, when both are weak, in the "
-         "same state space, off the same base value, with disjoint constant byte ranges and no "
-         "barrier, fence, atomic or volatile access between them",
-         "disjoint weak accesses of one thread are unordered for every other thread without a "
-         "fence (PTX memory model); the thread itself cannot tell"),
+    Rule("mem-commute", "a load moves past a store, and two stores swap, when both are plain weak ld/st "
+         "of this thread's own bytes (footprint.py: no collective, asynchronous, atomic, texture, "
+         "surface or non-coherent access), in one state space, off one base value that is the same in "
+         "every thread of the CTA (lanes.py; any base in .local), with disjoint constant byte ranges "
+         "(bytes from the type and vector modifiers), and no other memory event between them",
+         "the byte ranges of every thread are then the same disjoint ranges, so no thread's access "
+         "overlaps another's (PTX ISA 8.7.1: no conflict); a vector access is its elements (8.2.4); "
+         "weak accesses of one thread to other locations are unordered for other threads without a "
+         "fence (8.9)"),
     Rule("splice-private", "the call ABIs' glue: .param arguments and return slots, and "
          "call-shared's per-thread __splice_ret slots, are forwarded store→load and are not part "
          "of the memory compared", "they are splice's own storage, private to the thread "
@@ -78,6 +83,30 @@ RULES = (
          "a straight-line program with selects computes the same values as the branchy one"),
 )
 
+# the PTX ISA 9.1 sections each rule relies on (docs/verify.md's last column)
+SECTIONS = {
+    "comm-int": "9.7.1.1 add, 9.7.1.3 mul, 9.7.1.4 mad, 9.7.8.1-3 and/or/xor",
+    "comm-float": "9.7.3.3 add, 9.7.3.5 mul, 9.7.4.1 add, 9.7.4.3 mul (half)",
+    "comm-fma": "9.7.3.6 fma, 9.7.4.4 fma (half)",
+    "comm-setp-eq": "9.7.6.2 setp",
+    "mov-copy": "9.7.9.3 mov",
+    "pack": "9.7.9.4 mov (packing and unpacking)",
+    "int-add": "9.7.1.1 add, 9.7.1.2 sub",
+    "addr-offset": "6.4.1 Addresses as Operands",
+    "modifier-order": "9.1 Format and Semantics of Instruction Descriptions (checked by ptxas, "
+                      "GPU_FORMS)",
+    "weak-default": "9.7.9.8 ld, 9.7.9.11 st (.weak is the default); 8.4 Operation types",
+    "st-type": "9.7.9.11 st",
+    "select": "9.3 Predicated Execution, 9.7.6.3 selp",
+    "not-not": "9.7.8.4 not",
+    "tid-bound": "10.1 %tid, 10.2 %ntid",
+    "mem-commute": "8.7.1 Conflict and Data-races, 8.2.4 vector data types, 8.9 Ordering of memory "
+                   "operations; the footprint table above",
+    "splice-private": "5.1.6 Parameter State Space, 7 Abstracting the ABI",
+    "provenance": "10 Special Registers (splice's provenance analysis)",
+    "if-convert": "9.3 Predicated Execution, 9.7.12.3 bra",
+}
+RULES: tuple = tuple(Rule(r.id, r.what, r.why, SECTIONS[r.id]) for r in _RULES)
 RULE_IDS = tuple(r.id for r in RULES)
 
 # opcode (first word) -> operand positions (after the destination) that commute, per type class

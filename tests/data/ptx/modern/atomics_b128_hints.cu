@@ -1,4 +1,4 @@
-// Memory forms round 1 did not have: atom.cas.b128 / atom.exch.b128 (sm_90, PTX 8.3),
+// Memory forms the kernels read first (2026-11-30) did not have: atom.cas.b128 / atom.exch.b128 (sm_90, PTX 8.3),
 // createpolicy + L2::cache_hint loads/stores, ld.global.nc.L1::no_allocate, 128-bit
 // int arithmetic through mov.b128, TMA reduce (cp.reduce.async.bulk.tensor) and the TMA L2 prefetch,
 // multimem.ld_reduce / multimem.red on a multicast address, local-memory array indexed at run time.

@@ -1,4 +1,4 @@
-// Round 6: bulk copies between the shared memories of a cluster and mbarriers signalled across
+// Read 2026-12-01: bulk copies between the shared memories of a cluster and mbarriers signalled across
 // CTAs: cp.async.bulk.shared::cluster.shared::cta (DSMEM push), mbarrier.arrive.release.cluster
 // on a peer's barrier (mapa), 1-D bulk store global <- shared (bulk_group), getctarank,
 // mbarrier.test_wait polling, cp.async.mbarrier.arrive.noinc after cp.async.

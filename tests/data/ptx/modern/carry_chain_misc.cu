@@ -1,4 +1,4 @@
-// Round 6: the carry flag (add.cc / addc / sub.cc / subc / mad.lo.cc / madc.hi), which no
+// Read 2026-12-01: the carry flag (add.cc / addc / sub.cc / subc / mad.lo.cc / madc.hi), which no
 // register names: multi-precision arithmetic in inline asm; volatile loads/stores, fns.b32,
 // cvt.pack.sat, tanh.approx.f16x2 / ex2.approx.ftz.bf16x2.
 #include <cstdint>

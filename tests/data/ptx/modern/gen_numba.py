@@ -1,4 +1,4 @@
-"""The numba-cuda kernels of tests/data/ptx/modern (docs/results/unseen-kernels.md, "Round 5").
+"""The numba-cuda kernels of tests/data/ptx/modern (docs/results/unseen-kernels.md, 2026-12-01).
 
 numba passes each array argument as its whole data model, exploded into scalar parameters:
 meminfo, parent, nitems, itemsize, data, then one shape and one stride per dimension (a 2-D
@@ -7,8 +7,8 @@ toolkit's libnvvm), with a ``.common .global`` NumbaEnv per kernel and very long
 
 Usage:  python gen_numba.py [OUTDIR] [all]   (numba-cuda 0.30.4, numba 0.68.1, libnvvm / nvrtc 13.0;
 no GPU needed: ``cuda.compile_ptx`` only compiles).  Without ``all`` it writes the shipped file
-only (numba_saxpy2d_sm80.ptx, and round 6's numba_3d_tuple_sm80.ptx); the other two were swept,
-not shipped.
+only (numba_saxpy2d_sm80.ptx, and numba_3d_tuple_sm80.ptx, read later that day); the other two
+were read, not shipped.
 """
 import os
 import sys
@@ -53,7 +53,7 @@ def debug_f64(x, out):
 
 
 def k3d_tuple(out, x, s, t):
-    """Round 6: 3-D C-layout arrays (one readonly), an int64 scalar and a UniTuple(float64, 2),
+    """Read 2026-12-01: 3-D C-layout arrays (one readonly), an int64 scalar and a UniTuple(float64, 2),
     which numba passes as two parameters."""
     i, j, k = cuda.grid(3)
     if i < out.shape[0] and j < out.shape[1] and k < out.shape[2]:

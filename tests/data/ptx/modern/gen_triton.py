@@ -1,6 +1,6 @@
 """Every Triton kernel of tests/data/ptx/modern, compiled without a GPU (one generator for the
-files of gen_triton.py, gen_triton_more.py and gen_triton_round2.py, which it replaces, and the
-third unseen-kernel sweep's kernels).
+files of gen_triton.py, gen_triton_more.py and a second Triton generator, which it replaces, and of
+the unseen kernels read since).
 
 Triton compiles ahead of time for an explicit target (``GPUTarget("cuda", 90, 32)`` -> sm_90a,
 80 -> sm_80, 100 -> sm_100a); no device or driver is needed.  PTX ISA is pinned to 9.0
@@ -10,9 +10,9 @@ TRITON_PTXAS_PATH points Triton's own cubin step at the system ptxas.
 Usage:  TRITON_PTXAS_PATH=$(which ptxas) TRITON_DEFAULT_FP_FUSION=1 python gen_triton.py [OUTDIR] [NAME...]
 
 Without NAME it writes the files shipped here (``JOBS`` rows marked shipped); ``all`` writes every
-job, the sweeps' unshipped kernels too.  The PTX holds ``.file`` paths (this script, site-packages)
+job, the unshipped kernels too.  The PTX holds ``.file`` paths (this script, site-packages)
 and ``.loc`` lines of this script, so a file regenerated elsewhere differs in those lines only
-(docs/results/unseen-kernels.md, "Round 3").  Tested with triton 3.9.0.
+(docs/results/unseen-kernels.md, 2026-11-30).  Tested with triton 3.9.0.
 """
 import os
 import sys
@@ -440,7 +440,7 @@ BLOCKS = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}
 PERSISTENT_SIG = {**TMA_SIG, "NUM_SMS": "constexpr", "WS": "constexpr"}
 
 
-def _round1():
+def _matmul_softmax_attention():
     """gen_triton.py's four files (sm_90a) and gen_triton_more.py's (sm_80, sm_89, sm_90a)."""
     yield Job("triton_softmax_sm90a.ptx", softmax_kernel,
               {"out_ptr": "*fp32", "in_ptr": "*fp32", "in_stride": "i32", "out_stride": "i32", "n_cols": "i32",
@@ -482,8 +482,8 @@ def _round1():
     yield Job("triton_many_scalars_sm80.ptx", many_scalars, ms, {"BLOCK": 256}, 80, (), dict(num_warps=4), False)
 
 
-def _round2():
-    """The second sweep's kernels (formerly gen_triton_round2.py)."""
+def _splitk_tcgen05_scaled():
+    """The kernels read second on 2026-11-30 (formerly a generator of their own)."""
     sk = _mm_sig("*fp16", "*fp16", "*fp32", ("SPLIT_K",))
     yield Job("triton_matmul_splitk_atomic_sm80.ptx", matmul_splitk, sk,
               {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "SPLIT_K": 4}, 80, MM_D16,
@@ -513,8 +513,8 @@ def _round2():
               100, d16, dict(num_warps=4), False)
 
 
-def _round3():
-    """The third sweep's kernels (docs/results/unseen-kernels.md, "Round 3")."""
+def _attention_dots_warp_specialised():
+    """The kernels read third on 2026-11-30 (docs/results/unseen-kernels.md)."""
     attn = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "M_out": "*fp32", "sm_scale": "fp32",
             "stride_qm": "i32", "stride_kn": "i32", "stride_vn": "i32", "stride_om": "i32", "N_CTX": "i32",
             "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "HEAD_DIM": "constexpr"}
@@ -554,7 +554,7 @@ def _round3():
               {**BLOCKS, "NUM_SMS": 132, "WS": True}, 90, (), dict(num_warps=4, num_stages=3), False)
 
 
-# ---- round 4 (docs/results/unseen-kernels.md); dot_1warp_i64 shipped (its int64 strides were buffers) ---
+# ---- read 2026-12-01 (docs/results/unseen-kernels.md); dot_1warp_i64 shipped (its int64 strides were buffers)
 
 @triton.jit
 def dot_1warp_i64(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
@@ -632,7 +632,7 @@ def conv3x3_nhwc(x_ptr, w_ptr, y_ptr, H, W, C: tl.constexpr, KOUT: tl.constexpr,
     tl.store(y_ptr + p[:, None] * KOUT + ok[None, :], acc.to(tl.float16), mask=(p < H * W)[:, None])
 
 
-def _round4():
+def _int64_batched_reduce_conv():
     yield Job("triton_dot_1warp_i64_sm80.ptx", dot_1warp_i64,
         {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i64", "N": "i64", "K": "i64",
          "stride_am": "i64", "stride_bk": "i64", "stride_cm": "i64",
@@ -651,7 +651,7 @@ def _round4():
         {"C": 32, "KOUT": 32, "BLOCK_P": 64}, 80, ("x_ptr", "w_ptr", "y_ptr"), dict(num_warps=4, num_stages=2), False)
 
 
-# ---- round 5 (docs/results/unseen-kernels.md, "Round 5") ---------------------------------------------
+# ---- read 2026-12-01 (docs/results/unseen-kernels.md) ----------------------------------------------------
 
 @triton.jit
 def trans_join_gather(a_ptr, b_ptr, c_ptr, idx_ptr, M, N, K, stride_am, stride_bn, stride_cm,
@@ -731,7 +731,7 @@ def dot_fp8_imprecise(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,
     tl.store(c_ptrs, acc)
 
 
-def _round5():
+def _gather_args_rand_fp8_sm120():
     bp = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "idx_ptr": "*i32", "M": "i32", "N": "i32", "K": "i32",
           "stride_am": "i32", "stride_bn": "i32", "stride_cm": "i32",
           "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"}
@@ -853,7 +853,7 @@ def _welford_combine(m1, v1, n1, m2, v2, n2):
     return m1 + d * w, v1 + v2 + d * d * n1 * w, n
 
 
-def _round6():
+def _persistent_grouped_welford():
     fp8 = {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv", "c_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32",
            "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32",
            "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "NUM_SMS": "constexpr"}
@@ -915,7 +915,7 @@ def int8_dot_bias_relu(a_ptr, b_ptr, bias_ptr, c_ptr, K, stride_am, stride_bk, s
     tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], y.to(tl.float16))
 
 
-def _round7():
+def _int8_dot_bias_relu():
     sig = {"a_ptr": "*i8", "b_ptr": "*i8", "bias_ptr": "*fp32", "c_ptr": "*fp16", "K": "i32",
            "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32", "scale": "fp32",
            "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"}
@@ -924,7 +924,9 @@ def _round7():
                                    "stride_cm"), dict(num_warps=4, num_stages=3), True)
 
 
-JOBS = (*_round1(), *_round2(), *_round3(), *_round4(), *_round5(), *_round6(), *_round7())
+JOBS = (*_matmul_softmax_attention(), *_splitk_tcgen05_scaled(), *_attention_dots_warp_specialised(),
+        *_int64_batched_reduce_conv(), *_gather_args_rand_fp8_sm120(), *_persistent_grouped_welford(),
+        *_int8_dot_bias_relu())
 
 
 def main(out_dir, names=()):

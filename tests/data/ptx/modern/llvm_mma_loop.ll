@@ -1,4 +1,4 @@
-; Round 3: LLVM-NVPTX (llc 14) from hand-written IR: an mma.sync m16n8k16 K loop whose
+; Read 2026-11-30: LLVM-NVPTX (llc 14) from hand-written IR: an mma.sync m16n8k16 K loop whose
 ; accumulators are phis, A/B fragments from ldmatrix on an addrspace(3) tile, <4 x float>
 ; and <2 x half> vectors, a select-based epilogue, and a second kernel with a switch in a loop.
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"

@@ -1,4 +1,4 @@
-; Round 6: LLVM-NVPTX (llc 14) of a packed byval struct whose fields are not aligned (LLVM reads
+; Read 2026-12-01: LLVM-NVPTX (llc 14) of a packed byval struct whose fields are not aligned (LLVM reads
 ; each unaligned field byte by byte: ld.param.u8 + shl/or), kernel pointers with .ptr
 ; attributes in four state spaces, and an f64 field at an odd offset.
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"

@@ -1,5 +1,5 @@
 ; LLVM-NVPTX kernel with parameters pointing into other state spaces, vector parameters by
-; value, addrspacecast, a weak global and a linkonce function (round 4 of the unseen sweep).
+; value, addrspacecast, a weak global and a linkonce function (unseen kernels, 2026-12-01).
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 

@@ -1,4 +1,4 @@
-// Round 3: __managed__ variables (.attribute(.managed)), virtual calls through a vtable, assert,
+// Read 2026-11-30: __managed__ variables (.attribute(.managed)), virtual calls through a vtable, assert,
 // device malloc/free, printf with many argument types, recursion over a local array (a real stack).
 #include <cstdio>
 #include <cassert>

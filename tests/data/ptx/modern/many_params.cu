@@ -1,4 +1,4 @@
-// Round 3: a kernel with 130 parameters: scalars of every width, structs by value of odd sizes,
+// Read 2026-11-30: a kernel with 130 parameters: scalars of every width, structs by value of odd sizes,
 // and a __grid_constant__ struct whose address is taken.
 struct S3 { char a, b, c; };
 struct S12 { float x, y; int z; };

@@ -1,4 +1,4 @@
-// Round 6: mma.sync shapes interleaved the way hand-tuned kernels write them: the next k-step's
+// Read 2026-12-01: mma.sync shapes interleaved the way hand-tuned kernels write them: the next k-step's
 // ldmatrix between two mma of one K chain (double-buffered fragments), two accumulator sets
 // updated alternately (even/odd k), e5m2 x e5m2 with an f16 accumulator, and an int8 dot
 // (dp4a) next to a bf16 mma whose C is packed with cvt.rn.bf16x2.f32.

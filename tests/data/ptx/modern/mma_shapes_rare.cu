@@ -1,4 +1,4 @@
-// mma.sync forms and register flows the earlier sweeps did not have: m8n8k16 s8 (Turing int8),
+// mma.sync forms and register flows the kernels read before did not have: m8n8k16 s8 (Turing int8),
 // m16n8k4 tf32, m16n8k8 f16 with f16 accumulators, and D written to other registers than C
 // (a fresh C per k-step, and a chain where one mma's D is the next one's C in new registers).
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Tensor-core forms round 1 did not have: sparse mma.sp (f16, s8 with ordered metadata),
+// Tensor-core forms the first kernels did not have: sparse mma.sp (f16, s8 with ordered metadata),
 // f64 m16n8k16 (sm_90 DMMA), bf16 m16n8k16 with a K loop, s4 m16n8k64, b1 and.popc m16n8k256,
 // u8 x s8 mixed-signedness m16n8k32.
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Round 6: mutual recursion (even/odd and a recursive-descent evaluator) with a local array
+// Read 2026-12-01: mutual recursion (even/odd and a recursive-descent evaluator) with a local array
 // per frame indexed at run time, a function pointer picked by a kernel argument, and a
 // variable-size alloca.
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Pointer arrays in global memory (grouped / batched GEMM style: const T* const* ptr_A), and a
 // device-side linked structure: the kernel loads pointers from a buffer and dereferences them
-// (round 4 of the unseen sweep).
+// (unseen kernels, 2026-12-01).
 struct Problem { const float* a; float* d; int n; };
 __global__ void batched_ptrs(const float* const* ptr_a, float* const* ptr_d, const int* sizes, int groups) {
     int g = blockIdx.y;

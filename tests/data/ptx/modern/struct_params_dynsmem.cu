@@ -1,7 +1,7 @@
 // A by-value parameter struct with nested structs and pointer arrays chosen at run time, a
 // __grid_constant__ struct indexed dynamically, dynamic shared memory with several typed views,
 // a dynamically indexed local array, __launch_bounds__ with a max-registers hint and cluster dims
-// (round 4 of the unseen sweep).
+// (unseen kernels, 2026-12-01).
 #include <cuda_fp16.h>
 #include <cstdint>
 struct Inner { float scale; int16_t shift; uint8_t flags[3]; };

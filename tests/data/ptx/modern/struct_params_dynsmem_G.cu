@@ -1,2 +1,2 @@
-// nvcc -G build of struct_params_dynsmem.cu (round 4): the struct copied through the generic %SP frame
+// nvcc -G build of struct_params_dynsmem.cu (2026-12-01): the struct copied through the generic %SP frame
 #include "struct_params_dynsmem.cu"

@@ -1,5 +1,5 @@
 // Layered and cube textures / surfaces through objects: tex.a2d, tex.cube, tex.acube, tex.grad.a2d,
-// tld4.a2d, tex.level.cube, suld.b.a2d, sust.b.a1d, sust.p (formatted) (round 4 of the unseen sweep).
+// tld4.a2d, tex.level.cube, suld.b.a2d, sust.b.a1d, sust.p (formatted) (unseen kernels, 2026-12-01).
 #include <cuda_runtime.h>
 __global__ void tex_layered_cube(cudaTextureObject_t t2dl, cudaTextureObject_t tcube, cudaTextureObject_t tcubel,
                                  cudaSurfaceObject_t s2dl, cudaSurfaceObject_t s1dl, float4* out, int layer) {

@@ -1,5 +1,5 @@
-// nvcc -G build (round 4 of the unseen sweep): a reduced tex_layered_cube.cu, each fetch a call to
-// a helper .func that takes the handle as a .param .b64 (-G inlines nothing).
+// nvcc -G build (unseen kernels, 2026-12-01): a reduced tex_layered_cube.cu, each fetch a call to
+// a called .func that takes the handle as a .param .b64 (-G inlines nothing).
 #include <cuda_runtime.h>
 __global__ void tex_fetch_calls(cudaTextureObject_t t2dl, cudaTextureObject_t tcube, cudaSurfaceObject_t s1dl,
                                 float4* out, int layer) {

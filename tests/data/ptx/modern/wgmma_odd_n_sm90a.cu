@@ -1,4 +1,4 @@
-// Round 6: wgmma with N values no earlier kernel had (n8, n24, n64 int8, n8 tf32), an f16
+// Read 2026-12-01: wgmma with N values no earlier kernel had (n8, n24, n64 int8, n8 tf32), an f16
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 // accumulator (.f16.f16.f16: N/4 .b32 registers), A from registers (bf16 RS) and a K loop.

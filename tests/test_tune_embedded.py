@@ -55,8 +55,11 @@ def test_a_run_finds_the_fastest_and_says_why_each_other_left(env):
     assert all(by[k]["dropped"].startswith("ptxas:") for k, f in fate.items() if f == "ptxas")
     assert all(by[k]["dropped"].startswith("GPU fault") for k, f in fate.items() if f == "fault")
     timed = [r for r in rows if r["ratio"] is not None]
-    fastest = min(timed, key=lambda r: tune_fakes.speed(tune_fakes.shapes(r["recipe"])))
-    assert summary["best"]["key"] == fastest["key"] == by[summary["best"]["key"]]["key"]
+    true_speed = {r["key"]: tune_fakes.speed(tune_fakes.shapes(r["recipe"])) for r in timed}
+    # two points of the space are equally fast (a fence at the start, the loads as-is or sunk):
+    # the jitter, a function of the variant's key (which holds the checkout's path), picks one
+    fastest = {k for k, v in true_speed.items() if v == min(true_speed.values())}
+    assert summary["best"]["key"] in fastest and by[summary["best"]["key"]]["state"] == "timed"
     final = [r for r in rows if r["state"] == "timed"]
     assert len(final) == 2 and all(r["rounds"] >= 6 and r["rounds"] == max(x["rounds"] for x in rows) for r in final)
     for r in rows:       # every variant timed and left behind says at which rung, with that rung's rounds

@@ -97,6 +97,7 @@ def _stream_maker():
         sys.path.remove(str(PERF))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layer", ["enc5", "dec1"])
 def test_stream_natives_regenerate_byte_for_byte(tmp_path, layer):
     written = _stream_maker().main([layer], tmp_path)
@@ -105,6 +106,7 @@ def test_stream_natives_regenerate_byte_for_byte(tmp_path, layer):
         assert path.read_text() == (PERF / "native" / path.name).read_text(), path.name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recipe", STREAM)
 def test_stream_recipes_proved_equal(recipe):
     """Every cut's outputs and memory are the original's DAG: reordering, rematerialised loads,
@@ -115,6 +117,7 @@ def test_stream_recipes_proved_equal(recipe):
     assert res and all(r.verdict == EQUAL for r in res), [(r.title, r.verdict, r.reason) for r in res]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutation", ["swap-b", "drop-chain"])
 def test_stream_mutant_is_not_proved_equal(tmp_path, mutation):
     """The proof is not vacuous on a 3000-statement cut: one P.V mma of the streamed attention

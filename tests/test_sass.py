@@ -138,6 +138,7 @@ def test_compile_text_input_and_funcs(ptxas):
     assert kern.registers > 0 and kern.stack_frame == 144  # the by-value 144-byte struct
 
 
+@pytest.mark.slow
 @pytest.mark.needs("ptxas")
 def test_every_manifest_file_assembles(ptxas):
     for e in _manifest():

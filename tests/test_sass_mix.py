@@ -77,6 +77,7 @@ def test_cli_module_and_recipe(tmp_path, capsys):
     assert not (tmp_path / "out.ptx").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.needs("ptxas", "nvdisasm")
 @pytest.mark.parametrize("name", ["calls_params_globals.ptx", "control_misc.ptx", "mma_in_func.ptx"])
 def test_one_entrys_mix_is_the_whole_modules(name):

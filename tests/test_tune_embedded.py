@@ -71,6 +71,7 @@ def test_a_run_finds_the_fastest_and_says_why_each_other_left(env):
     assert calls and all(c["device"] == "fake-gpu" for c in calls)
 
 
+@pytest.mark.slow
 def test_killed_workers_have_their_tasks_run_again(env, monkeypatch):
     monkeypatch.setenv("TUNE_FAKE_KILL_CPU", str(env / "kill_cpu"))
     monkeypatch.setenv("TUNE_FAKE_KILL_GPU", str(env / "kill_gpu"))
@@ -84,6 +85,7 @@ def test_killed_workers_have_their_tasks_run_again(env, monkeypatch):
     assert len({r["key"] for r in rows}) == len(rows) == 12                           # none lost, none twice
 
 
+@pytest.mark.slow
 def test_a_second_run_over_the_store_does_nothing_again(env):
     first, rows1, calls1 = tune(env / "out")
     screened = len(list((env / "log").iterdir()))
@@ -124,6 +126,7 @@ def test_arch_chooses_the_cubins_and_must_match_the_gpu(env, monkeypatch):
     store.close()
 
 
+@pytest.mark.slow
 def test_a_store_moved_elsewhere_resumes_with_recipes_apply_reads(env):
     """A CPU screen carried to another machine: the folder moved to another depth resumes there
     (nothing screened again) and its variants' recipes still find their module."""

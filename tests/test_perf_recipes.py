@@ -150,10 +150,17 @@ def test_stream_mutant_is_not_proved_equal(tmp_path, mutation):
 @pytest.mark.needs("ptxas")
 @pytest.mark.parametrize("recipe,most", [("enc5_stream.yaml", 148), ("enc5_stream_minblocks.yaml", 152),
                                          ("dec1_stream.yaml", 168)])
-def test_stream_registers_and_spills_as_documented(recipe, most):
+def test_stream_registers_and_spills_as_documented(recipe, most, monkeypatch):
     """docs/results/perf-enc5.md §7.3: no spill, and at most the registers stated there (<= 168:
-    3 blocks of 128 threads per SM for enc5, 6 of 64 for dec1)."""
-    from splice.ptx.sass import compile_ptx
+    3 blocks of 128 threads per SM for enc5, 6 of 64 for dec1).  Those are ptxas 13.0's figures,
+    so ptxas 13.0 compiles here, not the newest ptxas found (13.5 gives enc5_stream 150)."""
+    from splice.ptx.sass import compile_ptx, tool_candidates
+
+    documented = [t for t in tool_candidates("ptxas") if t.release == (13, 0)]
+    if not documented:
+        pytest.skip("the documented figures are ptxas 13.0's: no ptxas 13.0 found "
+                    f"({', '.join(map(str, tool_candidates('ptxas'))) or 'none'})")
+    monkeypatch.setenv("SPLICE_PTXAS", documented[0].path)
 
     p = make_plan(load_recipe(PERF / recipe))
     r = compile_ptx(p.text, "sm_90").resources[p.entry]     # the directives are in the text

@@ -89,6 +89,7 @@ def _screened(db: Path) -> int:
         return 0
 
 
+@pytest.mark.needs("ptxas")     # the driver compiles the original module
 @pytest.mark.slow
 def test_a_killed_run_resumes_where_it_stopped(tmp_path):
     log = tmp_path / "log"

@@ -98,6 +98,7 @@ def inline_run(out, **search):
         st.close()
 
 
+@pytest.mark.needs("ptxas")     # the driver compiles the original module
 @pytest.mark.slow
 def test_rounds_are_caps_and_a_precise_variant_is_not_timed_again(tmp_path):
     """The last rung asks for 60 rounds; the timing stops once every interval is 2 % wide: the
@@ -110,6 +111,7 @@ def test_rounds_are_caps_and_a_precise_variant_is_not_timed_again(tmp_path):
     assert again[3] == 0 and again[0]["best"]["key"] == summary["best"]["key"]
 
 
+@pytest.mark.needs("ptxas")     # the driver compiles the original module
 @pytest.mark.slow
 def test_a_throttled_device_withholds_every_verdict_it_timed(tmp_path, monkeypatch):
     monkeypatch.setenv("TUNE_FAKE_THROTTLE", "0x8")

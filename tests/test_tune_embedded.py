@@ -46,6 +46,7 @@ def fates(rows: list) -> dict:
     return {r["key"]: tune_fakes.fate(tune_fakes.shapes(r["recipe"])) for r in rows}
 
 
+@pytest.mark.needs("ptxas")     # the driver compiles the original module
 def test_a_run_finds_the_fastest_and_says_why_each_other_left(env):
     summary, rows, calls = tune(env / "out")
     fate = fates(rows)
@@ -71,6 +72,7 @@ def test_a_run_finds_the_fastest_and_says_why_each_other_left(env):
     assert calls and all(c["device"] == "fake-gpu" for c in calls)
 
 
+@pytest.mark.needs("ptxas")     # the driver compiles the original module
 @pytest.mark.slow
 def test_killed_workers_have_their_tasks_run_again(env, monkeypatch):
     monkeypatch.setenv("TUNE_FAKE_KILL_CPU", str(env / "kill_cpu"))
@@ -85,6 +87,7 @@ def test_killed_workers_have_their_tasks_run_again(env, monkeypatch):
     assert len({r["key"] for r in rows}) == len(rows) == 12                           # none lost, none twice
 
 
+@pytest.mark.needs("ptxas")     # the driver compiles the original module
 @pytest.mark.slow
 def test_a_second_run_over_the_store_does_nothing_again(env):
     first, rows1, calls1 = tune(env / "out")
@@ -96,6 +99,7 @@ def test_a_second_run_over_the_store_does_nothing_again(env):
     assert [(r["key"], r["state"], r["rounds"]) for r in rows2] == [(r["key"], r["state"], r["rounds"]) for r in rows1]
 
 
+@pytest.mark.needs("ptxas")     # the driver compiles the original module
 def test_two_gpu_workers_share_the_batches(env, monkeypatch):
     monkeypatch.setenv("TUNE_FAKE_GPUS", "2")
     summary, rows, calls = tune(env / "out", gpus=2)
@@ -103,6 +107,7 @@ def test_two_gpu_workers_share_the_batches(env, monkeypatch):
     assert summary["best"] is not None
 
 
+@pytest.mark.needs("ptxas")     # the driver compiles the original module
 def test_a_reference_is_timed_in_every_rung_and_never_the_best(env):
     ref = str(ROOT / "recipes/enc5_qkv_wave.yaml")
     summary, rows, _ = tune(env / "out", references=(ref,))
@@ -126,6 +131,7 @@ def test_arch_chooses_the_cubins_and_must_match_the_gpu(env, monkeypatch):
     store.close()
 
 
+@pytest.mark.needs("ptxas")     # the driver compiles the original module
 @pytest.mark.slow
 def test_a_store_moved_elsewhere_resumes_with_recipes_apply_reads(env):
     """A CPU screen carried to another machine: the folder moved to another depth resumes there

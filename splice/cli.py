@@ -9,13 +9,14 @@ heavy modules are imported inside them so ``splice --help`` stays instant.  Ever
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import os
 import re
 import sys
 import importlib
 import io
-from .errors import SassToolError, SpliceError, printable
+from .errors import TIMEOUT_STATUS, SassToolError, SpliceError, ToolTimedOut, printable
 from .ptx.errors import PtxSyntaxError
 from .util import Terminated, refuse_json_on_stdout, stop_on_signals
 import signal
@@ -30,6 +31,31 @@ def _add_no_cache(p):
     p.add_argument("--no-cache", action="store_true",
                    help="run ptxas even when the compile cache ($SPLICE_CACHE or ~/.cache/splice) has the result")
     return p
+
+
+def _add_ptxas_timeout(p):
+    p.add_argument("--ptxas-timeout", type=_seconds, metavar="SECONDS",
+                   help="ptxas' time limit (default: $SPLICE_PTXAS_TIMEOUT, else 120 s + 60 s per MB of PTX); "
+                        "past it the command stops with status 124")
+    return p
+
+
+class _ShowVersion(argparse.Action):
+    """``--version``: splice's version and the CUDA tools it would run, looked up only when asked
+    (``splice --help`` stays instant)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from pathlib import Path
+
+        from . import __version__
+        from .ptx.sass import tools_summary
+
+        lines = [f"splice {__version__} ({Path(__file__).resolve().parent})", *tools_summary()]
+        sys.stdout.write("\n".join(lines) + "\n")
+        parser.exit()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,7 +84,8 @@ def build_parser() -> "_Parser":
     """The command line: one subcommand per command, each run by its ``func`` (imported only
     when it runs), every option refusing an empty value."""
     ap = _Parser(prog="splice", description="Splice and patch NVIDIA PTX.")
-    ap.add_argument("--version", action="version", version="splice 0.1.0")
+    ap.add_argument("--version", action=_ShowVersion, help="splice's version and the ptxas, nvdisasm and "
+                    "cuobjdump it runs")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     _front_end_commands(sub)
     _analysis_commands(sub)
@@ -91,6 +118,7 @@ def _front_end_commands(sub) -> None:
     p.add_argument("--arch", default=None, help="ptxas arch (default: from .target, at least sm_90)")
     p.add_argument("--jobs", type=int, default=1, help="worker processes (files are checked in parallel)")
     _add_no_cache(p)
+    _add_ptxas_timeout(p)
     p.set_defaults(func=_lazy("splice.commands.roundtrip", "run_roundtrip"))
 
     p = _add_json(sub.add_parser("canonical", help="print the canonical form of a PTX file"))
@@ -119,6 +147,7 @@ def _analysis_commands(sub) -> None:
                    help="with --pressure: the registers live before statement sNNNN (or line LNNNN), "
                         "each with its definitions and last use")
     p.add_argument("--arch", default=None, help="ptxas arch for --pressure (default: from .target, at least sm_90)")
+    _add_ptxas_timeout(p)
     p.set_defaults(func=_lazy("splice.commands.spec", "cmd_spec"))
 
     p = _add_json(sub.add_parser("notes", help="draft Markdown notes in the shape of the user's own"))
@@ -145,6 +174,7 @@ def _cut_commands(sub) -> None:
                         "instead of 0")
     p.add_argument("--no-verify", action="store_true", help="splice without proving the cuts (splice verify later)")
     _add_timeout(p)
+    _add_ptxas_timeout(p)
     p.set_defaults(func=_lazy("splice.commands.apply", "cmd_apply"))
 
     p = _add_json(sub.add_parser("verify", help="prove each native cut of a recipe equal to the code it replaces"))
@@ -167,6 +197,7 @@ def _cut_commands(sub) -> None:
     p.add_argument("--entry")
     p.add_argument("--arch", default=None,
                    help="ptxas arch (default: the recipe's arch, or the module's .target, at least sm_90)")
+    _add_ptxas_timeout(p)
     p.set_defaults(func=_lazy("splice.commands.perf", "cmd_sass_mix"))
 
 
@@ -197,6 +228,7 @@ def _probe_command(sub) -> None:
     p.add_argument("--ncu", action="store_true", help="Nsight Compute on both modules, side by side")
     p.add_argument("--report-dir", default=None)
     _add_no_cache(p)
+    _add_ptxas_timeout(p)
     p.add_argument("--entry", help="probe init: the entry (default: the first)")
     p.add_argument("-o", "--output", help="probe init: where to write the spec skeleton")
     p.add_argument("--cubin", help="probe render: load this cubin instead of compiling the module")
@@ -297,6 +329,42 @@ def _refuse_dashdash_values(ap: "_Parser", args) -> None:
             value = next((v for v in value or () if isinstance(v, list)), None)
         if action.nargs is None and action.option_strings and isinstance(value, list):
             parser.error(f"argument {'/'.join(action.option_strings)}: '--' is not a value")
+
+
+def _ptxas_runs(args) -> bool:
+    """Does this command, in the mode asked for, run ptxas at all?"""
+    return {"roundtrip": lambda: args.sass, "apply": lambda: not args.no_ptxas,
+            "spec": lambda: args.pressure and not args.no_ptxas, "sass-mix": lambda: True,
+            "probe": lambda: args.target != "init"}.get(args.command, lambda: False)()
+
+
+@contextlib.contextmanager
+def _ptxas_timeout(args):
+    """``--ptxas-timeout``, for the command's duration, as the ``SPLICE_PTXAS_TIMEOUT`` that
+    ``splice.ptx.sass`` reads wherever ptxas runs (threads, and the worker processes of
+    ``roundtrip --jobs``, which inherit it); the previous value comes back after.  Refused in a
+    mode that runs no ptxas (a limit dropped in silence)."""
+    value = getattr(args, "ptxas_timeout", None)
+    if value is None:
+        yield
+        return
+    if not _ptxas_runs(args):
+        from .errors import SpliceError
+
+        where = getattr(args, "recipe", None) or getattr(args, "file", None) or getattr(args, "target", None) \
+            or (getattr(args, "paths", None) or [None])[0]
+        raise SpliceError("--ptxas-timeout: no ptxas runs in this mode (roundtrip needs --sass, spec "
+                          "--pressure without --no-ptxas, apply without --no-ptxas)", where)
+    name = "SPLICE_PTXAS_TIMEOUT"
+    before = os.environ.get(name)
+    os.environ[name] = repr(value)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
 
 
 def _lazy(module: str, name: str):
@@ -425,7 +493,8 @@ def main(argv=None) -> int:
 
     try:
         _refuse_json_beside_output(args)
-        with stop_on_signals():   # SIGTERM/SIGHUP stop ptxas and clean up, as SIGINT does
+        # SIGTERM/SIGHUP stop ptxas and clean up, as SIGINT does
+        with stop_on_signals(), _ptxas_timeout(args):
             status = int(args.func(args) or 0)
         # what is still buffered is written now, where a file size limit or a full disk is an
         # error (exit 2) rather than a truncated output after a status of 0
@@ -434,6 +503,9 @@ def main(argv=None) -> int:
     except (PtxSyntaxError, SpliceError) as exc:
         _tell(exc.render() if hasattr(exc, "render") else str(exc))
         return 2
+    except ToolTimedOut as exc:   # it judged nothing: neither a rejection (2) nor a pass (0)
+        _tell(f"splice: {exc}")
+        return TIMEOUT_STATUS
     except SassToolError as exc:  # ptxas/cuobjdump missing or failing outside a recipe
         _tell(f"splice: {exc}")
         return 2

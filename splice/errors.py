@@ -98,3 +98,13 @@ class SpliceError(Exception):
 class SassToolError(RuntimeError):
     """A CUDA binary tool could not be run or failed (base class of ``splice.ptx.sass``'s
     errors; defined here so that the CLI can catch it without loading that module)."""
+
+
+#: the exit status of a command stopped by a tool's time limit (as ``timeout(1)`` exits)
+TIMEOUT_STATUS = 124
+
+
+class ToolTimedOut(SassToolError):
+    """A CUDA tool ran past its time limit: it judged nothing, so this is neither a rejection
+    nor a pass.  The CLI exits with :data:`TIMEOUT_STATUS` and the message, which names the
+    limit and how to raise it."""

@@ -1,10 +1,16 @@
 """Shared test set-up: where the corpora are, and one way to say what a test needs.
 
-* ``@pytest.mark.needs("ptxas", "disassembler")``: the test is skipped, with the reason, unless
-  every named tool is found by ``splice.ptx.sass.find_tool`` (``SPLICE_<TOOL>``, PATH, the nvidia
-  wheels) -- the same look-up splice itself uses, so a test runs exactly when splice could.
-  ``disassembler`` is cuobjdump or nvdisasm.  A ``SPLICE_<TOOL>`` naming a missing file is a
-  configuration error, not a skip.
+* ``@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")``: the one way a test says which CUDA tools
+  it runs.  It is skipped, with the reason, unless every named tool is found by
+  ``splice.ptx.sass.find_tool`` (``SPLICE_<TOOL>``, PATH, the nvidia wheels) -- the same look-up
+  splice itself uses, so a test runs exactly when splice could.  Names are the tools' own;
+  ``a|b`` is either (``splice.ptx.sass.disassemble`` takes cuobjdump, else nvdisasm; ``sass-mix``
+  and ``nvdisasm -g`` line attribution need nvdisasm itself).  A ``SPLICE_<TOOL>`` naming a
+  missing file is a configuration error, not a skip.  ``.ci/tool-matrix`` reruns the default
+  suite with ptxas alone and with no CUDA tool: every undeclared need fails there.
+* ``@pytest.mark.slow``: heavy cases (ptxas over whole layers, every cut of a module, hostile
+  tables run command by command); deselected by default, ``python -m pytest -q -m slow`` runs
+  them, as ``.ci/run`` does.
 * External PTX corpora come from one setting, ``SPLICE_TEST_CORPUS`` (default: ``../shared/
   ptx-corpus`` beside the clone when it is there).  Tests over it carry ``@pytest.mark.corpus``
   (deselected by default in pyproject.toml; ``pytest -m corpus`` runs them, as CI does when the
@@ -13,6 +19,10 @@
   ``tests/data/ptx/thirdparty`` is a small licensed subset of that corpus (its README says where
   each file comes from), so the default run on a bare clone still tests the hard cases.
 * ``@pytest.mark.gpu``: skipped without cupy and a CUDA device.
+* The run is spread over the machine's CPUs (``-n auto``) when pytest-xdist is installed (the
+  ``test`` extra) and ``-n`` is not given (``-n0``: one process); the GPU tests stay on one worker
+  (one GPU, timings), the others go where a worker is free.  Without pytest-xdist the run uses one
+  process and says so at its end.
 """
 from __future__ import annotations
 
@@ -64,9 +74,8 @@ MODERN = DATA / "ptx" / "modern"
 THIRDPARTY = DATA / "ptx" / "thirdparty"
 STANDIN = ROOT / "corpus"
 
-#: what each name given to ``needs`` stands for: any one of the tools will do
-TOOLS = {"ptxas": ("ptxas",), "nvcc": ("nvcc",), "cuobjdump": ("cuobjdump",), "nvdisasm": ("nvdisasm",),
-         "disassembler": ("cuobjdump", "nvdisasm")}
+#: the tools a test may need (``needs("ptxas", "cuobjdump|nvdisasm")``)
+TOOLS = ("ptxas", "nvcc", "cuobjdump", "nvdisasm")
 
 
 def corpus_present() -> bool:
@@ -102,14 +111,16 @@ def external_files() -> list:
 EXPECTED_SYNTAX_ERRORS = {"shared_ptr.ptx": (5, 1)}
 
 
-def missing_tool(name: str) -> str | None:
-    """Why ``name`` (a key of TOOLS) is unavailable, or None when it is there."""
-    if name not in TOOLS:
-        raise ValueError(f"needs({name!r}): unknown tool (one of {', '.join(TOOLS)})")
-    if any(sass.find_tool(t) for t in TOOLS[name]):
+def missing_tool(need: str) -> str | None:
+    """Why ``need`` (a tool of TOOLS, or ``a|b`` for either) is unavailable, or None when it is."""
+    names = need.split("|")
+    unknown = [n for n in names if n not in TOOLS]
+    if unknown:
+        raise ValueError(f"needs({need!r}): unknown tool {unknown[0]!r} (one of {', '.join(TOOLS)}, or a|b)")
+    if any(sass.find_tool(t) for t in names):
         return None
-    hint = " or ".join(TOOLS[name])
-    return f"needs {hint} (not on PATH, in SPLICE_{TOOLS[name][0].upper()} or the nvidia wheels)"
+    where = " or ".join(f"SPLICE_{n.upper()}" for n in names)
+    return f"needs {' or '.join(names)} (not on PATH, in {where} or the nvidia wheels)"
 
 
 def _cuda_available() -> bool:
@@ -125,11 +136,34 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "corpus: sweeps the external PTX corpus (SPLICE_TEST_CORPUS); "
                                        "deselected by default, run with -m corpus")
     config.addinivalue_line("markers", "needs(*tools): skip unless every tool is found "
-                                       f"({', '.join(TOOLS)}; via splice.ptx.sass.find_tool)")
+                                       f"({', '.join(TOOLS)}, or a|b for either; via splice.ptx.sass.find_tool)")
+    config.addinivalue_line("markers", "slow: heavy cases, deselected by default; run with -m slow (CI does)")
+    config.addinivalue_line("markers", "xdist_group(name): the tests of a group run on one pytest-xdist worker")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """``-n auto --dist loadgroup`` unless ``-n`` was given: set before pytest-xdist's own
+    ``pytest_cmdline_main`` (this conftest registers after it, so its tryfirst hook runs first)
+    reads them.  Not in ``addopts``: a machine without pytest-xdist (the GPU machine) would
+    refuse every run, and GPU tests spread over 16 workers would share one GPU."""
+    if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
+        return
+    if config.option.numprocesses is None and not config.option.collectonly:
+        config.option.numprocesses = "auto"
+        config.option.dist = "loadgroup"
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if not config.pluginmanager.hasplugin("xdist"):
+        terminalreporter.write_line("one process: pytest-xdist is not installed (pip install -e '.[test]' "
+                                    "spreads the run over the CPUs)")
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(pytest.mark.xdist_group("gpu"))   # one worker: one GPU, and its timings
         for mark in item.iter_markers("needs"):
             reasons = [r for r in map(missing_tool, mark.args) if r]
             if reasons:

@@ -25,13 +25,17 @@ def test_output_flushed_and_status_kept(tmp_path):
 
 def test_ctrl_c_before_the_command_starts_is_a_quiet_130():
     """Ctrl-C while ``main`` still builds its parser (or imports) is exit 130 with nothing on
-    stderr, as one during the command is, not a KeyboardInterrupt traceback."""
-    code = ("import os, signal, sys, time\n"
+    stderr, as one during the command is, not a KeyboardInterrupt traceback.
+
+    Deterministic: Python's own SIGINT handler is installed first (a process started in the
+    background inherits SIGINT ignored, and the Ctrl-C was lost: exit 2 from the command that
+    then ran), and ``raise_signal`` runs that handler before it returns."""
+    code = ("import signal, sys\n"
+            "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
             "from splice import cli\n"
             "real = cli.build_parser\n"
             "def slow():\n"
-            "    os.kill(os.getpid(), signal.SIGINT)\n"
-            "    time.sleep(5)\n"
+            "    signal.raise_signal(signal.SIGINT)\n"
             "    return real()\n"
             "cli.build_parser = slow\n"
             "sys.argv = ['splice', 'stats', 'x.ptx']\n"

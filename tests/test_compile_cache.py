@@ -104,9 +104,9 @@ def test_size_bound_evicts_least_recently_used(fake, tmp_path):
     texts = [PTX.replace("ret;", "ret;" + " " * i) for i in range(4)]
     for i, t in enumerate(texts):
         sass.compile_ptx(t, "sm_90", 3, cache=c)
-        p = c.path(c.key(t, str(fake.exe), "sm_90", ["-O3"], []))
+        p = c.path(c.key(t, str(fake.exe), "sm_90", ["-O3"], ["-v"]))   # -v: the flags ptxas gets
         os.utime(p, ns=(10 ** 18 + i, 10 ** 18 + i))     # distinct, ordered ages
-    paths = [c.path(c.key(t, str(fake.exe), "sm_90", ["-O3"], [])) for t in texts]
+    paths = [c.path(c.key(t, str(fake.exe), "sm_90", ["-O3"], ["-v"])) for t in texts]
     size = paths[0].stat().st_size
     assert sass.compile_ptx(texts[0], "sm_90", 3, cache=c).cached   # a hit makes texts[0] the newest
     c.max_bytes = 2 * size + size // 2

@@ -86,9 +86,10 @@ def _render_all(work, columns, commands):
     return [[rc, re.sub(r"\d+\.\d+ ?s\b", "T", text)] for rc, text in json.loads(proc.stdout)]   # timings vary
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("commands", [
     pytest.param(TABLE_COMMANDS, id="tables"),
-    pytest.param([["sass-mix", "tiny.ptx"]], id="sass-mix", marks=pytest.mark.needs("ptxas", "disassembler"))])
+    pytest.param([["sass-mix", "tiny.ptx"]], id="sass-mix", marks=pytest.mark.needs("ptxas", "nvdisasm"))])
 def test_columns_out_of_range_lays_tables_out_at_the_bounds(commands, work):
     """regression: ``COLUMNS=0`` made rich print nothing (stats, roundtrip, apply, verify: an
     empty report, exit 0); ``COLUMNS=1``…``10`` one character a line, every cell lost.  A width

@@ -141,7 +141,8 @@ def test_cli_extract_epilogue(tmp_path, capsys):
     assert "epilogue 7 does not exist" in capsys.readouterr().err
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.slow
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 @pytest.mark.parametrize("module,indices", [(ENC5, [1, 21, 23, 61]), (DEC1, [6, 12, 26])])
 def test_extract_apply_sass_identical(module, indices):
     """A sample (loads only; activation + C build; the template's target; shared + barriers +
@@ -275,6 +276,7 @@ def test_wrong_epilogues_pass_static_checks(name):
     assert moved == ((1, 1) if "shuffle" in name else (0, 0))
 
 
+@pytest.mark.slow
 @pytest.mark.needs("ptxas")
 @pytest.mark.parametrize("name", ["enc5_e21.yaml", "dec1_e9.yaml", "enc5_e61.yaml"])
 def test_shipped_epilogue_recipes_assemble(name, tmp_path):

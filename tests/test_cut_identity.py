@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+
 ROOT = Path(__file__).resolve().parents[1]
 MODERN = ROOT / "tests" / "data" / "ptx" / "modern"
 TC = ROOT / "tests" / "data" / "ptx" / "tensor_core"
 
-needs_sass = pytest.mark.needs("ptxas", "disassembler")
 
 SAMPLE = [
     (TC / "mma_k_loop.ptx", "sm_90"),            # in-place accumulator in a counted loop
@@ -24,7 +24,8 @@ SAMPLE = [
 ]
 
 
-@needs_sass
+@pytest.mark.slow
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 @pytest.mark.parametrize("path, arch", SAMPLE, ids=[p.name for p, _ in SAMPLE])
 def test_extract_then_apply_is_sass_identical(path, arch):
     from splice.cut.identity import run_module
@@ -36,7 +37,7 @@ def test_extract_then_apply_is_sass_identical(path, arch):
     assert not bad, "\n".join(bad)
 
 
-@needs_sass
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_epilogue_statement_cuts_are_sass_identical():
     from splice.cut.identity import run_module
 
@@ -44,7 +45,7 @@ def test_epilogue_statement_cuts_are_sass_identical():
     assert len(trials) == 2 and all(t.identical for t in trials), [(t.stage, t.reason) for t in trials]
 
 
-@needs_sass
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_a_changed_cut_is_caught():
     """The comparison can fail: a native phase that drops the mma is not identical."""
     from splice.analysis import Kernel

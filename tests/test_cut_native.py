@@ -68,3 +68,41 @@ def test_eval_expr_is_arithmetic_only():
     assert eval_expr("a * 2 + 512", {"a": 3}) == 518
     with pytest.raises(ValueError):
         eval_expr("__import__('os')", {})
+
+
+@pytest.mark.parametrize("body,line,col,says", [
+    ("add.u32 %d0, %a0, {{1+2\n}};\n", 2, 19, "this {{ has no }} on its line"),
+    ("add.u32 %d0, %a0, {{1+2}};\nadd.u32 %d0, %d0, 3}};\n", 3, 20, "this }} closes no {{"),
+    ("add.u32 %d0, %a0, 1; /* {{ */ add.u32 %d0, %d0, {{2\n}};\n", 2, 49, "this {{ has no }}"),
+    ("add.u32 %d0, %a0, {{ {{1}} }};\n", 2, 19, "not an expression"),
+], ids=["split-across-lines", "stray-close", "after-a-comment", "nested"])
+def test_an_unexpanded_template_is_an_error_at_its_place(body, line, col, says):
+    """regression: ``add.u32 %r11, %r11, {{1+2`` / ``}};`` (a template split across two lines)
+    was written into the spliced module as it stood, ``--no-ptxas`` exit 0.  Every ``{{``/``}}``
+    is a template's, on one line, or an error at the native's line and column."""
+    with pytest.raises(SpliceError) as ei:
+        parse_native("// x\n" + body, "n.ptx")
+    e = ei.value
+    assert (e.path, e.line, e.column) == ("n.ptx", line, col) and says in e.message, e.render()
+
+
+def test_braces_in_comments_are_no_templates():
+    """Comments are not emitted: the header's one-line YAML ends in ``}}``, a remark may show one."""
+    n = parse_native("// splice-native: {params: {k: 3}}\n// }} alone\nadd.u32 %d0, %a0, {{k}}; // {{\n",
+                     "n.ptx")
+    assert "add.u32 %d0, %a0, 3;" in n.text
+
+
+def test_a_split_template_writes_nothing(tmp_path, monkeypatch, capsys):
+    from splice.cli import main
+
+    from .conftest import DATA, TINY_SWAPPED
+
+    (tmp_path / "tiny.ptx").write_bytes((DATA / "recipes" / "tiny.ptx").read_bytes())
+    (tmp_path / "n.ptx").write_text(TINY_SWAPPED + ".reg .b32 %r11;\nmov.u32 %r11, 0;\nadd.u32 %r11, %r11, {{1+2\n}};\n")
+    (tmp_path / "r.yaml").write_text("module: tiny.ptx\nentry: tiny\ncuts:\n  - phase: 1\n    native: n.ptx\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["apply", "r.yaml", "--no-ptxas", "-o", "o.ptx"]) == 2
+    err = capsys.readouterr().err
+    assert "n.ptx:13:21: unexpanded template: this {{ has no }} on its line" in err and "^" in err
+    assert not (tmp_path / "o.ptx").exists()

@@ -72,6 +72,7 @@ def swept(tmp_path_factory):
     return list(_cases(tmp_path_factory.mktemp("sweep")))
 
 
+@pytest.mark.slow
 def test_every_epilogue_is_bound_or_refused_with_a_reason(swept):
     assert len(swept) >= 18
     bound = [c for _n, _a, c in swept if c.skipped is None]
@@ -80,6 +81,7 @@ def test_every_epilogue_is_bound_or_refused_with_a_reason(swept):
     assert all(why.startswith(REASONS) for _n, why in refused), refused
 
 
+@pytest.mark.slow
 @pytest.mark.needs("ptxas")
 def test_the_bound_harnesses_assemble(swept):
     from splice.ptx.sass import compile_ptx

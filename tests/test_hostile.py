@@ -113,6 +113,8 @@ def _merge(defaults: dict, case: dict) -> dict:
 
 def _marks(case: dict) -> list:
     marks = [pytest.mark.needs(*case["needs"])] if case.get("needs") else []
+    if case.get("slow"):                 # a table run command by command, each in its own child
+        marks.append(pytest.mark.slow)
     if "skip_if" in case:
         root = os.geteuid() == 0
         why = {"root": (root, "root ignores file permissions"), "not-root": (not root, "needs root")}
@@ -125,8 +127,8 @@ def _marks(case: dict) -> list:
 
 #: what a case may say (tests/hostile/README.md); a row (``each``) may give any of them too
 KEYS = {"id", "about", "argv", "steps", "expect", "files", "dirs", "links", "hardlinks", "fifos", "modes", "env",
-        "patch", "forbid", "no_cupy", "cwd", "run", "stdin", "stdout", "timeout", "needs", "skip_if", "skip_unless_exists",
-        "each", "product", "vars"}
+        "patch", "forbid", "no_cupy", "cwd", "run", "stdin", "stdout", "timeout", "needs", "slow", "skip_if",
+        "skip_unless_exists", "each", "product", "vars"}
 
 
 def case_files() -> list:

@@ -13,7 +13,6 @@ import pytest
 from splice.cli import main
 from splice.ptx import emit, parse_file
 
-from .conftest import missing_tool
 
 LLVM = Path(__file__).parent / "data" / "ptx" / "thirdparty" / "llvm" / "llvm_mma_sm80.ptx"
 
@@ -32,7 +31,9 @@ def test_spec_finds_the_loop_phase_and_its_epilogue(capsys):
     assert p["epilogue"] == [p["last"] + 1, e["statements"]]
 
 
-def test_extracted_phase_applies_and_is_proved_equal(tmp_path, capsys):
+@pytest.mark.parametrize("flags", [pytest.param([], marks=pytest.mark.needs("ptxas"), id="ptxas"),
+                                   pytest.param(["--no-ptxas"], id="no-ptxas")])
+def test_extracted_phase_applies_and_is_proved_equal(flags, tmp_path, capsys):
     """The phase extracted as a native file, put back by a recipe: ptxas takes the spliced
     module (when present) and verify proves the cut equal to the code it replaces."""
     module = tmp_path / LLVM.name
@@ -43,7 +44,6 @@ def test_extracted_phase_applies_and_is_proved_equal(tmp_path, capsys):
     recipe.write_text(f"description: identity\nmodule: {module}\nentry: llvm_gemm_epi\narch: sm_80\n"
                       "cuts:\n  - phase: 1\n    native: p1.ptx\n    abi: inline\n")
     capsys.readouterr()
-    flags = ["--no-ptxas"] if missing_tool("ptxas") else []
     assert main(["apply", str(recipe), "-o", str(tmp_path / "out.ptx"), *flags]) == 0
     assert "mma.sync.aligned.m16n8k16" in (tmp_path / "out.ptx").read_text()
     capsys.readouterr()
@@ -52,7 +52,7 @@ def test_extracted_phase_applies_and_is_proved_equal(tmp_path, capsys):
     assert verdicts == ["proved equal"]
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_canonical_print_compiles_to_the_same_sass(capsys):
     assert main(["roundtrip", str(LLVM), "--sass", "--json", "--no-cache"]) == 0
     assert json.loads(capsys.readouterr().out)["sass_identical"] is True

@@ -16,7 +16,6 @@ from splice.ptx import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 PERF = ROOT / "recipes" / "perf"
-needs_ptxas = pytest.mark.needs("ptxas")
 
 
 def _maker():
@@ -26,6 +25,7 @@ def _maker():
     return mod
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layer,at", [("enc5", "end"), ("dec1", "end")])
 def test_natives_regenerate_byte_for_byte(tmp_path, layer, at):
     files = _maker().main(str(ROOT / "corpus" / f"{layer}.ptx"), layer, 40, at, out=tmp_path)
@@ -52,6 +52,7 @@ def _mma(k, ph):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recipe", ["enc5_fence.yaml", "enc5_fence_start.yaml", "dec1_fence.yaml"])
 def test_same_mma_same_order(recipe):
     p = make_plan(load_recipe(PERF / recipe))
@@ -65,7 +66,8 @@ def test_same_mma_same_order(recipe):
     assert len(re.findall(r"setp\.ge\.u32 %rsplice\d+, %rsplice\d+, %rsplice\d+;", p.text)) >= len(k0.phases)
 
 
-@needs_ptxas
+@pytest.mark.slow
+@pytest.mark.needs("ptxas")
 def test_enc5_fence_spills_as_documented():
     from splice.ptx.sass import compile_ptx
 
@@ -95,6 +97,7 @@ def _stream_maker():
         sys.path.remove(str(PERF))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layer", ["enc5", "dec1"])
 def test_stream_natives_regenerate_byte_for_byte(tmp_path, layer):
     written = _stream_maker().main([layer], tmp_path)
@@ -103,6 +106,7 @@ def test_stream_natives_regenerate_byte_for_byte(tmp_path, layer):
         assert path.read_text() == (PERF / "native" / path.name).read_text(), path.name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recipe", STREAM)
 def test_stream_recipes_proved_equal(recipe):
     """Every cut's outputs and memory are the original's DAG: reordering, rematerialised loads,
@@ -113,6 +117,7 @@ def test_stream_recipes_proved_equal(recipe):
     assert res and all(r.verdict == EQUAL for r in res), [(r.title, r.verdict, r.reason) for r in res]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutation", ["swap-b", "drop-chain"])
 def test_stream_mutant_is_not_proved_equal(tmp_path, mutation):
     """The proof is not vacuous on a 3000-statement cut: one P.V mma of the streamed attention
@@ -141,13 +146,21 @@ def test_stream_mutant_is_not_proved_equal(tmp_path, mutation):
     assert res[0].verdict != EQUAL and all(x.verdict == EQUAL for x in res[1:])
 
 
-@needs_ptxas
+@pytest.mark.slow
+@pytest.mark.needs("ptxas")
 @pytest.mark.parametrize("recipe,most", [("enc5_stream.yaml", 148), ("enc5_stream_minblocks.yaml", 152),
                                          ("dec1_stream.yaml", 168)])
-def test_stream_registers_and_spills_as_documented(recipe, most):
+def test_stream_registers_and_spills_as_documented(recipe, most, monkeypatch):
     """docs/results/perf-enc5.md §7.3: no spill, and at most the registers stated there (<= 168:
-    3 blocks of 128 threads per SM for enc5, 6 of 64 for dec1)."""
-    from splice.ptx.sass import compile_ptx
+    3 blocks of 128 threads per SM for enc5, 6 of 64 for dec1).  Those are ptxas 13.0's figures,
+    so ptxas 13.0 compiles here, not the newest ptxas found (13.5 gives enc5_stream 150)."""
+    from splice.ptx.sass import compile_ptx, tool_candidates
+
+    documented = [t for t in tool_candidates("ptxas") if t.release == (13, 0)]
+    if not documented:
+        pytest.skip("the documented figures are ptxas 13.0's: no ptxas 13.0 found "
+                    f"({', '.join(map(str, tool_candidates('ptxas'))) or 'none'})")
+    monkeypatch.setenv("SPLICE_PTXAS", documented[0].path)
 
     p = make_plan(load_recipe(PERF / recipe))
     r = compile_ptx(p.text, "sm_90").resources[p.entry]     # the directives are in the text

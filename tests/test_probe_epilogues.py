@@ -7,7 +7,6 @@ from splice.errors import SpliceError
 from splice.probe.instrument.epilogue_stages import split_selection
 
 ROOT = Path(__file__).resolve().parents[1]
-needs_ptxas = pytest.mark.needs("ptxas")
 
 
 def test_split_selection():
@@ -54,7 +53,8 @@ def test_uncut_epilogues_staged_by_selection(wrong_e9):
             assert pair.original.splitlines()[s.line_orig - 1] == pair.spliced.splitlines()[s.line_spl - 1]
 
 
-@needs_ptxas
+@pytest.mark.slow
+@pytest.mark.needs("ptxas")
 def test_instrumented_epilogue_stages_compile(wrong_e9):
     from splice.probe.instrument.stages import instrument, plan_stages
     from splice.ptx.sass import compile_ptx
@@ -125,7 +125,7 @@ def test_e61_is_bound_to_the_entry_parameters(all_epilogue_cases):
     assert "sust.b.2d" in e61.orig_ptx and "sust.b.2d" in e61.spl_ptx
 
 
-@needs_ptxas
+@pytest.mark.needs("ptxas")
 @pytest.mark.parametrize("which", ["E13", "E21", "E61"])
 def test_epilogue_harness_modules_compile(all_epilogue_cases, which):
     from splice.probe.instrument.harness import ENTRY
@@ -180,7 +180,7 @@ def test_e11_shuffle_masks_are_exact_not_random():
     assert kinds["%r3717"] == "act" and len(c.live_out) == 74
 
 
-@needs_ptxas
+@pytest.mark.needs("ptxas")
 def test_e60_scatter_is_harnessed_against_the_arena(tmp_path):
     """E60 scatters 20 words into the arena (``st.global [param_0+48 + …]``): its extract →
     apply identity is a bound case whose store addresses are all computed (pixel coordinates

@@ -11,20 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.gpu
 
 
-def _cuda_ok() -> str | None:
-    try:
-        import cupy
-    except ImportError:
-        return "cupy not installed"
-    try:
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            return "no CUDA device"
-    except Exception as e:  # noqa: BLE001
-        return f"no CUDA device ({e})"
-    return None
-
-
-@pytest.mark.skipif(_cuda_ok() is not None, reason=str(_cuda_ok()))
+@pytest.mark.needs("ptxas")
 @pytest.mark.parametrize("name", ["enc5", "dec1"])
 def test_frame_renders_twice_identically(name):
     from splice.probe.run.single import run

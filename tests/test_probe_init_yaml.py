@@ -54,6 +54,7 @@ def test_probe_init_of_a_name_with_control_characters_writes_yaml_that_loads(wor
     assert data["ptx"] == ESC_NAME
 
 
+@pytest.mark.slow
 def test_probe_init_refuses_a_skeleton_larger_than_a_spec_may_be(work, capsys):
     """regression: ``probe init`` of an entry of 20000 parameters wrote 1.9 MB of YAML, which
     ``splice probe`` refused to read (a probe spec holds at most 1 MiB)."""

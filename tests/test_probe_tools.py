@@ -123,6 +123,7 @@ def test_instrument_keeps_every_original_line(enc5_pair):
         assert stripped == text
 
 
+@pytest.mark.slow
 @pytest.mark.needs("ptxas")
 def test_instrumented_dec1_compiles():
     from splice.analysis import Kernel
@@ -158,6 +159,7 @@ def test_stage_compare_names_first_divergence():
 
 # ---------------------------------------------------------------------------- harness
 
+@pytest.mark.slow
 @pytest.mark.needs("ptxas")
 @pytest.mark.parametrize("recipe", ["recipes/enc5_p8.yaml", "tests/data/recipes/enc5_p8_call_shared.yaml",
                                     "tests/data/recipes/enc5_p8_wrong.yaml"])

@@ -57,6 +57,7 @@ def test_instrument_keeps_the_module_text():
     assert [len(ph.mma) for ph in k2.phases] == [len(ph.mma) for ph in k.phases]
 
 
+@pytest.mark.slow
 @pytest.mark.needs("ptxas")
 def test_instrumented_enc5_assembles():
     from splice.ptx.sass import compile_ptx

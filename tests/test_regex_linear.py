@@ -146,6 +146,7 @@ def test_the_readers_that_scan_a_whole_text_are_linear():
     from splice.analysis.calls import _callees
     from splice.commands.roundtrip_check import ptxas_options
     from splice.cut.native import substitute
+    from splice.errors import SpliceError
     from splice.cut.splice import _kept_locs
     from splice.probe.instrument.epilogue_harness import _single_exit
     from splice.analysis.global_uses import extern_shared
@@ -156,7 +157,10 @@ def test_the_readers_that_scan_a_whole_text_are_linear():
 
     n = 200_000
     _bounded(lambda: parser._number_list("1" + " " * n), "an initializer's blank tail")
-    _bounded(lambda: substitute("{{" * n + "\n{{a}}", {"a": 3}, "n.ptx"), "a native's templates")
+    _bounded(lambda: pytest.raises(SpliceError, substitute, "{{" * n + "\n{{a}}", {"a": 3}, "n.ptx"),
+             "a native's unexpanded templates")
+    _bounded(lambda: substitute("// " + "{{ " * n + "\n// " + "}} " * n + "\n{{a}}", {"a": 3}, "n.ptx"),
+             "a native's comments")
     loc = ".loc 1 2 3" + " " * n + "x\n"
     _bounded(lambda: _kept_locs(loc, 0, len(loc), {("1", "2", "3")}), "a cut's .loc lines")
     _bounded(lambda: _single_exit("\n" * n + "ret;\n"), "the epilogue harness's exits")
@@ -165,7 +169,7 @@ def test_the_readers_that_scan_a_whole_text_are_linear():
     _bounded(lambda: _shared_note(".extern .shared .b8 " + "a" * n + "[];"), "probe init's dynamic shared array")
     # and what they read is unchanged
     assert parser._number_list("{1, 2}, {3,  4 } ") == (("1", "2"), ("3", "4"))
-    assert substitute("a {{x}} b {{ x+1 }} {{ no close\n{{x}}", {"x": 3}, "n.ptx") == "a 3 b 4 {{ no close\n3"
+    assert substitute("a {{x}} b {{ x+1 }} // {{ no close\n{{x}}", {"x": 3}, "n.ptx") == "a 3 b 4 // {{ no close\n3"
     text = ".loc 1 2 3 // c\n\t.loc 1 5 6 \t\nmov.u32 %r1, 1;\n"
     assert _kept_locs(text, 0, len(text), {("1", "2", "3"), ("1", "5", "6")}) == [".loc 1 2 3", ".loc 1 5 6"]
     assert _shared_note(".extern .shared .align 16 .b8 smem[];") == "smem"

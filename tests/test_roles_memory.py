@@ -193,7 +193,9 @@ def test_family_statements_are_ptx(tmp_path):
     body = "\n".join("  " + f[0] for f in FAMILIES if f[0] not in ("exit;", "trap;"))
     src = tmp_path / "families.ptx"
     src.write_text(HEAD.replace("sm_90a", "sm_100a") + body + "\n  ret;\n}\n")
-    r = subprocess.run(["ptxas", "-arch", "sm_100a", str(src), "-o", str(tmp_path / "f.cubin")],
+    from splice.ptx.sass import require_tool
+
+    r = subprocess.run([require_tool("ptxas"), "-arch", "sm_100a", str(src), "-o", str(tmp_path / "f.cubin")],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
 

@@ -138,6 +138,7 @@ def test_compile_text_input_and_funcs(ptxas):
     assert kern.registers > 0 and kern.stack_frame == 144  # the by-value 144-byte struct
 
 
+@pytest.mark.slow
 @pytest.mark.needs("ptxas")
 def test_every_manifest_file_assembles(ptxas):
     for e in _manifest():
@@ -219,7 +220,7 @@ def _flip_one_add(text: str) -> str:
     return text[: m.start()] + m.group(1) + "sub.s32" + m.group(2) + text[m.end():]
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_normalized_sass_deterministic_and_clean(ptxas):
     c = sass.compile_ptx(MODERN / "ldmatrix_stmatrix_mma.ptx", "sm_90")
     lines = sass.normalized_sass(c.cubin)
@@ -238,7 +239,7 @@ def test_normalized_sass_tools_agree(ptxas):
 
 @pytest.mark.parametrize("name,arch", [("warp_atomics_preds.ptx", "sm_90"), ("wgmma_sm90a.ptx", "sm_90a"),
                                        ("triton_softmax_sm90a.ptx", "sm_90a")])
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_sass_equal_cosmetic_changes(ptxas, name, arch):
     text = (MODERN / name).read_text()
     rewritten = _cosmetic_rewrite(text)
@@ -248,7 +249,7 @@ def test_sass_equal_cosmetic_changes(ptxas, name, arch):
     assert diff is None
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_sass_equal_detects_add_to_sub(ptxas):
     text = (MODERN / "coop_groups_misc.ptx").read_text()
     eq, diff = sass.sass_equal(text, _flip_one_add(text), "sm_90")
@@ -256,7 +257,7 @@ def test_sass_equal_detects_add_to_sub(ptxas):
     assert diff and "instruction" in diff and "!=" in diff
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_sass_equal_detects_shared_size_change(ptxas):
     text = (MODERN / "ldmatrix_stmatrix_mma.ptx").read_text()
     grown = text.replace(".b8 _ZZ16warp_mma_16x8x16PK6__halfS1_PfiE2sB[256];",
@@ -266,7 +267,7 @@ def test_sass_equal_detects_shared_size_change(ptxas):
     assert not eq and "shared=" in diff
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_disassemble_returns_sass(ptxas):
     c = sass.compile_ptx(MODERN / "fp8_mma_sm89.ptx", "sm_90")
     text = sass.disassemble(c.cubin)

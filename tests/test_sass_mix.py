@@ -13,7 +13,6 @@ from splice.ptx.sass_lines import (MARK_FILE, compile_marked, mark_lines, markin
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "recipes" / "tiny.ptx"
-needs_tools = pytest.mark.needs("ptxas", "nvdisasm")
 
 
 def test_classes():
@@ -46,7 +45,7 @@ def test_mix_counts_ranges():
     assert b["STL"] == 1 and b["LDG"] == 1 and b["total"] == 2
 
 
-@needs_tools
+@pytest.mark.needs("ptxas", "nvdisasm")
 def test_marking_is_neutral_and_attributes_every_hmma():
     mod = parse_file(str(TINY))
     assert marking_is_neutral(mod, "sm_90")
@@ -58,7 +57,7 @@ def test_marking_is_neutral_and_attributes_every_hmma():
     assert sum(op.startswith("HMMA") for _, op in body) == 2 * len(mma_lines)
 
 
-@needs_tools
+@pytest.mark.needs("ptxas", "nvdisasm")
 def test_cli_module_and_recipe(tmp_path, capsys):
     assert main(["sass-mix", str(TINY), "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
@@ -76,3 +75,24 @@ def test_cli_module_and_recipe(tmp_path, capsys):
     cut = d["cuts"][0]
     assert cut["before"]["HMMA"] == cut["after"]["HMMA"] > 0 and cut["func"]
     assert not (tmp_path / "out.ptx").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.needs("ptxas", "nvdisasm")
+@pytest.mark.parametrize("name", ["calls_params_globals.ptx", "control_misc.ptx", "mma_in_func.ptx"])
+def test_one_entrys_mix_is_the_whole_modules(name):
+    """sass-mix compiles the entry it shows alone (ptxas -e) when it calls no function, and
+    with the whole module when it does (-e changed a caller's code: LDG.E became LDG.E.64): the
+    mix and the registers are the whole module's either way."""
+    from splice.commands.perf import module_target
+    from splice.ptx.sass_lines import calls_nothing
+
+    mod = parse_file(ROOT / "tests" / "data" / "ptx" / "modern" / name)
+    arch, opt = module_target(mod.source, None)
+    whole, funcs = compile_marked(mod, arch, opt)
+    entries = [f.name for f in mod.functions() if f.kind == ".entry" and f.body is not None]
+    assert any(calls_nothing(mod, e) for e in entries) or name == "mma_in_func.ptx"
+    for e in entries:
+        one, f1 = compile_marked(mod, arch, opt, entry=e)
+        assert ("-e" in one.command) == calls_nothing(mod, e)
+        assert f1[e] == funcs[e] and one.resources[e].registers == whole.resources[e].registers, e

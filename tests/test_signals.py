@@ -1,15 +1,16 @@
 """SIGTERM and SIGHUP stop ptxas as SIGINT does, and no temporary file or directory outlives a
 command on any path (a signal, a failing ptxas, a timeout).
 
-ptxas is replaced by a script (``SPLICE_PTXAS``) that records its pid and sleeps, or fails: no
-real compiler runs, so the test is fast and exact about what is left behind."""
+ptxas is replaced by a script (``SPLICE_PTXAS``) that tells its pid through a FIFO and sleeps, or
+fails: no real compiler runs, so the test is fast and exact about what is left behind.  The test
+waits on the FIFO (and on the command's stderr, which ends if the command does), never on a
+timer: the signal is sent once a ptxas is known to run, however loaded the machine is."""
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -18,7 +19,7 @@ from splice.cli import main
 from .userfiles import NATIVE, TINY
 
 SLEEPER = """#!/bin/sh
-echo $$ > "$PIDFILE"
+echo $$ > "$PIDFIFO"
 exec sleep 60
 """
 FAILER = """#!/bin/sh
@@ -49,7 +50,7 @@ def fake_ptxas(d, body):
 
 def env_for(d, ptxas):
     return {**os.environ, "SPLICE_PTXAS": str(ptxas), "TMPDIR": str(d / "tmp"),
-            "PIDFILE": str(d.parent / "ptxas.pid")}
+            "PIDFIFO": str(d.parent / "ptxas.pid")}
 
 
 def leftovers(tmp):
@@ -58,29 +59,41 @@ def leftovers(tmp):
 
 
 def alive(pid: int) -> bool:
+    """Running: a zombie (dead, not yet reaped by whoever inherited it) is not."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
         return False
-    return True
+
+
+def first_ptxas(proc, fd: int) -> int:
+    """The pid the first fake ptxas writes into the FIFO open on ``fd``: waits until it comes,
+    or fails when the command ends (its stderr closes) first."""
+    import select
+
+    ready, _, _ = select.select([fd, proc.stderr], [], [], 120)
+    assert fd in ready, ("the command ended before ptxas ran", proc.communicate())
+    return int(os.read(fd, 4096).split()[0])
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_signal_stops_ptxas_and_leaves_nothing(sig, work):
     env = env_for(work, fake_ptxas(work, SLEEPER))
+    os.mkfifo(work.parent / "ptxas.pid")
+    # read-write: opening never blocks, a read waits for a writer's data, and every fake ptxas
+    # (the compile of each module, `ptxas --version`) can write its pid without waiting for a reader
+    fifo = os.open(work.parent / "ptxas.pid", os.O_RDWR)
     before = sorted(p.name for p in work.iterdir())
     proc = subprocess.Popen([sys.executable, "-m", "splice.cli", "apply", "r.yaml", "-o", "out/o.ptx"],
                             cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    pidfile = work.parent / "ptxas.pid"
-    deadline = time.monotonic() + 60
-    while not (pidfile.exists() and pidfile.read_text().strip()):
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "ptxas never started"
-        time.sleep(0.05)
-    child = int(pidfile.read_text())
-    assert alive(child)
-    proc.send_signal(sig)
-    out, err = proc.communicate(timeout=120)   # generous: CI machines can be loaded
+    try:
+        child = first_ptxas(proc, fifo)
+        assert alive(child)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=120)   # generous: CI machines can be loaded
+    finally:
+        os.close(fifo)
     assert proc.returncode == 128 + sig, err
     assert b"Traceback" not in err and f"stopped by {sig.name}".encode() in err
     assert not alive(child), "ptxas still running after the signal"
@@ -118,8 +131,7 @@ def test_a_signal_while_spawning_is_held_until_the_child_exists():
     try:
         with pytest.raises(Terminated) as ei, stop_on_signals():
             with signals_deferred():
-                os.kill(os.getpid(), signal.SIGTERM)
-                time.sleep(0.05)
+                signal.raise_signal(signal.SIGTERM)     # its handler has run when this returns
                 reached.append("end of block")
     finally:   # a stopped command keeps its handler (the process is going down): not pytest's
         for s, h in saved.items():
@@ -134,22 +146,26 @@ def test_ctrl_c_while_workers_start_leaves_no_worker(work):
     forking and feeding its workers, before ``results()`` could stop them) exited 130 but left
     the workers running their batches (with multiprocessing workers, one blocked for ever),
     holding splice's stdout (``splice … | cat`` did not end).  The scheduler now stops its
-    workers when its own set-up is interrupted.  The interrupt is raised here, deterministically, a second
-    after the workers were fed; each is busy with a ptxas that takes a minute."""
-
+    workers when its own set-up is interrupted.  The interrupt is raised here, deterministically,
+    once the workers were fed and a worker's ptxas (one that takes a minute) tells through a FIFO
+    that it runs."""
     (work / "b.ptx").write_text(TINY)
-    code = ("import sys\nfrom splice.commands import roundtrip_split as rs\n"
+    os.mkfifo(work / "started")
+    code = ("import os, sys\nfrom splice.commands import roundtrip_split as rs\n"
             "feed0 = rs.Scheduler._feed\n"
-            "def feed(self):\n    feed0(self)\n    import time; time.sleep(1.0)\n    raise KeyboardInterrupt\n"
+            "def feed(self):\n    feed0(self)\n"
+            "    fd = os.open(os.environ['STARTED'], os.O_RDWR)\n    os.read(fd, 64)\n    raise KeyboardInterrupt\n"
             "rs.Scheduler._feed = feed\n"
             "from splice.cli import console_main\n"
             "sys.argv = ['splice', 'roundtrip', 'tiny.ptx', 'b.ptx', '--jobs', '2', '--sass', '--no-cache']\n"
             "console_main()\n")
     tool = work / "ptxas"     # busy workers: each runs a ptxas that takes a minute
-    tool.write_text('#!/bin/sh\nif [ "$1" = --version ]; then echo "fake ptxas V13"; exit 0; fi\nexec sleep 60\n')
+    tool.write_text('#!/bin/sh\nif [ "$1" = --version ]; then echo "fake ptxas V13"; exit 0; fi\n'
+                    'echo $$ > "$STARTED"\nexec sleep 60\n')
     tool.chmod(0o755)
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True, env={**os.environ, "SPLICE_PTXAS": str(tool)})
+                            start_new_session=True,
+                            env={**os.environ, "SPLICE_PTXAS": str(tool), "STARTED": str(work / "started")})
     try:
         _out, err = proc.communicate(timeout=30)     # EOF on stdout: no worker holds it any more
     except subprocess.TimeoutExpired:
@@ -179,7 +195,7 @@ def test_a_killed_tools_temp_files_go_with_splices_directory(work, tmp_path, mon
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", None)     # re-read TMPDIR
-    with pytest.raises(sass.PtxasError, match="timed out"):
+    with pytest.raises(sass.ToolTimedOut, match="timed out"):     # no rejection: it judged nothing
         sass.compile_ptx(TINY, "sm_90", 3, timeout=2.0)
     assert not [p.name for p in tmpdir.iterdir() if p.name.startswith("tmpxft")]
     assert not [p.name for p in tmpdir.iterdir() if p.name.startswith("splice-")]

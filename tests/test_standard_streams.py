@@ -84,6 +84,7 @@ PIPED = [["stats", "M"], ["stats", "M", "--json"], ["index", "M"], ["roundtrip",
          ["--help"], ["stats", "--help"], ["--version"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", PIPED, ids=lambda a: " ".join(a))
 def test_a_closed_pipe_is_a_quiet_exit_0(argv, tmp_path):
     """regression: ``splice stats m.ptx | head -1`` exited 1 (rich's ``on_broken_pipe`` raises

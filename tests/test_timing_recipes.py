@@ -35,7 +35,7 @@ def test_every_timing_recipe_applies():
         assert ".entry" in text, r.name
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_the_identity_splice_is_sass_identical():
     """The Triton K-loop phase extracted and applied unchanged: the same SASS (normalised, with
     ptxas' resource lines) and the same .text bytes for sm_90, the H200's arch."""
@@ -50,7 +50,7 @@ def test_the_identity_splice_is_sass_identical():
     assert a[".text.matmul_kernel"] == b[".text.matmul_kernel"] and len(a[".text.matmul_kernel"]) > 4000
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_the_chain_variant_keeps_its_chain_in_the_k_loop():
     from splice.ptx.sass import compile_ptx, disassemble
 

@@ -55,6 +55,7 @@ def _env(**extra) -> dict:
     return env
 
 
+@pytest.mark.slow
 @pytest.mark.needs("ptxas")
 def test_the_best_recipe_is_an_ordinary_recipe(tmp_path):
     """A real screen (apply, verify, ptxas) of the Triton phase, the fake bench's clock: the
@@ -88,6 +89,8 @@ def _screened(db: Path) -> int:
         return 0
 
 
+@pytest.mark.needs("ptxas")     # the driver compiles the original module
+@pytest.mark.slow
 def test_a_killed_run_resumes_where_it_stopped(tmp_path):
     log = tmp_path / "log"
     log.mkdir()

@@ -1,6 +1,8 @@
 """splice.tune.driver: what a screen result does to a variant's row."""
 from __future__ import annotations
 
+import pytest
+
 from splice.tune.driver import record_screen
 from splice.tune.embedded import Died
 from splice.tune.steps import DIFFERENT, EQUAL, NOT_PROVEN, ScreenResult
@@ -96,6 +98,8 @@ def inline_run(out, **search):
         st.close()
 
 
+@pytest.mark.needs("ptxas")     # the driver compiles the original module
+@pytest.mark.slow
 def test_rounds_are_caps_and_a_precise_variant_is_not_timed_again(tmp_path):
     """The last rung asks for 60 rounds; the timing stops once every interval is 2 % wide: the
     finalists have fewer rounds than asked, and a second run over the store times nothing."""
@@ -107,6 +111,8 @@ def test_rounds_are_caps_and_a_precise_variant_is_not_timed_again(tmp_path):
     assert again[3] == 0 and again[0]["best"]["key"] == summary["best"]["key"]
 
 
+@pytest.mark.needs("ptxas")     # the driver compiles the original module
+@pytest.mark.slow
 def test_a_throttled_device_withholds_every_verdict_it_timed(tmp_path, monkeypatch):
     monkeypatch.setenv("TUNE_FAKE_THROTTLE", "0x8")
     summary, rows, b, _ = inline_run(tmp_path)

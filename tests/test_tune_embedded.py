@@ -46,6 +46,7 @@ def fates(rows: list) -> dict:
     return {r["key"]: tune_fakes.fate(tune_fakes.shapes(r["recipe"])) for r in rows}
 
 
+@pytest.mark.needs("ptxas")     # the driver compiles the original module
 def test_a_run_finds_the_fastest_and_says_why_each_other_left(env):
     summary, rows, calls = tune(env / "out")
     fate = fates(rows)
@@ -56,10 +57,10 @@ def test_a_run_finds_the_fastest_and_says_why_each_other_left(env):
     assert all(by[k]["dropped"].startswith("GPU fault") for k, f in fate.items() if f == "fault")
     timed = [r for r in rows if r["ratio"] is not None]
     true_speed = {r["key"]: tune_fakes.speed(tune_fakes.shapes(r["recipe"])) for r in timed}
-    # the best is a fastest variant: two of the space have the same true speed (k-major with a
-    # start fence, and its sunk-loads twin), and which of them the jitter ranks first follows
-    # the variant keys, which hold the checkout's path
-    assert true_speed[summary["best"]["key"]] == min(true_speed.values())
+    # two points of the space are equally fast (a fence at the start, the loads as-is or sunk):
+    # the jitter, a function of the variant's key (which holds the checkout's path), picks one
+    fastest = {k for k, v in true_speed.items() if v == min(true_speed.values())}
+    assert summary["best"]["key"] in fastest and by[summary["best"]["key"]]["state"] == "timed"
     final = [r for r in rows if r["state"] == "timed"]
     assert len(final) == 2 and all(r["rounds"] >= 6 and r["rounds"] == max(x["rounds"] for x in rows) for r in final)
     for r in rows:       # every variant timed and left behind says at which rung, with that rung's rounds
@@ -71,6 +72,8 @@ def test_a_run_finds_the_fastest_and_says_why_each_other_left(env):
     assert calls and all(c["device"] == "fake-gpu" for c in calls)
 
 
+@pytest.mark.needs("ptxas")     # the driver compiles the original module
+@pytest.mark.slow
 def test_killed_workers_have_their_tasks_run_again(env, monkeypatch):
     monkeypatch.setenv("TUNE_FAKE_KILL_CPU", str(env / "kill_cpu"))
     monkeypatch.setenv("TUNE_FAKE_KILL_GPU", str(env / "kill_gpu"))
@@ -84,6 +87,8 @@ def test_killed_workers_have_their_tasks_run_again(env, monkeypatch):
     assert len({r["key"] for r in rows}) == len(rows) == 12                           # none lost, none twice
 
 
+@pytest.mark.needs("ptxas")     # the driver compiles the original module
+@pytest.mark.slow
 def test_a_second_run_over_the_store_does_nothing_again(env):
     first, rows1, calls1 = tune(env / "out")
     screened = len(list((env / "log").iterdir()))
@@ -94,6 +99,7 @@ def test_a_second_run_over_the_store_does_nothing_again(env):
     assert [(r["key"], r["state"], r["rounds"]) for r in rows2] == [(r["key"], r["state"], r["rounds"]) for r in rows1]
 
 
+@pytest.mark.needs("ptxas")     # the driver compiles the original module
 def test_two_gpu_workers_share_the_batches(env, monkeypatch):
     monkeypatch.setenv("TUNE_FAKE_GPUS", "2")
     summary, rows, calls = tune(env / "out", gpus=2)
@@ -101,6 +107,7 @@ def test_two_gpu_workers_share_the_batches(env, monkeypatch):
     assert summary["best"] is not None
 
 
+@pytest.mark.needs("ptxas")     # the driver compiles the original module
 def test_a_reference_is_timed_in_every_rung_and_never_the_best(env):
     ref = str(ROOT / "recipes/enc5_qkv_wave.yaml")
     summary, rows, _ = tune(env / "out", references=(ref,))
@@ -124,6 +131,8 @@ def test_arch_chooses_the_cubins_and_must_match_the_gpu(env, monkeypatch):
     store.close()
 
 
+@pytest.mark.needs("ptxas")     # the driver compiles the original module
+@pytest.mark.slow
 def test_a_store_moved_elsewhere_resumes_with_recipes_apply_reads(env):
     """A CPU screen carried to another machine: the folder moved to another depth resumes there
     (nothing screened again) and its variants' recipes still find their module."""

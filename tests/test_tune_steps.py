@@ -47,6 +47,19 @@ def test_an_apply_error_is_the_result(tmp_path):
     assert not res.survives
 
 
+def test_a_ptxas_timeout_is_a_timeout_not_a_refusal(tmp_path, monkeypatch):
+    """ptxas stopped by its time limit judged nothing: the variant's stage is 'timeout' (it stays
+    pending and is screened again), not 'ptxas' (a refusal that drops it).  The fake ptxas here
+    sleeps past a 1 s limit."""
+    tool = tmp_path / "ptxas"
+    tool.write_text('#!/bin/sh\nif [ "$1" = --version ]; then echo "fake ptxas V13"; exit 0; fi\nexec sleep 60\n')
+    tool.chmod(0o755)
+    monkeypatch.setenv("SPLICE_PTXAS", str(tool))
+    monkeypatch.setenv("SPLICE_PTXAS_TIMEOUT", "1")
+    res = screen(ScreenJob("k" * 64, recipe(tmp_path, TRITON.read_text()), "sm_90", str(tmp_path / "store")))
+    assert res.stage == "timeout" and "timed out after 1 s" in res.error and not res.cubin, (res.stage, res.error)
+
+
 def test_verdict_of_the_cuts():
     assert verdict_of(["proved equal", "proved equal"]) == EQUAL
     assert verdict_of(["proved equal", "not proven"]) == NOT_PROVEN

@@ -168,6 +168,7 @@ def _identity(tmp_path, module, what):
     return results, refused
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", ["corpus/enc5.ptx", "corpus/dec1.ptx"])
 def test_identity_phases_proved_equal(module, tmp_path):
     res, dropped = _identity(tmp_path, module, "phases")
@@ -175,6 +176,7 @@ def test_identity_phases_proved_equal(module, tmp_path):
     assert [r.verdict for r in res] == [EQUAL] * len(res)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", ["corpus/enc5.ptx", "corpus/dec1.ptx"])
 def test_identity_epilogues(module, tmp_path):
     res, _dropped = _identity(tmp_path, module, "epilogues")

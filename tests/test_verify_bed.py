@@ -110,6 +110,7 @@ def _muts(*kinds: str) -> list:
     return [{"id": f"m{i:03d}", "o": k, "m": "", "threads": 32, "tmap": False} for i, k in enumerate(kinds)]
 
 
+@pytest.mark.slow
 def test_a_fault_a_hang_and_a_crash_cost_no_other_mutant_its_outcome(tmp_path):
     """Real worker processes with the bench's protocol: the mutant after a fault, a hung kernel and
     a crash still runs (in a fresh worker); each culprit, retried alone, is an error naming why."""

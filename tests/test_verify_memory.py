@@ -113,6 +113,7 @@ def planned(tmp_path_factory):
     return mm, mm.plan_all(tmp_path_factory.mktemp("mutants"))
 
 
+@pytest.mark.slow
 def test_the_bed_covers_the_memory_forms(planned):
     mm, ps = planned
     assert len(ps) >= 200
@@ -122,6 +123,7 @@ def test_the_bed_covers_the_memory_forms(planned):
     assert not [(p.mutant.id, p.error) for p in ps if p.error]
 
 
+@pytest.mark.slow
 def test_no_mutant_is_proved_what_it_is_not(planned):
     """Every mutant gets its CPU verdict: none that may differ is proved equal, none that is equal
     proved different; the legal reorders off a uniform base are proved equal."""
@@ -135,6 +137,7 @@ def test_no_mutant_is_proved_what_it_is_not(planned):
     assert all(p.exit == {EQUAL: 0, DIFFERENT: 1, NOT_PROVEN: 3}[p.verdict] for p in ps)
 
 
+@pytest.mark.slow
 def test_issue_forms_are_in_the_bed(planned):
     _mm, ps = planned
     scen = {(p.mutant.form, p.mutant.scenario): p.verdict for p in ps}
@@ -143,6 +146,7 @@ def test_issue_forms_are_in_the_bed(planned):
     assert scen[("stmatrix.x4", "load of this lane's row, swapped")] == NOT_PROVEN
 
 
+@pytest.mark.slow
 def test_every_address_the_bed_forms_is_aligned(planned):
     """Every access of every original and mutant kernel, thread by thread, is aligned to its width
     and inside its buffer (on the H200 on 2026-12-02 a v2 store / v4 load off smem+4T faulted and
@@ -153,6 +157,7 @@ def test_every_address_the_bed_forms_is_aligned(planned):
     assert [p.mutant.form for p in ps if not p.mutant.gpu] == ["multimem.st", "multimem.ld_reduce"]
 
 
+@pytest.mark.slow
 @pytest.mark.needs("ptxas")
 def test_every_mutant_module_assembles(planned, tmp_path):
     """What the H200 bench loads, built here: every batch module passes ptxas."""

@@ -80,10 +80,12 @@ def _special(type_: str, rng) -> np.ndarray:
 @pytest.mark.needs("ptxas")
 @pytest.mark.parametrize("rule,i,type_,a,b", FORMS, ids=IDS)
 def test_forms_assemble(rule, i, type_, a, b, tmp_path):
+    from splice.ptx.sass import require_tool
+
     for k, form in enumerate((a, b)):
         src = tmp_path / f"f{k}.ptx"
         src.write_text(kernel(form))
-        r = subprocess.run(["ptxas", "-arch=sm_90", str(src), "-o", str(tmp_path / f"f{k}.cubin")],
+        r = subprocess.run([require_tool("ptxas"), "-arch=sm_90", str(src), "-o", str(tmp_path / f"f{k}.cubin")],
                            capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
 

@@ -394,7 +394,7 @@ def _module_mix(path, entry, arch) -> dict:
     k = Kernel(mod, entry)
     regs = regions(k)
     arch, opt = module_target(mod.source, arch)
-    c, funcs = compile_marked(mod, arch, opt)
+    c, funcs = compile_marked(mod, arch, opt, entry=k.name)   # that entry's code only (ptxas -e)
     lines = _region_lines(k, regs)
     counts = mix(funcs.get(k.name, []), lines)
     r = c.resources.get(k.name)
@@ -414,8 +414,8 @@ def _recipe_mix(recipe_path, arch) -> dict:
     spl = parse(plan.text, path=str(out))
     arch = arch or plan.recipe.arch      # the recipe's own ptxas target (sm_90a for wgmma)
     opt = plan.recipe.opt_level
-    c0, f0 = compile_marked(orig, arch, opt)
-    c1, f1 = compile_marked(spl, arch, opt)
+    c0, f0 = compile_marked(orig, arch, opt, entry=plan.entry)   # the recipe's entry only (ptxas -e)
+    c1, f1 = compile_marked(spl, arch, opt, entry=plan.entry)
     cuts = []
     for cp in plan.cuts:
         before = mix(f0.get(plan.entry, []), [cp.lines])[0]

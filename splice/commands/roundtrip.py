@@ -27,8 +27,6 @@ from ..ptx.sass import require_tool
 from ..report.console import progress, roundtrip_table
 
 
-
-
 def collect(paths) -> list:
     out = []
     for p in paths:
@@ -62,18 +60,6 @@ def _ptx_files(top: Path):
                     yield x
 
 
-
-
-
-
-
-
-
-
-
-
-
-
 def _check_args(args) -> None:
     """Refuse what cannot be right before any file is read: a path that is not there, an
     ``--arch`` ptxas would reject only after the whole corpus was parsed."""
@@ -97,8 +83,6 @@ def _check_args(args) -> None:
     if args.no_cache and not args.sass:
         raise SpliceError("--no-cache is about the ptxas runs of --sass: add --sass", args.paths[0])
     args.arch = checked_arch(args.arch, args.paths[0])
-
-
 
 
 def check_files(files, sass: bool, arch: Optional[str] = None, cache=None, jobs: int = 1):

@@ -89,12 +89,12 @@ def _compare_sass(original: str, canon: str, arch: str, opt, cache=None, name: s
 
 
 def _judged(exc, name: str) -> None:
-    """Raise when ptxas said nothing about the module it failed on (no diagnostic, not a
-    timeout): the tool is broken, not the module."""
+    """Raise when ptxas said nothing about the module it failed on (no diagnostic): the tool is
+    broken, not the module.  (A timeout is no PtxasError: ``ToolTimedOut`` stops the run.)"""
     refused = [d.message for d in exc.diagnostics or () if "for option" in d.message]
     if refused:     # `--arch sm_999`: ptxas judged its options, not the module (each row was a note, exit 0)
         raise SassToolError(f"ptxas refuses its options, not {name}: {refused[0]}")
-    if exc.diagnostics or exc.returncode is None:
+    if exc.diagnostics:
         return
     tool = exc.command[0] if exc.command else "ptxas"
     what = ("exited 0 without writing a cubin" if exc.returncode == 0 else f"failed ({exit_text(exc.returncode)})")

@@ -19,7 +19,7 @@ from typing import Optional
 from ..errors import SpliceError
 from ..analysis import Kernel
 from ..ptx import parse_file
-from ..ptx.sass import DEFAULT_TIMEOUT, PtxasError, resource_lines, compile_ptx, normalized_sass
+from ..ptx.sass import PtxasError, resource_lines, compile_ptx, normalized_sass
 from .extract import extract
 from .recipe import load_recipe
 from .splice import plan
@@ -58,7 +58,7 @@ class Reference:
     def __init__(self, path: str, arch: str, opt_level, extra=(), timeout: Optional[float] = None):
 
         self.path, self.arch, self.opt, self.extra = path, arch, opt_level, tuple(extra)
-        self.timeout = timeout or DEFAULT_TIMEOUT
+        self.timeout = timeout       # None: ptxas' own limit for the module's size
         c = compile_ptx(Path(path), arch, opt_level, self.extra, name=Path(path).name,
                         timeout=self.timeout)
         self.sass = normalized_sass(c.cubin) + resource_lines(c.resources)

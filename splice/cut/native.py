@@ -11,7 +11,8 @@ registers.  A header in a comment block declares template parameters and scratch
 
 ``{{ expr }}`` anywhere in the body is a template expression (integers, + - * // %, names from
 the parameters and the cut's facts: ``phase``, ``first``, ``last``, ``mma``, ``weight_lo``,
-``weight_hi``, ``slot_stride``, ``entry``, ``param0``).  Scratch may also be declared with
+``weight_hi``, ``slot_stride``, ``entry``, ``param0``), on one line; any other ``{{`` or ``}}``
+outside a comment is an unexpanded template, an error at its line.  Scratch may also be declared with
 ordinary ``.reg`` lines in the body.
 
 The body is parsed with ``splice.ptx`` (wrapped in a dummy entry); syntax errors are reported
@@ -180,9 +181,59 @@ def _templates(text: str):
         pos = e + 2
 
 
+def _comment_spans(text: str) -> list:
+    """(start, end) of each ``//`` and ``/* */`` comment of ``text``, in order (one pass)."""
+    spans, i, n = [], 0, len(text)
+    while True:
+        a, b = text.find("//", i), text.find("/*", i)
+        if a < 0 and b < 0:
+            return spans
+        if b < 0 or 0 <= a < b:
+            e = text.find("\n", a)
+            e = n if e < 0 else e
+            spans.append((a, e))
+        else:
+            e = text.find("*/", b + 2)
+            e = n if e < 0 else e + 2
+            spans.append((b, e))
+        i = e
+
+
+def _unexpanded(text: str, lo: int, hi: int, path: str, comments: list) -> None:
+    """A ``{{`` or ``}}`` left in ``text[lo:hi]`` (text between templates) outside a comment is
+    a template that was not expanded -- split across lines, or never opened -- and would be
+    written into the spliced module as it stands (``add.u32 %r11, %r11, {{1+2`` / ``}};`` was,
+    with exit 0): an error at its line and column in the native.  Comments are not emitted (the
+    header's one-line YAML may well end in ``}}``).  ``comments``: :func:`_comment_spans`'s list,
+    filled on first need."""
+    import bisect
+
+    pos = lo
+    while True:
+        hits = [i for i in (text.find("{{", pos, hi), text.find("}}", pos, hi)) if i >= 0]
+        if not hits:
+            return
+        at = min(hits)
+        if not comments:
+            comments.extend(_comment_spans(text) or [(-1, -1)])
+        k = bisect.bisect_right(comments, (at, len(text) + 1)) - 1
+        if k >= 0 and comments[k][0] <= at < comments[k][1]:
+            pos = comments[k][1]          # in a comment: on after it
+            continue
+        line, col = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+        if text.startswith("{{", at):
+            raise SpliceError("unexpanded template: this {{ has no }} on its line (a template is one line: "
+                              "{{ expression }})", path, line, col)
+        raise SpliceError("unexpanded template: this }} closes no {{ on its line (nested blocks: write } })",
+                          path, line, col)
+
+
 def substitute(text: str, env: dict, path: str) -> str:
-    out, at, line, counted = [], 0, 1, 0
+    """``text`` with every ``{{ expression }}`` replaced by its value; a ``{{`` or ``}}`` that is
+    not part of a one-line template is an error (:func:`_unexpanded`), never output."""
+    out, at, line, counted, comments = [], 0, 1, 0, []
     for start, end, expr in _templates(text):
+        _unexpanded(text, at, start, path, comments)
         line += text.count("\n", counted, start)   # running: one count per template was quadratic
         counted = start
         col = start - text.rfind("\n", 0, start)
@@ -196,6 +247,7 @@ def substitute(text: str, env: dict, path: str) -> str:
                               col) from None
         out += [text[at:start], str(val)]
         at = end
+    _unexpanded(text, at, len(text), path, comments)
     out.append(text[at:])
     return "".join(out)
 

@@ -39,8 +39,19 @@ def start_original(recipe, pool, cache=None, arch: Optional[str] = None, opt_lev
     Called as soon as the recipe is loaded: ptxas runs in its own process, so it overlaps the
     planning (pure Python) and the spliced module's compile; ``validate`` picks the result up."""
     opt = recipe.opt_level if opt_level is None else opt_level
-    return pool.submit(compile_ptx, Path(recipe.module), arch or recipe.arch, opt, name=str(recipe.module),
+    return submit_held(pool, compile_ptx, Path(recipe.module), arch or recipe.arch, opt, name=str(recipe.module),
                        cache=cache)
+
+
+def submit_held(pool, fn, *args, **kwargs):
+    """``pool.submit`` with a SIGTERM/SIGHUP held until it returns.  A stop that came while the
+    pool was starting its thread (``Thread.start`` waits, and the signal's exception is raised
+    there) left the thread unknown to the pool: shutdown did not join it, and the process ended
+    under it -- its ptxas orphaned, its temporary directory left behind."""
+    from ..util import signals_deferred
+
+    with signals_deferred():
+        return pool.submit(fn, *args, **kwargs)
 
 
 def validate(plan, arch: Optional[str] = None, opt_level: Optional[int] = None, output_name: str = "",
@@ -53,8 +64,10 @@ def validate(plan, arch: Optional[str] = None, opt_level: Optional[int] = None, 
     opt = plan.recipe.opt_level if opt_level is None else opt_level
     with ThreadPoolExecutor(2) as pool:
         if before is None and compile_before:
-            before = pool.submit(compile_ptx, plan.source, arch, opt, name=str(plan.recipe.module), cache=cache)
-        fut_after = pool.submit(compile_ptx, plan.text, arch, opt, name=output_name or "<spliced>", cache=cache)
+            before = submit_held(pool, compile_ptx, plan.source, arch, opt, name=str(plan.recipe.module),
+                                 cache=cache)
+        fut_after = submit_held(pool, compile_ptx, plan.text, arch, opt, name=output_name or "<spliced>",
+                                cache=cache)
         try:
             original = before.result() if before is not None else None
         except ToolNotFoundError as exc:
@@ -91,8 +104,10 @@ def _not_found(plan, exc) -> SpliceError:
 
 def _diagnosed(exc) -> bool:
     """Did ptxas say what it rejects?  A ptxas that exits non-zero without one ``ptxas ...``
-    diagnostic (``/bin/false``, a crash, a wrong binary) judged nothing about the module."""
-    return bool(exc.diagnostics) or exc.returncode is None
+    diagnostic (``/bin/false``, a crash, a wrong binary, one stopped for printing without end)
+    judged nothing about the module.  (A timeout is no PtxasError: ``ToolTimedOut`` reaches the
+    CLI, which says it and exits 124.)"""
+    return bool(exc.diagnostics)
 
 
 def _broken_ptxas(plan, exc) -> SpliceError:

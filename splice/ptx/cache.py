@@ -5,9 +5,11 @@ ptxas is ~90 % of its time and the original never changes between runs, and ``ro
 --sass`` / ``probe`` compile the same texts again and again.  ptxas is deterministic for a given
 input, binary and command line, so its result can be looked up by content.
 
-* Key: sha256 over the PTX text, the target arch, the ``-O`` level, the extra flags and the
-  ptxas binary's identity (resolved path, size, mtime and its ``--version`` text), so a new
-  toolkit or a different flag never returns a stale cubin.
+* Key: sha256 over the PTX text, the target arch, the ``-O`` level, the extra flags (``-v``
+  among them: a compile without it has no resource usage to give back) and the ptxas binary's
+  identity (resolved path, size, mtime and its ``--version`` text, asked once per cache
+  object: a wrapper script's answer may change with the environment), so a new toolkit,
+  another of the installed ptxas or a different flag never returns a stale cubin.
 * Value: one file per key holding the cubin and ptxas' ``-v`` text (the resource usage and the
   warnings are re-parsed from it on a hit, so they are exactly what a fresh compile reports).
   Only successful compiles are stored: a failure must always show ptxas' own current message.

@@ -9,11 +9,16 @@ headers), and compare opcode + operands. This module is that check and nothing m
 Design notes (why it looks like this):
 
 * Dependency-free (stdlib only) so tests and CI can use it without the parser stack.
-* Tools are found PATH first, then in the ``nvidia`` PyPI wheels (``nvidia-cuda-cuobjdump``,
+* Tools are found on PATH and in the ``nvidia`` PyPI wheels (``nvidia-cuda-cuobjdump``,
   ``nvidia-cuda-nvdisasm``, ``nvidia-cuda-nvcc`` put binaries under ``site-packages/nvidia/*/bin``,
-  which is not on PATH), and ``SPLICE_PTXAS`` / ``SPLICE_CUOBJDUMP`` / ``SPLICE_NVDISASM`` override
-  both: a pinned toolchain must win over whatever happens to be installed.
-* Every subprocess runs in a fresh temporary directory with a timeout; nothing is written next to
+  which is not on PATH), newest release first, and ``SPLICE_PTXAS`` / ``SPLICE_CUOBJDUMP`` /
+  ``SPLICE_NVDISASM`` override both: a pinned toolchain must win over whatever happens to be
+  installed.  A module is compiled by the newest ptxas that accepts its ``.version`` and
+  ``.target`` (:func:`select_ptxas`): the ptxas 13.0 of a CUDA toolkit on PATH refuses Triton's
+  ``.version 9.4``, which the ``ptxas`` extra's 13.5 compiles.
+* Every subprocess runs in a fresh temporary directory with a time limit that grows with its
+  input (:func:`ptxas_timeout`); a timeout is :class:`ToolTimedOut`, never a rejection: the
+  tool judged nothing.  Nothing is written next to
   the input, because inputs are often corpus files in a read-only checkout.  The directory goes
   on every path: a timeout, an exception, and SIGTERM/SIGHUP too, since ``splice.cli`` turns
   those into an exception for the command's duration (``splice.util.stop_on_signals``) and
@@ -22,7 +27,8 @@ Design notes (why it looks like this):
   ``Repro command:`` line (the Triton convention), so a failing round-trip can be rerun by hand.
   PTX given as a path is named in that line; PTX given as text is saved only where the caller
   says (``repro_dir``, e.g. the output's directory): nothing is left in the system temp dir.
-* No printing and no global state beyond the tool look-up cache.
+* No printing, and no global state beyond memos of facts about tool binaries (a release, a
+  header a ptxas refuses), keyed by the binary's path, size and mtime.
 """
 from __future__ import annotations
 
@@ -41,17 +47,20 @@ import time
 from pathlib import Path
 from typing import Iterable, Sequence, Union
 
-from ..errors import SassToolError  # defined there: the CLI catches it without loading this module
+from ..errors import SassToolError, ToolTimedOut  # defined there: the CLI catches them without loading this module
 from ..util import read_text, signals_deferred, stoppable_child
 import struct
 
 __all__ = [
     "Compiled",
     "Diagnostic",
+    "FoundTool",
+    "NoPtxasAccepts",
     "PtxasError",
     "ResourceUsage",
     "SassToolError",
     "ToolNotFoundError",
+    "ToolTimedOut",
     "compile_ptx",
     "disassemble",
     "find_tool",
@@ -59,8 +68,11 @@ __all__ = [
     "normalize_arch",
     "parse_diagnostics",
     "parse_resource_usage",
+    "ptxas_timeout",
     "require_tool",
     "sass_equal",
+    "select_ptxas",
+    "tool_candidates",
 ]
 
 #: Environment variables that override where each tool is looked for.
@@ -70,9 +82,41 @@ ENV_OVERRIDES = {
     "nvdisasm": "SPLICE_NVDISASM",
 }
 
-#: Default subprocess timeout in seconds. ptxas on a few-thousand-line file takes well under a
-#: second; the limit only exists so a wedged tool cannot hang a test run.
+#: A tool's time limit, in seconds, when nothing sets one: a base for small inputs plus a share
+#: per megabyte of input.  A fixed 120 s stopped ptxas on a valid 10,000-entry module (3 MB:
+#: 273 s with -v on a loaded machine); this gives it 120 + 3 x 60 = 300 s.  ptxas' limit is set
+#: with ``--ptxas-timeout`` or ``SPLICE_PTXAS_TIMEOUT`` (:func:`ptxas_timeout`).
 DEFAULT_TIMEOUT = 120.0
+TIMEOUT_PER_MB = 60.0
+TIMEOUT_ENV = "SPLICE_PTXAS_TIMEOUT"
+
+
+def scaled_timeout(size: int) -> float:
+    """The default limit for a tool working on ``size`` bytes."""
+    return DEFAULT_TIMEOUT + TIMEOUT_PER_MB * size / 1e6
+
+
+def ptxas_timeout(size: int) -> float:
+    """ptxas' limit for a module of ``size`` bytes: ``SPLICE_PTXAS_TIMEOUT`` (seconds; the CLI's
+    ``--ptxas-timeout`` sets it for the command) when set, else :func:`scaled_timeout`."""
+    value = os.environ.get(TIMEOUT_ENV)
+    if not value:
+        return scaled_timeout(size)
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds < float("inf"):
+        raise SassToolError(f"{TIMEOUT_ENV}={value!r}: not a number of seconds above 0")
+    return seconds
+
+
+def timeout_hint(tool: str) -> str:
+    """How to give ``tool`` more time, for a timeout's message."""
+    if tool == "ptxas":
+        return (f"it judged nothing; give it longer with --ptxas-timeout SECONDS or {TIMEOUT_ENV} (default "
+                f"{DEFAULT_TIMEOUT:g} s + {TIMEOUT_PER_MB:g} s per MB of PTX)")
+    return f"it judged nothing (limit: {DEFAULT_TIMEOUT:g} s + {TIMEOUT_PER_MB:g} s per MB of input)"
 
 PtxInput = Union[str, bytes, os.PathLike]
 
@@ -84,6 +128,11 @@ PtxInput = Union[str, bytes, os.PathLike]
 
 class ToolNotFoundError(SassToolError, FileNotFoundError):
     """ptxas / cuobjdump / nvdisasm is not installed (tests turn this into a skip)."""
+
+
+class NoPtxasAccepts(SassToolError):
+    """ptxas is installed, but no copy found accepts the module's ``.version`` and ``.target``
+    (a user error: exit 2, each ptxas named with its release and its refusal)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -102,7 +151,7 @@ class Diagnostic:
 
 
 class PtxasError(SassToolError):
-    """ptxas rejected the input (or timed out).
+    """ptxas rejected the input (a timeout is :class:`ToolTimedOut`, which judged nothing).
 
     Carries everything needed to act on the failure without rerunning: ``stderr`` (raw text),
     ``diagnostics`` (parsed ``file:line`` messages, file names mapped back to the caller's name
@@ -185,7 +234,56 @@ class Compiled:
 # locating tools
 # --------------------------------------------------------------------------------------------
 
-_tool_cache: dict[str, str | None] = {}
+@dataclasses.dataclass(frozen=True, slots=True)
+class FoundTool:
+    """One installed copy of a CUDA tool: where it is, where splice found it (``SPLICE_PTXAS``,
+    ``PATH``, ``nvidia wheel``) and which CUDA release it is (``ptxas --version``'s ``release
+    13.5, V13.5.37``; ``release`` None when the tool does not say)."""
+
+    path: str
+    origin: str
+    release: tuple[int, int] | None
+    version: str
+
+    def __str__(self) -> str:
+        rel = f"release {self.release[0]}.{self.release[1]}, " if self.release else ""
+        return f"{self.path} ({rel}{self.version}; {self.origin})"
+
+
+#: facts about files, keyed by the file's identity (real path, size, mtime): a changed file is
+#: a new key, so these memos never go stale
+_versions: dict[tuple, tuple[tuple[int, int] | None, str]] = {}
+_refusals: dict[tuple, str | None] = {}
+_RELEASE_RE = re.compile(r"release (\d+)\.(\d+),\s*(V[\w.]+)")
+
+
+def _stamp(path: str) -> tuple:
+    real = os.path.realpath(path)
+    st = os.stat(real)
+    return (real, st.st_size, st.st_mtime_ns)
+
+
+def tool_version(path: str) -> tuple[tuple[int, int] | None, str]:
+    """(release, version text) of a tool from its ``--version``: ``((13, 5), "V13.5.37")``, or
+    ``(None, what it said)`` for a tool that names no release."""
+    stamp = _stamp(path)
+    if stamp not in _versions:
+        try:
+            proc = run_tool([path, "--version"], timeout=60)
+            out = (proc.stdout + proc.stderr).decode("utf-8", "replace")
+        except subprocess.TimeoutExpired:
+            out = "no answer to --version in 60 s"
+        except OSError as exc:
+            out = f"cannot run it: {exc.strerror or exc}"
+        m = _RELEASE_RE.search(out)
+        last = (out.strip().splitlines() or ["no version"])[-1].strip()[:80]
+        _versions[stamp] = ((int(m.group(1)), int(m.group(2))), m.group(3)) if m else (None, last)
+    return _versions[stamp]
+
+
+def _found(path: str, origin: str) -> FoundTool:
+    release, version = tool_version(path)
+    return FoundTool(os.path.abspath(path), origin, release, version)
 
 
 def _wheel_bin_dirs() -> list[Path]:
@@ -212,32 +310,61 @@ def _wheel_bin_dirs() -> list[Path]:
     return dirs
 
 
-def find_tool(name: str, *, use_cache: bool = True) -> str | None:
-    """Absolute path of ``name`` (ptxas, cuobjdump, nvdisasm), or None when it is not installed.
-
-    Order: ``SPLICE_<NAME>`` environment variable (an explicit choice; if it names a missing file
-    that is an error, not a silent fallback), then PATH, then the nvidia wheels' bin folders."""
+def _explicit(name: str) -> str | None:
+    """The tool ``SPLICE_<NAME>`` names, or None when it is not set.  An explicit choice: if it
+    names no executable that is an error, not a silent fallback."""
     env = ENV_OVERRIDES.get(name, "SPLICE_" + name.upper())
     override = os.environ.get(env)
-    if override:
-        # a file that is not executable (SPLICE_PTXAS=kernel.ptx) is no tool: it was run and
-        # failed as "splice: kernel.ptx: permission denied", no word of SPLICE_PTXAS
-        path = shutil.which(override) or (override if os.path.isfile(override) and os.access(override, os.X_OK)
-                                          else None)
-        if path is None:
-            raise ToolNotFoundError(f"{env}={override!r} does not name an executable")
-        return os.path.abspath(path)
-    if use_cache and name in _tool_cache:
-        return _tool_cache[name]
-    found = shutil.which(name)
-    if found is None:
-        for d in _wheel_bin_dirs():
-            found = shutil.which(name, path=str(d))
-            if found:
-                break
-    found = os.path.abspath(found) if found else None
-    _tool_cache[name] = found
-    return found
+    if not override:
+        return None
+    # a file that is not executable (SPLICE_PTXAS=kernel.ptx) is no tool: it was run and
+    # failed as "splice: kernel.ptx: permission denied", no word of SPLICE_PTXAS
+    path = shutil.which(override) or (override if os.path.isfile(override) and os.access(override, os.X_OK)
+                                      else None)
+    if path is None:
+        raise ToolNotFoundError(f"{env}={override!r} does not name an executable")
+    return os.path.abspath(path)
+
+
+def _installed(name: str) -> list[tuple[str, str]]:
+    """(path, origin) of every copy of ``name`` on PATH (in PATH's order) and in the nvidia
+    wheels' bin folders (newest CUDA major first), each real file once."""
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    dirs = [(d, "PATH") for d in os.get_exec_path() if d] + [(str(d), "nvidia wheel") for d in _wheel_bin_dirs()]
+    for d, origin in dirs:
+        found = shutil.which(name, path=d)
+        if found is None:
+            continue
+        real = os.path.realpath(found)
+        if real not in seen:
+            seen.add(real)
+            out.append((os.path.abspath(found), origin))
+    return out
+
+
+def tool_candidates(name: str) -> list[FoundTool]:
+    """Every copy of ``name`` splice could run, the one it prefers first: the ``SPLICE_<NAME>``
+    setting alone when there is one (an explicit choice wins over whatever is installed), else
+    every copy on PATH and in the nvidia wheels, newest release first (PATH before a wheel of the
+    same release)."""
+    explicit = _explicit(name)
+    if explicit is not None:
+        return [_found(explicit, ENV_OVERRIDES.get(name, "SPLICE_" + name.upper()))]
+    found = [_found(p, origin) for p, origin in _installed(name)]
+    return sorted(found, key=lambda t: (t.release is None, [-v for v in t.release or (0, 0)]))
+
+
+def find_tool(name: str) -> str | None:
+    """Absolute path of the ``name`` (ptxas, cuobjdump, nvdisasm, nvcc) splice runs when nothing
+    narrows the choice, or None when it is not installed: ``SPLICE_<NAME>`` when set, else the
+    newest release on PATH or in the nvidia wheels (:func:`tool_candidates`).  For a given
+    module, :func:`select_ptxas` may pass over a ptxas that does not accept it."""
+    explicit = _explicit(name)      # taken as given: no --version run for it
+    if explicit is not None:
+        return explicit
+    found = tool_candidates(name)
+    return found[0].path if found else None
 
 
 def require_tool(name: str) -> str:
@@ -245,9 +372,104 @@ def require_tool(name: str) -> str:
     path = find_tool(name)
     if path is None:
         raise ToolNotFoundError(
-            f"{name} not found (looked at ${ENV_OVERRIDES.get(name, '')}, PATH, and the nvidia "
-            f"wheels' bin folders; pip install nvidia-cuda-{'nvcc' if name == 'ptxas' else name})")
+            f"{name} not found (looked at ${ENV_OVERRIDES.get(name, 'SPLICE_' + name.upper())}, PATH, and the "
+            f"nvidia wheels' bin folders; pip install nvidia-cuda-{'nvcc' if name == 'ptxas' else name})")
     return path
+
+
+def tools_summary() -> list[str]:
+    """What splice runs, one line per tool and one per other copy found: for ``splice
+    --version``, so that a user knows which ptxas judges a module before it does."""
+    out = []
+    for name in ("ptxas", "nvdisasm", "cuobjdump"):
+        try:
+            found = tool_candidates(name)
+        except ToolNotFoundError as exc:
+            out.append(f"{name:<9} {exc}")
+            continue
+        if not found:
+            extra = "ptxas" if name == "ptxas" else "sass"
+            out.append(f"{name:<9} not found (PATH, the nvidia wheels; pip install -e '.[{extra}]')")
+            continue
+        out.append(f"{name:<9} {found[0]}")
+        out.extend(f"{'':<9} also {t}" for t in found[1:])
+        if name == "ptxas" and len(found) > 1:
+            out.append(f"{'':<9} a module is compiled by the first of these that accepts its .version and .target")
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# which ptxas accepts a module
+# --------------------------------------------------------------------------------------------
+
+_HEADER_RE = {d: re.compile(rf"^[ \t]*\.{d}[ \t]+([^\n/;]+)", re.M) for d in ("version", "target")}
+
+
+def ptx_header(text: str) -> dict[str, str]:
+    """The module's ``.version`` and ``.target`` as written (an absent key: a directive the text
+    lacks), read from the text before its first function."""
+    head = text[:text.find(".entry")] if ".entry" in text else text
+    head = head[:head.find(".func")] if ".func" in head else head
+    out = {}
+    for d, rx in _HEADER_RE.items():
+        m = rx.search(head)
+        if m:
+            out[d] = m.group(1).strip()
+    return out
+
+
+def _refusal(tool: FoundTool, header: dict[str, str], sm: str) -> str | None:
+    """Why ``tool`` refuses a module of this header for ``-arch=sm`` (ptxas' own first message:
+    ``Unsupported .version 9.4; current version is '9.0'``), or None when it accepts it.  Found
+    by compiling the header alone, once per tool, header and arch."""
+    key = (_stamp(tool.path), tuple(sorted(header.items())), sm)
+    if key not in _refusals:
+        # the target's architecture alone (``debug`` asks for debug sections an empty module
+        # lacks); no ``.address_size``: a 32-bit module no ptxas takes for sm_90 is refused by
+        # the compile itself, as a module ptxas rejects, not as a ptxas too old for it
+        target = header.get("target", sm).split(",")[0].strip()
+        text = f".version {header['version']}\n.target {target}\n"
+        with tempfile.TemporaryDirectory(prefix="splice-ptxas-") as tmp:
+            src = os.path.join(tmp, "header.ptx")
+            with open(src, "w", encoding="utf-8") as f:
+                f.write(text)
+            try:
+                proc = run_tool([tool.path, f"-arch={sm}", "-O0", src, "-o", os.path.join(tmp, "h.cubin")],
+                                cwd=tmp, timeout=60)
+            except subprocess.TimeoutExpired:
+                raise ToolTimedOut(f"ptxas ({tool.path}) did not answer in 60 s on a module header") from None
+        err = (proc.stderr + proc.stdout).decode("utf-8", "replace")
+        diags = [d.message for d in parse_diagnostics(err) if d.severity in ("error", "fatal")]
+        _refusals[key] = None if proc.returncode == 0 else (diags[0] if diags else err.strip()[:200]
+                                                            or exit_text(proc.returncode))
+    return _refusals[key]
+
+
+def select_ptxas(text: str, arch: str | int, name: str = "<ptx>") -> str:
+    """The ptxas that compiles this module: ``SPLICE_PTXAS`` when set (the user's choice, not
+    second-guessed), else the newest installed one that accepts the module's ``.version`` and
+    ``.target`` for ``arch``.  A ptxas 13.0 on PATH refuses Triton's ``.version 9.4``, which the
+    ``ptxas`` extra's 13.5 takes: the newest is not always the one on PATH.  None accepts:
+    :class:`NoPtxasAccepts` (exit 2) naming the module's header and every ptxas found, with its
+    release and its refusal."""
+    first = require_tool("ptxas")
+    header = ptx_header(text)
+    if os.environ.get(ENV_OVERRIDES["ptxas"]) or "version" not in header:
+        return first     # explicit, or no .version to judge by: ptxas says what is wrong
+    sm = normalize_arch(arch)
+    refused = []
+    for tool in tool_candidates("ptxas"):
+        why = _refusal(tool, header, sm)
+        if why is None:
+            return tool.path
+        refused.append(f"  {tool}: {why}")
+    what = ", ".join(f".{d} {v}" for d, v in header.items())
+    if all("for option" in r for r in refused):   # `--arch sm_999`: ptxas judged its options, not the module
+        head = f"{name}: no ptxas found takes -arch={sm} (ptxas refuses its options, not the module)"
+    else:
+        head = f"{name}: no ptxas found accepts this module ({what}; -arch={sm})"
+    raise NoPtxasAccepts(head + ":\n" + "\n".join(refused) + "\ninstall a newer one (pip install "
+                         "nvidia-cuda-nvcc: the `ptxas` extra) or name one with SPLICE_PTXAS")
 
 
 # --------------------------------------------------------------------------------------------
@@ -477,56 +699,65 @@ def _save_repro(text: str, repro_dir: str | os.PathLike | None) -> str:
 
 
 def compile_ptx(ptx: PtxInput, arch: str | int, opt_level: int | None = 3, extra: Iterable[str] = (), *,
-                timeout: float = DEFAULT_TIMEOUT, name: str | None = None,
-                repro_dir: str | os.PathLike | None = None, cache=None) -> Compiled:
-    """Assemble PTX with ``ptxas -v`` and return the cubin plus parsed resource usage.
+                timeout: float | None = None, name: str | None = None,
+                repro_dir: str | os.PathLike | None = None, cache=None, resources: bool = True) -> Compiled:
+    """Assemble PTX with ptxas and return the cubin plus parsed resource usage.
 
     ``ptx`` is PTX text (str/bytes) or a path (``os.PathLike``, or a str naming an existing file
     and containing no newline). ``arch`` is e.g. ``"sm_90a"`` or ``90``. ``extra`` is appended to
     the ptxas command line (e.g. ``("-c",)`` for relocatable code with unresolved externs).
     ``name`` is how the input is called in diagnostics (default: the path, or ``<ptx>``).
     ``opt_level=None`` leaves ``-O`` off (ptxas' default); PTX with ``.target sm_XX, debug``
-    (nvcc -G) needs that or 0, since ptxas refuses optimised debugging.
+    (nvcc -G) needs that or 0, since ptxas refuses optimised debugging.  ``resources=False``
+    leaves ``-v`` off (``Compiled.resources`` is then empty): on a module of thousands of
+    entries ``-v`` costs ptxas several times the compile.  The ptxas is :func:`select_ptxas`'s;
+    ``timeout`` (seconds) defaults to :func:`ptxas_timeout` of the module's size.
 
     The input is copied into a private temp directory, so ptxas never writes beside it and
     diagnostics can be mapped back reliably; the directory is removed on every path.  On a
     failure, PTX given as text is kept for the repro line only in ``repro_dir``.  Raises
-    :class:`PtxasError` on a non-zero exit or a timeout, :class:`ToolNotFoundError` if ptxas is
-    missing.  ``cache`` (a
+    :class:`PtxasError` on a non-zero exit, :class:`ToolTimedOut` on a timeout (ptxas judged
+    nothing), :class:`ToolNotFoundError` if ptxas is missing, :class:`NoPtxasAccepts` when no
+    ptxas found takes the module's ``.version``/``.target``.  ``cache`` (a
     :class:`splice.ptx.cache.CompileCache`) returns a stored result for the same text, ptxas and
     options without running ptxas, and stores a fresh one."""
-    ptxas = require_tool("ptxas")
     sm = normalize_arch(arch)
     if opt_level is not None and not 0 <= int(opt_level) <= 4:
         raise ValueError(f"opt_level must be 0..4 or None, got {opt_level!r}")
-    oflag = [] if opt_level is None else [f"-O{int(opt_level)}"]
     text, display = _read_text(ptx)
     from_path = _is_path_input(ptx)
     display = name or display
-    extra = tuple(str(e) for e in extra)
-    key = cache.key(text, ptxas, sm, oflag, extra) if cache is not None else None
+    ptxas = select_ptxas(text, sm, display)
+    oflag = [] if opt_level is None else [f"-O{int(opt_level)}"]
+    rest = [*(["-v"] if resources else []), *(str(e) for e in extra)]
+    flags = [*oflag, *rest]
+    key = cache.key(text, ptxas, sm, oflag, rest) if cache is not None else None
     hit = cache.get(key, display) if key is not None else None
     if hit is not None:
         return dataclasses.replace(hit, cached=True)
+    limit = ptxas_timeout(len(text)) if timeout is None else timeout
     with tempfile.TemporaryDirectory(prefix="splice-ptxas-") as tmp:
         src = os.path.join(tmp, "input.ptx")
         out = os.path.join(tmp, "output.cubin")
         with open(src, "w", encoding="utf-8", errors="surrogateescape", newline="") as f:
             f.write(text)
-        cmd = [ptxas, f"-arch={sm}", *oflag, "-v", *extra, src, "-o", out]
+        cmd = [ptxas, f"-arch={sm}", *flags, src, "-o", out]
         rename = {src: display, "input.ptx": display}
+        repro_in = os.path.abspath(os.fsdecode(ptx)) if from_path else None
+
+        def repro() -> str:
+            return shlex.join([ptxas, f"-arch={sm}", *flags, repro_in or _save_repro(text, repro_dir),
+                               "-o", "/dev/null"])
 
         def fail(message: str, stderr: str, rc: int | None) -> PtxasError:
-            repro_in = os.path.abspath(os.fsdecode(ptx)) if from_path else _save_repro(text, repro_dir)
-            repro_cmd = [ptxas, f"-arch={sm}", *oflag, "-v", *extra, repro_in, "-o", "/dev/null"]
-            return PtxasError(message, stderr=stderr, command=cmd, repro=shlex.join(repro_cmd),
+            return PtxasError(message, stderr=stderr, command=cmd, repro=repro(),
                               diagnostics=parse_diagnostics(stderr, rename), returncode=rc)
 
         try:
-            proc = run_tool(cmd, cwd=tmp, timeout=timeout)
-        except subprocess.TimeoutExpired as e:
-            err = (e.stderr or b"").decode("utf-8", "replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
-            raise fail(f"ptxas timed out after {timeout:g}s on {display} ({sm})", err, None) from None
+            proc = run_tool(cmd, cwd=tmp, timeout=limit)
+        except subprocess.TimeoutExpired:
+            raise ToolTimedOut(f"ptxas timed out after {limit:g} s on {display} ({sm}): {timeout_hint('ptxas')}"
+                               f"\nRepro command: {repro()}") from None
         except ToolOutputTooLarge as e:
             raise fail(f"{e} on {display} ({sm})", "", None) from None
         stderr = proc.stderr.decode("utf-8", "replace") + proc.stdout.decode("utf-8", "replace")
@@ -541,9 +772,12 @@ def compile_ptx(ptx: PtxInput, arch: str | int, opt_level: int | None = 3, extra
     return compiled
 
 
-def exit_text(returncode: int) -> str:
+def exit_text(returncode: int | None) -> str:
     """How a tool ended, in words: ``exit code 3``, or ``killed by SIGSEGV`` for the negative
-    status ``subprocess`` gives a child a signal ended (``exit code -11`` read as a ptxas code)."""
+    status ``subprocess`` gives a child a signal ended (``exit code -11`` read as a ptxas code);
+    None: splice stopped it (it printed past ``MAX_TOOL_OUTPUT``)."""
+    if returncode is None:
+        return "stopped by splice"
     if returncode < 0:
 
         try:
@@ -578,7 +812,7 @@ def compile_any(ptx: PtxInput, arch: str | int, opt_level: int | None = 3, extra
 # --------------------------------------------------------------------------------------------
 
 
-def disassemble(cubin: bytes, *, tool: str = "auto", timeout: float = DEFAULT_TIMEOUT) -> str:
+def disassemble(cubin: bytes, *, tool: str = "auto", timeout: float | None = None) -> str:
     """SASS text of a cubin: ``cuobjdump -sass`` (preferred: per-function listing), else
     ``nvdisasm``. ``tool`` forces one of them ("cuobjdump" / "nvdisasm")."""
     if tool not in ("auto", "cuobjdump", "nvdisasm"):
@@ -597,10 +831,11 @@ def disassemble(cubin: bytes, *, tool: str = "auto", timeout: float = DEFAULT_TI
         with open(path, "wb") as f:
             f.write(cubin)
         cmd = [exe, "-sass", path] if tool == "cuobjdump" else [exe, path]
+        limit = scaled_timeout(len(cubin)) if timeout is None else timeout
         try:
-            proc = run_tool(cmd, cwd=tmp, timeout=timeout)
+            proc = run_tool(cmd, cwd=tmp, timeout=limit)
         except subprocess.TimeoutExpired:
-            raise SassToolError(f"{tool} timed out after {timeout:g}s") from None
+            raise ToolTimedOut(f"{tool} timed out after {limit:g} s: {timeout_hint(tool)}") from None
         if proc.returncode != 0:
             raise SassToolError(f"{tool} failed (exit {proc.returncode}): "
                                 f"{proc.stderr.decode('utf-8', 'replace').strip()}\n"
@@ -734,7 +969,7 @@ def resource_lines(res: dict[str, ResourceUsage]) -> list[str]:
 
 def sass_equal(ptx_a: PtxInput, ptx_b: PtxInput, arch: str | int, *, opt_level: int | None = 3,
                extra: Iterable[str] = (), compare_resources: bool = True,
-               timeout: float = DEFAULT_TIMEOUT, cache=None) -> tuple[bool, str | None]:
+               timeout: float | None = None, cache=None) -> tuple[bool, str | None]:
     """Compile both PTX inputs for ``arch`` and compare their normalised SASS.
 
     Returns ``(True, None)`` when equal, else ``(False, description of the first difference)``:
@@ -743,8 +978,9 @@ def sass_equal(ptx_a: PtxInput, ptx_b: PtxInput, arch: str | int, *, opt_level: 
     ``ptxas -v`` are compared too, since e.g. a changed ``.shared`` array size leaves the code
     unchanged. Raises :class:`PtxasError` if either input does not assemble."""
     extra = tuple(extra)
-    ca = compile_ptx(ptx_a, arch, opt_level, extra, timeout=timeout, name="a.ptx", cache=cache)
-    cb = compile_ptx(ptx_b, arch, opt_level, extra, timeout=timeout, name="b.ptx", cache=cache)
+    kw = dict(timeout=timeout, cache=cache, resources=compare_resources)
+    ca = compile_ptx(ptx_a, arch, opt_level, extra, name="a.ptx", **kw)
+    cb = compile_ptx(ptx_b, arch, opt_level, extra, name="b.ptx", **kw)
     sa, sb = normalized_sass(ca.cubin), normalized_sass(cb.cubin)
     if compare_resources:
         sa += resource_lines(ca.resources)

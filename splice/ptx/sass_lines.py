@@ -22,7 +22,7 @@ from .sass import compile_any, compile_ptx, find_tool, normalized_sass, require_
 import os
 import subprocess
 import tempfile
-from .sass import SassToolError
+from .sass import SassToolError, ToolTimedOut, run_tool, scaled_timeout, timeout_hint
 
 MARK_FILE = "splice-lines.ptx"
 
@@ -107,11 +107,15 @@ def attributed_sass(cubin: bytes) -> dict:
     """function -> [(ptx line, opcode with modifiers)] from ``nvdisasm -g`` (trailing NOP
     padding and the end-of-function self-branch dropped)."""
     exe = require_tool("nvdisasm")
+    limit = scaled_timeout(len(cubin))
     with tempfile.TemporaryDirectory(prefix="splice-sass-") as tmp:
         path = os.path.join(tmp, "in.cubin")
         with open(path, "wb") as f:
             f.write(cubin)
-        proc = subprocess.run([exe, "-g", "-c", path], capture_output=True, timeout=300, check=False)
+        try:     # run_tool: a stop kills nvdisasm too, and a timeout is said as one
+            proc = run_tool([exe, "-g", "-c", path], cwd=tmp, timeout=limit)
+        except subprocess.TimeoutExpired:
+            raise ToolTimedOut(f"nvdisasm timed out after {limit:g} s: {timeout_hint('nvdisasm')}") from None
     if proc.returncode != 0:
 
         raise SassToolError(f"nvdisasm failed: {proc.stderr.decode('utf-8', 'replace').strip()}")
@@ -139,11 +143,30 @@ def attributed_sass(cubin: bytes) -> dict:
     return funcs
 
 
-def compile_marked(module: m.Module, arch: str, opt_level: int = 3):
+def compile_marked(module: m.Module, arch: str, opt_level: int = 3, entry: str | None = None):
     """(Compiled, {function: [(line, opcode)]}) of the marked module (compiled only, ``-c``, when
-    it is relocatable device code with externs defined elsewhere)."""
-    c = compile_any(mark_lines(module), arch, opt_level, extra=("-lineinfo",), name=module.path)
+    it is relocatable device code with externs defined elsewhere).  ``entry``: the one entry
+    whose mix is read; ptxas generates its code alone (``-e``) when it calls no function, so one
+    kernel's mix of a module of thousands of entries does not wait for all of them.  An entry
+    that calls a function is compiled with the whole module: whole-program optimisation gives
+    a function other code when it sees fewer of its callers (``-e`` turned an ``LDG.E`` of a
+    caller into ``LDG.E.64`` in tests/data/ptx/modern/calls_params_globals.ptx), and the mix
+    must be the one the module really has."""
+    alone = entry is not None and calls_nothing(module, entry)
+    extra = ("-lineinfo", *(("-e", entry) if alone else ()))
+    c = compile_any(mark_lines(module), arch, opt_level, extra=extra, name=module.path)
     return c, attributed_sass(c.cubin)
+
+
+def calls_nothing(module: m.Module, entry: str) -> bool:
+    """Does ``entry`` hold no ``call`` (direct, indirect, in inline asm)?  Then its code is its
+    own, whatever else the module holds."""
+    try:
+        fn = module.function(entry)
+    except KeyError:
+        return False
+    return fn.body is not None and not any(isinstance(it, m.Instruction) and it.opcode == "call"
+                                           for it in m.walk(fn.body.items))
 
 
 def mix(insns, ranges) -> list:
@@ -158,8 +181,8 @@ def mix(insns, ranges) -> list:
 
 def marking_is_neutral(module: m.Module, arch: str) -> bool:
     """Does marking leave the machine code unchanged (same normalised SASS)?"""
-    plain = compile_ptx(module.source, arch)
-    marked = compile_ptx(mark_lines(module), arch, extra=("-lineinfo",))
+    plain = compile_ptx(module.source, arch, resources=False)
+    marked = compile_ptx(mark_lines(module), arch, extra=("-lineinfo",), resources=False)
     return normalized_sass(plain.cubin) == normalized_sass(marked.cubin)
 
 

@@ -21,7 +21,7 @@ from typing import Optional
 from ..cut.pipeline import run_apply, search_path
 from ..cut.recipe import load_recipe
 from ..cut.recipe import resolve_module as find
-from ..errors import SassToolError, SpliceError
+from ..errors import SassToolError, SpliceError, ToolTimedOut
 from ..probe.run.modules import compile_one
 from ..util import home_dir, read_text
 from ..verify.budget import DEFAULT_SECONDS
@@ -137,7 +137,7 @@ def _compile_stage(job: ScreenJob, text: str, verdict: str, cuts: tuple, t: dict
         path, sha, res = compile_cubin(job.key[:16], text, job.arch, job.store)
     except (SassToolError, SpliceError) as exc:
         t["ptxas"] = time.perf_counter() - t1
-        stage = "timeout" if "timed out" in getattr(exc, "message", "") else "ptxas"
+        stage = "timeout" if isinstance(exc, ToolTimedOut) else "ptxas"     # a timeout judged nothing
         return ScreenResult(job.key, stage, verdict, cuts, error=str(exc), seconds=t)
     t["ptxas"] = time.perf_counter() - t1
     return ScreenResult(job.key, "done", verdict, cuts, res, path, sha, seconds=t)

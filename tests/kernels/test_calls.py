@@ -59,7 +59,7 @@ def test_comments_are_not_calls():
     assert mma_in_calls(k)["indirect_calls"] == 1
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "nvdisasm")
 def test_sass_views_of_relocatable_code(capsys):
     """Dynamic parallelism calls ``cudaLaunchDeviceV2`` (an extern resolved at device link):
     ``sass-mix`` and ``spec --pressure`` used to fail with "Unresolved extern function"."""
@@ -111,7 +111,7 @@ def test_a_native_keeps_a_call_sequences_param_declarations(tmp_path, capsys):
     assert "not .param (outside a { } call sequence)" in capsys.readouterr().err
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_identity_cut_of_an_epilogue_with_a_call():
     from splice.cut.identity import run_module
 
@@ -183,7 +183,7 @@ def test_an_indirect_call_sequence_in_a_native(tmp_path):
         parse_native("proto: .callprototype (.param .b32 _) _ (.param .b32 _);\n", "n.ptx")
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_the_indirect_call_range_gives_the_original_sass(tmp_path):
     from splice.ptx.sass import compile_ptx, normalized_sass
 

@@ -87,7 +87,7 @@ def test_a_jump_table_names_the_natives_renamed_labels(tmp_path):
     assert "$ev2" not in text.replace("_ev2", "")
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_the_jump_table_cut_gives_the_original_sass(tmp_path):
     p = cut_of(tmp_path, ODD, "oddities", 32, 40)
     assert sass_same(p.text, ODD, "sm_90")

@@ -91,7 +91,7 @@ def test_a_cut_keeps_the_locations_inlined_at_names(tmp_path):
     assert _inlined_at_defined(text) == []
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_identity_cut_of_an_epilogue_holding_an_inlined_call_site():
     from splice.cut.identity import run_module
 

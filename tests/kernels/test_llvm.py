@@ -49,7 +49,7 @@ def test_llvm_old_wmma_spelling():
     assert [p.shape for p in Kernel.load(WMMA61, "wmma_m32n8k16").phases] == [(32, 8, 16)]
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_identity_cuts_of_the_mma_intrinsic_loop():
     """Every phase and epilogue: extract -> apply gives ptxas' original SASS."""
     from splice.cut.identity import run_module

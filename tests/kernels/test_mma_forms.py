@@ -47,7 +47,8 @@ def test_cut_keeps_the_rest_of_its_last_line(tmp_path):
     parse(p.text, "spliced.ptx")     # the whole module still parses (the next .entry included)
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.slow
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_every_mma_form_of_the_sample_round_trips_through_a_cut():
     from splice.cut.identity import run_module
 
@@ -146,7 +147,8 @@ def test_kind_forms_are_in_the_table():
         assert set(p.extra_regs["scale_a"] + p.extra_regs["scale_b"]) <= live_in
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.slow
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 @pytest.mark.parametrize("path, arch", [(SPARSE, "sm_90"), (SM120, "sm_120a")])
 def test_identity_cuts_of_the_new_forms(path, arch):
     """Every phase of the split runs, sparse and block-scaled forms: extract -> apply gives
@@ -182,7 +184,7 @@ def test_sparse_kind_forms_and_their_scales():
     assert set(scaled[0].extra_regs) == {"meta", "scale_a", "scale_b"}
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_identity_cuts_of_sparse_kind_forms():
     from splice.cut.identity import run_module
 
@@ -205,7 +207,8 @@ def test_wmma_sub_byte_forms_are_in_the_table():
     assert seen["wmma_bf16"] == [((16, 16, 16), (4, 4, 8), [])]
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.slow
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_identity_cuts_of_wmma_sub_byte_forms():
     from splice.cut.identity import run_module
 

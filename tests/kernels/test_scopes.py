@@ -61,7 +61,7 @@ def test_a_cut_across_shadowing_scopes_keeps_them_apart(tmp_path, which):
     assert native.count(".reg .b32 %r5;") == (2 if which == 0 else 1)
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_a_cut_across_shadowing_scopes_gives_the_original_sass(tmp_path):
     from splice.ptx.sass import compile_ptx, normalized_sass
 
@@ -119,7 +119,7 @@ def test_a_range_inside_an_asm_scope_keeps_its_labels_visible(tmp_path):
     assert p.text.count(f"{label.name}:") == 1
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_the_asm_scope_range_gives_the_original_sass(tmp_path):
     from splice.ptx.sass import compile_ptx, normalized_sass
 

@@ -17,7 +17,7 @@ TCGEN05 = MODERN / "triton_matmul_tcgen05_sm100a.ptx"
 TWO_WG = MODERN / "triton_matmul_bf16_2wg_sm90a.ptx"
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "nvdisasm")
 def test_sass_mix_compiles_for_the_module_target(capsys):
     """An sm_90a module (wgmma) used to be compiled for sm_90 by sass-mix and spec --pressure."""
     path = MODERN / "wgmma_sm90a.ptx"
@@ -53,7 +53,7 @@ def test_recipe_arch_defaults_to_the_module_target(tmp_path, module, want):
     assert load_recipe(str(r)).arch == "sm_100a"
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_identity_recipe_on_an_sm90a_module_without_arch(tmp_path, capsys):
     from splice.cut.extract import extract
 

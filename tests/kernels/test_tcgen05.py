@@ -60,7 +60,7 @@ def test_tcgen05_dealloc_reads_its_tensor_memory_address(tmp_path):
     assert raw_defs_uses(ld) == (["%r9"], ["%r2"])      # tcgen05.ld still writes its vector
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 def test_identity_cut_before_the_dealloc_gives_the_original_sass(tmp_path):
     from splice.ptx.sass import compile_ptx, normalized_sass
 

@@ -61,7 +61,7 @@ def test_triton_phases_are_tiles_of_their_opcode(name, shapes):
             assert tuple(p.shape) == tuple(t * n for t, n in zip(p.tile, p.tiles))
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "cuobjdump|nvdisasm")
 @pytest.mark.parametrize("name", ["triton_dot_fp64_sm80.ptx", "triton_dot_tf32x3_sm80.ptx"])
 def test_identity_cuts_of_fp64_and_tf32x3_dots(name):
     """Every phase and epilogue: extract -> apply gives ptxas' original SASS."""

@@ -36,7 +36,7 @@ def test_a_wgmma_group_of_several_forms_has_no_shape():
     assert last.accumulators == 2 and last.extra_regs["meta"] and last.extra_regs["scale_d"]
 
 
-@pytest.mark.needs("ptxas", "disassembler")
+@pytest.mark.needs("ptxas", "nvdisasm")
 def test_sass_mix_counts_fp8_and_int8_wgmma(capsys):
 
     assert main(["sass-mix", str(CONSUMERS), "--json"]) == 0
@@ -149,6 +149,7 @@ def test_notes_do_not_call_a_wgmma_b_register_resident():
     assert "B shared memory through a wgmma descriptor" in text     # operands by def-use
 
 
+@pytest.mark.slow
 def test_verify_names_a_flipped_wgmma_transpose_briefly(tmp_path):
     """The first wgmma of the consumer's K step with its B transposed (imm-trans-b 0 -> 1):
     the reason printed each of the 32 D elements of both sides, ``wgmma(…)[0], … wgmma(…)[31]``

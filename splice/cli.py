@@ -16,6 +16,8 @@ import re
 import sys
 import importlib
 import io
+from pathlib import Path
+from . import __version__
 from .errors import TIMEOUT_STATUS, SassToolError, SpliceError, ToolTimedOut, printable
 from .ptx.errors import PtxSyntaxError
 from .util import Terminated, refuse_json_on_stdout, stop_on_signals
@@ -48,12 +50,8 @@ class _ShowVersion(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=default, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from pathlib import Path
-
-        from . import __version__
-        from .ptx.sass import tools_summary
-
-        lines = [f"splice {__version__} ({Path(__file__).resolve().parent})", *tools_summary()]
+        sass = importlib.import_module("splice.ptx.sass")      # as _lazy: --help stays instant
+        lines = [f"splice {__version__} ({Path(__file__).resolve().parent})", *sass.tools_summary()]
         sys.stdout.write("\n".join(lines) + "\n")
         parser.exit()
 
@@ -349,8 +347,6 @@ def _ptxas_timeout(args):
         yield
         return
     if not _ptxas_runs(args):
-        from .errors import SpliceError
-
         where = getattr(args, "recipe", None) or getattr(args, "file", None) or getattr(args, "target", None) \
             or (getattr(args, "paths", None) or [None])[0]
         raise SpliceError("--ptxas-timeout: no ptxas runs in this mode (roundtrip needs --sass, spec "

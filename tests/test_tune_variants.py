@@ -55,3 +55,25 @@ def test_every_abi_of_a_fenced_native_is_proved_equal(tmp_path):
         plan = run_apply(str(write_variant(v, tmp_path / str(i), base.module)), ptxas=False)[0]
         assert [r.verdict for r in verify_plan(plan)] == [EQUAL], v.choices
     assert materialize(base, 1).recipe["cuts"][0]["threads"] == 128
+
+
+def test_a_variants_key_does_not_depend_on_where_the_checkout_is(tmp_path):
+    """The key is the content (recipe, natives, module): the same space read from two folders
+    gives the same keys.  The generated natives' header named their source with its folder, so
+    every key changed with the checkout's path (and with it which of two equally fast variants
+    the timing ranked first)."""
+    import shutil
+
+    keys = []
+    for where in (tmp_path / "a", tmp_path / "deep/er/b"):
+        (where / "native").mkdir(parents=True)
+        (where / "triton").mkdir()
+        shutil.copy(ROOT / "recipes/native/triton_matmul_p1.ptx", where / "native")
+        shutil.copy(ROOT / "corpus/triton/matmul_sm80.ptx", where / "triton")
+        shutil.copy(ROOT / "recipes/triton_matmul_p1.yaml", where / "r.yaml")
+        s = space(where, "    - cuts: 1\n      order: [original, k-major]\n      fence: [none, start]\n",
+                  str(where / "r.yaml"))
+        base = load_base(s)
+        keys.append([materialize(base, i).key for i in range(s.size)])
+        assert all(str(where) not in text for text in materialize(base, 3).natives.values())
+    assert keys[0] == keys[1] and len(set(keys[0])) == 4

@@ -21,6 +21,7 @@ at the native file's own line and column.
 from __future__ import annotations
 
 import ast
+import bisect
 import dataclasses
 import operator
 import re
@@ -206,8 +207,6 @@ def _unexpanded(text: str, lo: int, hi: int, path: str, comments: list) -> None:
     with exit 0): an error at its line and column in the native.  Comments are not emitted (the
     header's one-line YAML may well end in ``}}``).  ``comments``: :func:`_comment_spans`'s list,
     filled on first need."""
-    import bisect
-
     pos = lo
     while True:
         hits = [i for i in (text.find("{{", pos, hi), text.find("}}", pos, hi)) if i >= 0]

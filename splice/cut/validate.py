@@ -14,6 +14,8 @@ from ..ptx.sass import PtxasError, ToolNotFoundError, compile_ptx
 from concurrent.futures import ThreadPoolExecutor
 import dataclasses
 
+from ..util import signals_deferred
+
 
 @dataclass
 class Validation:
@@ -48,8 +50,6 @@ def submit_held(pool, fn, *args, **kwargs):
     pool was starting its thread (``Thread.start`` waits, and the signal's exception is raised
     there) left the thread unknown to the pool: shutdown did not join it, and the process ended
     under it -- its ptxas orphaned, its temporary directory left behind."""
-    from ..util import signals_deferred
-
     with signals_deferred():
         return pool.submit(fn, *args, **kwargs)
 

@@ -83,7 +83,7 @@ def test_the_variable_sets_the_limit_and_the_option_wins(work, tmp_path, monkeyp
 def test_a_probe_compile_that_times_out_is_a_timeout(work, tmp_path, monkeypatch):
     """``splice probe`` builds its cubins through the same compile: a timeout there reaches the
     CLI as ToolTimedOut (exit 124), not as a rejected module."""
-    from splice.probe.modules import compile_one
+    from splice.probe.run.modules import compile_one
 
     fake(tmp_path, monkeypatch, HANGS)
     monkeypatch.setenv("SPLICE_PTXAS_TIMEOUT", "0.5")

@@ -96,7 +96,7 @@ class CUDADriverError(RuntimeError):
 
 
 class FakeDevice:
-    """What ProbeBench uses of splice.probe.device.Device, on the CPU: a module is its cubin's
+    """What ProbeBench uses of splice.probe.run.device.Device, on the CPU: a module is its cubin's
     text; "bad" renders other bytes, "boom" faults as an illegal address."""
 
     def __init__(self):

@@ -1,7 +1,7 @@
 """Timing, the one entry point of every timed path (frames, ``--graph``, ``--profile`` totals,
 ``splice probe render``), and the roofline.
 
-* :func:`time_device` -- modules loaded on a probe :class:`~splice.probe.device.Device` timed
+* :func:`time_device` -- modules loaded on a probe :class:`~splice.probe.run.device.Device` timed
   against a baseline, with the A/A control (a second loaded copy of the baseline) in the same
   interleaved rounds: per-module samples, every ratio of medians with its bootstrap interval,
   the verdict, the device's state (``device_state``), how the samples were taken.

@@ -10,7 +10,7 @@
 # 1. ptxas for every module at once (the probes then find the cubins in the compile cache)
 # 2. per recipe, 60 interleaved runs against the original: byte-identical 4K frames and the ratio
 #    (enc5_stream*, dec1_stream, and enc5_fence_start, the best recipe before, as a reference
-#    measured in the same session)
+#    measured in the same run)
 # 3. Nsight Compute on enc5_stream and dec1_stream: registers, block limit from registers
 #    (enc5: 3 blocks of 128 threads, 18.75 % theoretical occupancy), spills, stalls
 # 4. bench/perf_summary.py: one table, printed last

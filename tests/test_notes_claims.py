@@ -1,5 +1,5 @@
 """The claims of `splice notes`: each sentence template rendered only where its fact holds, every
-claim of every bundled kernel checked by the independent reader of bench/notes_claims_sweep.py,
+claim of every bundled kernel checked by the independent reader of bench/notes_claims_check.py,
 and the issue-29 misstatements (C's stride as C, a weight image that is written, a store range
 without a store) gone for their cause."""
 from __future__ import annotations
@@ -19,7 +19,7 @@ from splice.ptx import parse_file
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-import notes_claims_sweep as sweep  # noqa: E402
+import notes_claims_check as claims_check  # noqa: E402
 
 GEMM = ROOT / "tests/data/ptx/gemm"
 TRITON90 = ROOT / "corpus/triton/matmul_sm90.ptx"
@@ -38,16 +38,16 @@ def _first(path) -> Kernel:
 
 
 def _bundled():
-    return [p for p in sweep.bundled() if p.name not in ("enc5.ptx", "dec1.ptx")]
+    return [p for p in claims_check.bundled() if p.name not in ("enc5.ptx", "dec1.ptx")]
 
 
 @pytest.mark.parametrize("path", _bundled(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_claim_of_every_bundled_kernel_holds(path):
     """Every claim `notes` makes on a bundled third-party kernel is true by the independent
     reader, and every claim's text is in the draft (the claims are the draft's sentences)."""
-    out = {"entries": 0, "refused": 0, "too_big": 0, "checked": sweep.Counter(), "false": [],
-           "undecided": sweep.Counter(), "words": []}
-    sweep.sweep_file(path, 30000, out)
+    out = {"entries": 0, "refused": 0, "too_big": 0, "checked": claims_check.Counter(), "false": [],
+           "undecided": claims_check.Counter(), "words": []}
+    claims_check.check_file(path, 30000, out)
     assert not out["false"], out["false"][:5]
     assert not out["words"], out["words"][:5]
 

@@ -5,7 +5,7 @@ A claim is ``{"template", "text", "fact", "evidence"}``: ``text`` is the phrase 
 prints (a test checks it is there), ``fact`` the structured fact behind it, ``evidence`` the
 statement ranges that prove it, each ``[first sN, last sN, first line, last line]`` (the last
 line is where the last statement ends, so an independent reader can read exactly those lines:
-``bench/notes_claims_sweep.py`` does).  Templates (``TEMPLATES``) say what each one asserts.
+``bench/notes_claims_check.py`` does).  Templates (``TEMPLATES``) say what each one asserts.
 
 Claims are built from the same facts the draft renders (``notes_facts.Facts``, the phases, the
 epilogues and their sub-sections), never from the rendered text.

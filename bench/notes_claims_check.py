@@ -10,7 +10,7 @@ previous definition — and checks each claim by its template (splice.analysis.n
 It also counts the stand-ins' words (W, weight image, plane arena, slot …) in every draft whose
 entry no profile matches: there must be none.
 
-    python bench/notes_claims_sweep.py [--json OUT] [--max-statements N] [PATH …]
+    python bench/notes_claims_check.py [--json OUT] [--max-statements N] [PATH …]
 
 Prints one row per file group and a total: claims checked, false, not decidable by this reader
 (a register the textual chase cannot follow), drafts with stand-in words.  Exit 1 on any false
@@ -501,7 +501,7 @@ def _check_weight(E: Entry, f: dict) -> str:
     return "ok" if lane else "undecided: no load off the field found by this reader"
 
 
-# ---- the sweep ---------------------------------------------------------------------------------
+# ---- every kernel ---------------------------------------------------------------------------------
 
 def bundled() -> list:
     files = sorted((ROOT / "corpus").rglob("*.ptx")) + sorted((ROOT / "tests/data/ptx").rglob("*.ptx"))
@@ -512,7 +512,7 @@ def entries_of(text: str) -> list:
     return re.findall(r"\.entry\s+([\w$]+)", text)
 
 
-def sweep_file(path: Path, max_statements: int, out: dict) -> None:
+def check_file(path: Path, max_statements: int, out: dict) -> None:
     from splice.analysis import Kernel
     from splice.analysis.notes import notes_document
     from splice.analysis.vocab import find_profile
@@ -587,7 +587,7 @@ def main(argv=None) -> int:
            "undecided": Counter(), "words": []}
     t0 = time.time()
     for p in paths:
-        sweep_file(p, a.max_statements, out)
+        check_file(p, a.max_statements, out)
     n = sum(out["checked"].values())
     print(f"files {len(paths)}, entries {out['entries']} (splice refused {out['refused']}, "
           f"over {a.max_statements} statements {out['too_big']}), {time.time() - t0:.0f} s")

@@ -48,6 +48,16 @@ def test_errors_are_exit_2_at_the_line(tmp_path, capsys):
     assert exc.value.code == 2 and "--timeout" in capsys.readouterr().err
 
 
+def test_a_space_without_a_recipe_and_a_missing_reference_are_said_before_any_work(tmp_path, capsys):
+    """A tune file with no recipe: and no cuts of its own says so (it said "cuts 1-0"); a
+    --reference that does not exist is refused by --plan too, not after the screen."""
+    p = tmp_path / "t.yaml"
+    p.write_text("tune:\n  space:\n  - cuts: 1\n    order: [k-major]\n")
+    assert main(["tune", str(p), "--plan"]) == 2
+    assert f"{p}:3:" in (err := capsys.readouterr().err) and "the recipe has no cuts" in err
+    assert main(["tune", str(SPACE), "--plan", "--reference", str(tmp_path / "nope.yaml")]) == 2
+    assert "nope.yaml: recipe not found" in capsys.readouterr().err
+
 def _env(**extra) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                SPLICE_TUNE_BENCH="tests.tune_fakes:FakeBench")
@@ -126,7 +136,8 @@ def test_outputs_onto_an_input_are_refused_before_any_work(tmp_path, capsys):
 
 
 def test_reference_is_repeatable_and_refuses_dashdash(capsys):
-    assert main(["tune", str(SPACE), "--plan", "--reference", "a.yaml", "--reference", "b.yaml"]) == 0
+    refs = [str(ROOT / "recipes/perf" / n) for n in ("enc5_fence_start.yaml", "enc5_stream.yaml")]
+    assert main(["tune", str(SPACE), "--plan", "--reference", refs[0], "--reference", refs[1]]) == 0
     capsys.readouterr()
     with pytest.raises(SystemExit) as exc:
         main(["tune", str(SPACE), "--plan", "--reference=--"])

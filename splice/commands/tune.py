@@ -16,6 +16,7 @@ import dataclasses
 import os
 from pathlib import Path
 
+from ..cut.recipe import load_recipe
 from ..errors import SpliceError
 from ..report import jsonout
 from ..report.console import Table, esc, make_console
@@ -89,6 +90,8 @@ def cmd_tune(args) -> int:
 def _tune(args) -> int:
     space = load_space(args.space)
     search = _search(space, args)
+    for ref in args.reference or ():     # a reference's typo said now, not after the screen
+        load_recipe(ref)
     if args.plan:
         return _print_plan(space, search, args.json)
     if args.no_gpu and args.gpus is not None:

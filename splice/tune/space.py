@@ -251,7 +251,8 @@ def _cut_numbers(v, path: str, at: tuple, ncuts: int) -> tuple:
         raise SpliceError(f"cuts: expected all, a cut number, a list or \"1-3,5\", got {v!r}", path, *at)
     bad = [n for n in nums if not 1 <= n <= ncuts]
     if bad or not nums:
-        raise SpliceError(f"cuts: the recipe has cuts 1-{ncuts}, not {bad[0] if bad else 'none'}", path, *at)
+        has = f"cuts 1-{ncuts}" if ncuts else "no cuts (a tune file names its recipe with recipe:)"
+        raise SpliceError(f"cuts: the recipe has {has}, not {bad[0] if bad else 'none'}", path, *at)
     return tuple(sorted(set(nums)))
 
 

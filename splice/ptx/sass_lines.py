@@ -99,13 +99,15 @@ def mark_lines(module: m.Module) -> str:
 
 
 _LOC = re.compile(r'^\s*//## File "(?P<file>[^"]*)", line (?P<line>\d+)')
-_INSN = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?P<text>[^;]*?)\s*;")
-_FUNC = re.compile(r"^\s*\.section\s+\.text\.(?P<name>[^,\s]+)")
+#: an instruction row of an nvdisasm listing, and the section line that starts a function
+ADDRESS_LINE = re.compile(r"^\s*/\*(?P<addr>[0-9a-f]{4,})\*/\s+(?P<text>[^;]*?)\s*;(?P<rest>.*)$")
+FUNCTION_LINE = re.compile(r"^\s*\.section\s+\.text\.(?P<name>[^,\s]+)")
 
 
-def attributed_sass(cubin: bytes) -> dict:
-    """function -> [(ptx line, opcode with modifiers)] from ``nvdisasm -g`` (trailing NOP
-    padding and the end-of-function self-branch dropped)."""
+def disassemble(cubin: bytes, flags: tuple) -> str:
+    """``nvdisasm FLAGS`` of ``cubin``: one runner for every listing splice reads (``-g`` here,
+    the life ranges of ``splice.ptx.sass_pressure``), so each is stopped with the command and
+    bounded by a limit said as a timeout."""
     exe = require_tool("nvdisasm")
     limit = scaled_timeout(len(cubin))
     with tempfile.TemporaryDirectory(prefix="splice-sass-") as tmp:
@@ -113,30 +115,44 @@ def attributed_sass(cubin: bytes) -> dict:
         with open(path, "wb") as f:
             f.write(cubin)
         try:     # run_tool: a stop kills nvdisasm too, and a timeout is said as one
-            proc = run_tool([exe, "-g", "-c", path], cwd=tmp, timeout=limit)
+            proc = run_tool([exe, *flags, "-c", path], cwd=tmp, timeout=limit)
         except subprocess.TimeoutExpired:
             raise ToolTimedOut(f"nvdisasm timed out after {limit:g} s: {timeout_hint('nvdisasm')}") from None
     if proc.returncode != 0:
-
         raise SassToolError(f"nvdisasm failed: {proc.stderr.decode('utf-8', 'replace').strip()}")
+    return proc.stdout.decode("utf-8", "replace")
+
+
+def lines_by_address(cubin: bytes, mark_file: str = MARK_FILE) -> dict:
+    """function -> [(address, PTX line, opcode)] from ``nvdisasm -g`` (line 0 before the first
+    location of ``mark_file``)."""
     funcs: dict = {}
     cur = None
     line = 0
-    for raw in proc.stdout.decode("utf-8", "replace").splitlines():
-        mm = _FUNC.match(raw)
+    for raw in disassemble(cubin, ("-g",)).splitlines():
+        mm = FUNCTION_LINE.match(raw)
         if mm:
             cur = funcs.setdefault(mm.group("name"), [])
             line = 0
             continue
         mm = _LOC.match(raw)
         if mm:
-            line = int(mm.group("line")) if mm.group("file") == MARK_FILE else line
+            line = int(mm.group("line")) if mm.group("file") == mark_file else line
             continue
-        mm = _INSN.match(raw)
+        mm = ADDRESS_LINE.match(raw)
         if mm and cur is not None:
             words = mm.group("text").split()
+            if not words:
+                continue
             op = words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
-            cur.append((line, op))
+            cur.append((int(mm.group("addr"), 16), line, op))
+    return funcs
+
+
+def attributed_sass(cubin: bytes) -> dict:
+    """function -> [(ptx line, opcode with modifiers)] from ``nvdisasm -g`` (trailing NOP
+    padding and the end-of-function self-branch dropped)."""
+    funcs = {name: [(line, op) for _addr, line, op in insns] for name, insns in lines_by_address(cubin).items()}
     for body in funcs.values():
         while body and (body[-1][1] == "NOP" or body[-1][1] == "BRA"):
             body.pop()

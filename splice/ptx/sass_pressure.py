@@ -11,70 +11,26 @@ joined on the instruction's address.  Stdlib only, like ``splice.ptx.sass``.
 """
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import tempfile
 
-from .sass import SassToolError, require_tool
+from .sass_lines import ADDRESS_LINE, FUNCTION_LINE, disassemble, lines_by_address
 
-_FUNC = re.compile(r"^\s*\.section\s+\.text\.(?P<name>[^,\s]+)")
-_ADDR = re.compile(r"^\s*/\*(?P<addr>[0-9a-f]{4,})\*/\s+(?P<text>[^;]*?)\s*;(?P<rest>.*)$")
-_LOC = re.compile(r'^\s*//## File "(?P<file>[^"]*)", line (?P<line>\d+)')
 _GPR = re.compile(r"//\s*\|\s*(?P<gpr>\d*)\s*\|")
-
-
-def _nvdisasm(cubin: bytes, flags: tuple) -> str:
-    exe = require_tool("nvdisasm")
-    with tempfile.TemporaryDirectory(prefix="splice-sassp-") as tmp:
-        path = os.path.join(tmp, "in.cubin")
-        with open(path, "wb") as f:
-            f.write(cubin)
-        proc = subprocess.run([exe, *flags, "-c", path], capture_output=True, timeout=300, check=False)
-    if proc.returncode != 0:
-        raise SassToolError(f"nvdisasm failed: {proc.stderr.decode('utf-8', 'replace').strip()}")
-    return proc.stdout.decode("utf-8", "replace")
 
 
 def live_gpr(cubin: bytes) -> dict:
     """function -> {address: live general registers before the instruction} (nvdisasm -plr)."""
     funcs: dict = {}
     cur = None
-    for raw in _nvdisasm(cubin, ("-plr", "-lrm", "count")).splitlines():
-        mm = _FUNC.match(raw)
+    for raw in disassemble(cubin, ("-plr", "-lrm", "count")).splitlines():
+        mm = FUNCTION_LINE.match(raw)
         if mm:
             cur = funcs.setdefault(mm.group("name"), {})
             continue
-        mm = _ADDR.match(raw)
+        mm = ADDRESS_LINE.match(raw)
         if mm and cur is not None:
             g = _GPR.search(mm.group("rest"))
             cur[int(mm.group("addr"), 16)] = int(g.group("gpr")) if g and g.group("gpr") else 0
-    return funcs
-
-
-def lines_by_address(cubin: bytes, mark_file: str) -> dict:
-    """function -> [(address, PTX line, opcode)] from ``nvdisasm -g`` (line 0 before the first
-    location of ``mark_file``)."""
-    funcs: dict = {}
-    cur = None
-    line = 0
-    for raw in _nvdisasm(cubin, ("-g",)).splitlines():
-        mm = _FUNC.match(raw)
-        if mm:
-            cur = funcs.setdefault(mm.group("name"), [])
-            line = 0
-            continue
-        mm = _LOC.match(raw)
-        if mm:
-            line = int(mm.group("line")) if mm.group("file") == mark_file else line
-            continue
-        mm = _ADDR.match(raw)
-        if mm and cur is not None:
-            words = mm.group("text").split()
-            if not words:
-                continue
-            op = words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
-            cur.append((int(mm.group("addr"), 16), line, op))
     return funcs
 
 

@@ -163,7 +163,7 @@ def _binop(op, a: int, b: int) -> int:
     return _BINOPS[op](a, b)
 
 
-def _templates(text: str):
+def template_spans(text: str):
     r"""(start, end, expression) of each ``{{expression}}``: the first ``}}`` after its ``{{`` on
     the same line.  By ``str.find``, a line at a time: the regex ``\{\{(.*?)\}\}`` searched a
     line of ``{{`` with no ``}}`` to its end again from each of them (quadratic)."""
@@ -231,7 +231,7 @@ def substitute(text: str, env: dict, path: str) -> str:
     """``text`` with every ``{{ expression }}`` replaced by its value; a ``{{`` or ``}}`` that is
     not part of a one-line template is an error (:func:`_unexpanded`), never output."""
     out, at, line, counted, comments = [], 0, 1, 0, []
-    for start, end, expr in _templates(text):
+    for start, end, expr in template_spans(text):
         _unexpanded(text, at, start, path, comments)
         line += text.count("\n", counted, start)   # running: one count per template was quadratic
         counted = start

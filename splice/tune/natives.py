@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..cut.native import parse_native, read_header, render
+from ..cut.native import parse_native, read_header, render, template_spans
 from ..errors import SpliceError
 from ..ptx.builder import Builder, NameScope, addr
 from . import schedule as sch
@@ -42,30 +42,13 @@ class Shape:
         return f"order {self.order}, fence {self.fence}, loads {self.loads}"
 
 
-def _templates(text: str):
-    """(start, end) of each ``{{…}}``: the first ``}}`` after its ``{{`` on the same line."""
-    pos = 0
-    while True:
-        s = text.find("{{", pos)
-        if s < 0:
-            return
-        eol = text.find("\n", s)
-        eol = len(text) if eol < 0 else eol
-        e = text.find("}}", s + 2, eol)
-        if e < 0:
-            pos = eol
-            continue
-        yield s, e + 2
-        pos = e + 2
-
-
 def hold_templates(source: str) -> tuple:
     """(text with every ``{{…}}`` replaced by a hole, {hole: the template as written})."""
     base = 7_100_000_000_000_000
     while any(str(base + k) in source for k in range(0, 1000, 97)):
         base += 1_000_000_000_000
     holes, out, at = {}, [], 0
-    for i, (s, e) in enumerate(_templates(source)):
+    for i, (s, e, _expr) in enumerate(template_spans(source)):
         hole = str(base + i)
         holes[hole] = source[s:e]
         out += [source[at:s], hole]

@@ -15,6 +15,7 @@ spelled it.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import errno
 import os
@@ -618,6 +619,22 @@ def stoppable_child(child: "subprocess.Popen") -> Iterator[None]:
             yield
     else:
         yield
+
+
+#: how long the main thread waits on a worker before it lets pending signal handlers run
+SIGNAL_POLL_S = 0.1
+
+
+def result_when_done(future):
+    """``future.result()`` for the main thread while workers run ptxas.  A SIGTERM/SIGHUP the
+    kernel hands to a worker thread does not interrupt the main thread's plain lock wait, and
+    Python runs its handler only in the main thread: ``apply`` waited for both ``ptxas
+    --version`` probes to time out (60 s each) before the stop was seen (2026-12-02, one run in
+    about 30 under load).  Waking every :data:`SIGNAL_POLL_S` lets the handler run, kill the
+    children and raise :class:`Terminated` here."""
+    while not concurrent.futures.wait([future], timeout=SIGNAL_POLL_S).done:
+        pass
+    return future.result()
 
 
 @contextlib.contextmanager

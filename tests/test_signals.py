@@ -199,3 +199,35 @@ def test_a_killed_tools_temp_files_go_with_splices_directory(work, tmp_path, mon
         sass.compile_ptx(TINY, "sm_90", 3, timeout=2.0)
     assert not [p.name for p in tmpdir.iterdir() if p.name.startswith("tmpxft")]
     assert not [p.name for p in tmpdir.iterdir() if p.name.startswith("splice-")]
+
+
+def test_a_stop_handed_to_a_worker_thread_reaches_the_waiting_main_thread():
+    """The kernel may deliver SIGTERM to any thread; Python runs the handler in the main thread
+    only, and a plain ``future.result()`` there was not woken: ``apply`` sat through both
+    ``ptxas --version`` probes (60 s each) before seeing the stop.  ``result_when_done`` wakes
+    and raises Terminated at once."""
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from splice.util import Terminated, result_when_done, stop_on_signals
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    release = threading.Event()
+    try:
+        with stop_on_signals(), ThreadPoolExecutor(1) as pool:
+            started = threading.Event()
+            fut = pool.submit(lambda: (started.set(), release.wait(30)))
+            started.wait(30)
+            worker = next(t for t in threading.enumerate() if t is not threading.main_thread())
+            signal.pthread_kill(worker.ident, signal.SIGTERM)
+            t0 = time.monotonic()
+            try:
+                with pytest.raises(Terminated):
+                    result_when_done(fut)
+                assert time.monotonic() - t0 < 10
+            finally:
+                release.set()
+    finally:
+        for s, h in before.items():
+            signal.signal(s, h)

@@ -14,7 +14,7 @@ from ..ptx.sass import PtxasError, ToolNotFoundError, compile_ptx
 from concurrent.futures import ThreadPoolExecutor
 import dataclasses
 
-from ..util import signals_deferred
+from ..util import result_when_done, signals_deferred
 
 
 @dataclass
@@ -69,7 +69,7 @@ def validate(plan, arch: Optional[str] = None, opt_level: Optional[int] = None, 
         fut_after = submit_held(pool, compile_ptx, plan.text, arch, opt, name=output_name or "<spliced>",
                                 cache=cache)
         try:
-            original = before.result() if before is not None else None
+            original = result_when_done(before) if before is not None else None
         except ToolNotFoundError as exc:
             raise _not_found(plan, exc) from None
         except PtxasError as exc:
@@ -79,7 +79,7 @@ def validate(plan, arch: Optional[str] = None, opt_level: Optional[int] = None, 
                               str(plan.recipe.module), exc.lines[0] if exc.lines else None,
                               detail=str(exc)) from None
         try:
-            after = fut_after.result()
+            after = result_when_done(fut_after)
         except ToolNotFoundError as exc:
             raise _not_found(plan, exc) from None
         except PtxasError as exc:

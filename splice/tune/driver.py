@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Protocol
 
 from ..errors import SpliceError
+from ..util import result_when_done
 from . import halving, steps
 from .space import Search, Space
 from .store import Store
@@ -83,7 +84,7 @@ def run(space: Space, store: Store, executor: Executor, opts: Options, note: Cal
         original = ctl.submit(steps.compile_original, ctx.base.module, arch, str(opts.out))
         survivors = screen(ctx, keys, arch)
         summary: dict = {"keys": keys, "survivors": survivors, "arch": arch, "best": None}
-        original_res = original.result()
+        original_res = result_when_done(original)
     finally:
         ctl.shutdown(wait=True)
     store.set_meta("original", {"cubin_sha": original_res.cubin_sha, "resources": original_res.resources})

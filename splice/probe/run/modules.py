@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ...errors import SpliceError
-from ...util import home_dir, name_part, read_text
+from ...util import home_dir, name_part, read_text, result_when_done
 from ...cut.pipeline import recipe_inputs, run_apply
 from ...ptx.cache import ELF_MAGIC, default_cache, ours
 from ...ptx.sass import compile_ptx
@@ -209,7 +209,7 @@ def compile_many(items: list, arch: str, done: Optional[Callable] = None, cache:
     with ThreadPoolExecutor(max_workers=max(1, min(len(items), os.cpu_count() or 2))) as ex:
         futs = {ex.submit(compile_one, n, t, arch, cache, use_cache): n for n, t in items}
         for f in futs:
-            b = f.result()
+            b = result_when_done(f)
             out[futs[f]] = b
             if done:
                 done(futs[f], b)

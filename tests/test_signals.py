@@ -201,33 +201,50 @@ def test_a_killed_tools_temp_files_go_with_splices_directory(work, tmp_path, mon
     assert not [p.name for p in tmpdir.iterdir() if p.name.startswith("splice-")]
 
 
+STOP_IN_A_WORKER = r"""
+import signal, sys, threading, time
+from concurrent.futures import ThreadPoolExecutor
+from splice.util import Terminated, result_when_done, stop_on_signals
+
+def main_is_waiting():
+    frame = sys._current_frames().get(threading.main_thread().ident)
+    while frame is not None:
+        if frame.f_code is result_when_done.__code__:
+            return True
+        frame = frame.f_back
+    return False
+
+def task():
+    while not main_is_waiting():       # the signal goes out once the main thread waits in it
+        time.sleep(0.01)
+    signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
+    time.sleep(30)                      # the worker stays busy: only the handler can end the wait
+
+with stop_on_signals(), ThreadPoolExecutor(1) as pool:
+    fut = pool.submit(task)
+    t0 = time.monotonic()
+    try:
+        result_when_done(fut)
+    except Terminated:
+        print(f"terminated after {time.monotonic() - t0:.2f} s", flush=True)
+        import os
+        os._exit(0)
+    print("the wait ended without Terminated", flush=True)
+    import os
+    os._exit(1)
+"""
+
+
 def test_a_stop_handed_to_a_worker_thread_reaches_the_waiting_main_thread():
     """The kernel may deliver SIGTERM to any thread; Python runs the handler in the main thread
     only, and a plain ``future.result()`` there was not woken: ``apply`` sat through both
     ``ptxas --version`` probes (60 s each) before seeing the stop.  ``result_when_done`` wakes
-    and raises Terminated at once."""
-    import threading
-    import time
-    from concurrent.futures import ThreadPoolExecutor
-
-    from splice.util import Terminated, result_when_done, stop_on_signals
-
-    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
-    release = threading.Event()
-    try:
-        with stop_on_signals(), ThreadPoolExecutor(1) as pool:
-            started = threading.Event()
-            fut = pool.submit(lambda: (started.set(), release.wait(30)))
-            started.wait(30)
-            worker = next(t for t in threading.enumerate() if t is not threading.main_thread())
-            signal.pthread_kill(worker.ident, signal.SIGTERM)
-            t0 = time.monotonic()
-            try:
-                with pytest.raises(Terminated):
-                    result_when_done(fut)
-                assert time.monotonic() - t0 < 10
-            finally:
-                release.set()
-    finally:
-        for s, h in before.items():
-            signal.signal(s, h)
+    and raises Terminated at once.  The worker signals its own thread only once the main thread
+    is inside ``result_when_done`` (read from its stack, not guessed with a timer), and the whole
+    case runs in a child process, so the stop can reach nothing of the test runner."""
+    done = subprocess.run([sys.executable, "-c", STOP_IN_A_WORKER], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("terminated after "), done.stdout
+    # the worker sleeps 30 s: an answer well before that is the handler's, not the task's end
+    assert float(done.stdout.split()[2]) < 20, done.stdout

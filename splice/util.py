@@ -536,13 +536,16 @@ class _SignalStop:
     """The handler :func:`stop_on_signals` installs.  It kills the children registered with
     :func:`stoppable_child` (ptxas runs in worker threads too, where no exception can reach it),
     then raises :class:`Terminated` in the main thread -- or, inside :func:`signals_deferred`,
-    holds it until the block ends."""
+    holds it until the block ends.  It also knows which thread started each child, so that a
+    :class:`WorkerThreads` given up on by a failing command kills its own children, and only
+    those (:meth:`abandon`)."""
 
     def __init__(self) -> None:
         self.depth = 0
         self.pending: "int | None" = None
         self.stopped: "int | None" = None
-        self.children: set = set()
+        self.children: dict = {}            # child -> ident of the thread that started it
+        self.abandoned: set = set()         # idents whose children are killed as they start
         self.lock = threading.RLock()   # re-entrant: the handler may interrupt its own thread
 
     def __call__(self, signum: int, _frame: object) -> None:
@@ -558,16 +561,30 @@ class _SignalStop:
 
     @contextlib.contextmanager
     def track(self, child: "subprocess.Popen") -> Iterator[None]:
+        ident = threading.get_ident()
         with self.lock:
-            self.children.add(child)
-            stopped = self.stopped
+            self.children[child] = ident
+            doomed = self.stopped is not None or ident in self.abandoned
         try:
-            if stopped is not None:     # the stop came while it was being spawned
+            if doomed:     # the stop (or the abandon) came while it was being spawned
                 _kill(child)
             yield
         finally:
             with self.lock:
-                self.children.discard(child)
+                self.children.pop(child, None)
+
+    def abandon(self, idents: "set[int]") -> None:
+        """Kill the children the threads ``idents`` run, and any they start until
+        :meth:`release`."""
+        with self.lock:
+            self.abandoned |= idents
+            children = [c for c, t in self.children.items() if t in idents]
+        for child in children:
+            _kill(child)
+
+    def release(self, idents: "set[int]") -> None:
+        with self.lock:
+            self.abandoned -= idents
 
     @contextlib.contextmanager
     def deferred(self) -> Iterator[None]:
@@ -635,6 +652,66 @@ def result_when_done(future):
     while not concurrent.futures.wait([future], timeout=SIGNAL_POLL_S).done:
         pass
     return future.result()
+
+
+class WorkerThreads:
+    """A thread pool for a command's ptxas runs whose exit never outwaits the command.
+
+    ``with ThreadPoolExecutor(...)`` joins its threads on the way out, whatever the way: a recipe
+    error found while the original module compiled waited for that compile (30 s with a slow
+    ptxas, 2026-12-02) before exit 2, and the join, a plain lock wait, was not woken by a stop
+    the kernel handed to a worker thread.  Here a block left by an exception first kills the
+    children this pool's threads run (:meth:`_SignalStop.abandon`; under the CLI's
+    :func:`stop_on_signals`, and only this pool's: a caller that recovers keeps the others);
+    every wait wakes for signals; a submit holds SIGTERM/SIGHUP until the pool knows its thread
+    (a stop raised inside ``Thread.start`` left the thread unjoined, its ptxas orphaned)."""
+
+    def __init__(self, workers: int) -> None:
+        self._pool = concurrent.futures.ThreadPoolExecutor(workers)
+        self._futures: list = []
+        self._idents: set = set()
+        self._given_up = False
+        self._lock = threading.Lock()
+
+    def submit(self, fn, *args, **kwargs) -> "concurrent.futures.Future":
+        def run():
+            with self._lock:
+                if self._given_up:
+                    raise concurrent.futures.CancelledError("the command gave this work up")
+                self._idents.add(threading.get_ident())
+            return fn(*args, **kwargs)
+
+        with signals_deferred():
+            future = self._pool.submit(run)
+        self._futures.append(future)
+        return future
+
+    def close(self, abandon: bool = False) -> None:
+        """Wait for the submitted work (woken for signals); with ``abandon``, cancel what has
+        not started and kill the children of what has, first."""
+        handler = signal.getsignal(signal.SIGTERM)
+        with self._lock:
+            self._given_up = self._given_up or abandon
+            idents = set(self._idents)
+        if abandon and isinstance(handler, _SignalStop):
+            handler.abandon(idents)
+        self._pool.shutdown(wait=False, cancel_futures=abandon)
+        try:
+            for future in self._futures:
+                # done(), not wait()'s answer: a future the shutdown cancelled stays CANCELLED
+                # (never CANCELLED_AND_NOTIFIED), which wait() never counts as done
+                while not future.done():
+                    concurrent.futures.wait([future], timeout=SIGNAL_POLL_S)
+            self._pool.shutdown(wait=True)
+        finally:
+            if abandon and isinstance(handler, _SignalStop):
+                handler.release(idents)
+
+    def __enter__(self) -> "WorkerThreads":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.close(abandon=exc_type is not None)
 
 
 @contextlib.contextmanager

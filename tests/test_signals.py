@@ -201,6 +201,70 @@ def test_a_killed_tools_temp_files_go_with_splices_directory(work, tmp_path, mon
     assert not [p.name for p in tmpdir.iterdir() if p.name.startswith("splice-")]
 
 
+ANNOUNCER = """#!/bin/sh
+if [ "$1" = --version ]; then echo "fake ptxas V13"; exit 0; fi
+echo $$ >> "$PIDLOG"
+exec sleep 300
+"""
+
+
+def test_a_recipe_error_does_not_wait_for_the_originals_ptxas(work):
+    """regression (2026-12-02): the original module's ptxas starts as soon as the recipe is read,
+    to overlap the planning; a recipe error the planning found (a phase the kernel lacks) waited
+    for that compile to end before exit 2 -- 30 s with a slow ptxas.  The pool now kills its
+    ptxas on the way out of a failing command.  Whichever way the race goes (ptxas started or
+    not yet), the answer comes at once and no ptxas is left."""
+    (work / "r.yaml").write_text("module: tiny.ptx\nentry: tiny\ncuts:\n  - phase: 99\n    native: n.ptx\n")
+    env = {**env_for(work, fake_ptxas(work, ANNOUNCER)), "PIDLOG": str(work.parent / "pids")}
+    done = subprocess.run([sys.executable, "-m", "splice.cli", "apply", "r.yaml", "-o", "out/o.ptx"],
+                          cwd=work, env=env, capture_output=True, text=True,
+                          timeout=60)   # the fake ptxas takes 300 s: waiting for it fails here
+    assert done.returncode == 2 and "phase 99 does not exist" in done.stderr, done.stderr
+    pids = (work.parent / "pids").read_text().split() if (work.parent / "pids").exists() else []
+    assert not [p for p in pids if alive(int(p))], "a ptxas outlived the command"
+    assert leftovers(work / "tmp") == [] and list((work / "out").iterdir()) == []
+
+
+def test_a_failing_block_kills_its_own_pools_children_and_no_others():
+    """``WorkerThreads`` left by an exception kills the children its threads run (a caller that
+    recovers from one pool's failure -- tune records a variant's rejection and goes on -- keeps
+    every other pool's ptxas) and returns without waiting for them."""
+    import threading
+    import time
+
+    from splice.util import WorkerThreads, stop_on_signals, stoppable_child
+
+    def sleeper(started, pids):
+        with subprocess.Popen(["sleep", "60"]) as child, stoppable_child(child):
+            pids.append(child.pid)
+            started.set()
+            child.wait()
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    mine, theirs = [], []
+    try:
+        with stop_on_signals():
+            other = WorkerThreads(1)
+            go = threading.Event()
+            other.submit(sleeper, go, theirs)
+            t0 = time.monotonic()
+            with pytest.raises(ValueError, match="a recipe error"):
+                with WorkerThreads(1) as pool:
+                    started = threading.Event()
+                    pool.submit(sleeper, started, mine)
+                    queued = pool.submit(sleeper, threading.Event(), mine)   # behind the first
+                    assert started.wait(30) and go.wait(30)
+                    raise ValueError("a recipe error")
+            assert time.monotonic() - t0 < 20          # the sleepers run 60 s
+            assert queued.cancelled() and len(mine) == 1
+            assert not alive(mine[0]) and alive(theirs[0])
+            other.close(abandon=True)
+            assert not alive(theirs[0])
+    finally:
+        for s, h in before.items():
+            signal.signal(s, h)
+
+
 STOP_IN_A_WORKER = r"""
 import signal, sys, threading, time
 from concurrent.futures import ThreadPoolExecutor

@@ -5,13 +5,13 @@ it lives in splice.cut, below both commands; it prints nothing and writes nothin
 """
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from ..errors import SpliceError
-from ..util import check_output, collector_paused, home_dir
+from ..util import WorkerThreads, check_output, collector_paused, home_dir
 from .recipe import default_search_path, load_recipe
 from .splice import plan as make_plan
 from .validate import start_original, validate
@@ -44,25 +44,21 @@ def run_apply(recipe_path: str, output=None, ptxas: bool = True, cache=None):
     compile runs meanwhile), so it runs with the collector paused (``collector_paused``: the
     plan's objects all stay alive until it is done, so a collection would walk them for
     nothing); the analyses after the parse get that too, not only the parse."""
-    pool = None
-    try:
+    with contextlib.ExitStack() as stack:
         with collector_paused():
             t0 = time.perf_counter()
             recipe = load_recipe(recipe_path, search_path(recipe_path), output)
             check_output(recipe.output, recipe_inputs(recipe))   # refused before any work, nothing written
             if ptxas:
-                pool = ThreadPoolExecutor(1)
+                # no thread outlives the call, and a recipe error found meanwhile kills the
+                # original's ptxas rather than waiting for it (WorkerThreads)
+                pool = stack.enter_context(WorkerThreads(1))
                 before = start_original(recipe, pool, cache)  # ptxas on the original overlaps the planning
             p = make_plan(recipe)
             t1 = time.perf_counter()
         if not ptxas:
             return p, None, recipe.output, {"apply": t1 - t0, "ptxas": 0.0, **p.timings}
         val = validate(p, output_name=str(recipe.output), cache=cache, before=before)
-    finally:
-        # no thread outlives the call: after a SIGTERM the command's stop handler is still there
-        # to kill the ptxas it runs (the interpreter would wait for the thread at exit anyway)
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
     t2 = time.perf_counter()
     return p, val, recipe.output, {"apply": t1 - t0, "ptxas": t2 - t1, **p.timings}
 

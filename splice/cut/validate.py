@@ -11,10 +11,9 @@ from ..errors import SpliceError
 from ..ptx.sass import Compiled, exit_text
 import re
 from ..ptx.sass import PtxasError, ToolNotFoundError, compile_ptx
-from concurrent.futures import ThreadPoolExecutor
 import dataclasses
 
-from ..util import result_when_done, signals_deferred
+from ..util import WorkerThreads, result_when_done
 
 
 @dataclass
@@ -41,17 +40,8 @@ def start_original(recipe, pool, cache=None, arch: Optional[str] = None, opt_lev
     Called as soon as the recipe is loaded: ptxas runs in its own process, so it overlaps the
     planning (pure Python) and the spliced module's compile; ``validate`` picks the result up."""
     opt = recipe.opt_level if opt_level is None else opt_level
-    return submit_held(pool, compile_ptx, Path(recipe.module), arch or recipe.arch, opt, name=str(recipe.module),
+    return pool.submit(compile_ptx, Path(recipe.module), arch or recipe.arch, opt, name=str(recipe.module),
                        cache=cache)
-
-
-def submit_held(pool, fn, *args, **kwargs):
-    """``pool.submit`` with a SIGTERM/SIGHUP held until it returns.  A stop that came while the
-    pool was starting its thread (``Thread.start`` waits, and the signal's exception is raised
-    there) left the thread unknown to the pool: shutdown did not join it, and the process ended
-    under it -- its ptxas orphaned, its temporary directory left behind."""
-    with signals_deferred():
-        return pool.submit(fn, *args, **kwargs)
 
 
 def validate(plan, arch: Optional[str] = None, opt_level: Optional[int] = None, output_name: str = "",
@@ -62,11 +52,11 @@ def validate(plan, arch: Optional[str] = None, opt_level: Optional[int] = None, 
     ``cache`` (a :class:`splice.ptx.cache.CompileCache`) an unchanged module costs a file read."""
     arch = arch or plan.recipe.arch
     opt = plan.recipe.opt_level if opt_level is None else opt_level
-    with ThreadPoolExecutor(2) as pool:
+    with WorkerThreads(2) as pool:
         if before is None and compile_before:
-            before = submit_held(pool, compile_ptx, plan.source, arch, opt, name=str(plan.recipe.module),
+            before = pool.submit(compile_ptx, plan.source, arch, opt, name=str(plan.recipe.module),
                                  cache=cache)
-        fut_after = submit_held(pool, compile_ptx, plan.text, arch, opt, name=output_name or "<spliced>",
+        fut_after = pool.submit(compile_ptx, plan.text, arch, opt, name=output_name or "<spliced>",
                                 cache=cache)
         try:
             original = result_when_done(before) if before is not None else None

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import math
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Protocol
 
 from ..errors import SpliceError
-from ..util import result_when_done
+from ..util import WorkerThreads, result_when_done
 from . import halving, steps
 from .space import Search, Space
 from .store import Store
@@ -79,14 +78,11 @@ def run(space: Space, store: Store, executor: Executor, opts: Options, note: Cal
                           space.path)
     keys = prepare(ctx)
     arch = choose_arch(ctx, keys, dev)
-    ctl = ThreadPoolExecutor(1)
-    try:
+    with WorkerThreads(1) as ctl:
         original = ctl.submit(steps.compile_original, ctx.base.module, arch, str(opts.out))
         survivors = screen(ctx, keys, arch)
         summary: dict = {"keys": keys, "survivors": survivors, "arch": arch, "best": None}
         original_res = result_when_done(original)
-    finally:
-        ctl.shutdown(wait=True)
     store.set_meta("original", {"cubin_sha": original_res.cubin_sha, "resources": original_res.resources})
     summary["original"] = original_res.resources
     if not opts.gpu or not survivors:

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ...errors import SpliceError
-from ...util import home_dir, name_part, read_text, result_when_done
+from ...util import WorkerThreads, home_dir, name_part, read_text, result_when_done
 from ...cut.pipeline import recipe_inputs, run_apply
 from ...ptx.cache import ELF_MAGIC, default_cache, ours
 from ...ptx.sass import compile_ptx
@@ -206,7 +205,7 @@ def compile_many(items: list, arch: str, done: Optional[Callable] = None, cache:
                  use_cache: bool = True) -> dict:
     """items: [(name, text)] -> {name: Built}; ``done(name, built)`` after each."""
     out = {}
-    with ThreadPoolExecutor(max_workers=max(1, min(len(items), os.cpu_count() or 2))) as ex:
+    with WorkerThreads(max(1, min(len(items), os.cpu_count() or 2))) as ex:
         futs = {ex.submit(compile_one, n, t, arch, cache, use_cache): n for n, t in items}
         for f in futs:
             b = result_when_done(f)

@@ -26,7 +26,7 @@ def _maker():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("layer,at", [("enc5", "end"), ("dec1", "end")])
+@pytest.mark.parametrize("layer,at", [("enc5", "end"), ("enc5", "start"), ("dec1", "end")])
 def test_natives_regenerate_byte_for_byte(tmp_path, layer, at):
     files = _maker().main(str(ROOT / "corpus" / f"{layer}.ptx"), layer, 40, at, out=tmp_path)
     assert files

@@ -117,3 +117,37 @@ def test_registers_of_nested_scopes_keep_their_declarations(fence):
     if fence == "end":
         body = body[:-fence_stmts]
     assert body == list(a.body)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("layer", ["enc5", "dec1"])
+def test_phase_natives_regenerate_byte_for_byte(tmp_path, layer):
+    """recipes/tune/native/*.ptx are what recipes/tune/make_phase_natives.py writes."""
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("_mk_phase", root / "recipes" / "tune" / "make_phase_natives.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    files = mod.main(str(root / "corpus" / f"{layer}.ptx"), layer, out=tmp_path)
+    assert files
+    for name in files:
+        assert (tmp_path / name).read_text() == (root / "recipes" / "tune" / "native" / name).read_text(), name
+
+
+def test_phase_templates_group_the_phases_by_their_extracted_body():
+    """Every phase is in exactly one template, in phase order; phases of one template extract to
+    one body; two templates never share a body."""
+    from splice.analysis import Kernel
+    from splice.cut.extract import extract, phase_templates
+
+    k = Kernel.load(str(Path(__file__).resolve().parents[1] / "corpus" / "dec1.ptx"))
+    templates = phase_templates(k)
+    seen = [p.index for _b, _s, phs in templates for p in phs]
+    assert sorted(seen) == [p.index for p in k.phases]
+    assert len({b for b, _s, _p in templates}) == len(templates)
+    for body, scratch, phs in templates:
+        assert all(p.shape == phs[0].shape for p in phs)
+        for p in phs[:2]:
+            text = extract(k, phase=p.index)["text"]
+            assert body in text and f"//   scratch: {{{scratch}}}" in text

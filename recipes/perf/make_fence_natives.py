@@ -28,14 +28,6 @@ setp.ge.u32 %fq, %fx, %fn;
 FENCE_SCRATCH = "fw: .b64, ft: .b64, fx: .b32, fn: .b32, fq: .pred"
 
 
-def split(text: str):
-    """(body, scratch declarations inside the braces) of an extracted native phase."""
-    lines = text.splitlines()
-    body = "\n".join(ln for ln in lines if not ln.startswith("//")).strip()
-    sc = next(ln for ln in lines if ln.startswith("//   scratch:"))
-    return body, sc.split("{", 1)[1].rsplit("}", 1)[0].strip()
-
-
 def native(body: str, scratch: str, shape: str, phases: list, layer: str, wparam: int,
            at: str = "end") -> str:
     sc = f"{scratch}, {FENCE_SCRATCH}" if scratch else FENCE_SCRATCH
@@ -51,17 +43,13 @@ def native(body: str, scratch: str, shape: str, phases: list, layer: str, wparam
 def main(path: str, layer: str, wparam: int, at: str = "end", out=None) -> dict:
     """Write the templates into ``out`` (default recipes/perf/native); {file name: phases}."""
     from splice.analysis import Kernel
-    from splice.cut.extract import extract
+    from splice.cut.extract import phase_templates
 
-    k = Kernel.load(path)
-    groups: dict = {}
-    for p in k.phases:
-        body, sc = split(extract(k, phase=p.index)["text"])
-        groups.setdefault((body, sc), []).append(p)
+    templates = phase_templates(Kernel.load(path))
     out = Path(out) if out is not None else HERE / "native"
     out.mkdir(parents=True, exist_ok=True)
     written = {}
-    for (body, sc), phs in groups.items():
+    for body, sc, phs in templates:
         shape = "x".join(map(str, phs[0].shape))
         name = f"{layer}_{shape}_{'zero' if phs[0].c_source == 'zero' else 'c'}_fence{'' if at == 'end' else '_' + at}.ptx"
         idx = [p.index for p in phs]

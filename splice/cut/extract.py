@@ -41,7 +41,7 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
         facts.update(epilogue_facts(kernel, i, j, abi, epi))
     else:
         head = _phase_head(kernel, abi, ph, facts, first, last, source_name)
-    sc = ", ".join(f"{s[1:]}: {t}" for s, t in types.items())
+    sc = scratch_text(types)
     head.append("// splice-native:")
     head.append("//   params: {}")
     head.append(f"//   scratch: {{{sc}}}")
@@ -54,6 +54,25 @@ def extract(kernel, phase: Optional[int] = None, statements: Optional[tuple] = N
             "live_out": [{"symbol": sym_name(r, True), "reg": r.reg, "type": r.type, "role": r.role}
                          for r in abi.live_out],
             "scratch": types}
+
+
+def scratch_text(types: dict) -> str:
+    """What goes inside a native header's ``scratch: {…}``: ``name: type`` for each register."""
+    return ", ".join(f"{s[1:]}: {t}" for s, t in types.items())
+
+
+def phase_templates(kernel) -> list:
+    """[(body, scratch, phases)]: each distinct body ``extract`` writes for a phase (its
+    statements, comment lines left out) with the phases sharing it, in phase order.  A kernel's
+    phases of one shape usually extract to the same text, so a generator of phase natives
+    (recipes/tune/make_phase_natives.py, recipes/perf/make_fence_natives.py) writes one
+    template per shape, not one per phase."""
+    groups: dict = {}
+    for p in kernel.phases:
+        got = extract(kernel, phase=p.index)
+        body = "\n".join(ln for ln in got["text"].splitlines() if not ln.startswith("//")).strip()
+        groups.setdefault((body, scratch_text(got["scratch"])), []).append(p)
+    return [(body, sc, phases) for (body, sc), phases in groups.items()]
 
 
 def _target(kernel, phase, statements, source_name: str, epilogue, fused: bool) -> tuple:

@@ -22,8 +22,10 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from regenerate import find_nvcc, nvcc_ptx  # noqa: E402 -- corpus/regenerate.py, beside this script
 
-NVCC_FLAGS = ["-arch=sm_90", "-ptx", "-O3", "--use_fast_math"]
+NVCC_FLAGS = ["-arch=sm_90", "-O3", "--use_fast_math"]
 
 LAYERS = {
     "enc5": ("cuda_dldn_engine_swin_enc5_kernel", "DldnEngineSwinEncParamsStructBase"),
@@ -38,22 +40,8 @@ def smem_names(layer: str) -> tuple[str, str]:
     return nvvm, nvidia
 
 
-def find_tool(name: str) -> str | None:
-    return shutil.which(name)
-
-
-def nvcc_build_id(nvcc: str) -> str:
-    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=True).stdout
-    return out.strip().splitlines()[-1]
-
-
 def build_one(layer: str, nvcc: str) -> str:
-    src = HERE / f"{layer}.cu"
-    with tempfile.TemporaryDirectory() as td:
-        out = Path(td) / f"{layer}.ptx"
-        cmd = [nvcc, *NVCC_FLAGS, "-o", str(out), str(src)]
-        subprocess.run(cmd, check=True, cwd=HERE)
-        text = out.read_text()
+    text = nvcc_ptx(nvcc, NVCC_FLAGS, HERE / f"{layer}.cu", cwd=HERE)
     nvvm, nvidia = smem_names(layer)
     if nvvm not in text:
         raise SystemExit(f"{layer}: expected shared symbol {nvvm} not found in nvcc output")
@@ -61,7 +49,7 @@ def build_one(layer: str, nvcc: str) -> str:
 
 
 def run_ptxas(path: Path) -> str:
-    ptxas = find_tool("ptxas")
+    ptxas = shutil.which("ptxas")
     if ptxas is None:
         raise SystemExit("ptxas not found on PATH")
     with tempfile.TemporaryDirectory() as td:
@@ -81,10 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("layers", nargs="*", default=list(LAYERS))
     args = ap.parse_args(argv)
 
-    nvcc = find_tool("nvcc")
-    if nvcc is None:
-        print("nvcc not found on PATH", file=sys.stderr)
-        return 2
+    nvcc = find_nvcc()
     rc = 0
     for layer in args.layers:
         text = build_one(layer, nvcc)

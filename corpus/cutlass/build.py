@@ -20,15 +20,16 @@ Nothing is edited after nvcc.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from regenerate import main, nvcc_ptx  # noqa: E402 -- corpus/regenerate.py, beside this folder
+
 SOURCE = HERE / "cutlass_tma_gemm.cu"
 PTX = HERE / "cutlass_tma_gemm_sm90a.ptx"
 META = HERE / "cutlass_tma_gemm_params.json"
@@ -43,38 +44,17 @@ def cutlass_includes() -> list[str]:
     return [f"-I{root / 'include'}", f"-I{root / 'tools' / 'util' / 'include'}"]
 
 
-def build(nvcc: str) -> tuple[str, str]:
+def build(nvcc: str) -> dict:
     """The kernel's PTX and the metadata JSON (one line per key group, as the program prints)."""
     inc = cutlass_includes()
     with tempfile.TemporaryDirectory() as td:
-        ptx, exe = Path(td) / "k.ptx", Path(td) / "meta"
-        subprocess.run([nvcc, *FLAGS, *inc, "-ptx", "-o", str(ptx), str(SOURCE)], check=True)
+        exe = Path(td) / "meta"
         subprocess.run([nvcc, *FLAGS, *inc, "-DSPLICE_METADATA", "-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL=1",
                         "-o", str(exe), str(SOURCE)], check=True)
         meta = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
-        json.loads(meta)  # the program's output is JSON or the build fails here
-        return ptx.read_text(), meta
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--check", action="store_true")
-    args = ap.parse_args(argv)
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        print("nvcc not on PATH", file=sys.stderr)
-        return 2
-    ptx, meta = build(nvcc)
-    if args.check:
-        same = [p.exists() and p.read_text() == t for p, t in ((PTX, ptx), (META, meta))]
-        for p, s in zip((PTX, META), same):
-            print(f"{p.name}: {'identical' if s else 'DIFFERS'}")
-        return int(not all(same))
-    PTX.write_text(ptx)
-    META.write_text(meta)
-    print(f"wrote {PTX}\nwrote {META}")
-    return 0
+    json.loads(meta)  # the program's output is JSON or the build fails here
+    return {PTX: nvcc_ptx(nvcc, [*FLAGS, *inc], SOURCE), META: meta}
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(__doc__, build))

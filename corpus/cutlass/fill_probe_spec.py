@@ -34,6 +34,8 @@ ROOT = HERE.parent.parent
 PTX = HERE / "cutlass_tma_gemm_sm90a.ptx"
 META = HERE / "cutlass_tma_gemm_params.json"
 SPEC = ROOT / "probes" / "cutlass_tma_gemm_sm90a.yaml"
+sys.path.insert(0, str(HERE.parent))
+from regenerate import write_or_check  # noqa: E402 -- corpus/regenerate.py, beside this folder
 
 #: CUtensorMap enums as cuda.h numbers them -> the probe spec's names
 DATA_TYPE = {0: "u8", 1: "u16", 2: "u32", 3: "s32", 4: "u64", 5: "s64", 6: "f16", 7: "f32", 8: "f64", 9: "bf16"}
@@ -124,14 +126,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args(argv)
-    text = render(fill(skeleton(), json.loads(META.read_text())))
-    if args.check:
-        same = SPEC.exists() and SPEC.read_text() == text
-        print(f"{SPEC.name}: {'identical' if same else 'DIFFERS'}")
-        return int(not same)
-    SPEC.write_text(text)
-    print(f"wrote {SPEC}")
-    return 0
+    return write_or_check({SPEC: render(fill(skeleton(), json.loads(META.read_text())))}, args.check)
 
 
 if __name__ == "__main__":

@@ -8,46 +8,20 @@ nvcc -arch=sm_80|sm_90 -ptx -O3; nothing is edited after nvcc.  Tested with nvcc
 """
 from __future__ import annotations
 
-import argparse
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from regenerate import main, nvcc_ptx  # noqa: E402 -- corpus/regenerate.py, beside this folder
+
 ARCHS = ("sm_80", "sm_90")
 
 
-def build(arch: str, nvcc: str) -> str:
-    with tempfile.TemporaryDirectory() as td:
-        out = Path(td) / "gemm.ptx"
-        subprocess.run([nvcc, f"-arch={arch}", "-ptx", "-O3", "-o", str(out), str(HERE / "gemm.cu")],
-                       check=True)
-        return out.read_text()
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--check", action="store_true")
-    args = ap.parse_args(argv)
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        print("nvcc not on PATH", file=sys.stderr)
-        return 2
-    bad = 0
-    for arch in ARCHS:
-        text = build(arch, nvcc)
-        dst = HERE / f"gemm_{arch.replace('_', '')}.ptx"
-        if args.check:
-            same = dst.exists() and dst.read_text() == text
-            print(f"{dst.name}: {'identical' if same else 'DIFFERS'}")
-            bad |= not same
-        else:
-            dst.write_text(text)
-            print(f"wrote {dst}")
-    return int(bad)
+def build(nvcc: str) -> dict:
+    return {HERE / f"gemm_{arch.replace('_', '')}.ptx": nvcc_ptx(nvcc, [f"-arch={arch}", "-O3"], HERE / "gemm.cu")
+            for arch in ARCHS}
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(__doc__, build))

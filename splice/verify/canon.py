@@ -44,6 +44,24 @@ class Graph:
             self.nodes.append(n)
         return v
 
+    def below(self, v, descend) -> list:
+        """The nodes reachable from ``v`` (a value or nested tuples of values), each once, going
+        into a node's operands only where ``descend(kind, key, args)`` says so.  Hash-consing
+        makes the graph a DAG with shared operands: walked as a tree it is exponential."""
+        out, stack, seen = [], [v], set()
+        while stack:
+            x = stack.pop()
+            if isinstance(x, tuple):
+                stack.extend(x)
+                continue
+            if x in seen:
+                continue
+            seen.add(x)
+            out.append(x)
+            if descend(*self.nodes[x]):
+                stack.extend(self.nodes[x][2])
+        return out
+
     # ---- leaves ----------------------------------------------------------------------------
     def leaf(self, kind: str, key) -> int:
         return self._intern(kind, key)

@@ -495,21 +495,9 @@ class Evaluator:
     # ---- splice-private storage (call ABIs' glue) -------------------------------------------
     def _is_private(self, v) -> bool:
         """Whether an address is computed from splice's own return array (``__splice_ret``)."""
-        stack, seen = [v], set()
-        while stack:
-            x = stack.pop()
-            if isinstance(x, tuple):
-                stack.extend(x)
-                continue
-            if x in seen:
-                continue
-            seen.add(x)
-            kind, key, args = self.g.nodes[x]
-            if kind == "sym" and key in PRIVATE_SYMS:
-                return True
-            if kind in ("addr", "addrlist", "ioff", "op"):
-                stack.extend(args)
-        return False
+        nodes = self.g.nodes
+        return any(nodes[x][0] == "sym" and nodes[x][1] in PRIVATE_SYMS
+                   for x in self.g.below(v, lambda kind, _key, _args: kind in ("addr", "addrlist", "ioff", "op")))
 
     def _private_store(self, st, s, srcs) -> bool:
         if s.opcode != "st" or not self._is_private(srcs[0]):

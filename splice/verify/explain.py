@@ -442,18 +442,7 @@ def _narrowing_int_cvt(key: str) -> bool:
 def _leaves(g, v) -> list:
     """The distinct leaves (inputs, constants, symbols, and operations without operands) below
     ``v``, sorted: each node visited once (a DAG walked as a tree is exponential)."""
-    out, stack, seen = [], [v], set()
-    while stack:
-        x = stack.pop()
-        if isinstance(x, tuple):
-            stack.extend(x)
-            continue
-        if x in seen:
-            continue
-        seen.add(x)
-        kind, _key, args = g.nodes[x]
-        if kind in FREE_LEAVES or not args:
-            out.append(x)
-        else:
-            stack.extend(args)
-    return sorted(out)
+    def free(kind, _key, args) -> bool:
+        return kind in FREE_LEAVES or not args
+
+    return sorted(x for x in g.below(v, lambda *node: not free(*node)) if free(*g.nodes[x]))

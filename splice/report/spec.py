@@ -15,10 +15,13 @@ def print_spec(results, want_phases: bool, want_epilogues: bool, want_abi: bool,
     con = make_console(width=None if sys.stdout.isatty() else 200)
     for name, d in results[:console.MAX_ENTRIES]:
         _summary(con, name, d, (notes or {}).get(name, ""))
-        if want_phases:
-            _phase_table(con, d)
-        if want_epilogues:
-            _epilogue_table(con, d)
+        if (want_phases or want_epilogues) and not d.get("phases"):
+            _no_phases(con, d)
+        else:
+            if want_phases:
+                _phase_table(con, d)
+            if want_epilogues:
+                _epilogue_table(con, d)
         if want_abi:
             _abi_table(con, d["abi"])
     more_entries(con, len(results), console.MAX_ENTRIES)
@@ -39,6 +42,15 @@ def _summary(con, name, d, note: str):
         con.print(f"  [dim]entry[/dim] {esc(name)}")
     if note:
         con.print(f"[yellow]note:[/yellow] {esc(note)}")
+
+
+def _no_phases(con, d) -> None:
+    """Two empty tables said nothing; an entry without tensor-core work of its own is still cut
+    by statement range."""
+    last = d.get("statements") or 1
+    con.print(f"  no phases and no epilogues: the entry issues no mma, wmma or wgmma of its own. "
+              f"Any statement range is still a cut: [bold]splice spec --abi s1-s{last}[/bold] gives its "
+              "ABI, a recipe cuts it with [bold]statements: sA-sB[/bold].")
 
 
 def _r(a, b):

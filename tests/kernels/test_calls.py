@@ -204,3 +204,13 @@ def test_mutual_recursion_and_linkage_modules_round_trip():
     for name in ("mutual_recursion_local", "handwritten_linkage_multi"):
         path = MODERN / f"{name}.ptx"
         assert emit(parse(path.read_text(), str(path))) == path.read_text()
+
+
+def test_an_entry_without_mma_says_so_and_how_to_cut_it(capsys):
+    """Two empty tables (phases, epilogues) said nothing about a kernel with no tensor-core work;
+    the report now says there is none and that any statement range is still a cut."""
+    assert main(["spec", str(CONTROL), "--entry", "switch_table"]) == 0
+    out = capsys.readouterr().out
+    assert "0 phases, 0 mma" in out and "no phases and no epilogues" in out
+    assert "statements: sA-sB" in out and "--abi s1-s" in out
+    assert "epilogues" not in out.replace("no epilogues", "")        # no empty tables

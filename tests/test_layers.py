@@ -23,10 +23,6 @@ LAYER = {"cli": 6, "commands": 5, "probe": 4, "cut": 4, "verify": 4, "tune": 4, 
 BASE = {"splice", "splice.errors", "splice.util", "splice.yamlsafe"}
 #: what a function-level import may bring in: heavy optional dependencies
 HEAVY = ("cupy", "lark", "cuda", "matplotlib", "ray")
-#: modules written before this test whose function-level imports and private names are recorded
-#: debt, to go when they are next rewritten: the verify package (issue 26), the notes (issue 29)
-IN_PROGRESS = ("splice.verify", "splice.analysis.notes", "splice.analysis.notes_facts",
-               "splice.analysis.notes_render", "splice.analysis.vocab", "splice.analysis.epilogues")
 
 MODS = modules(ROOT)
 EDGES = {name: imports(name, path, MODS) for name, path in MODS.items()}
@@ -39,10 +35,6 @@ def _package(name: str) -> str:
 
 def _layer(name: str) -> int:
     return 0 if name in BASE else LAYER.get(_package(name), 0) if _package(name) != "report" else -1
-
-
-def _in_progress(name: str) -> bool:
-    return any(name == p or name.startswith(p + ".") for p in IN_PROGRESS)
 
 
 def test_the_graph_is_read():
@@ -90,7 +82,7 @@ def test_the_layers_of_probe_cut_and_verify_do_not_import_each_other_both_ways()
 
 def test_no_private_name_of_another_module_is_imported():
     bad = [f"{MODS[name].relative_to(ROOT)}:{line}: {target}.{n}"
-           for name, edges in EDGES.items() if not _in_progress(name)
+           for name, edges in EDGES.items()
            for target, n, _f, line in edges
            if n and n.startswith("_") and not n.startswith("__") and target in MODS and target != name]
     assert not bad, "\n".join(bad)
@@ -132,7 +124,7 @@ def _heavy(importer: str, mod: str) -> bool:
     return mod in HEAVY_MODULES
 
 
-@pytest.mark.parametrize("name", sorted(n for n in MODS if not _in_progress(n)))
+@pytest.mark.parametrize("name", sorted(MODS))
 def test_a_function_level_import_is_a_heavy_optional_dependency_with_a_comment(name):
     for line, mods, commented in _function_imports(MODS[name]):
         heavy = all(_heavy(name, m) for m in mods)

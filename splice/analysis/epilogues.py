@@ -39,7 +39,7 @@ from typing import Optional
 from ..ptx import model as m
 from .provenance import TABLE_ATOM, coef
 from .roles import is_shared
-from .vocab import GLOBAL_STORE, LOCAL_STORE, SCATTER, store_facts
+from .vocab import GLOBAL_STORE, LOCAL_STORE, SCATTER, find_profile, store_facts
 
 FEATURES = [
     "next-B loads", "C-seed loads", "W loads", "table loads", "packs", "unpacks",
@@ -145,8 +145,6 @@ def _operand_defs(k, prov, phase, regs):
 def find_epilogues(k) -> list:
     """The entry's epilogues, named in the words of the entry's profile where it asks for the
     DLDN names (``vocab.find_profile``), else by what their code does."""
-    from .vocab import find_profile
-
     prof = find_profile(k.name)
     dldn = bool(prof and "dldn-epilogue-names" in prof.vocabulary)
     prov = k.provenance
@@ -165,8 +163,6 @@ def find_epilogues(k) -> list:
 
 def classify_range(k, first: int, last: int, index: int = 0) -> Epilogue:
     """Classify any statement range (no next phase: operand loads are plain W loads)."""
-    from .vocab import find_profile
-
     prof = find_profile(k.name)
     return _classify(k, k.provenance, index, (first, last), set(), set(), None,
                      bool(prof and "dldn-epilogue-names" in prof.vocabulary))

@@ -7,9 +7,15 @@ outputs / memory), 4 uncharacterised.  Everything is computed; nothing is copied
 """
 from __future__ import annotations
 
+from ..ptx import model as m
+from .calls import describe, mma_in_calls
+from .notes_claims import notes_claims
 from .notes_facts import Facts
-from .notes_render import _constants, _epilogues, _uncharacterised
+from .notes_render import constants_section, epilogues_section, uncharacterised_section
+from .operands import phase_operands
+from .roles import reads_shared_unaddressed
 from .spec import param_fields, shared_arrays, table_loads, weight_image_bytes
+from .vocab import find_profile, vocabulary
 
 MAX_EVIDENCE = 3
 
@@ -35,15 +41,11 @@ def notes_markdown(k, profile=None) -> str:
 
 def notes_document(k, profile=None) -> tuple:
     """(the draft, its claims with their evidence: ``notes_claims``)."""
-    from .notes_claims import notes_claims
-
     text, F = _draft(k, profile)
     return text, notes_claims(k, F)
 
 
 def _draft(k, profile) -> tuple:
-    from .vocab import find_profile, vocabulary
-
     if profile is None:
         profile = find_profile(k.name)
     V = vocabulary(k, profile or None)
@@ -53,8 +55,8 @@ def _draft(k, profile) -> tuple:
     _conventions(k, V, w)
     _vocabulary(k, F, w)
     _phase_table(k, V, w)
-    _epilogues(k, F, w)
-    _uncharacterised(k, F, w)
+    epilogues_section(k, F, w)
+    uncharacterised_section(k, F, w)
     return "\n".join(L), F
 
 
@@ -120,7 +122,7 @@ def _vocabulary(k, F, w) -> None:
         w(f"Weight-image extent: **{img} bytes** (largest offset + access size over every load "
           "off `W`, lane and `tid.z` terms excluded).")
         w("")
-    _constants(k, F, w)
+    constants_section(k, F, w)
     tabs = table_loads(k)
     if tabs:
         w("### 1.3 Per-column tables (`W + ((laneid<<2)&12) + off`)" if V.weight else
@@ -148,9 +150,6 @@ def _unaddressed_shared_reads(k) -> str:
     """A caveat for the shared arrays' load counts: the entry's wgmma (operands through
     descriptors) and bulk copies from shared memory read it without an address the counts
     follow, so "0 loads" read as a write-only array."""
-    from ..ptx import model as m
-    from .roles import reads_shared_unaddressed
-
     names = [s.node.name for s in k.stmts if type(s.node) is m.Instruction
              and reads_shared_unaddressed(s.node.name)]
     if not names:
@@ -207,8 +206,6 @@ def _phase_table(k, V, w) -> None:
 def _phase_notes(k, V, w) -> None:
     """Below the phase table: tensor-core code outside it, banded phases' chains, and phases
     that read no weight operand."""
-    from .calls import describe, mma_in_calls
-
     phases = k.phases
     elsewhere = describe(mma_in_calls(k), indirect=not phases)
     if elsewhere:       # tensor-core code the table cannot show (tcgen05, a called .func)
@@ -238,8 +235,6 @@ def _phase_notes(k, V, w) -> None:
 
 def _operand_sources(k, w) -> None:
     """Where each phase's A, B and C come from, by def-use (``operands.phase_operands``)."""
-    from .operands import phase_operands
-
     rows = [(p.index, phase_operands(k, p)) for p in k.phases]
     if not rows:
         return

@@ -21,11 +21,15 @@ from bisect import bisect_right
 from collections import Counter, defaultdict
 from typing import Optional
 
+from ..errors import SpliceError
 from ..ptx import model as m
 from . import roles
+from .epilogues import cvt_direction
 from .fixpoint import PRIORITY, solve
-from .roles import READ, READ_WRITE, WRITE
 from .provenance import CONST, TABLE_ATOM, coef, const_of, render
+from .reaching import Reaching
+from .roles import READ, READ_WRITE, WRITE
+from .vocab import field_types, pointer_fields, vocabulary
 
 SPECIAL = ("rcp", "rsqrt", "sqrt", "ex2", "lg2", "div", "sin", "cos", "tanh")
 ARITH = ("add", "sub", "mul", "fma", "mad", "max", "min", "neg", "abs", "copysign", "set",
@@ -47,8 +51,6 @@ def is_pack(node) -> bool:
 def _cvt_class(node, dldn: bool) -> Optional[str]:
     """A conversion's class: the DLDN notes' requantise/unpack (the e4m3x2 forms) where the
     profile asks for them, else packs/unpacks by direction (``epilogues.cvt_direction``)."""
-    from .epilogues import cvt_direction
-
     if dldn:
         if is_pack(node):
             return "requantise"
@@ -82,8 +84,6 @@ MAX_JOINED_PAIRS = 4_000_000
 
 
 def _too_many_joins(k, key: str, pos: int, here: int):
-    from ..errors import SpliceError
-
     st = k.stmts[pos]
     raise SpliceError(f"{k.name}: more than {MAX_JOINED_PAIRS} (definition, use) pairs through joins of "
                       f"paths (s{st.n} reads {k.display(key)} from {here} definitions): too many to "
@@ -92,8 +92,6 @@ def _too_many_joins(k, key: str, pos: int, here: int):
 
 class Facts:
     def __init__(self, k, vocab=None):
-        from .vocab import vocabulary
-
         self.k = k
         self.V = vocab or vocabulary(k)     # the words this kernel's report may use
         self.prov = k.provenance
@@ -123,8 +121,6 @@ class Facts:
                     users[(key, d)].append(pos)
                 elif len(def_pos.get(key, ())) > 1:   # a loop-carried value, a join of paths
                     if reach is None:
-                        from .reaching import Reaching
-
                         reach = Reaching(k)
                     ds = reach.defs(key, pos)
                     joined += len(ds)
@@ -305,8 +301,6 @@ class Facts:
         return None
 
     def _access_class(self, acc, e, dldn: bool) -> Optional[str]:
-        from .vocab import field_types, pointer_fields
-
         if acc.kind == "ld" and acc.space == "param":
             return None
         if roles.is_shared(acc.space):
@@ -490,7 +484,7 @@ class Facts:
         if acc is not None and acc.kind == "ld":
             if acc.space == "param":
                 return f"{reg}: ld.param", n
-            return f"{reg}: ld.{acc.space} [{_base_text(acc.addr, self.V.w)}]", n
+            return f"{reg}: ld.{acc.space} [{base_text(acc.addr, self.V.w)}]", n
         if node.opcode == "mov" and len(node.operands) == 2 and type(node.operands[1]) is m.Imm:
             return f"{reg}: constant {node.name}", n
         return f"{reg}: {node.name}", n
@@ -541,9 +535,9 @@ class Facts:
             if acc.pos < a or acc.pos > b:
                 continue
             if acc.kind in ("tex", "sust", "suld", "tld4"):
-                base = (("<handle>", 1),) if acc.addr is None else _strip(acc.addr)
+                base = (("<handle>", 1),) if acc.addr is None else symbolic_base(acc.addr)
             else:
-                base = _strip(acc.addr) if acc.addr is not None else None
+                base = symbolic_base(acc.addr) if acc.addr is not None else None
             node = self.node(acc.pos)
             g = groups.setdefault((acc.kind, acc.space, base, node.name),
                                   {"kind": acc.kind, "space": acc.space, "opcode": node.name,
@@ -622,7 +616,7 @@ def _gaps(size: int, read) -> list:
     return gaps
 
 
-def _strip(addr):
+def symbolic_base(addr):
     """The symbolic base of an address: no constant, and every opaque term (a register value
     the affine walk could not reduce) replaced by one ``idx`` atom with its coefficient."""
     if addr is None:
@@ -654,10 +648,10 @@ def opaque_terms(addr):
 
 
 def _base(addr, w=None):
-    return render(_strip(addr), w) if addr is not None else "?"
+    return render(symbolic_base(addr), w) if addr is not None else "?"
 
 
-def _base_text(addr, w=None):
+def base_text(addr, w=None):
     """``base + offset`` of an address; ``w``: how the weight atom is written (``vocab``)."""
     if addr is None:
         return "?"

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from ..errors import SpliceError
 from ..ptx import model as m
-from .notes_facts import _base_text, _strip, f16_of, is_pack, offsets_text, opaque_terms
-from .provenance import TABLE_ATOM, coef, render
+from .notes_facts import base_text, f16_of, is_pack, offsets_text, opaque_terms, param_addresses, symbolic_base
+from .provenance import TABLE_ATOM, coef, const_of, render
 
 MAX_EVIDENCE = 12
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -41,7 +42,7 @@ def _fmt_float(v):
 # §1.2 constants
 
 
-def _constants(k, F, w):
+def constants_section(k, F, w):
     rows = F.constants()
     if not rows:
         return
@@ -96,7 +97,7 @@ def _signature(e):
     return (e.count, tuple(sorted(e.histogram.items())))
 
 
-def _epilogues(k, F, w):
+def epilogues_section(k, F, w):
     epis = F.epis
     w("## 3. The epilogues")
     w("")
@@ -188,7 +189,7 @@ def _annot(k, F, pos):
     node = F.node(pos)
     line = k.cite(F.n(pos))
     if acc is not None and acc.space != "param":
-        return f"{line}   // [{_base_text(acc.addr, F.V.w)}]"
+        return f"{line}   // [{base_text(acc.addr, F.V.w)}]"
     if acc is not None and acc.space == "param" and acc.addr is not None:
         return f"{line}   // {render(acc.addr, F.V.w)}"
     if type(node) is m.Instruction and node.opcode == "mov" and len(node.operands) == 2 \
@@ -213,7 +214,7 @@ def _evidence(k, F, poss):
         node = F.node(p)
         acc = F.prov.access_at(p)
         if acc is not None:
-            base = _strip(acc.addr)
+            base = symbolic_base(acc.addr)
             key = (node.name, base)
             groups.setdefault(key, []).append(p)
         elif node.opcode == "mov" and len(node.operands) == 2 and type(node.operands[1]) is m.Imm \
@@ -235,7 +236,6 @@ def _evidence(k, F, poss):
             continue
         offs = [F.prov.access_at(p).addr for p in ps]
         btxt = render(base, F.V.w) if base is not None else "?"
-        from .provenance import const_of
         ot = offsets_text([const_of(a) if a is not None else None for a in offs])
         idx = [nm for a in offs for nm, _d in opaque_terms(a)]
         itxt = f", idx = {_names(idx)}" if idx else ""
@@ -267,7 +267,7 @@ def _src_label(F, item):
             what = "weight load"
         else:
             what = f"{acc.kind}.{acc.space}"
-        base = render(_strip(acc.addr), F.V.w) if acc.addr is not None else "?"
+        base = render(symbolic_base(acc.addr), F.V.w) if acc.addr is not None else "?"
         if len(base) > 48:      # long lane-index arithmetic: name the base only
             base = base.split(" ", 1)[0] + " + …"
         return f"{what} `{base}`"
@@ -309,7 +309,6 @@ def _packs(k, F, w, e):
         ex = items[0][0]
         offs = sorted({F.prov.access_at(s[1]).addr for _p, srcs in items for s in srcs
                        if s[0] == "ld" and F.prov.access_at(s[1]).addr is not None}, key=str)
-        from .provenance import const_of
         ot = offsets_text(sorted({const_of(a) for a in offs}))
         unres = sorted({s[1] for _p, srcs in items for s in srcs if s[0] == "?"})
         extra = f"; the loads at {ot}" if ot else ""
@@ -394,7 +393,7 @@ def _io(k, F, w, e):
 # §4 uncharacterised
 
 
-def _uncharacterised(k, F, w):
+def uncharacterised_section(k, F, w):
     """§4: what the PTX does not say, one numbered item each, in the notes' order: parameters,
     phases, slots, then each epilogue."""
     w("## 4. Uncharacterised")
@@ -411,8 +410,6 @@ def _uncharacterised(k, F, w):
 
 def _u_params(k, F):
     """Parameter bytes no ``ld.param`` reads (or that are read through the address)."""
-    from .notes_facts import param_addresses
-
     taken = {F.prov.param_short.get(p, p): n for p, n in param_addresses(k).items()}
     for short, size, gaps in F.params_unread():
         if not (gaps and size):
@@ -548,8 +545,6 @@ def _u_stores(k, F, e):
 def _u_io(F, e):
     """Live-ins without one definition and live-outs without a later use; an epilogue whose
     cut ABI cannot be taken says why (it was skipped in silence)."""
-    from ..errors import SpliceError
-
     try:
         _abi, ins, outs = F.io(e)
     except SpliceError as exc:

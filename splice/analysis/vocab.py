@@ -34,6 +34,8 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import SpliceError
+from ..util import read_utf8
+from ..yamlsafe import DEFAULT_LIMITS, YMap, load_yaml_marked
 from .provenance import CONST, coef, name_weight, render
 
 #: the store words: the profile's scatter, and the neutral ones by state space
@@ -64,9 +66,6 @@ def load_profile(path) -> Profile:
     """One profile file, read like every user YAML (bounded, no alias bombs, named positions)
     and checked key by key: a glob that is not a string, or a field name that is a list, is the
     user's mistake at its line, never a traceback or a silently stringified ``['a']``."""
-    from ..util import read_utf8
-    from ..yamlsafe import DEFAULT_LIMITS, YMap, load_yaml_marked
-
     path = str(path)
     try:
         text = read_utf8(path, "a profile is UTF-8 YAML", DEFAULT_LIMITS.max_bytes)

@@ -10,14 +10,17 @@ in their final memory state.
 """
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
+from ..ptx.model import SPECIAL_REGISTERS
 from . import sides
 from .budget import DEFAULT_SECONDS, Budget, BudgetExceeded
 from .canon import Graph
 from .dataflow import Evaluator, Unsupported
-from .explain import OPERAND_NAMES, Difference, Explainer, opword, parting
+from .explain import OPERAND_NAMES, Difference, Explainer, free_leaves, opword, parting
+from .footprint import footprint
 from .lanes import Declared, Lanes, uniform_inputs
 
 EQUAL, DIFFERENT, NOT_PROVEN = "proved equal", "proved different", "not proven"
@@ -86,8 +89,6 @@ def verify_cut(plan, cp, cache=None, timeout: Optional[float] = DEFAULT_SECONDS)
 
 
 def _raised_at(exc) -> str:
-    import traceback
-
     frames = traceback.extract_tb(exc.__traceback__)
     if not frames:
         return ""
@@ -228,8 +229,6 @@ def _at_exit(g, ev, states, reg):
 def special_aliases(cp) -> dict:
     """Live-ins the analysis' provenance shows to hold a special register (``%r87`` = laneid):
     they are that register on both sides (rule provenance)."""
-    from ..ptx.model import SPECIAL_REGISTERS
-
     out = {}
     live = {r.reg for r in cp.abi.live_in}
     for reg, text in (getattr(cp.abi, "values", None) or {}).items():
@@ -295,13 +294,7 @@ def _overwritten(g, chain, i) -> bool:
 def _pure(g, v) -> bool:
     """A value computed from inputs only (no load, no memory state): a store of it can differ
     from what memory held before."""
-    return all(g.nodes[x][0] in ("in", "imm", "sym") for x in _leaves_of(g, v))
-
-
-def _leaves_of(g, v):
-    from .explain import _leaves
-
-    return _leaves(g, v)
+    return all(g.nodes[x][0] in ("in", "imm", "sym") for x in free_leaves(g, v))
 
 
 def _memory_difference(g, a, b, ex=None):
@@ -363,8 +356,6 @@ def _dropped(g, ca, cb, ka, kb):
 
 def _apart(g, v, w) -> bool:
     """Two store events whose byte ranges (off one base) cannot overlap."""
-    from .footprint import footprint
-
     (kv, nv, av), (kw, nw, aw) = g.nodes[v], g.nodes[w]
     if kv != "st" or kw != "st" or len(av) != 3 or len(aw) != 3:
         return False

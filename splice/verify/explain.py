@@ -26,6 +26,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from .budget import Budget
+from .canon import commutative_positions
+
 FREE_LEAVES = ("in", "imm", "sym")
 # opcode -> "always": a difference in any operand reaches the result whatever the others are;
 # "nonconst": only when every other operand is non-constant (a constant may mask it).
@@ -86,8 +89,6 @@ class Explainer:
     MAX_NEST = 48
 
     def __init__(self, g, budget=None):
-        from .budget import Budget
-
         self.g = g
         self.budget = budget if budget is not None else Budget(None)
         self.memo: dict = {}
@@ -124,8 +125,8 @@ class Explainer:
             if len(diff) != 1 or not _propagates(g, kind, key, args, diff[0][0]):
                 break
             pos, x, y = diff[0]
-            leaves = g.nodes[x][0] in FREE_LEAVES and g.nodes[y][0] in FREE_LEAVES
-            if leaves or (kind in ("st", "mem") and pos[0] == len(args) - 1):
+            both_leaves = g.nodes[x][0] in FREE_LEAVES and g.nodes[y][0] in FREE_LEAVES
+            if both_leaves or (kind in ("st", "mem") and pos[0] == len(args) - 1):
                 break
             path.append(a)
             a, b, elt = x, y, None
@@ -153,7 +154,7 @@ class Explainer:
     def leaves(self, v) -> list:
         got = self.leaves_memo.get(v)
         if got is None:
-            got = self.leaves_memo[v] = _leaves(self.g, v)
+            got = self.leaves_memo[v] = free_leaves(self.g, v)
         return got
 
     def _args_difference(self, a, b, diff, nest: int) -> Difference:
@@ -243,8 +244,6 @@ def _whole(g, v):
 def _align(key, xa, xb):
     """For commutative operands (sorted by value number on each side), line up the operand the
     two sides share so only the differing one is compared."""
-    from .canon import commutative_positions
-
     pos = commutative_positions(key)
     if not pos or len(xb) <= max(pos):
         return xb
@@ -439,7 +438,7 @@ def _narrowing_int_cvt(key: str) -> bool:
     return len(types) == 2 and int(types[0][1:]) < int(types[1][1:])
 
 
-def _leaves(g, v) -> list:
+def free_leaves(g, v) -> list:
     """The distinct leaves (inputs, constants, symbols, and operations without operands) below
     ``v``, sorted: each node visited once (a DAG walked as a tree is exponential)."""
     def free(kind, _key, args) -> bool:

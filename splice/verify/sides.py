@@ -6,14 +6,13 @@ from __future__ import annotations
 import re
 
 from ..ptx import model as m
+from ..ptx import parse
 
 _WRAP = ".version 8.0\n.target sm_90\n.address_size 64\n"
 _ENTRY = ".entry __splice_verify()\n{\n"
 
 
 def _parse(text: str, path: str):
-    from ..ptx import parse
-
     return parse(text, path, cache=False)
 
 
@@ -46,8 +45,6 @@ def outside_entries(plan, cp, body) -> list:
     mention of the name outside the cut counts (conservative).  A label of a ``{ }`` scope that
     lies wholly inside the cut is local to it (PTX ISA 4.4; CUTLASS repeats ``LAB_WAIT:`` in
     every wait block): nothing outside can branch there."""
-    import re
-
     start, end = cp.region
     src = plan.source
     data = [mt.span() for mt in _SECTION.finditer(src)] if ".section" in src else []

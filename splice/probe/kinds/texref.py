@@ -55,7 +55,7 @@ class _Reference:
             import cuda.bindings.driver  # noqa: F401  (heavy optional dependency: cuda-bindings, references only)
         except ImportError:
             return (f"{self.name}: a module {self.ptx_type} is bound through the CUDA driver API (cuda-bindings), "
-                    "which is not installed (pip install cuda-bindings)")
+                    "which is not installed (pip install cuda-bindings, or splice's texref extra)")
         return None
 
     def kernel_checks(self, spec, facts, key: str) -> list:

@@ -20,7 +20,8 @@ from pathlib import Path
 from . import __version__
 from .errors import TIMEOUT_STATUS, SassToolError, SpliceError, ToolTimedOut, printable
 from .ptx.errors import PtxSyntaxError
-from .util import Terminated, refuse_json_on_stdout, stop_on_signals
+from .signals import Terminated, stop_on_signals
+from .util import refuse_json_on_stdout
 import signal
 
 

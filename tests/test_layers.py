@@ -1,5 +1,5 @@
 """The layers of splice, from its import graph: cli -> commands -> probe/cut/verify -> analysis ->
-ptx, with report/ rendering only and the base modules (errors, util, yamlsafe) under all of
+ptx, with report/ rendering only and the base modules (errors, signals, util, yamlsafe) under all of
 them; no import cycle; no import of another module's ``_private`` name; a function-level import
 only for a heavy optional dependency (cupy, lark, cuda-bindings, plotting, ray), with a comment
 saying so.  Every import counts, at module or function level (bench/structure_counts.py reads
@@ -20,7 +20,7 @@ from structure_counts import cycles, imports, modules  # noqa: E402
 #: (tune, the search over recipe variants, builds on probe, cut and verify from their layer)
 LAYER = {"cli": 6, "commands": 5, "probe": 4, "cut": 4, "verify": 4, "tune": 4, "analysis": 3, "ptx": 2,
          "grammars": 1}
-BASE = {"splice", "splice.errors", "splice.util", "splice.yamlsafe"}
+BASE = {"splice", "splice.errors", "splice.signals", "splice.util", "splice.yamlsafe"}
 #: what a function-level import may bring in: heavy optional dependencies
 HEAVY = ("cupy", "lark", "cuda", "matplotlib", "ray")
 

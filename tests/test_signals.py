@@ -124,7 +124,7 @@ def test_handlers_are_restored_after_a_command(work, capsys, monkeypatch):
 
 def test_a_signal_while_spawning_is_held_until_the_child_exists():
     """Inside signals_deferred (around Popen) SIGTERM is held, then raised at the block's end."""
-    from splice.util import Terminated, signals_deferred, stop_on_signals
+    from splice.signals import Terminated, signals_deferred, stop_on_signals
 
     reached = []
     saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
@@ -232,7 +232,7 @@ def test_a_failing_block_kills_its_own_pools_children_and_no_others():
     import threading
     import time
 
-    from splice.util import WorkerThreads, stop_on_signals, stoppable_child
+    from splice.signals import WorkerThreads, stop_on_signals, stoppable_child
 
     def sleeper(started, pids):
         with subprocess.Popen(["sleep", "60"]) as child, stoppable_child(child):
@@ -268,7 +268,7 @@ def test_a_failing_block_kills_its_own_pools_children_and_no_others():
 STOP_IN_A_WORKER = r"""
 import signal, sys, threading, time
 from concurrent.futures import ThreadPoolExecutor
-from splice.util import Terminated, result_when_done, stop_on_signals
+from splice.signals import Terminated, result_when_done, stop_on_signals
 
 def main_is_waiting():
     frame = sys._current_frames().get(threading.main_thread().ident)

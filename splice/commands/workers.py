@@ -40,7 +40,7 @@ def _serve(conn) -> None:
     gc.disable()
     try:
         _loop(conn, {})
-    except KeyboardInterrupt:   # splice.util.Terminated (SIGTERM, SIGHUP) is one
+    except KeyboardInterrupt:   # splice.signals.Terminated (SIGTERM, SIGHUP) is one
         return
 
 
@@ -87,7 +87,7 @@ def _portable(exc: Exception) -> Exception:
         return RuntimeError(f"{type(exc).__name__}: {exc}")
 
 
-#: the signals that stop a command (splice.util.stop_on_signals) or the user (Ctrl-C)
+#: the signals that stop a command (splice.signals.stop_on_signals) or the user (Ctrl-C)
 _STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 #: a message's length, ahead of its pickle
 _HEAD = struct.Struct("<Q")

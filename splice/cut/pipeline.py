@@ -11,7 +11,8 @@ import os
 import time
 
 from ..errors import SpliceError
-from ..util import WorkerThreads, check_output, collector_paused, home_dir
+from ..signals import WorkerThreads
+from ..util import check_output, collector_paused, home_dir
 from .recipe import default_search_path, load_recipe
 from .splice import plan as make_plan
 from .validate import start_original, validate

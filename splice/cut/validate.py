@@ -13,7 +13,7 @@ import re
 from ..ptx.sass import PtxasError, ToolNotFoundError, compile_ptx
 import dataclasses
 
-from ..util import WorkerThreads, result_when_done
+from ..signals import WorkerThreads, result_when_done
 
 
 @dataclass

@@ -21,7 +21,7 @@ Design notes (why it looks like this):
   tool judged nothing.  Nothing is written next to
   the input, because inputs are often corpus files in a read-only checkout.  The directory goes
   on every path: a timeout, an exception, and SIGTERM/SIGHUP too, since ``splice.cli`` turns
-  those into an exception for the command's duration (``splice.util.stop_on_signals``) and
+  those into an exception for the command's duration (``splice.signals.stop_on_signals``) and
   ``subprocess.run`` kills its child on any exception.
 * Failures raise :class:`PtxasError` carrying the stderr, the parsed ``file:line`` diagnostics and a
   ``Repro command:`` line (the Triton convention), so a failing round-trip can be rerun by hand.
@@ -48,7 +48,8 @@ from pathlib import Path
 from typing import Iterable, Sequence, Union
 
 from ..errors import SassToolError, ToolTimedOut  # defined there: the CLI catches them without loading this module
-from ..util import read_text, signals_deferred, stoppable_child
+from ..signals import signals_deferred, stoppable_child
+from ..util import read_text
 import struct
 
 __all__ = [

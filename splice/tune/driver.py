@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Protocol
 
 from ..errors import SpliceError
-from ..util import WorkerThreads, result_when_done
+from ..signals import WorkerThreads, result_when_done
 from . import halving, steps
 from .space import Search, Space
 from .store import Store

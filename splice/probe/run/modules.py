@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ...errors import SpliceError
-from ...util import WorkerThreads, home_dir, name_part, read_text, result_when_done
+from ...signals import WorkerThreads, result_when_done
+from ...util import home_dir, name_part, read_text
 from ...cut.pipeline import recipe_inputs, run_apply
 from ...ptx.cache import ELF_MAGIC, default_cache, ours
 from ...ptx.sass import compile_ptx

@@ -119,6 +119,14 @@ class Image(Kind):
 
     def allocate(self, dev) -> Optional[int]:
         """A CUDA array of the field's geometry and its texture/surface object."""
+        handle, arr = self.make_array(dev)
+        if self.stored:
+            dev.arrays[self.name] = arr
+        return handle
+
+    def make_array(self, dev) -> tuple:
+        """(texture/surface object, CUDA array): texels filled for a texture and an input or
+        inout surface (an output surface's are the poison)."""
         ia.check_device(dev.cp, self)
         host = self.texels(dev.spec.seed) if not self.stored or self.role in ("inout", "input") else None
         try:
@@ -130,9 +138,7 @@ class Image(Kind):
             raise SpliceError(f"cannot make {self.kind} {self.name} ({self.geometry}, {size}, {self.format}): {e}",
                               dev.spec.source, self.line or None) from None
         dev.keep += keep
-        if self.stored:
-            dev.arrays[self.name] = arr
-        return handle
+        return handle, arr
 
     def place(self, idx: tuple) -> list:
         return ia.place(self, idx)

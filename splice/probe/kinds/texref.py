@@ -14,12 +14,11 @@ probe's texture objects do; a surface reference is an output by default (poisone
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Optional
+from typing import Callable, ClassVar, Optional
 
 from ...analysis.global_uses import image_ref_uses
 from ...errors import SpliceError
 from ..language.context import SpecError
-from . import image_arrays as ia
 from .base import stuck
 from .images import Surface, Texture, skeleton_lines
 
@@ -38,6 +37,7 @@ class _Reference:
     geometry: str
     role: str
     stored: ClassVar[bool]
+    make_array: Callable      # Image.make_array: (handle, CUDA array)
     section: ClassVar[str] = "globals"
     per_module: ClassVar[bool] = True
     in_struct: ClassVar[bool] = False
@@ -81,6 +81,17 @@ class _Reference:
         if self.stored and self.role == "input" and writes:
             raise bad(f"role input, but {spec.entry} writes it ({writes} sust/sured): what it writes would not "
                       "be compared", "give role output (poisoned, then compared) or inout")
+
+    def allocate(self, dev) -> Optional[int]:
+        """Its CUDA array, which :meth:`bind` sets on the module's reference; no handle is
+        passed (the texture or surface object made with it goes nowhere)."""
+        _handle, arr = self.make_array(dev)
+        dev.arrays[self.name] = arr
+        return None
+
+    @classmethod
+    def global_lines(cls, y, kernel, named: set) -> list:
+        return _reference_lines(cls, y, kernel, named)
 
     def bind(self, dev, module, module_name: str, where: str) -> None:
         """The reference of the module ``module_name`` was loaded as, bound to the field's array."""
@@ -126,36 +137,12 @@ class TexRef(_Reference, Texture):
     order: ClassVar[int] = 90
     ptx_type: ClassVar[str] = ".texref"
 
-    def allocate(self, dev) -> Optional[int]:
-        """Its CUDA array (the texture object made with it is not passed anywhere)."""
-        ia.check_device(dev.cp, self)
-        _handle, arr, keep = ia.create(dev.cp, self, self.texels(dev.spec.seed), sampled=True)
-        dev.keep += keep
-        dev.arrays[self.name] = arr
-        return None
-
-    @classmethod
-    def global_lines(cls, y, kernel, named: set) -> list:
-        return _reference_lines(cls, y, kernel, named)
-
 
 @dataclass(frozen=True, kw_only=True)
 class SurfRef(_Reference, Surface):
     kind: ClassVar[str] = "surfref"
     order: ClassVar[int] = 91
     ptx_type: ClassVar[str] = ".surfref"
-
-    def allocate(self, dev) -> Optional[int]:
-        ia.check_device(dev.cp, self)
-        host = self.texels(dev.spec.seed) if self.role in ("inout", "input") else None
-        _handle, arr, keep = ia.create(dev.cp, self, host, sampled=False)
-        dev.keep += keep
-        dev.arrays[self.name] = arr
-        return None
-
-    @classmethod
-    def global_lines(cls, y, kernel, named: set) -> list:
-        return _reference_lines(cls, y, kernel, named)
 
 
 def _reference_lines(cls, y, kernel, named: set) -> list:
